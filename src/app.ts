@@ -1,0 +1,103 @@
+import { Code, ConnectError, type ConnectRouter } from "@connectrpc/connect";
+import type { Logger } from "pino";
+import type { Config } from "./config";
+import { file_contextloader_common_v1_errors } from "../gen/contextloader/common/v1/errors_pb";
+import { KnowledgeRetrievalService } from "../gen/contextloader/knowledge/v1/knowledge_pb";
+import { MemRecallService } from "../gen/contextloader/memrecall/v1/memrecall_pb";
+import { LogicPropertyResolverService } from "../gen/contextloader/resolver/v1/resolver_pb";
+import { file_google_rpc_error_details } from "../gen/google/rpc/error_details_pb";
+import { file_google_rpc_status } from "../gen/google/rpc/status_pb";
+import { Health } from "../gen/grpc/health/v1/health_pb";
+import { registerKnowledge } from "./knowledge/knowledge-service";
+import { registerMemRecall } from "./memrecall/memrecall-service";
+import { registerResolver } from "./resolver/resolver-service";
+import { createCors } from "./server/cors";
+import { HealthState, registerHealth } from "./server/health";
+import { createHttpRoutes } from "./server/http-routes";
+import { callInterceptor } from "./server/interceptors";
+import { Listener } from "./server/listener";
+import { createMetrics, type Metrics } from "./server/metrics";
+import { probeRoutes } from "./server/probes";
+import { registerReflection } from "./server/reflection";
+import { createRpcHandler } from "./server/rpc-handler";
+
+/** The three product services, in the order reflection lists them. */
+export const productServices = [KnowledgeRetrievalService, LogicPropertyResolverService, MemRecallService] as const;
+
+export interface App {
+  /** Binds the configured port (0 picks a free one); resolves with the bound port. */
+  listen(): Promise<number>;
+  /** Graceful shutdown: NOT_SERVING, stop accepting, drain, then abort what is left. Idempotent. */
+  shutdown(): Promise<void>;
+  readonly health: HealthState;
+  readonly metrics: Metrics;
+}
+
+/**
+ * Builds the whole service from its settings: clients and stores once, the
+ * routes with their dependencies, the interceptors, and the one-port listener.
+ */
+export function createApp(config: Config, log: Logger): App {
+  const metrics = createMetrics();
+  const health = new HealthState(productServices.map((s) => s.typeName));
+  const stopping = new AbortController();
+
+  const routes = (router: ConnectRouter) => {
+    registerKnowledge(router);
+    registerResolver(router);
+    registerMemRecall(router, { maxContextWindow: config.memrecallMaxContextWindow });
+    registerHealth(router, health);
+    registerReflection(
+      router,
+      [...productServices, Health],
+      [file_google_rpc_error_details, file_google_rpc_status, file_contextloader_common_v1_errors],
+    );
+  };
+
+  const rpc = createRpcHandler({
+    routes,
+    routerOptions: {
+      grpc: true,
+      grpcWeb: true,
+      connect: true,
+      readMaxBytes: config.readMaxBytes,
+      writeMaxBytes: config.writeMaxBytes,
+      // Agents compose JSON by hand: a misspelt field is an error, not silently ignored.
+      jsonOptions: { useProtoFieldName: true, ignoreUnknownFields: false },
+      interceptors: [callInterceptor({ log, metrics })],
+      shutdownSignal: stopping.signal,
+    },
+    fallback: createHttpRoutes({ routes: probeRoutes({ health, metrics, checks: [] }), metrics, log }),
+    log,
+  });
+  const cors = createCors(config.corsAllowedOrigins);
+  const listener = new Listener({
+    handler: (req, res) => {
+      if (!cors(req, res)) rpc(req, res);
+    },
+    tls: config.tls,
+    log,
+  });
+
+  let stopped: Promise<void> | undefined;
+  return {
+    health,
+    metrics,
+    async listen() {
+      const port = await listener.listen(config.port, config.host);
+      log.info({ port, host: config.host, tls: config.tls !== undefined }, "listening: gRPC, gRPC-web and Connect on one port");
+      return port;
+    },
+    shutdown() {
+      stopped ??= (async () => {
+        log.info({ grace_ms: config.shutdownGraceMs }, "shutting down: not serving, draining in-flight calls");
+        health.markNotServing();
+        await listener.shutdown(config.shutdownGraceMs, () =>
+          stopping.abort(new ConnectError("the server is shutting down; retry on another replica", Code.Unavailable)),
+        );
+        log.info("stopped");
+      })();
+      return stopped;
+    },
+  };
+}

@@ -1,0 +1,103 @@
+import { Code, ConnectError } from "@connectrpc/connect";
+import { BadRequestSchema, ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb";
+import { AgentHintSchema } from "../../gen/contextloader/common/v1/errors_pb";
+import { MissingParamsSchema } from "../../gen/contextloader/resolver/v1/resolver_pb";
+import { ToolError, type ErrorCode } from "./tool-error";
+
+/** The ErrorInfo domain of every error this service returns. */
+export const ERROR_DOMAIN = "contextloader";
+
+const codes: Record<ErrorCode, Code> = {
+  cancelled: Code.Canceled,
+  invalid_argument: Code.InvalidArgument,
+  deadline_exceeded: Code.DeadlineExceeded,
+  not_found: Code.NotFound,
+  already_exists: Code.AlreadyExists,
+  permission_denied: Code.PermissionDenied,
+  resource_exhausted: Code.ResourceExhausted,
+  failed_precondition: Code.FailedPrecondition,
+  aborted: Code.Aborted,
+  unimplemented: Code.Unimplemented,
+  internal: Code.Internal,
+  unavailable: Code.Unavailable,
+  unauthenticated: Code.Unauthenticated,
+};
+
+/** The result of mapping: what the caller gets, and whether it was our own bug. */
+export interface MappedError {
+  error: ConnectError;
+  /** True when the cause was not a ToolError or a deliberate ConnectError: log it with its stack. */
+  unexpected: boolean;
+}
+
+/**
+ * Turns anything a handler threw into the ConnectError the caller receives.
+ * ToolErrors keep their code and message and gain ErrorInfo (+ BadRequest,
+ * AgentHint, MissingParams). ConnectErrors from the framework (deadline,
+ * cancellation, size limits) keep their code. Anything else is our bug: the
+ * caller gets INTERNAL with the trace id, never the original text.
+ */
+export function toConnectError(err: unknown, traceId: string, signal?: AbortSignal): MappedError {
+  const headers = { "x-trace-id": traceId };
+  if (err instanceof ToolError) {
+    return { error: fromToolError(err, traceId, headers), unexpected: false };
+  }
+  // A handler that stopped because the call's signal fired reports why the signal fired.
+  if (signal?.aborted && isAbortLike(err)) {
+    const reason = ConnectError.from(signal.reason);
+    return { error: withInfo(reason, grpcCodeName(reason.code), traceId, headers), unexpected: false };
+  }
+  if (err instanceof ConnectError && err.code !== Code.Unknown && err.code !== Code.Internal) {
+    return { error: withInfo(err, grpcCodeName(err.code), traceId, headers), unexpected: false };
+  }
+  const internal = new ConnectError(
+    `internal error; report trace_id ${traceId} to the service operators`,
+    Code.Internal,
+    headers,
+    [errorInfo("INTERNAL", traceId, {})],
+  );
+  return { error: internal, unexpected: true };
+}
+
+function fromToolError(err: ToolError, traceId: string, headers: Record<string, string>): ConnectError {
+  const details: ConstructorParameters<typeof ConnectError>[3] = [errorInfo(err.reason, traceId, err.metadata)];
+  if (err.violations.length > 0) {
+    details.push({
+      desc: BadRequestSchema,
+      value: { fieldViolations: err.violations.map((v) => ({ field: v.field, description: v.description })) },
+    });
+  }
+  if (err.hint) {
+    details.push({
+      desc: AgentHintSchema,
+      value: { message: err.hint.message, nextRpc: err.hint.nextRpc ?? "", validValues: err.hint.validValues ?? [] },
+    });
+  }
+  if (err.missing.length > 0) {
+    details.push({ desc: MissingParamsSchema, value: { missing: err.missing, traceId } });
+  }
+  return new ConnectError(err.message, codes[err.code], headers, details, err);
+}
+
+function withInfo(err: ConnectError, reason: string, traceId: string, headers: Record<string, string>): ConnectError {
+  return new ConnectError(err.rawMessage, err.code, headers, [errorInfo(reason, traceId, {})], err);
+}
+
+function errorInfo(reason: string, traceId: string, metadata: Record<string, string>) {
+  return {
+    desc: ErrorInfoSchema,
+    value: { reason, domain: ERROR_DOMAIN, metadata: { ...metadata, trace_id: traceId } },
+  };
+}
+
+/** "OK", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", ...: the names gRPC tooling prints. */
+export function grpcCodeName(code: number): string {
+  if (code === 0) return "OK";
+  const name = Code[code as Code];
+  return name === undefined ? `CODE_${code}` : name.replace(/([a-z])([A-Z])/g, "$1_$2").toUpperCase();
+}
+
+function isAbortLike(err: unknown): boolean {
+  if (err instanceof ConnectError) return err.code === Code.Canceled || err.code === Code.DeadlineExceeded;
+  return err instanceof Error && (err.name === "AbortError" || err.name === "TimeoutError");
+}

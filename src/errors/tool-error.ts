@@ -1,0 +1,101 @@
+/**
+ * ToolError is how domain code reports a failure: a value with a gRPC-style
+ * code, a stable reason, a message an LLM agent can act on, and optional
+ * structure (field violations, a next-step hint, missing parameters). It never
+ * carries transport types; one edge (src/errors/connect-mapping.ts for RPCs,
+ * the REST routes for JSON aliases) turns it into what the caller sees.
+ */
+
+/** The gRPC status codes domain code may use (Connect's lower-case names). */
+export type ErrorCode =
+  | "cancelled"
+  | "invalid_argument"
+  | "deadline_exceeded"
+  | "not_found"
+  | "already_exists"
+  | "permission_denied"
+  | "resource_exhausted"
+  | "failed_precondition"
+  | "aborted"
+  | "unimplemented"
+  | "internal"
+  | "unavailable"
+  | "unauthenticated";
+
+/** One invalid or missing request field; `field` is the proto path, e.g. `kn_ids[0].knowledge_network_id`. */
+export interface FieldViolation {
+  field: string;
+  description: string;
+}
+
+/** The next step for the agent. */
+export interface Hint {
+  message: string;
+  /** Fully qualified RPC to call next, e.g. "contextloader.knowledge.v1.KnowledgeRetrievalService/RetrieveSchema". */
+  nextRpc?: string;
+  /** Values the agent may pick from. */
+  validValues?: string[];
+}
+
+/** The resolver's missing-parameter list (spec logic-property-resolver §9.1). */
+export interface MissingPropertyParams {
+  property: string;
+  params: { name: string; type: string; hint: string }[];
+}
+
+export interface ToolErrorInit {
+  code: ErrorCode;
+  /** Stable, UPPER_SNAKE reason for google.rpc.ErrorInfo, e.g. "SCHEMA_NOT_IN_SESSION". */
+  reason: string;
+  /** What went wrong, written for the agent (the spec's text where the spec gives one). */
+  message: string;
+  hint?: Hint;
+  violations?: FieldViolation[];
+  /** Extra ErrorInfo metadata, e.g. the upstream error_code. */
+  metadata?: Record<string, string>;
+  missing?: MissingPropertyParams[];
+  cause?: unknown;
+}
+
+export class ToolError extends Error {
+  override name = "ToolError";
+  readonly code: ErrorCode;
+  readonly reason: string;
+  readonly hint: Hint | undefined;
+  readonly violations: FieldViolation[];
+  readonly metadata: Record<string, string>;
+  readonly missing: MissingPropertyParams[];
+
+  constructor(init: ToolErrorInit) {
+    super(init.message, init.cause === undefined ? undefined : { cause: init.cause });
+    this.code = init.code;
+    this.reason = init.reason;
+    this.hint = init.hint;
+    this.violations = init.violations ?? [];
+    this.metadata = init.metadata ?? {};
+    this.missing = init.missing ?? [];
+  }
+}
+
+/** INVALID_ARGUMENT for request fields, with one violation per field. */
+export function invalidArgument(violations: FieldViolation[], hint?: Hint): ToolError {
+  const summary = violations.map((v) => `${v.field}: ${v.description}`).join("; ");
+  return new ToolError({
+    code: "invalid_argument",
+    reason: "INVALID_ARGUMENT",
+    message: `invalid request: ${summary}`,
+    violations,
+    hint: hint ?? { message: "Correct the fields named in the violations and call again." },
+  });
+}
+
+/** UNIMPLEMENTED for an RPC whose capability is not built yet, naming the issue that builds it. */
+export function notBuiltYet(rpc: string, issue: number, what: string): ToolError {
+  return new ToolError({
+    code: "unimplemented",
+    reason: "NOT_IMPLEMENTED_YET",
+    message: `${rpc} is not available in this version: ${what} is built by issue #${issue}.`,
+    metadata: { issue: String(issue) },
+    hint: { message: "Use another tool for now; this one will answer once that issue lands." },
+  });
+}

@@ -1,0 +1,54 @@
+import { toJson, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
+import type { z } from "zod";
+import { invalidArgument, type FieldViolation, type Hint } from "./tool-error";
+
+/**
+ * Validates a decoded request against a zod schema written in the spec's terms:
+ * the message is read as proto JSON with the proto (snake_case) field names,
+ * implicit fields present with their zero values ("" / 0 / false / []) and
+ * `optional` fields absent when unset, so a schema can default them. The same
+ * schemas describe the tools to agents (JSON Schema), so what an agent is told
+ * and what is enforced cannot drift apart.
+ *
+ * On failure: INVALID_ARGUMENT with one BadRequest field violation per problem,
+ * named as callers see the field in every protocol (`kn_ids[0].knowledge_network_id`).
+ */
+export function validateRequest<D extends DescMessage, S extends z.ZodType>(
+  desc: D,
+  message: MessageShape<D>,
+  schema: S,
+  hint?: Hint,
+): z.output<S> {
+  const json = toJson(desc, message, { useProtoFieldName: true, alwaysEmitImplicit: true });
+  return parseOrThrow(schema, json, hint);
+}
+
+/** Parses plain JSON (a REST body, an already-converted request) or throws INVALID_ARGUMENT. */
+export function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown, hint?: Hint): z.output<S> {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  throw invalidArgument(violationsOf(result.error), hint);
+}
+
+/** One violation per distinct (field, message) of a zod error. */
+export function violationsOf(error: z.ZodError): FieldViolation[] {
+  const seen = new Set<string>();
+  const out: FieldViolation[] = [];
+  for (const issue of error.issues) {
+    const field = fieldPath(issue.path);
+    const key = `${field}\u0000${issue.message}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push({ field, description: issue.message });
+  }
+  return out;
+}
+
+function fieldPath(path: readonly PropertyKey[]): string {
+  let out = "";
+  for (const segment of path) {
+    if (typeof segment === "number") out += `[${segment}]`;
+    else out += (out === "" ? "" : ".") + String(segment);
+  }
+  return out === "" ? "request" : out;
+}

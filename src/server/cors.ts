@@ -1,0 +1,48 @@
+import type { IncomingHttpHeaders } from "node:http";
+import { cors as connectCors } from "@connectrpc/connect";
+import type { NodeServerRequest, NodeServerResponse } from "./node-types";
+
+/** Headers our callers send beyond the protocols' own. */
+const extraAllowedHeaders = ["x-account-id", "x-account-type", "traceparent", "authorization"];
+/** Headers browsers may read beyond the protocols' own. */
+const extraExposedHeaders = ["x-trace-id"];
+const PREFLIGHT_MAX_AGE_S = 7200;
+
+/**
+ * CORS for browser callers (Connect-web, gRPC-web) from the configured origins.
+ * Returns true when it answered the request itself (a preflight).
+ */
+export function createCors(allowedOrigins: readonly string[]) {
+  const any = allowedOrigins.includes("*");
+  const allowed = new Set(allowedOrigins.map((o) => o.toLowerCase()));
+  const allowMethods = connectCors.allowedMethods.join(", ");
+  const allowHeaders = [...connectCors.allowedHeaders, ...extraAllowedHeaders].join(", ");
+  const exposeHeaders = [...connectCors.exposedHeaders, ...extraExposedHeaders].join(", ");
+
+  return function handleCors(req: NodeServerRequest, res: NodeServerResponse): boolean {
+    const headers = req.headers as IncomingHttpHeaders;
+    const origin = headers.origin;
+    if (origin === undefined) return false;
+    const ok = any || allowed.has(origin.toLowerCase());
+    const preflight = req.method === "OPTIONS" && headers["access-control-request-method"] !== undefined;
+    if (!ok) {
+      if (!preflight) return false;
+      res.writeHead(403, { "content-type": "text/plain; charset=utf-8", vary: "Origin" });
+      res.end(`origin ${origin} is not allowed; add it to CORS_ALLOWED_ORIGINS`);
+      return true;
+    }
+    res.setHeader("access-control-allow-origin", any ? "*" : origin);
+    res.setHeader("vary", "Origin");
+    if (!preflight) {
+      res.setHeader("access-control-expose-headers", exposeHeaders);
+      return false;
+    }
+    res.writeHead(204, {
+      "access-control-allow-methods": allowMethods,
+      "access-control-allow-headers": allowHeaders,
+      "access-control-max-age": String(PREFLIGHT_MAX_AGE_S),
+    });
+    res.end();
+    return true;
+  };
+}

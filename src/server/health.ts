@@ -1,0 +1,102 @@
+import { create } from "@bufbuild/protobuf";
+import type { ConnectRouter, HandlerContext } from "@connectrpc/connect";
+import { ToolError } from "../errors/tool-error";
+import {
+  Health,
+  HealthCheckResponse_ServingStatus as Status,
+  HealthCheckResponseSchema,
+  type HealthCheckResponse,
+} from "../../gen/grpc/health/v1/health_pb";
+
+/**
+ * The serving status of the whole server ("") and of each registered service,
+ * as grpc.health.v1 reports it. Every service is SERVING while the server runs
+ * and NOT_SERVING from the moment shutdown begins.
+ */
+export class HealthState {
+  private readonly statuses = new Map<string, Status>();
+  private readonly listeners = new Set<() => void>();
+
+  constructor(serviceNames: readonly string[]) {
+    this.statuses.set("", Status.SERVING);
+    for (const name of serviceNames) this.statuses.set(name, Status.SERVING);
+  }
+
+  /** The status of a service, or undefined for a service this server does not know. */
+  get(service: string): Status | undefined {
+    return this.statuses.get(service);
+  }
+
+  all(): ReadonlyMap<string, Status> {
+    return this.statuses;
+  }
+
+  /** Marks every service NOT_SERVING and tells every watcher. */
+  markNotServing(): void {
+    for (const name of this.statuses.keys()) this.statuses.set(name, Status.NOT_SERVING);
+    for (const listener of this.listeners) listener();
+  }
+
+  get serving(): boolean {
+    return this.statuses.get("") === Status.SERVING;
+  }
+
+  /** Calls `listener` after each change; returns the unsubscribe function. */
+  subscribe(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+}
+
+/** Registers grpc.health.v1.Health (Check, Watch, List) over `state`. */
+export function registerHealth(router: ConnectRouter, state: HealthState): void {
+  router.service(Health, {
+    check(req) {
+      const status = state.get(req.service);
+      if (status === undefined) {
+        throw new ToolError({
+          code: "not_found",
+          reason: "UNKNOWN_SERVICE",
+          message: `unknown service "${req.service}"`,
+          hint: { message: 'Ask for "" (the whole server) or a service name from List.', validValues: [...state.all().keys()] },
+        });
+      }
+      return { status };
+    },
+    list() {
+      const statuses: Record<string, HealthCheckResponse> = {};
+      for (const [name, status] of state.all()) statuses[name] = create(HealthCheckResponseSchema, { status });
+      return { statuses };
+    },
+    async *watch(req, ctx: HandlerContext) {
+      // Per the health protocol, an unknown service is reported as SERVICE_UNKNOWN, not as an error.
+      const current = () => state.get(req.service) ?? Status.SERVICE_UNKNOWN;
+      let wake: (() => void) | undefined;
+      let changed = false;
+      const unsubscribe = state.subscribe(() => {
+        changed = true;
+        wake?.();
+      });
+      const onAbort = () => wake?.();
+      ctx.signal.addEventListener("abort", onAbort);
+      try {
+        let last = current();
+        yield { status: last };
+        for (;;) {
+          if (!changed) await new Promise<void>((resolve) => (wake = resolve));
+          wake = undefined;
+          changed = false;
+          ctx.signal.throwIfAborted();
+          const now = current();
+          if (now !== last) {
+            last = now;
+            yield { status: now };
+          }
+        }
+      } finally {
+        unsubscribe();
+        ctx.signal.removeEventListener("abort", onAbort);
+      }
+    },
+  });
+}

@@ -1,0 +1,104 @@
+import { createContextKey, type HandlerContext, type Interceptor } from "@connectrpc/connect";
+import type { Logger } from "pino";
+import { grpcCodeName, toConnectError } from "../errors/connect-mapping";
+import type { CallContext, Identity } from "../upstream/call-context";
+import { identityFromHeaders } from "./identity";
+import type { Metrics } from "./metrics";
+import { traceIdFromHeaders } from "./trace";
+
+interface CallValues {
+  traceId: string;
+  log: Logger;
+  identity: Identity;
+}
+
+const kCall = createContextKey<CallValues | undefined>(undefined, { description: "contextloader call" });
+
+/** Services whose calls are logged at debug level: probes and tooling, not agent traffic. */
+const quietServices = new Set([
+  "grpc.health.v1.Health",
+  "grpc.reflection.v1.ServerReflection",
+  "grpc.reflection.v1alpha.ServerReflection",
+]);
+
+/**
+ * The one interceptor every call passes through. It reads the trace id and the
+ * caller's identity from the headers, hands them to the handler, maps whatever
+ * the handler throws to the ConnectError the caller sees (src/errors), and
+ * writes one log line and one metrics sample per call: rpc, code, ms, trace_id,
+ * account. Streams are observed until their last message.
+ */
+export function callInterceptor(deps: { log: Logger; metrics: Metrics }): Interceptor {
+  return (next) => async (req) => {
+    const started = performance.now();
+    const rpc = `${req.service.typeName}/${req.method.name}`;
+    const traceId = traceIdFromHeaders(req.header);
+    const log = deps.log.child({ trace_id: traceId, rpc });
+    let account: Identity | undefined;
+    let done = false;
+    const finish = (code: number) => {
+      if (done) return;
+      done = true;
+      const ms = performance.now() - started;
+      const codeName = grpcCodeName(code);
+      const line = {
+        code: codeName,
+        ms: Math.round(ms * 10) / 10,
+        account: account?.accountId ?? "",
+        account_type: account?.accountType ?? "",
+      };
+      if (quietServices.has(req.service.typeName)) log.debug(line, "rpc");
+      else log.info(line, "rpc");
+      deps.metrics.observeRpc(rpc, codeName, ms / 1000);
+    };
+    const fail = (err: unknown) => {
+      const mapped = toConnectError(err, traceId, req.signal);
+      if (mapped.unexpected) log.error({ err }, "rpc failed with an unexpected error");
+      finish(mapped.error.code);
+      return mapped.error;
+    };
+    try {
+      account = identityFromHeaders(req.header);
+      req.contextValues.set(kCall, { traceId, log: log.child({ account: account.accountId }), identity: account });
+      const res = await next(req);
+      res.header.set("x-trace-id", traceId);
+      if (!res.stream) {
+        finish(0);
+        return res;
+      }
+      return { ...res, message: observeStream(res.message, () => finish(0), fail) };
+    } catch (err) {
+      throw fail(err);
+    }
+  };
+}
+
+async function* observeStream<T>(
+  messages: AsyncIterable<T>,
+  onOk: () => void,
+  onError: (err: unknown) => Error,
+): AsyncIterable<T> {
+  try {
+    yield* messages;
+    onOk();
+  } catch (err) {
+    throw onError(err);
+  }
+}
+
+/**
+ * The CallContext of a handler's call, built from what callInterceptor stored
+ * and the handler context's signal and deadline.
+ */
+export function callContext(ctx: HandlerContext): CallContext {
+  const values = ctx.values.get(kCall);
+  if (!values) throw new Error("callContext: the call did not pass through callInterceptor");
+  return {
+    identity: values.identity,
+    traceId: values.traceId,
+    log: values.log,
+    signal: ctx.signal,
+    remainingMs: () => ctx.timeoutMs(),
+  };
+}
+

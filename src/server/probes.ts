@@ -1,0 +1,60 @@
+import type { HealthState } from "./health";
+import { sendJson, type HttpRoute } from "./http-routes";
+import type { Metrics } from "./metrics";
+
+/** A dependency the service needs to answer calls (Redis, the database, ...). */
+export interface ReadinessCheck {
+  name: string;
+  /** Resolves when the dependency answers; rejects with the reason otherwise. */
+  check(signal: AbortSignal): Promise<void>;
+}
+
+const CHECK_TIMEOUT_MS = 2000;
+
+/**
+ * GET /healthz (the process is up), GET /readyz (it is not shutting down and
+ * every dependency answers) and GET /metrics (Prometheus text).
+ */
+export function probeRoutes(deps: { health: HealthState; metrics: Metrics; checks: readonly ReadinessCheck[] }): HttpRoute[] {
+  return [
+    {
+      method: "GET",
+      path: "/healthz",
+      handle(_req, res) {
+        sendJson(res, 200, { status: "ok" });
+      },
+    },
+    {
+      method: "GET",
+      path: "/readyz",
+      async handle(_req, res) {
+        const checks: Record<string, string> = {};
+        const results = await Promise.all(
+          deps.checks.map(async (c) => {
+            try {
+              await c.check(AbortSignal.timeout(CHECK_TIMEOUT_MS));
+              checks[c.name] = "ok";
+              return true;
+            } catch (err) {
+              checks[c.name] = `failing: ${(err as Error).message}`;
+              return false;
+            }
+          }),
+        );
+        const serving = deps.health.serving;
+        checks["server"] = serving ? "ok" : "shutting down";
+        const ready = serving && results.every(Boolean);
+        sendJson(res, ready ? 200 : 503, { status: ready ? "ready" : "not ready", checks });
+      },
+    },
+    {
+      method: "GET",
+      path: "/metrics",
+      async handle(_req, res) {
+        const text = await deps.metrics.registry.metrics();
+        res.writeHead(200, { "content-type": deps.metrics.registry.contentType });
+        res.end(text);
+      },
+    },
+  ];
+}

@@ -1,0 +1,60 @@
+import { Code, ConnectError } from "@connectrpc/connect";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MemRecallService } from "../../gen/contextloader/memrecall/v1/memrecall_pb";
+import { BadRequestSchema, ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb";
+import { AgentHintSchema } from "../../gen/contextloader/common/v1/errors_pb";
+import { clientsFor } from "../helpers/clients";
+import { startServer, type TestServer } from "../helpers/server";
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startServer();
+});
+afterAll(() => server.close());
+
+describe("every connect-node protocol on the one port", () => {
+  it("answers Handoff the same in every protocol", async () => {
+    const answers = [];
+    for (const [name, client] of clientsFor(MemRecallService, server.baseUrl)) {
+      const res = await client.handoff({
+        reason: "已找到相关记忆，搜索完成",
+        searchSummary: "找到用户之前的数据库配置",
+        relevantMemoryKeys: ["db_config_001"],
+        confidence: 0.85,
+      });
+      answers.push([name, res.message, res.success, res.taskCompleted]);
+    }
+    const expected = [
+      "## 记忆搜索完成 (信心度: 85%)",
+      "",
+      "### 搜索总结",
+      "找到用户之前的数据库配置",
+      "",
+      "### 相关记忆标识",
+      "共找到 1 个相关记忆:",
+      "- db_config_001",
+    ].join("\n");
+    for (const [name, message, success, done] of answers) {
+      expect({ name, message, success, done }).toEqual({ name, message: expected, success: true, done: true });
+    }
+  });
+
+  it("rejects an invalid ExpandContextWindow with INVALID_ARGUMENT and a BadRequest violation in every protocol", async () => {
+    for (const [name, client] of clientsFor(MemRecallService, server.baseUrl)) {
+      const err = await client
+        .expandContextWindow({ reason: "需要更早的对话", currentSize: 10, requestedSize: 5 })
+        .then(() => undefined, (e: unknown) => ConnectError.from(e));
+      expect(err, name).toBeDefined();
+      expect(err!.code, name).toBe(Code.InvalidArgument);
+      const [badRequest] = err!.findDetails(BadRequestSchema);
+      expect(badRequest?.fieldViolations, name).toEqual([
+        expect.objectContaining({ field: "requested_size", description: "requested_size (5) must be greater than current_size (10)" }),
+      ]);
+      const [info] = err!.findDetails(ErrorInfoSchema);
+      expect(info?.domain, name).toBe("contextloader");
+      expect(info?.reason, name).toBe("INVALID_ARGUMENT");
+      expect(info?.metadata["trace_id"], name).toMatch(/^[0-9a-f]{32}$/);
+      expect(err!.findDetails(AgentHintSchema)[0]?.message, name).not.toBe("");
+    }
+  });
+});

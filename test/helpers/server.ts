@@ -1,0 +1,39 @@
+import { Writable } from "node:stream";
+import { pino } from "pino";
+import { createApp, type App } from "../../src/app";
+import { loadConfig } from "../../src/config";
+
+/** One JSON log line the server wrote. */
+export type LogLine = Record<string, unknown> & { msg?: string; level?: number };
+
+export interface TestServer {
+  app: App;
+  port: number;
+  /** http://127.0.0.1:<port> */
+  baseUrl: string;
+  /** Every log line so far. */
+  logs: LogLine[];
+  /** Shuts the server down (idempotent). */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the real service on a free loopback port, with settings from `env`
+ * (the same variables as production) and its logs captured in memory.
+ */
+export async function startServer(env: Record<string, string> = {}): Promise<TestServer> {
+  const logs: LogLine[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      for (const line of chunk.toString("utf8").split("\n")) {
+        if (line.trim() !== "") logs.push(JSON.parse(line) as LogLine);
+      }
+      done();
+    },
+  });
+  const config = loadConfig({ PORT: "0", HOST: "127.0.0.1", SHUTDOWN_GRACE_MS: "2000", ...env });
+  const log = pino({ level: env["LOG_LEVEL"] ?? "debug" }, sink);
+  const app = createApp(config, log);
+  const port = await app.listen();
+  return { app, port, baseUrl: `http://127.0.0.1:${port}`, logs, close: () => app.shutdown() };
+}
