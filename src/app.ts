@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { Code, ConnectError, type ConnectRouter } from "@connectrpc/connect";
 import type { Logger } from "pino";
 import type { Config } from "./config";
@@ -18,7 +19,7 @@ import { callInterceptor } from "./server/interceptors";
 import { Listener } from "./server/listener";
 import { createMetrics, type Metrics } from "./server/metrics";
 import { probeRoutes } from "./server/probes";
-import { registerReflection } from "./server/reflection";
+import { documentedDescriptors, registerReflection } from "./server/reflection";
 import { createRpcHandler } from "./server/rpc-handler";
 
 /** The three product services, in the order reflection lists them. */
@@ -41,6 +42,7 @@ export function createApp(config: Config, log: Logger): App {
   const metrics = createMetrics();
   const health = new HealthState(productServices.map((s) => s.typeName));
   const stopping = new AbortController();
+  const documented = documentedDescriptors(readFileSync(new URL("../gen/descriptors.binpb", import.meta.url)));
 
   const routes = (router: ConnectRouter) => {
     registerKnowledge(router);
@@ -51,6 +53,7 @@ export function createApp(config: Config, log: Logger): App {
       router,
       [...productServices, Health],
       [file_google_rpc_error_details, file_google_rpc_status, file_contextloader_common_v1_errors],
+      documented,
     );
   };
 

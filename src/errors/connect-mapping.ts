@@ -42,10 +42,15 @@ export function toConnectError(err: unknown, traceId: string, signal?: AbortSign
   if (err instanceof ToolError) {
     return { error: fromToolError(err, traceId, headers), unexpected: false };
   }
-  // A handler that stopped because the call's signal fired reports why the signal fired.
-  if (signal?.aborted && isAbortLike(err)) {
+  // The call was ended from outside while the handler ran: its deadline passed,
+  // the server is shutting down, or the client went away (cancel, stream reset).
+  if (signal?.aborted) {
     const reason = ConnectError.from(signal.reason);
-    return { error: withInfo(reason, grpcCodeName(reason.code), traceId, headers), unexpected: false };
+    const ended =
+      reason.code === Code.DeadlineExceeded || reason.code === Code.Unavailable
+        ? reason
+        : new ConnectError(`the client ended the call: ${reason.rawMessage}`, Code.Canceled);
+    return { error: withInfo(ended, grpcCodeName(ended.code), traceId, headers), unexpected: false };
   }
   if (err instanceof ConnectError && err.code !== Code.Unknown && err.code !== Code.Internal) {
     return { error: withInfo(err, grpcCodeName(err.code), traceId, headers), unexpected: false };
@@ -95,9 +100,4 @@ export function grpcCodeName(code: number): string {
   if (code === 0) return "OK";
   const name = Code[code as Code];
   return name === undefined ? `CODE_${code}` : name.replace(/([a-z])([A-Z])/g, "$1_$2").toUpperCase();
-}
-
-function isAbortLike(err: unknown): boolean {
-  if (err instanceof ConnectError) return err.code === Code.Canceled || err.code === Code.DeadlineExceeded;
-  return err instanceof Error && (err.name === "AbortError" || err.name === "TimeoutError");
 }

@@ -40,6 +40,8 @@ export class Listener {
   private readonly sessions = new Set<http2.Http2Session>();
   /** In-flight HTTP/1.x requests per socket. */
   private readonly busy = new WeakMap<net.Socket, number>();
+  /** HTTP/1.x responses not finished yet: told to close their connection when shutdown begins. */
+  private readonly h1Responses = new Set<NodeServerResponse>();
   private closing = false;
   private readonly allClosedWaiters = new Set<() => void>();
 
@@ -89,6 +91,7 @@ export class Listener {
   async shutdown(graceMs: number, abortInFlight: () => void): Promise<void> {
     this.closing = true;
     this.front.close();
+    for (const res of this.h1Responses) if (!res.headersSent) res.setHeader("connection", "close");
     for (const session of this.sessions) session.close();
     for (const socket of this.sockets) {
       if (!this.h2Sockets.has(socket) && (this.busy.get(socket) ?? 0) === 0) socket.destroy();
@@ -105,8 +108,10 @@ export class Listener {
     if (req.httpVersionMajor < 2) {
       const socket = req.socket;
       this.busy.set(socket, (this.busy.get(socket) ?? 0) + 1);
+      this.h1Responses.add(res);
       if (this.closing && !res.headersSent) res.setHeader("connection", "close");
       res.once("close", () => {
+        this.h1Responses.delete(res);
         const left = (this.busy.get(socket) ?? 1) - 1;
         this.busy.set(socket, left);
         if (this.closing && left === 0) socket.end();

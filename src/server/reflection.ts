@@ -7,7 +7,7 @@ import {
   type DescService,
   type MessageInitShape,
 } from "@bufbuild/protobuf";
-import { FileDescriptorProtoSchema } from "@bufbuild/protobuf/wkt";
+import { FileDescriptorProtoSchema, FileDescriptorSetSchema } from "@bufbuild/protobuf/wkt";
 import type { ConnectRouter } from "@connectrpc/connect";
 import {
   ServerReflection,
@@ -26,6 +26,17 @@ const NOT_FOUND = 5;
 const INVALID_ARGUMENT = 3;
 
 /**
+ * Reads a FileDescriptorSet (`buf build --as-file-descriptor-set`, which keeps
+ * the comments) into encoded files by name. protoc-gen-es embeds descriptors
+ * without comments; serving these instead lets `grpcurl describe` show callers
+ * the documentation written in proto/.
+ */
+export function documentedDescriptors(setBytes: Uint8Array): Map<string, Uint8Array> {
+  const set = fromBinary(FileDescriptorSetSchema, setBytes);
+  return new Map(set.file.map((f) => [f.name, toBinary(FileDescriptorProtoSchema, f)]));
+}
+
+/**
  * The descriptors reflection serves: every file of the given services and
  * extra files (error-detail types), with their dependencies, indexed by file
  * name and by fully qualified symbol.
@@ -37,7 +48,11 @@ class DescriptorIndex {
   private readonly encoded = new Map<string, Uint8Array>();
   private readonly messageTypes = new Set<string>();
 
-  constructor(services: readonly DescService[], extraFiles: readonly DescFile[]) {
+  constructor(
+    services: readonly DescService[],
+    extraFiles: readonly DescFile[],
+    private readonly documented: ReadonlyMap<string, Uint8Array>,
+  ) {
     this.serviceNames = services.map((s) => s.typeName);
     for (const s of services) this.addFile(s.file);
     for (const f of extraFiles) this.addFile(f);
@@ -46,7 +61,7 @@ class DescriptorIndex {
   private addFile(file: DescFile): void {
     if (this.files.has(file.proto.name)) return;
     this.files.set(file.proto.name, file);
-    this.encoded.set(file.proto.name, toBinary(FileDescriptorProtoSchema, file.proto));
+    this.encoded.set(file.proto.name, this.documented.get(file.proto.name) ?? toBinary(FileDescriptorProtoSchema, file.proto));
     for (const dep of file.dependencies) this.addFile(dep);
     const addMessage = (m: DescMessage) => {
       this.symbols.set(m.typeName, file);
@@ -137,7 +152,7 @@ function respond(index: DescriptorIndex, req: ServerReflectionRequest, sent: Set
 /**
  * Registers grpc.reflection.v1 and v1alpha ServerReflection, so `grpcurl` and
  * `buf curl --reflect` can list and describe every service and decode error
- * details. Each stream remembers which files it sent, so dependencies go once
+ * details. Files found in `documented` are served with their comments. Each stream remembers which files it sent, so dependencies go once
  * per stream (as grpc-go does). v1alpha has the same wire format as v1: its
  * messages are re-read as v1 and answered by the same code.
  */
@@ -145,8 +160,9 @@ export function registerReflection(
   router: ConnectRouter,
   services: readonly DescService[],
   extraFiles: readonly DescFile[],
+  documented: ReadonlyMap<string, Uint8Array> = new Map(),
 ): void {
-  const index = new DescriptorIndex([...services, ServerReflection, ServerReflectionV1Alpha], extraFiles);
+  const index = new DescriptorIndex([...services, ServerReflection, ServerReflectionV1Alpha], extraFiles, documented);
 
   router.service(ServerReflection, {
     async *serverReflectionInfo(requests) {

@@ -1,0 +1,73 @@
+/**
+ * End-to-end smoke: starts the real service as `npm start` does (src/main.ts
+ * under tsx, on the Node that runs this script), calls it over Connect JSON,
+ * gRPC and plain HTTP, then stops it with SIGTERM and checks a clean exit.
+ * CI runs it on Node 20 and on Node 22: `node <tsx cli> test/e2e/smoke.ts`.
+ */
+import { spawn } from "node:child_process";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import { MemRecallService } from "../../gen/contextloader/memrecall/v1/memrecall_pb";
+import { Health, HealthCheckResponse_ServingStatus } from "../../gen/grpc/health/v1/health_pb";
+
+const root = fileURLToPath(new URL("../..", import.meta.url));
+const tsxCli = fileURLToPath(new URL("../../node_modules/tsx/dist/cli.mjs", import.meta.url));
+
+function check(condition: unknown, what: string): asserts condition {
+  if (!condition) throw new Error(`smoke failed: ${what}`);
+}
+
+async function main(): Promise<void> {
+  const child = spawn(process.execPath, [tsxCli, "src/main.ts"], {
+    cwd: root,
+    env: { ...process.env, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info" },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  const lines: Record<string, unknown>[] = [];
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error("smoke failed: no 'listening' line within 20 s")), 20_000);
+    createInterface({ input: child.stdout! }).on("line", (text) => {
+      const line = JSON.parse(text) as Record<string, unknown>;
+      lines.push(line);
+      if (typeof line["port"] === "number" && String(line["msg"]).startsWith("listening")) {
+        clearTimeout(timer);
+        resolve(line["port"]);
+      }
+    });
+    void exited.then((code) => reject(new Error(`smoke failed: the server exited early with ${code}`)));
+  });
+  const baseUrl = `http://127.0.0.1:${port}`;
+
+  const res = await fetch(`${baseUrl}/contextloader.memrecall.v1.MemRecallService/Handoff`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-account-id": "smoke" },
+    body: JSON.stringify({ reason: "done", search_summary: "找到了", confidence: 0.85 }),
+  });
+  const body = (await res.json()) as { message?: string; task_completed?: boolean };
+  check(res.status === 200 && body.task_completed === true && body.message?.includes("信心度: 85%"), `Connect JSON Handoff: ${res.status} ${JSON.stringify(body)}`);
+
+  const grpc = createGrpcTransport({ baseUrl });
+  const health = await createClient(Health, grpc).check({ service: "" });
+  check(health.status === HealthCheckResponse_ServingStatus.SERVING, "health is SERVING");
+  const err = await createClient(MemRecallService, grpc)
+    .expandContextWindow({ reason: "r", currentSize: 5, requestedSize: 1 })
+    .then(() => undefined, (e: unknown) => ConnectError.from(e));
+  check(err?.code === Code.InvalidArgument, `gRPC invalid ExpandContextWindow gives INVALID_ARGUMENT, got ${err?.code}`);
+
+  const ready = await fetch(`${baseUrl}/readyz`);
+  check(ready.status === 200, `readyz is 200, got ${ready.status}`);
+
+  child.kill("SIGTERM");
+  const code = await exited;
+  check(code === 0, `exit code 0 after SIGTERM, got ${code}`);
+  check(lines.some((l) => l["msg"] === "stopped"), "the server logged 'stopped'");
+  process.stdout.write(`smoke ok on node ${process.version}: connect, grpc, http probes, graceful stop\n`);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`${(err as Error).stack ?? String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,172 @@
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import * as net from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb";
+import { KnowledgeRetrievalService } from "../../gen/contextloader/knowledge/v1/knowledge_pb";
+import { MemRecallService } from "../../gen/contextloader/memrecall/v1/memrecall_pb";
+import { LogicPropertyResolverService } from "../../gen/contextloader/resolver/v1/resolver_pb";
+import { startServer, type TestServer } from "../helpers/server";
+
+const HANDOFF = "/contextloader.memrecall.v1.MemRecallService/Handoff";
+const handoffBody = { reason: "完成", search_summary: "找到了", confidence: 0.9 };
+
+async function failure(p: Promise<unknown>): Promise<ConnectError> {
+  return p.then(
+    () => {
+      throw new Error("expected the call to fail");
+    },
+    (e: unknown) => ConnectError.from(e),
+  );
+}
+
+describe("CORS", () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startServer({ CORS_ALLOWED_ORIGINS: "http://agent.example:3000" });
+  });
+  afterAll(() => server.close());
+
+  it("answers a preflight from an allowed origin with the protocols' headers and ours", async () => {
+    const res = await fetch(server.baseUrl + HANDOFF, {
+      method: "OPTIONS",
+      headers: {
+        origin: "http://agent.example:3000",
+        "access-control-request-method": "POST",
+        "access-control-request-headers": "content-type,connect-protocol-version,x-account-id",
+      },
+    });
+    expect(res.status).toBe(204);
+    expect(res.headers.get("access-control-allow-origin")).toBe("http://agent.example:3000");
+    const allowed = (res.headers.get("access-control-allow-headers") ?? "").toLowerCase().split(/,\s*/);
+    for (const h of ["content-type", "connect-protocol-version", "connect-timeout-ms", "grpc-timeout", "x-grpc-web", "x-account-id", "x-account-type"]) {
+      expect(allowed).toContain(h);
+    }
+    expect(res.headers.get("access-control-allow-methods")).toContain("POST");
+  });
+
+  it("refuses a preflight from an origin that is not configured", async () => {
+    const res = await fetch(server.baseUrl + HANDOFF, {
+      method: "OPTIONS",
+      headers: { origin: "http://evil.example", "access-control-request-method": "POST" },
+    });
+    expect(res.status).toBe(403);
+    expect(res.headers.get("access-control-allow-origin")).toBeNull();
+  });
+
+  it("lets an allowed origin read the answer and the trace id", async () => {
+    const res = await fetch(server.baseUrl + HANDOFF, {
+      method: "POST",
+      headers: { origin: "http://agent.example:3000", "content-type": "application/json" },
+      body: JSON.stringify(handoffBody),
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("access-control-allow-origin")).toBe("http://agent.example:3000");
+    expect(res.headers.get("access-control-expose-headers")?.toLowerCase()).toContain("x-trace-id");
+  });
+});
+
+describe("limits and framing", () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startServer({ READ_MAX_BYTES: "65536" });
+  });
+  afterAll(() => server.close());
+
+  it("refuses a request larger than READ_MAX_BYTES with RESOURCE_EXHAUSTED", async () => {
+    for (const transport of [createGrpcTransport({ baseUrl: server.baseUrl }), createConnectTransport({ baseUrl: server.baseUrl, httpVersion: "1.1" })]) {
+      const client = createClient(MemRecallService, transport);
+      const err = await failure(client.handoff({ reason: "r", searchSummary: "长".repeat(40_000), confidence: 0.5 }));
+      expect(err.code).toBe(Code.ResourceExhausted);
+    }
+  });
+
+  it("reads a large body and pipelined requests intact on a sniffed HTTP/1.1 connection", async () => {
+    // 60 KB of summary: under the byte limit, over the field's length limit.
+    const big = JSON.stringify({ ...handoffBody, search_summary: "x".repeat(60_000) });
+    const small = JSON.stringify(handoffBody);
+    const request = (body: string) =>
+      `POST ${HANDOFF} HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+    const socket = net.connect(server.port, "127.0.0.1");
+    let received = "";
+    socket.on("data", (d: Buffer) => (received += d.toString("utf8")));
+    // Both requests in one write, the first split across many TCP segments.
+    socket.write(request(big) + request(small).replace("Host: t", "Host: t\r\nConnection: close"));
+    await new Promise((resolve) => socket.once("close", resolve));
+    const statuses = [...received.matchAll(/HTTP\/1\.1 (\d{3})/g)].map((m) => m[1]);
+    expect(statuses).toEqual(["400", "200"]);
+    expect(received).toContain("search_summary must be at most 20000 characters");
+    expect(received).toContain("记忆搜索完成");
+  });
+});
+
+describe("RPCs whose capability lands later", () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startServer();
+  });
+  afterAll(() => server.close());
+
+  it("answer UNIMPLEMENTED naming the issue that builds them", async () => {
+    const t = createConnectTransport({ baseUrl: server.baseUrl, httpVersion: "1.1" });
+    const knowledge = createClient(KnowledgeRetrievalService, t);
+    const resolver = createClient(LogicPropertyResolverService, t);
+    const memrecall = createClient(MemRecallService, t);
+    const cases: [Promise<unknown>, string][] = [
+      [knowledge.retrieveSchema({}), "issue #4"],
+      [knowledge.retrieveKeywordContext({}), "issue #4"],
+      [knowledge.knSearch({}), "issue #7"],
+      [knowledge.rerankConcepts({}), "issue #7"],
+      [resolver.resolveLogicProperties({}), "issue #5"],
+      [memrecall.searchMemories({}), "issue #6"],
+      [memrecall.getMemoryDetail({}), "issue #6"],
+      [memrecall.extractSearchKeywords({}), "issue #6"],
+      [memrecall.listTools({}), "issue #6"],
+      [memrecall.storeMemory({}), "issue #6"],
+      [memrecall.deleteMemory({}), "issue #6"],
+    ];
+    for (const [call, issue] of cases) {
+      const err = await failure(call);
+      expect(err.code).toBe(Code.Unimplemented);
+      expect(err.rawMessage).toContain(issue);
+      expect(err.findDetails(ErrorInfoSchema)[0]?.reason).toBe("NOT_IMPLEMENTED_YET");
+    }
+  });
+});
+
+describe("TLS", () => {
+  let dir: string;
+  let server: TestServer;
+  let cert: Buffer;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), "cl-tls-"));
+    execFileSync("openssl", [
+      "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost",
+      "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
+      "-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem"),
+    ], { stdio: "ignore" });
+    cert = readFileSync(join(dir, "cert.pem"));
+    server = await startServer({ TLS_CERT: join(dir, "cert.pem"), TLS_KEY: join(dir, "key.pem") });
+  });
+  afterAll(async () => {
+    await server.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("serves gRPC over h2 and Connect over HTTP/1.1 on the same TLS port, chosen by ALPN", async () => {
+    const baseUrl = `https://localhost:${server.port}`;
+    const grpc = createClient(MemRecallService, createGrpcTransport({ baseUrl, nodeOptions: { ca: cert } }));
+    const connect = createClient(
+      MemRecallService,
+      createConnectTransport({ baseUrl, httpVersion: "1.1", nodeOptions: { ca: cert } }),
+    );
+    const req = { reason: "完成", searchSummary: "找到了", confidence: 0.9 };
+    const [a, b] = await Promise.all([grpc.handoff(req), connect.handoff(req)]);
+    expect(a.message).toBe(b.message);
+    expect(a.message).toContain("信心度: 90%");
+  });
+});

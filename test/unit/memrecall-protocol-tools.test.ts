@@ -1,0 +1,107 @@
+import { describe, expect, it } from "vitest";
+import { expandContextWindow, expandContextWindowInput } from "../../src/memrecall/expand-context-window";
+import { handoff, handoffInput, percent } from "../../src/memrecall/handoff";
+
+const expandInput = expandContextWindowInput(200);
+
+describe("expand_context_window", () => {
+  it("approves a larger window and moves to the next iteration", () => {
+    const input = expandInput.parse({ reason: "搜索结果太少", current_size: 5, requested_size: 10 });
+    expect(expandContextWindow(input)).toEqual({
+      approved: true,
+      new_size: 10,
+      iteration: 2,
+      max_iterations: 3,
+      message: "批准拓展到 10 条消息，进入第 2 轮迭代",
+    });
+  });
+
+  it("refuses once the last iteration is reached and keeps the current size", () => {
+    const input = expandInput.parse({ reason: "r", current_size: 10, requested_size: 20, current_iteration: 3, max_iterations: 3 });
+    expect(expandContextWindow(input)).toEqual({
+      approved: false,
+      new_size: 10,
+      iteration: 3,
+      max_iterations: 3,
+      message: "已达到最大迭代次数 (3)，无法继续拓展",
+    });
+  });
+
+  it.each([
+    [{ reason: " ", current_size: 1, requested_size: 2 }, "reason"],
+    [{ reason: "r", current_size: 5, requested_size: 5 }, "requested_size"],
+    [{ reason: "r", current_size: 5, requested_size: 201 }, "requested_size"],
+    [{ reason: "r", current_size: -1, requested_size: 2 }, "current_size"],
+    [{ reason: "r", current_size: 1, requested_size: 2, current_iteration: 0 }, "current_iteration"],
+    [{ reason: "r", current_size: 1, requested_size: 2, max_iterations: 11 }, "max_iterations"],
+  ])("rejects %o on %s", (value, field) => {
+    const result = expandInput.safeParse(value);
+    expect(result.success).toBe(false);
+    expect(result.error?.issues.map((i) => i.path.join("."))).toContain(field);
+  });
+});
+
+describe("handoff", () => {
+  it("renders the spec's report with every section that has content", () => {
+    const input = handoffInput.parse({
+      reason: "已找到相关记忆，搜索完成",
+      search_summary: "找到用户之前的数据库配置",
+      relevant_memory_keys: ["db_config_001", "db_config_002"],
+      confidence: 0.85,
+      reasoning: "两条记忆都提到 PostgreSQL",
+      needs_more_info: true,
+      follow_up_question: "是生产库还是测试库？",
+    });
+    expect(handoff(input).message).toBe(
+      [
+        "## 记忆搜索完成 (信心度: 85%)",
+        "",
+        "### 搜索总结",
+        "找到用户之前的数据库配置",
+        "",
+        "### 相关性分析",
+        "两条记忆都提到 PostgreSQL",
+        "",
+        "### 相关记忆标识",
+        "共找到 2 个相关记忆:",
+        "- db_config_001",
+        "- db_config_002",
+        "",
+        "### 需要进一步澄清",
+        "是生产库还是测试库？",
+      ].join("\n"),
+    );
+  });
+
+  it("leaves out the sections that have nothing to say", () => {
+    const input = handoffInput.parse({ reason: "r", search_summary: "未找到用户提到的历史记忆", confidence: 0 });
+    expect(handoff(input)).toEqual({
+      success: true,
+      task_completed: true,
+      message: "## 记忆搜索完成 (信心度: 0%)\n\n### 搜索总结\n未找到用户提到的历史记忆",
+    });
+  });
+
+  it.each([
+    [{ reason: "r", search_summary: "s" }, "confidence", "confidence is required (0.0..1.0)"],
+    [{ reason: "r", search_summary: "s", confidence: 1.5 }, "confidence", "confidence must be between 0.0 and 1.0"],
+    [{ reason: "", search_summary: "s", confidence: 1 }, "reason", "reason is required: say why the task ends"],
+    [{ reason: "r", search_summary: "s", confidence: 1, needs_more_info: true }, "follow_up_question", expect.stringContaining("required when needs_more_info")],
+    [{ reason: "r", search_summary: "s", confidence: 1, relevant_memory_keys: [""] }, "relevant_memory_keys.0", "memory keys must not be empty"],
+  ])("rejects %o on %s", (value, field, message) => {
+    const result = handoffInput.safeParse(value);
+    expect(result.success).toBe(false);
+    expect(result.error?.issues.map((i) => ({ field: i.path.join("."), message: i.message }))).toContainEqual({ field, message });
+  });
+
+  it.each([
+    [0.85, "85%"],
+    [0.125, "12%"],
+    [0.135, "14%"],
+    [1, "100%"],
+    [0, "0%"],
+    [0.999, "100%"],
+  ])("formats confidence %d as Python's {:.0%%} does: %s", (value, text) => {
+    expect(percent(value)).toBe(text);
+  });
+});
