@@ -52,6 +52,11 @@ export function toConnectError(err: unknown, traceId: string, signal?: AbortSign
         : new ConnectError(`the client ended the call: ${reason.rawMessage}`, Code.Canceled);
     return { error: withInfo(ended, grpcCodeName(ended.code), traceId, headers), unexpected: false };
   }
+  // The client closed its side of a stream mid-call (seen before the signal fires).
+  if (isClientGone(err)) {
+    const gone = new ConnectError("the client ended the call", Code.Canceled);
+    return { error: withInfo(gone, grpcCodeName(gone.code), traceId, headers), unexpected: false };
+  }
   if (err instanceof ConnectError && err.code !== Code.Unknown && err.code !== Code.Internal) {
     return { error: withInfo(err, grpcCodeName(err.code), traceId, headers), unexpected: false };
   }
@@ -93,6 +98,13 @@ function errorInfo(reason: string, traceId: string, metadata: Record<string, str
     desc: ErrorInfoSchema,
     value: { reason, domain: ERROR_DOMAIN, metadata: { ...metadata, trace_id: traceId } },
   };
+}
+
+const clientGoneCodes = new Set(["ERR_STREAM_PREMATURE_CLOSE", "ECONNRESET", "EPIPE", "ERR_HTTP2_STREAM_CANCEL"]);
+
+function isClientGone(err: unknown): boolean {
+  if (err instanceof ConnectError) return err.code === Code.Canceled || err.code === Code.Aborted || isClientGone(err.cause);
+  return err instanceof Error && clientGoneCodes.has((err as NodeJS.ErrnoException).code ?? "");
 }
 
 /** "OK", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", ...: the names gRPC tooling prints. */

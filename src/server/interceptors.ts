@@ -1,6 +1,7 @@
-import { createContextKey, type HandlerContext, type Interceptor } from "@connectrpc/connect";
+import { Code, createContextKey, type HandlerContext, type Interceptor } from "@connectrpc/connect";
 import type { Logger } from "pino";
 import { grpcCodeName, toConnectError } from "../errors/connect-mapping";
+import type { ToolError } from "../errors/tool-error";
 import type { CallContext, Identity } from "../upstream/call-context";
 import { identityFromHeaders } from "./identity";
 import type { Metrics } from "./metrics";
@@ -13,6 +14,13 @@ interface CallValues {
 }
 
 const kCall = createContextKey<CallValues | undefined>(undefined, { description: "contextloader call" });
+
+/**
+ * A problem found with the request before it reached the handler (an
+ * undecodable JSON body, see json-body.ts). The interceptor raises it, so it is
+ * answered, logged and counted like every other error.
+ */
+export const kRequestProblem = createContextKey<ToolError | undefined>(undefined, { description: "request problem" });
 
 /** Services whose calls are logged at debug level: probes and tooling, not agent traffic. */
 const quietServices = new Set([
@@ -36,9 +44,14 @@ export function callInterceptor(deps: { log: Logger; metrics: Metrics }): Interc
     const log = deps.log.child({ trace_id: traceId, rpc });
     let account: Identity | undefined;
     let done = false;
+    // A call ended from outside (client gone, deadline, shutdown) is reported when
+    // it ends: a response stream whose client vanished may never be iterated again.
+    const onAbort = () => finish(toConnectError(req.signal.reason, traceId, req.signal).error.code);
+    req.signal.addEventListener("abort", onAbort);
     const finish = (code: number) => {
       if (done) return;
       done = true;
+      req.signal.removeEventListener("abort", onAbort);
       const ms = performance.now() - started;
       const codeName = grpcCodeName(code);
       const line = {
@@ -60,29 +73,39 @@ export function callInterceptor(deps: { log: Logger; metrics: Metrics }): Interc
     try {
       account = identityFromHeaders(req.header);
       req.contextValues.set(kCall, { traceId, log: log.child({ account: account.accountId }), identity: account });
+      const problem = req.contextValues.get(kRequestProblem);
+      if (problem) throw problem;
       const res = await next(req);
       res.header.set("x-trace-id", traceId);
       if (!res.stream) {
         finish(0);
         return res;
       }
-      return { ...res, message: observeStream(res.message, () => finish(0), fail) };
+      return { ...res, message: observeStream(res.message, req.signal, finish, fail) };
     } catch (err) {
       throw fail(err);
     }
   };
 }
 
+/**
+ * Passes a response stream through, reporting how it ended: OK, the mapped
+ * error, or CANCELED when the client stopped reading or went away.
+ */
 async function* observeStream<T>(
   messages: AsyncIterable<T>,
-  onOk: () => void,
+  signal: AbortSignal,
+  finish: (code: number) => void,
   onError: (err: unknown) => Error,
 ): AsyncIterable<T> {
   try {
     yield* messages;
-    onOk();
+    finish(signal.aborted ? Code.Canceled : 0);
   } catch (err) {
     throw onError(err);
+  } finally {
+    // Reached without the lines above when the consumer returned early.
+    finish(Code.Canceled);
   }
 }
 

@@ -1,42 +1,135 @@
-import { Code, ConnectError, createConnectRouter, type ConnectRouter, type ConnectRouterOptions } from "@connectrpc/connect";
+import {
+  Code,
+  ConnectError,
+  createConnectRouter,
+  createContextValues,
+  type ConnectRouter,
+  type ConnectRouterOptions,
+} from "@connectrpc/connect";
 import {
   compressionBrotli,
   compressionGzip,
   universalRequestFromNodeRequest,
   universalResponseToNodeResponse,
 } from "@connectrpc/connect-node";
+import type { OutgoingHttpHeaders } from "node:http";
 import type { Logger } from "pino";
+import { sendJson } from "./http-routes";
+import { kRequestProblem } from "./interceptors";
+import { readUnaryJson } from "./json-body";
 import type { NodeHandler, NodeServerRequest, NodeServerResponse } from "./node-types";
+
+const RPC_PATH = /^\/[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)+\/[A-Za-z_]\w*$/;
 
 /**
  * The Node request listener for every RPC path, with `fallback` for any other
- * path. It does what connectNodeAdapter does, except that a response that
- * cannot be written is logged through pino (with the rpc) instead of
- * console.error.
+ * path. It does what connectNodeAdapter does, and also:
+ * - checks a Connect unary JSON body before decoding (see json-body.ts), so a
+ *   misspelt field gets the same detailed INVALID_ARGUMENT as any bad request;
+ * - answers curl-style mistakes on an RPC path (wrong method, wrong
+ *   content-type, unknown RPC) with a JSON body that says what to send;
+ * - writes grpc-message as the gRPC spec encodes it, which every gRPC client decodes;
+ * - logs a response that cannot be written through pino, not console.error.
  */
 export function createRpcHandler(opts: {
   routes: (router: ConnectRouter) => void;
-  routerOptions: ConnectRouterOptions;
+  routerOptions: ConnectRouterOptions & { readMaxBytes: number };
   fallback: NodeHandler;
   log: Logger;
 }): NodeHandler {
   const router = createConnectRouter({ acceptCompression: [compressionGzip, compressionBrotli], ...opts.routerOptions });
   opts.routes(router);
   const byPath = new Map(router.handlers.map((h) => [h.requestPath, h]));
+  const services = [...new Set(router.handlers.map((h) => h.service.typeName))].sort();
+
   return (req: NodeServerRequest, res: NodeServerResponse) => {
     const path = (req.url ?? "").split("?", 1)[0] ?? "";
     const handler = byPath.get(path);
     if (!handler) {
+      if (req.method === "POST" && RPC_PATH.test(path)) {
+        sendJson(res, 404, {
+          error: `unknown RPC ${path.slice(1)}`,
+          detail: "list the RPCs with server reflection (buf curl --reflect --list-methods, grpcurl list)",
+          services,
+        });
+        return;
+      }
       opts.fallback(req, res);
       return;
     }
-    const uReq = universalRequestFromNodeRequest(req, res, undefined, undefined);
-    handler(uReq)
+    const contentType = String(req.headers["content-type"] ?? "");
+    if (!handler.allowedMethods.includes(req.method ?? "")) {
+      sendJson(res, 405, { error: `use ${handler.allowedMethods.join(" or ")} for ${path.slice(1)}` }, { allow: handler.allowedMethods.join(", ") });
+      return;
+    }
+    if (!handler.supportedContentType(contentType)) {
+      sendJson(res, 415, {
+        error: `unsupported content-type ${JSON.stringify(contentType)}`,
+        detail: "send application/json or application/proto (Connect), application/grpc[+proto|+json] (gRPC) or application/grpc-web[+proto|+json] (gRPC-web)",
+      });
+      return;
+    }
+    if (contentType.startsWith("application/grpc") && !contentType.startsWith("application/grpc-web")) {
+      encodeGrpcMessageBySpec(res);
+    }
+    const contextValues = createContextValues();
+    const checkJson =
+      handler.method.methodKind === "unary" &&
+      /^application\/json(;|$)/i.test(contentType) &&
+      !["gzip", "br", "deflate"].includes(String(req.headers["content-encoding"] ?? "").toLowerCase());
+    const body = checkJson
+      ? readUnaryJson(req, handler.method.input, opts.routerOptions.readMaxBytes).then(({ body, problem }) => {
+          if (problem) contextValues.set(kRequestProblem, problem);
+          return body;
+        })
+      : Promise.resolve(undefined);
+    body
+      .then((parsed) => handler(universalRequestFromNodeRequest(req, res, parsed, contextValues)))
       .then((uRes) => universalResponseToNodeResponse(uRes, res))
       .catch((reason: unknown) => {
         // The client went away: nothing to answer and nothing wrong with us.
         if (ConnectError.from(reason).code === Code.Aborted) return;
         opts.log.warn({ err: reason, rpc: `${handler.service.typeName}/${handler.method.name}` }, "could not write the rpc response");
+        if (!res.headersSent) res.destroy();
       });
   };
+}
+
+/**
+ * connect-es percent-encodes grpc-message with encodeURIComponent; grpc-js
+ * decodes it with decodeURI and so shows "%3A" for every ":". The gRPC spec
+ * encodes only bytes outside 0x20..0x7E and "%", which both decode correctly.
+ */
+function encodeGrpcMessageBySpec(res: NodeServerResponse): void {
+  const fix = (headers: OutgoingHttpHeaders | undefined) => {
+    const value = headers?.["grpc-message"];
+    if (headers && typeof value === "string") headers["grpc-message"] = specPercentEncode(decodeURIComponentSafe(value));
+  };
+  const writeHead = res.writeHead.bind(res) as (status: number, headers?: OutgoingHttpHeaders) => NodeServerResponse;
+  (res as { writeHead: unknown }).writeHead = (status: number, headers?: OutgoingHttpHeaders) => {
+    fix(headers);
+    return writeHead(status, headers);
+  };
+  const addTrailers = res.addTrailers.bind(res) as (headers: OutgoingHttpHeaders) => void;
+  (res as { addTrailers: unknown }).addTrailers = (headers: OutgoingHttpHeaders) => {
+    fix(headers);
+    addTrailers(headers);
+  };
+}
+
+function decodeURIComponentSafe(value: string): string {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value;
+  }
+}
+
+/** Percent-encodes the UTF-8 bytes outside 0x20..0x7E, and "%" (gRPC over HTTP/2, "Status-Message"). */
+export function specPercentEncode(text: string): string {
+  let out = "";
+  for (const byte of Buffer.from(text, "utf8")) {
+    out += byte >= 0x20 && byte <= 0x7e && byte !== 0x25 ? String.fromCharCode(byte) : `%${byte.toString(16).toUpperCase().padStart(2, "0")}`;
+  }
+  return out;
 }

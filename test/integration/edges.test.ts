@@ -1,4 +1,6 @@
 import { execFileSync } from "node:child_process";
+import * as http2 from "node:http2";
+import { create, toBinary } from "@bufbuild/protobuf";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import * as net from "node:net";
 import { tmpdir } from "node:os";
@@ -7,6 +9,7 @@ import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb";
+import { HealthCheckRequestSchema } from "../../gen/grpc/health/v1/health_pb";
 import { KnowledgeRetrievalService } from "../../gen/contextloader/knowledge/v1/knowledge_pb";
 import { MemRecallService } from "../../gen/contextloader/memrecall/v1/memrecall_pb";
 import { LogicPropertyResolverService } from "../../gen/contextloader/resolver/v1/resolver_pb";
@@ -101,6 +104,52 @@ describe("limits and framing", () => {
     expect(statuses).toEqual(["400", "200"]);
     expect(received).toContain("search_summary must be at most 20000 characters");
     expect(received).toContain("记忆搜索完成");
+  });
+});
+
+describe("curl-style mistakes on an RPC path", () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startServer();
+  });
+  afterAll(() => server.close());
+
+  it("say what to send: the method, the content-type, the RPC's name", async () => {
+    const get = await fetch(server.baseUrl + HANDOFF);
+    expect(get.status).toBe(405);
+    expect(await get.json()).toEqual({ error: "use POST for contextloader.memrecall.v1.MemRecallService/Handoff" });
+    const form = await fetch(server.baseUrl + HANDOFF, { method: "POST", body: "reason=x" });
+    expect(form.status).toBe(415);
+    expect(((await form.json()) as { detail: string }).detail).toContain("application/json");
+    const typo = await fetch(server.baseUrl + "/contextloader.memrecall.v1.MemRecallService/HandOf", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{}",
+    });
+    expect(typo.status).toBe(404);
+    expect(((await typo.json()) as { services: string[] }).services).toContain("contextloader.memrecall.v1.MemRecallService");
+  });
+
+  it("logs a client that resets a stream mid-call as CANCELED, not as our error", async () => {
+    const session = http2.connect(server.baseUrl);
+    const stream = session.request({
+      ":method": "POST",
+      ":path": "/grpc.health.v1.Health/Watch",
+      "content-type": "application/grpc",
+      te: "trailers",
+    });
+    const request = toBinary(HealthCheckRequestSchema, create(HealthCheckRequestSchema, { service: "" }));
+    const frame = Buffer.alloc(5 + request.length);
+    frame.writeUInt32BE(request.length, 1);
+    frame.set(request, 5);
+    stream.end(frame);
+    await new Promise((resolve) => stream.once("data", resolve));
+    stream.close(http2.constants.NGHTTP2_CANCEL);
+    await new Promise((r) => setTimeout(r, 200));
+    session.destroy();
+    const line = server.logs.find((l) => l.msg === "rpc" && l.rpc === "grpc.health.v1.Health/Watch");
+    expect(line?.code).toBe("CANCELED");
+    expect(server.logs.filter((l) => (l.level ?? 0) >= 50)).toEqual([]);
   });
 });
 

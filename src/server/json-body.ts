@@ -1,0 +1,112 @@
+import { fromJson, type DescField, type DescMessage, type JsonValue } from "@bufbuild/protobuf";
+import { ToolError, type FieldViolation } from "../errors/tool-error";
+import type { NodeServerRequest } from "./node-types";
+
+/** Messages whose JSON form is free-form or not an object of fields. */
+const opaqueJsonTypes = new Set([
+  "google.protobuf.Struct",
+  "google.protobuf.Value",
+  "google.protobuf.ListValue",
+  "google.protobuf.Any",
+  "google.protobuf.Timestamp",
+  "google.protobuf.Duration",
+  "google.protobuf.FieldMask",
+]);
+
+/**
+ * Reads and checks the JSON body of a Connect unary call before the framework
+ * decodes it, so that a body that cannot be decoded fails like every other bad
+ * request: INVALID_ARGUMENT with a field violation per unknown or mistyped
+ * field (naming the valid fields), through the interceptor that logs, counts
+ * and adds the trace id. The framework would answer such bodies without any
+ * detail. Returns the parsed body, or the error to raise.
+ */
+export async function readUnaryJson(
+  req: NodeServerRequest,
+  input: DescMessage,
+  maxBytes: number,
+): Promise<{ body: JsonValue; problem?: ToolError }> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > maxBytes) {
+      return {
+        body: {},
+        problem: new ToolError({
+          code: "resource_exhausted",
+          reason: "REQUEST_TOO_LARGE",
+          message: `the request body is larger than ${maxBytes} bytes (READ_MAX_BYTES)`,
+          hint: { message: "Send less data in one call, for example fewer items or shorter texts." },
+        }),
+      };
+    }
+    chunks.push(chunk);
+  }
+  const text = Buffer.concat(chunks).toString("utf8");
+  let body: JsonValue;
+  try {
+    body = text.trim() === "" ? {} : (JSON.parse(text) as JsonValue);
+  } catch (err) {
+    return { body: {}, problem: badBody([{ field: "request", description: `the body is not valid JSON: ${(err as Error).message}` }]) };
+  }
+  const unknown = unknownFields(input, body, "");
+  if (unknown.length > 0) return { body: {}, problem: badBody(unknown) };
+  try {
+    fromJson(input, body, { ignoreUnknownFields: false });
+  } catch (err) {
+    return { body: {}, problem: badBody([typeViolation(input, (err as Error).message)]) };
+  }
+  return { body };
+}
+
+function badBody(violations: FieldViolation[]): ToolError {
+  return new ToolError({
+    code: "invalid_argument",
+    reason: "INVALID_ARGUMENT",
+    message: `invalid request: ${violations.map((v) => `${v.field}: ${v.description}`).join("; ")}`,
+    violations,
+    hint: { message: "Use the field names and types of the request message (see the violations), then call again." },
+  });
+}
+
+/** Every key of `json` that names no field of `desc`, recursively, with the valid names. */
+function unknownFields(desc: DescMessage, json: JsonValue, path: string): FieldViolation[] {
+  if (opaqueJsonTypes.has(desc.typeName) || json === null || typeof json !== "object" || Array.isArray(json)) return [];
+  const out: FieldViolation[] = [];
+  for (const [key, value] of Object.entries(json)) {
+    const field = desc.fields.find((f) => f.name === key || f.jsonName === key);
+    const here = path === "" ? key : `${path}.${key}`;
+    if (!field) {
+      out.push({ field: here, description: `unknown field; ${desc.name} has: ${desc.fields.map((f) => f.name).join(", ")}` });
+      continue;
+    }
+    out.push(...nested(field, value, here));
+  }
+  return out;
+}
+
+function nested(field: DescField, value: JsonValue, path: string): FieldViolation[] {
+  if (value === null) return [];
+  switch (field.fieldKind) {
+    case "message":
+      return unknownFields(field.message, value, path);
+    case "list":
+      if (field.listKind !== "message" || !Array.isArray(value)) return [];
+      return value.flatMap((item, i) => unknownFields(field.message, item, `${path}[${i}]`));
+    case "map":
+      if (field.mapKind !== "message" || typeof value !== "object" || Array.isArray(value)) return [];
+      return Object.entries(value).flatMap(([k, v]) => unknownFields(field.message, v, `${path}.${k}`));
+    default:
+      return [];
+  }
+}
+
+/** protobuf-es says "cannot decode field pkg.Msg.field_name from JSON: <why>"; name the field. */
+function typeViolation(input: DescMessage, message: string): FieldViolation {
+  const match = /cannot decode field ([\w.]+)\.(\w+) from JSON: (.*)$/s.exec(message);
+  if (!match) return { field: "request", description: message };
+  const [, owner, name, why] = match;
+  const field = owner === input.typeName ? name! : `${owner}.${name}`;
+  return { field, description: `wrong type or value for this field: ${why}` };
+}

@@ -1,0 +1,138 @@
+import { fileURLToPath } from "node:url";
+import { createRegistry, fromBinary, isMessage } from "@bufbuild/protobuf";
+import { anyUnpack } from "@bufbuild/protobuf/wkt";
+import * as grpc from "@grpc/grpc-js";
+import * as protoLoader from "@grpc/proto-loader";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { AgentHintSchema } from "../../gen/contextloader/common/v1/errors_pb";
+import { BadRequestSchema, ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb";
+import { StatusSchema } from "../../gen/google/rpc/status_pb";
+import { startServer, type TestServer } from "../helpers/server";
+
+// A polyglot caller on another stack: @grpc/grpc-js with messages described by
+// @grpc/proto-loader from the same .proto files, nothing from gen/ on the wire.
+// gen/ is only used to read google.rpc.Status out of the error trailer, as a
+// caller would with its own protobuf runtime.
+
+const protoDir = fileURLToPath(new URL("../../proto", import.meta.url));
+
+/** The report Handoff renders; the same text protocols.test.ts expects from every connect client. */
+const expectedReport = [
+  "## 记忆搜索完成 (信心度: 85%)",
+  "",
+  "### 搜索总结",
+  "找到用户之前的数据库配置",
+  "",
+  "### 相关记忆标识",
+  "共找到 1 个相关记忆:",
+  "- db_config_001",
+].join("\n");
+
+/** A unary method of a grpc-js dynamic client, in its (request, metadata, callback) form. */
+type UnaryMethod = (
+  request: object,
+  metadata: grpc.Metadata,
+  callback: (err: grpc.ServiceError | null, response?: unknown) => void,
+) => grpc.ClientUnaryCall;
+
+function loadMemRecallClient(address: string): grpc.Client {
+  const definition = protoLoader.loadSync("contextloader/memrecall/v1/memrecall.proto", {
+    includeDirs: [protoDir],
+    keepCase: true,
+    longs: String,
+    enums: String,
+    defaults: false,
+    oneofs: true,
+  });
+  const root = grpc.loadPackageDefinition(definition);
+  const Client = "contextloader.memrecall.v1.MemRecallService"
+    .split(".")
+    .reduce<unknown>((node, part) => (node as grpc.GrpcObject)[part], root) as grpc.ServiceClientConstructor;
+  return new Client(address, grpc.credentials.createInsecure());
+}
+
+let server: TestServer;
+let client: grpc.Client;
+
+beforeAll(async () => {
+  server = await startServer();
+  client = loadMemRecallClient(`127.0.0.1:${server.port}`);
+});
+afterAll(async () => {
+  client?.close();
+  await server?.close();
+});
+
+function call<Res>(method: string, request: object): Promise<Res> {
+  const fn = (client as unknown as Record<string, UnaryMethod>)[method];
+  if (!fn) throw new Error(`the loaded service has no method ${method}`);
+  return new Promise((resolve, reject) => {
+    fn.call(client, request, new grpc.Metadata(), (err, response) => (err ? reject(err) : resolve(response as Res)));
+  });
+}
+
+function callFailing(method: string, request: object): Promise<grpc.ServiceError> {
+  return call(method, request).then(
+    (response) => {
+      throw new Error(`${method} answered ${JSON.stringify(response)} instead of failing`);
+    },
+    (err: grpc.ServiceError) => err,
+  );
+}
+
+/** The google.rpc.Status in the `grpc-status-details-bin` trailer, with its details unpacked. */
+function statusOf(err: grpc.ServiceError) {
+  const [bytes] = err.metadata.get("grpc-status-details-bin");
+  if (!(bytes instanceof Buffer)) throw new Error("the error carries no grpc-status-details-bin trailer");
+  const status = fromBinary(StatusSchema, bytes);
+  const registry = createRegistry(ErrorInfoSchema, BadRequestSchema, AgentHintSchema);
+  const details = status.details.map((any) => anyUnpack(any, registry));
+  return {
+    status,
+    errorInfo: details.find((d) => d !== undefined && isMessage(d, ErrorInfoSchema)),
+    badRequest: details.find((d) => d !== undefined && isMessage(d, BadRequestSchema)),
+    agentHint: details.find((d) => d !== undefined && isMessage(d, AgentHintSchema)),
+  };
+}
+
+describe("a @grpc/grpc-js client built from the .proto files", () => {
+  it("gets the same Handoff report as the connect clients, with snake_case fields", async () => {
+    const res = await call("Handoff", {
+      reason: "已找到相关记忆，搜索完成",
+      search_summary: "找到用户之前的数据库配置",
+      relevant_memory_keys: ["db_config_001"],
+      confidence: 0.85,
+    });
+    expect(res).toEqual({ success: true, message: expectedReport, task_completed: true });
+  });
+
+  it("gets INVALID_ARGUMENT for an invalid ExpandContextWindow, with ErrorInfo, BadRequest and AgentHint in grpc-status-details-bin", async () => {
+    const err = await callFailing("ExpandContextWindow", { reason: "需要更早的对话", current_size: 10, requested_size: 5 });
+    expect(err.code).toBe(grpc.status.INVALID_ARGUMENT);
+
+    const { status, errorInfo, badRequest, agentHint } = statusOf(err);
+    expect(status.code).toBe(grpc.status.INVALID_ARGUMENT);
+    expect(status.message).toBe("invalid request: requested_size: requested_size (5) must be greater than current_size (10)");
+    expect(badRequest?.fieldViolations.map((v) => v.field)).toEqual(["requested_size"]);
+    expect(errorInfo?.domain).toBe("contextloader");
+    expect(errorInfo?.reason).toBe("INVALID_ARGUMENT");
+    expect(agentHint?.message).not.toBe("");
+
+    // The trace id the server sends as metadata is the one ErrorInfo names, so a
+    // caller can quote either to find the server's log line.
+    const [traceId] = err.metadata.get("x-trace-id");
+    expect(traceId).toMatch(/^[0-9a-f]{32}$/);
+    expect(errorInfo?.metadata["trace_id"]).toBe(traceId);
+  });
+
+  it("gets UNIMPLEMENTED naming issue #6 for SearchMemories", async () => {
+    const err = await callFailing("SearchMemories", { query: "数据库配置" });
+    expect(err.code).toBe(grpc.status.UNIMPLEMENTED);
+    const { status, errorInfo } = statusOf(err);
+    expect(status.message).toContain("issue #6");
+    expect(errorInfo?.reason).toBe("NOT_IMPLEMENTED_YET");
+    // grpc-js decodes grpc-message with decodeURI: the server encodes it as the
+    // gRPC spec says, so ":", "/" and "#" arrive readable.
+    expect(err.details).toBe(status.message);
+  });
+});
