@@ -1,0 +1,66 @@
+// The browser side of test/e2e/browser.test.ts: calls MemRecallService over
+// Connect and over gRPC-web from a page on another origin, and writes what
+// each protocol answered into the DOM as JSON for the test to read back.
+// The API's base URL comes from the query string: index.html?api=http://127.0.0.1:<port>
+import { ConnectError, createClient, type Transport } from "@connectrpc/connect";
+import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/connect-web";
+import { MemRecallService } from "../../../gen/contextloader/memrecall/v1/memrecall_pb";
+import { BadRequestSchema } from "../../../gen/google/rpc/error_details_pb";
+
+/** How one call ended, as the page reports it. */
+export type Outcome =
+  | { ok: true; message: string; traceId: string | null }
+  | { ok: false; code: number; message: string; violationFields: string[] };
+
+/** What one protocol's calls produced; written as JSON into <pre id="connect"> / <pre id="grpcweb">. */
+export interface ProtocolResult {
+  handoff: Outcome;
+  invalidExpand: Outcome;
+}
+
+function failure(e: unknown): Outcome {
+  const err = ConnectError.from(e);
+  return {
+    ok: false,
+    code: err.code,
+    message: err.message,
+    violationFields: err.findDetails(BadRequestSchema).flatMap((b) => b.fieldViolations.map((v) => v.field)),
+  };
+}
+
+async function exercise(transport: Transport): Promise<ProtocolResult> {
+  const client = createClient(MemRecallService, transport);
+  // x-trace-id is readable only because the server lists it in access-control-expose-headers.
+  let traceId: string | null = null;
+  const handoff = await client
+    .handoff(
+      {
+        reason: "已找到相关记忆，搜索完成",
+        searchSummary: "找到用户之前的数据库配置",
+        relevantMemoryKeys: ["db_config_001"],
+        confidence: 0.85,
+      },
+      { onHeader: (h) => (traceId = h.get("x-trace-id")) },
+    )
+    .then((res): Outcome => ({ ok: true, message: res.message, traceId }), failure);
+  const invalidExpand = await client
+    .expandContextWindow({ reason: "x", currentSize: 10, requestedSize: 5 })
+    .then((res): Outcome => ({ ok: true, message: res.message, traceId: null }), failure);
+  return { handoff, invalidExpand };
+}
+
+async function main() {
+  const baseUrl = new URLSearchParams(location.search).get("api");
+  if (baseUrl === null) throw new Error("index.html needs ?api=<server base URL>");
+  const protocols = {
+    connect: createConnectTransport({ baseUrl, useBinaryFormat: false }),
+    grpcweb: createGrpcWebTransport({ baseUrl, useBinaryFormat: true }),
+  };
+  for (const [id, transport] of Object.entries(protocols)) {
+    document.getElementById(id)!.textContent = JSON.stringify(await exercise(transport), null, 2);
+  }
+  // The test waits for this marker before reading the results.
+  document.body.dataset["done"] = "true";
+}
+
+void main();

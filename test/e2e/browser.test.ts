@@ -1,0 +1,162 @@
+// Browser end-to-end: a real Chromium loads a page from one loopback origin and
+// calls the real server on another, over Connect and gRPC-web, so every call
+// goes through a CORS preflight. The page is browser-page/ (main.ts bundled in
+// memory with esbuild); it writes its results into the DOM as JSON.
+import { existsSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import * as http from "node:http";
+import type { AddressInfo } from "node:net";
+import { fileURLToPath } from "node:url";
+import { Code } from "@connectrpc/connect";
+import { build } from "esbuild";
+import { chromium, type Browser } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startServer, type TestServer } from "../helpers/server";
+import type { ProtocolResult } from "./browser-page/main";
+
+const CHROMIUM = "/usr/bin/chromium";
+const haveChromium = existsSync(CHROMIUM);
+if (!haveChromium) {
+  if (process.env["CI"] === "true") {
+    throw new Error(`${CHROMIUM} not found: CI must install Chromium (apt-get install -y chromium) for the browser end-to-end test`);
+  }
+  console.warn(
+    `\n*** SKIPPING the browser end-to-end test: ${CHROMIUM} not found. ***\n` +
+      "*** Install Debian's Chromium to run it: apt-get install -y chromium ***\n",
+  );
+}
+
+const pageDir = new URL("./browser-page/", import.meta.url);
+const HANDOFF_RPC = "contextloader.memrecall.v1.MemRecallService/Handoff";
+const EXPAND_RPC = "contextloader.memrecall.v1.MemRecallService/ExpandContextWindow";
+
+interface PageServer {
+  /** http://127.0.0.1:<port>, the page's origin. */
+  origin: string;
+  close(): Promise<void>;
+}
+
+/** index.html as is, and main.ts bundled for the browser as main.js. */
+async function pageFiles(): Promise<Map<string, { type: string; body: string }>> {
+  const bundle = await build({
+    entryPoints: [fileURLToPath(new URL("main.ts", pageDir))],
+    bundle: true,
+    write: false,
+    format: "esm",
+    platform: "browser",
+    target: "es2022",
+    logLevel: "silent",
+  });
+  const html = await readFile(new URL("index.html", pageDir), "utf8");
+  return new Map([
+    ["/", { type: "text/html; charset=utf-8", body: html }],
+    ["/main.js", { type: "text/javascript; charset=utf-8", body: bundle.outputFiles[0]!.text }],
+  ]);
+}
+
+/** Serves the page on a free loopback port: a different origin from the API server's. */
+async function servePage(files: Map<string, { type: string; body: string }>): Promise<PageServer> {
+  const server = http.createServer((req, res) => {
+    const file = files.get(new URL(req.url ?? "/", "http://page").pathname);
+    if (file === undefined) {
+      res.writeHead(404).end();
+      return;
+    }
+    res.writeHead(200, { "content-type": file.type, "cache-control": "no-store" }).end(file.body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    origin: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** Opens the page from `pageOrigin` against `apiBaseUrl` and reads back what it wrote. */
+async function runPage(browser: Browser, pageOrigin: string, apiBaseUrl: string) {
+  // A fresh context per run: no cache, cookies or preflight results carried over.
+  const context = await browser.newContext();
+  try {
+    const page = await context.newPage();
+    const consoleLines: string[] = [];
+    page.on("console", (m) => consoleLines.push(m.text()));
+    // Fail fast with the page's own error rather than time out waiting for the marker.
+    const pageError = new Promise<never>((_, reject) => page.once("pageerror", reject));
+    pageError.catch(() => {}); // only ever observed through the race below
+    await page.goto(`${pageOrigin}/?api=${encodeURIComponent(apiBaseUrl)}`);
+    await Promise.race([page.waitForSelector("body[data-done]", { state: "attached", timeout: 15_000 }), pageError]);
+    const read = async (id: string) => JSON.parse((await page.textContent(`#${id}`)) ?? "") as ProtocolResult;
+    return { connect: await read("connect"), grpcweb: await read("grpcweb"), consoleLines };
+  } finally {
+    await context.close();
+  }
+}
+
+describe.skipIf(!haveChromium)("Chromium calling the API from another origin", () => {
+  let api: TestServer;
+  let allowedPage: PageServer;
+  let otherPage: PageServer;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    const files = await pageFiles();
+    [allowedPage, otherPage] = await Promise.all([servePage(files), servePage(files)]);
+    api = await startServer({ CORS_ALLOWED_ORIGINS: allowedPage.origin });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-quic",
+        "--no-first-run",
+      ],
+    });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await Promise.all([api?.close(), allowedPage?.close(), otherPage?.close()]);
+  });
+
+  const rpcLogs = (rpc: string) => api.logs.filter((l) => l.msg === "rpc" && l["rpc"] === rpc);
+
+  it("answers Handoff and rejects an invalid ExpandContextWindow over Connect and gRPC-web", async () => {
+    const { connect, grpcweb } = await runPage(browser, allowedPage.origin, api.baseUrl);
+
+    for (const [name, result] of Object.entries({ connect, grpcweb })) {
+      const { handoff, invalidExpand } = result;
+      // traceId proves access-control-expose-headers lets the page read x-trace-id.
+      expect(handoff, name).toMatchObject({ ok: true, traceId: expect.stringMatching(/^[0-9a-f]{32}$/) });
+      const reportLines = handoff.ok ? handoff.message.split("\n") : [];
+      expect(reportLines, name).toEqual(expect.arrayContaining(["## 记忆搜索完成 (信心度: 85%)", "- db_config_001"]));
+      expect(invalidExpand, name).toMatchObject({ ok: false, code: Code.InvalidArgument, violationFields: ["requested_size"] });
+    }
+
+    const traceIds = [connect.handoff, grpcweb.handoff].map((h) => (h.ok ? h.traceId : null));
+    expect(rpcLogs(HANDOFF_RPC).map((l) => [l["trace_id"], l["code"]])).toEqual(traceIds.map((id) => [id, "OK"]));
+    expect(rpcLogs(EXPAND_RPC).map((l) => l["code"])).toEqual(["INVALID_ARGUMENT", "INVALID_ARGUMENT"]);
+  });
+
+  it("blocks a page whose origin is not in CORS_ALLOWED_ORIGINS", async () => {
+    const handled = api.logs.filter((l) => l.msg === "rpc").length;
+    const { connect, grpcweb, consoleLines } = await runPage(browser, otherPage.origin, api.baseUrl);
+
+    // The refused preflight makes fetch itself reject (a TypeError, which
+    // connect-web reports as Code.Unknown): no status, no error details.
+    const blocked = { ok: false, code: Code.Unknown, message: "[unknown] Failed to fetch", violationFields: [] };
+    for (const [name, result] of Object.entries({ connect, grpcweb })) {
+      expect(result, name).toEqual({ handoff: blocked, invalidExpand: blocked });
+    }
+    expect(consoleLines).toEqual(expect.arrayContaining([expect.stringContaining("has been blocked by CORS policy")]));
+    // Nothing got past the preflight to a handler.
+    expect(api.logs.filter((l) => l.msg === "rpc")).toHaveLength(handled);
+  });
+});
