@@ -4,6 +4,7 @@ import { fromBinary } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BadRequestSchema } from "../../gen/google/rpc/error_details_pb";
 import { startServer, type TestServer } from "../helpers/server";
+import { expectedHandoffReport, handoffJson } from "../helpers/fixtures";
 
 // The `buf curl` CLI (a Go client, connect-go) with no schema of its own: it
 // learns every type through the server's reflection service, as a user at a
@@ -23,17 +24,6 @@ const bufBin = fileURLToPath(new URL("../../node_modules/.bin/buf", import.meta.
 const BUF_TIMEOUT_MS = 20_000;
 const MEMRECALL = "contextloader.memrecall.v1.MemRecallService";
 
-/** The report Handoff renders; the same text protocols.test.ts expects from every connect client. */
-const expectedReport = [
-  "## 记忆搜索完成 (信心度: 85%)",
-  "",
-  "### 搜索总结",
-  "找到用户之前的数据库配置",
-  "",
-  "### 相关记忆标识",
-  "共找到 1 个相关记忆:",
-  "- db_config_001",
-].join("\n");
 
 interface BufResult {
   exitCode: number;
@@ -95,14 +85,9 @@ describe("buf curl through server reflection", () => {
       ]);
 
     it("prints the Handoff report, with lowerCamel JSON names", async () => {
-      const res = await curl("Handoff", {
-        reason: "已找到相关记忆，搜索完成",
-        search_summary: "找到用户之前的数据库配置",
-        relevant_memory_keys: ["db_config_001"],
-        confidence: 0.85,
-      });
+      const res = await curl("Handoff", handoffJson);
       expect(res).toEqual(expect.objectContaining({ exitCode: 0, stderr: "" }));
-      expect(JSON.parse(res.stdout)).toEqual({ success: true, message: expectedReport, taskCompleted: true });
+      expect(JSON.parse(res.stdout)).toEqual({ success: true, message: expectedHandoffReport, taskCompleted: true });
     });
 
     it("exits with INVALID_ARGUMENT and prints the error JSON with a BadRequest detail on stderr", async () => {

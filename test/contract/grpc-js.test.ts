@@ -8,6 +8,7 @@ import { AgentHintSchema } from "../../gen/contextloader/common/v1/errors_pb";
 import { BadRequestSchema, ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb";
 import { StatusSchema } from "../../gen/google/rpc/status_pb";
 import { startServer, type TestServer } from "../helpers/server";
+import { expectedHandoffReport, handoffJson } from "../helpers/fixtures";
 
 // A polyglot caller on another stack: @grpc/grpc-js with messages described by
 // @grpc/proto-loader from the same .proto files, nothing from gen/ on the wire.
@@ -16,17 +17,6 @@ import { startServer, type TestServer } from "../helpers/server";
 
 const protoDir = fileURLToPath(new URL("../../proto", import.meta.url));
 
-/** The report Handoff renders; the same text protocols.test.ts expects from every connect client. */
-const expectedReport = [
-  "## 记忆搜索完成 (信心度: 85%)",
-  "",
-  "### 搜索总结",
-  "找到用户之前的数据库配置",
-  "",
-  "### 相关记忆标识",
-  "共找到 1 个相关记忆:",
-  "- db_config_001",
-].join("\n");
 
 /** A unary method of a grpc-js dynamic client, in its (request, metadata, callback) form. */
 type UnaryMethod = (
@@ -97,13 +87,8 @@ function statusOf(err: grpc.ServiceError) {
 
 describe("a @grpc/grpc-js client built from the .proto files", () => {
   it("gets the same Handoff report as the connect clients, with snake_case fields", async () => {
-    const res = await call("Handoff", {
-      reason: "已找到相关记忆，搜索完成",
-      search_summary: "找到用户之前的数据库配置",
-      relevant_memory_keys: ["db_config_001"],
-      confidence: 0.85,
-    });
-    expect(res).toEqual({ success: true, message: expectedReport, task_completed: true });
+    const res = await call("Handoff", handoffJson);
+    expect(res).toEqual({ success: true, message: expectedHandoffReport, task_completed: true });
   });
 
   it("gets INVALID_ARGUMENT for an invalid ExpandContextWindow, with ErrorInfo, BadRequest and AgentHint in grpc-status-details-bin", async () => {

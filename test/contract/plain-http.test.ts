@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "../helpers/server";
+import { expectedHandoffReport, handoffJson } from "../helpers/fixtures";
 
 // What an agent configuration or curl does: Node's fetch (undici, HTTP/1.1)
 // posting hand-written JSON to the Connect unary path, and reading the plain
@@ -8,24 +9,6 @@ import { startServer, type TestServer } from "../helpers/server";
 const HANDOFF = "contextloader.memrecall.v1.MemRecallService/Handoff";
 const EXPAND = "contextloader.memrecall.v1.MemRecallService/ExpandContextWindow";
 
-/** The report Handoff renders; the same text protocols.test.ts expects from every connect client. */
-const expectedReport = [
-  "## 记忆搜索完成 (信心度: 85%)",
-  "",
-  "### 搜索总结",
-  "找到用户之前的数据库配置",
-  "",
-  "### 相关记忆标识",
-  "共找到 1 个相关记忆:",
-  "- db_config_001",
-].join("\n");
-
-const handoffBody = {
-  reason: "已找到相关记忆，搜索完成",
-  search_summary: "找到用户之前的数据库配置",
-  relevant_memory_keys: ["db_config_001"],
-  confidence: 0.85,
-};
 
 /** The Connect protocol's JSON error body. */
 interface ConnectErrorBody {
@@ -66,10 +49,10 @@ function violatedFields(body: ConnectErrorBody): string[] {
 
 describe("Connect unary RPCs as plain JSON over HTTP/1.1", () => {
   it("answers a Handoff posted as snake_case JSON with the snake_case report", async () => {
-    const res = await post(HANDOFF, handoffBody);
+    const res = await post(HANDOFF, handoffJson);
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toBe("application/json");
-    expect(res.body).toEqual({ success: true, message: expectedReport, task_completed: true });
+    expect(res.body).toEqual({ success: true, message: expectedHandoffReport, task_completed: true });
   });
 
   it("answers an invalid ExpandContextWindow with HTTP 400 and the Connect error body, each detail with its type and debug JSON", async () => {
@@ -124,7 +107,7 @@ describe("Connect unary RPCs as plain JSON over HTTP/1.1", () => {
   });
 
   it("rejects an unknown x-account-type with a violation on x-account-type", async () => {
-    const res = await post(HANDOFF, handoffBody, { "x-account-type": "robot" });
+    const res = await post(HANDOFF, handoffJson, { "x-account-type": "robot" });
     expect(res.status).toBe(400);
     const body = res.body as ConnectErrorBody;
     expect(body.code).toBe("invalid_argument");
@@ -133,7 +116,7 @@ describe("Connect unary RPCs as plain JSON over HTTP/1.1", () => {
 
   it("joins the caller's W3C trace: x-trace-id and the rpc log line carry the traceparent's trace id", async () => {
     const traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
-    const res = await post(HANDOFF, handoffBody, {
+    const res = await post(HANDOFF, handoffJson, {
       traceparent: `00-${traceId}-00f067aa0ba902b7-01`,
       "x-account-id": "acct-plain-http",
     });
@@ -162,7 +145,7 @@ describe("plain HTTP routes on the RPC port", () => {
   });
 
   it("counts a finished RPC in GET /metrics by rpc and code", async () => {
-    expect((await post(HANDOFF, handoffBody)).status).toBe(200);
+    expect((await post(HANDOFF, handoffJson)).status).toBe(200);
     const res = await fetch(`${server.baseUrl}/metrics`);
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toContain("text/plain");

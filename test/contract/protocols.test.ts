@@ -4,6 +4,7 @@ import { MemRecallService } from "../../gen/contextloader/memrecall/v1/memrecall
 import { BadRequestSchema, ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb";
 import { AgentHintSchema } from "../../gen/contextloader/common/v1/errors_pb";
 import { clientsFor } from "../helpers/clients";
+import { expectedHandoffReport, handoffInit } from "../helpers/fixtures";
 import { startServer, type TestServer } from "../helpers/server";
 
 let server: TestServer;
@@ -16,26 +17,11 @@ describe("every connect-node protocol on the one port", () => {
   it("answers Handoff the same in every protocol", async () => {
     const answers = [];
     for (const [name, client] of clientsFor(MemRecallService, server.baseUrl)) {
-      const res = await client.handoff({
-        reason: "已找到相关记忆，搜索完成",
-        searchSummary: "找到用户之前的数据库配置",
-        relevantMemoryKeys: ["db_config_001"],
-        confidence: 0.85,
-      });
+      const res = await client.handoff(handoffInit);
       answers.push([name, res.message, res.success, res.taskCompleted]);
     }
-    const expected = [
-      "## 记忆搜索完成 (信心度: 85%)",
-      "",
-      "### 搜索总结",
-      "找到用户之前的数据库配置",
-      "",
-      "### 相关记忆标识",
-      "共找到 1 个相关记忆:",
-      "- db_config_001",
-    ].join("\n");
     for (const [name, message, success, done] of answers) {
-      expect({ name, message, success, done }).toEqual({ name, message: expected, success: true, done: true });
+      expect({ name, message, success, done }).toEqual({ name, message: expectedHandoffReport, success: true, done: true });
     }
   });
 
