@@ -1,5 +1,7 @@
 import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { z } from "zod";
+import { isValidTimeZone } from "./upstream/calendar";
 
 /**
  * Every setting of the service, read from the environment once at start-up.
@@ -25,7 +27,32 @@ export interface Config {
   logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
   /** Largest context window ExpandContextWindow grants, in messages. */
   memrecallMaxContextWindow: number;
+  /** Where knowledge networks are read: the platform over HTTP, or the embedded engine over bundle files. */
+  knowledge: KnowledgeSource;
 }
+
+/** The knowledge-network backend: the platform's services, or bundles served in-process. */
+export type KnowledgeSource =
+  | {
+      kind: "http";
+      ontologyManagerUrl: string;
+      ontologyQueryUrl: string;
+      /** agent-operator-integration; without it operator parameter schemas are not fetched. */
+      operatorMarketUrl: string | undefined;
+      timeoutMs: number;
+      maxSockets: number;
+      /** Identity field names sent upstream: "new" (_instance_identities) or "old" (unique_identities). */
+      spelling: "new" | "old";
+    }
+  | {
+      kind: "embedded";
+      bundlePaths: string[];
+      /** Time zone of metric calendar buckets. */
+      timeZone: string;
+    };
+
+/** The sample network shipped in data/, used when KN_BUNDLE is not set. */
+export const DEFAULT_BUNDLE = fileURLToPath(new URL("../data/kn_medical.bundle.json", import.meta.url));
 
 const integer = (name: string, min: number, max: number) =>
   z
@@ -44,6 +71,13 @@ const list = z
       .filter((x) => x.length > 0),
   );
 
+const httpUrl = z
+  .string()
+  .trim()
+  .url("must be an http(s) URL")
+  .refine((u) => /^https?:\/\//.test(u), "must be an http(s) URL")
+  .transform((u) => u.replace(/\/+$/, ""));
+
 const origin = z.string().refine((o) => o === "*" || /^https?:\/\/[^/\s]+$/.test(o), {
   message: 'each origin must be "*" or scheme://host[:port] without a path',
 });
@@ -59,6 +93,14 @@ const envSchema = z.object({
   SHUTDOWN_GRACE_MS: integer("SHUTDOWN_GRACE_MS", 0, 600_000).default(10_000),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   MEMRECALL_MAX_CONTEXT_WINDOW: integer("MEMRECALL_MAX_CONTEXT_WINDOW", 1, 100_000).default(200),
+  ONTOLOGY_MANAGER_URL: httpUrl.optional(),
+  ONTOLOGY_QUERY_URL: httpUrl.optional(),
+  OPERATOR_MARKET_URL: httpUrl.optional(),
+  UPSTREAM_TIMEOUT_MS: integer("UPSTREAM_TIMEOUT_MS", 1, 600_000).default(10_000),
+  UPSTREAM_MAX_SOCKETS: integer("UPSTREAM_MAX_SOCKETS", 1, 10_000).default(64),
+  UPSTREAM_ID_SPELLING: z.enum(["new", "old"]).default("new"),
+  KN_BUNDLE: list.pipe(z.array(z.string()).min(1, "KN_BUNDLE must name at least one file")).optional(),
+  EMBEDDED_TIMEZONE: z.string().trim().refine(isValidTimeZone, "EMBEDDED_TIMEZONE must be an IANA time zone such as Asia/Shanghai").default("Asia/Shanghai"),
 });
 
 /** A setting that cannot be used; start-up stops with this message. */
@@ -87,6 +129,14 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   if ((e.TLS_CERT === undefined) !== (e.TLS_KEY === undefined)) {
     throw new ConfigError("invalid settings:\n  TLS_CERT and TLS_KEY must be set together (or neither)");
   }
+  if ((e.ONTOLOGY_MANAGER_URL === undefined) !== (e.ONTOLOGY_QUERY_URL === undefined)) {
+    throw new ConfigError(
+      "invalid settings:\n  ONTOLOGY_MANAGER_URL and ONTOLOGY_QUERY_URL must be set together (the platform), or neither (the embedded engine)",
+    );
+  }
+  if (e.ONTOLOGY_QUERY_URL !== undefined && e.KN_BUNDLE !== undefined) {
+    throw new ConfigError("invalid settings:\n  KN_BUNDLE is for the embedded engine; unset it, or unset ONTOLOGY_MANAGER_URL and ONTOLOGY_QUERY_URL");
+  }
   return {
     port: e.PORT,
     host: e.HOST,
@@ -97,6 +147,18 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     logLevel: e.LOG_LEVEL,
     memrecallMaxContextWindow: e.MEMRECALL_MAX_CONTEXT_WINDOW,
+    knowledge:
+      e.ONTOLOGY_MANAGER_URL !== undefined && e.ONTOLOGY_QUERY_URL !== undefined
+        ? {
+            kind: "http",
+            ontologyManagerUrl: e.ONTOLOGY_MANAGER_URL,
+            ontologyQueryUrl: e.ONTOLOGY_QUERY_URL,
+            operatorMarketUrl: e.OPERATOR_MARKET_URL,
+            timeoutMs: e.UPSTREAM_TIMEOUT_MS,
+            maxSockets: e.UPSTREAM_MAX_SOCKETS,
+            spelling: e.UPSTREAM_ID_SPELLING,
+          }
+        : { kind: "embedded", bundlePaths: e.KN_BUNDLE ?? [DEFAULT_BUNDLE], timeZone: e.EMBEDDED_TIMEZONE },
   };
 }
 
@@ -111,4 +173,75 @@ function readPem(name: string, path: string): Buffer {
     throw new ConfigError(`invalid settings:\n  ${name}: ${path} is not a PEM file`);
   }
   return pem;
+}
+
+/** Faults the simulator injects into its answers (see src/embedded/simulator.ts). */
+export interface SimulatorFaults {
+  /** Added to every answer, ms. */
+  latencyMs: number;
+  /** Plus a uniform random 0..jitterMs, ms. */
+  jitterMs: number;
+  /** Share of calls answered 503 with an upstream error body, 0..1. */
+  errorRate: number;
+  /** Share of calls never answered (the client's timeout must fire), 0..1. */
+  timeoutRate: number;
+  /** Share of calls answered 200 with a body that is not JSON, 0..1. */
+  malformedRate: number;
+}
+
+/** Settings of `npm run sim`, the embedded engine behind the platform's REST contract. */
+export interface SimulatorConfig {
+  port: number;
+  host: string;
+  bundlePaths: string[];
+  timeZone: string;
+  spelling: "new" | "old";
+  faults: SimulatorFaults;
+  logLevel: Config["logLevel"];
+}
+
+const rate = (name: string) =>
+  z
+    .string()
+    .trim()
+    .transform(Number)
+    .refine((n) => Number.isFinite(n) && n >= 0 && n <= 1, `${name} must be a number between 0 and 1`);
+
+const simulatorSchema = z.object({
+  SIM_PORT: integer("SIM_PORT", 0, 65535).default(9180),
+  SIM_HOST: z.string().trim().min(1).default("127.0.0.1"),
+  KN_BUNDLE: list.pipe(z.array(z.string()).min(1, "KN_BUNDLE must name at least one file")).optional(),
+  EMBEDDED_TIMEZONE: z.string().trim().refine(isValidTimeZone, "EMBEDDED_TIMEZONE must be an IANA time zone such as Asia/Shanghai").default("Asia/Shanghai"),
+  SIM_SPELLING: z.enum(["new", "old"]).default("new"),
+  SIM_LATENCY_MS: integer("SIM_LATENCY_MS", 0, 600_000).default(0),
+  SIM_JITTER_MS: integer("SIM_JITTER_MS", 0, 600_000).default(0),
+  SIM_ERROR_RATE: rate("SIM_ERROR_RATE").default(0),
+  SIM_TIMEOUT_RATE: rate("SIM_TIMEOUT_RATE").default(0),
+  SIM_MALFORMED_RATE: rate("SIM_MALFORMED_RATE").default(0),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+});
+
+export function loadSimulatorConfig(env: Record<string, string | undefined>): SimulatorConfig {
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v.trim() !== ""));
+  const parsed = simulatorSchema.safeParse(present);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `${String(i.path[0] ?? "environment")}: ${i.message}`);
+    throw new ConfigError(`invalid simulator settings:\n  ${lines.join("\n  ")}`);
+  }
+  const e = parsed.data;
+  return {
+    port: e.SIM_PORT,
+    host: e.SIM_HOST,
+    bundlePaths: e.KN_BUNDLE ?? [DEFAULT_BUNDLE],
+    timeZone: e.EMBEDDED_TIMEZONE,
+    spelling: e.SIM_SPELLING,
+    faults: {
+      latencyMs: e.SIM_LATENCY_MS,
+      jitterMs: e.SIM_JITTER_MS,
+      errorRate: e.SIM_ERROR_RATE,
+      timeoutRate: e.SIM_TIMEOUT_RATE,
+      malformedRate: e.SIM_MALFORMED_RATE,
+    },
+    logLevel: e.LOG_LEVEL,
+  };
 }
