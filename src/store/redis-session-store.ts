@@ -1,0 +1,129 @@
+import { Cluster, Redis } from "ioredis";
+import type { Logger } from "pino";
+import { ToolError } from "../errors/tool-error";
+import { fitToSize, REDIS_TTL_MS, type SessionStore } from "./session-store";
+
+export interface RedisSessionStoreOptions {
+  /** redis://[user:password@]host:port[/db] (or rediss:// for TLS). */
+  url: string;
+  /** Treat `url` as a seed node of a Redis Cluster. */
+  cluster: boolean;
+  maxValueBytes: number;
+  /** Per-command timeout, ms. */
+  commandTimeoutMs: number;
+  log: Logger;
+  defaultTtlMs?: number;
+}
+
+/**
+ * The session store in Redis (ioredis, single node or Cluster): what lets any
+ * replica serve any call of a session. Every write refreshes the entry's TTL.
+ * Redis being down is UNAVAILABLE for the call, never an empty session.
+ */
+export class RedisSessionStore implements SessionStore {
+  readonly kind = "redis";
+  private readonly redis: Redis | Cluster;
+
+  constructor(private readonly opts: RedisSessionStoreOptions) {
+    const common = { commandTimeout: opts.commandTimeoutMs, maxRetriesPerRequest: 1, enableOfflineQueue: true, lazyConnect: false };
+    if (opts.cluster) {
+      const seed = new URL(opts.url);
+      this.redis = new Cluster([{ host: seed.hostname, port: Number(seed.port || 6379) }], {
+        redisOptions: { ...common, password: seed.password || undefined, username: seed.username || undefined, tls: seed.protocol === "rediss:" ? {} : undefined },
+      });
+    } else {
+      this.redis = new Redis(opts.url, common);
+    }
+    // Connection trouble is reported per call; the client reconnects on its own.
+    this.redis.on("error", (err: Error) => opts.log.warn({ err: err.message }, "redis connection error"));
+  }
+
+  get defaultTtlMs(): number {
+    return this.opts.defaultTtlMs ?? REDIS_TTL_MS;
+  }
+
+  async getJson<T>(key: string): Promise<T | undefined> {
+    const raw = await this.run(() => this.redis.get(key));
+    return raw === null ? undefined : (JSON.parse(raw) as T);
+  }
+
+  async setJson(key: string, value: unknown, ttlMs?: number): Promise<void> {
+    const { json, truncated } = fitToSize(value, this.opts.maxValueBytes);
+    if (truncated) this.opts.log.warn({ key, max_bytes: this.opts.maxValueBytes }, "session value over the size limit: kept its first 80% and last 20%");
+    await this.run(() => this.redis.set(key, json, "PX", ttlMs ?? this.defaultTtlMs));
+  }
+
+  async append(key: string, value: unknown, ttlMs?: number): Promise<number> {
+    const { json } = fitToSize(value, this.opts.maxValueBytes);
+    const results = await this.run(() =>
+      this.redis
+        .multi()
+        .rpush(key, json)
+        .pexpire(key, ttlMs ?? this.defaultTtlMs)
+        .exec(),
+    );
+    return Number(checked(results)[0]);
+  }
+
+  async list<T>(key: string): Promise<T[]> {
+    const items = await this.run(() => this.redis.lrange(key, 0, -1));
+    return items.map((s) => JSON.parse(s) as T);
+  }
+
+  async claim(key: string, members: string[], ttlMs?: number): Promise<string[]> {
+    if (members.length === 0) return [];
+    // One SADD per member inside MULTI: each reply says whether this call added it.
+    const tx = this.redis.multi();
+    for (const m of members) tx.sadd(key, m);
+    tx.pexpire(key, ttlMs ?? this.defaultTtlMs);
+    const results = checked(await this.run(() => tx.exec()));
+    return members.filter((_, i) => Number(results[i]) === 1);
+  }
+
+  async increment(key: string, ttlMs?: number): Promise<number> {
+    const results = await this.run(() =>
+      this.redis
+        .multi()
+        .incr(key)
+        .pexpire(key, ttlMs ?? this.defaultTtlMs)
+        .exec(),
+    );
+    return Number(checked(results)[0]);
+  }
+
+  async delete(keys: string[]): Promise<void> {
+    if (keys.length === 0) return;
+    // Keys of different sessions may sit in different Cluster slots: delete one by one.
+    await this.run(() => Promise.all(keys.map((k) => this.redis.del(k))));
+  }
+
+  async ping(): Promise<void> {
+    await this.run(() => this.redis.ping());
+  }
+
+  async close(): Promise<void> {
+    this.redis.disconnect();
+  }
+
+  private async run<T>(op: () => Promise<T>): Promise<T> {
+    try {
+      return await op();
+    } catch (err) {
+      throw new ToolError({
+        code: "unavailable",
+        reason: "SESSION_STORE_UNAVAILABLE",
+        message: `the session store (Redis) did not answer: ${(err as Error).message}; retry shortly`,
+        metadata: { store: "redis" },
+        cause: err,
+      });
+    }
+  }
+}
+
+function checked(results: [Error | null, unknown][] | null): unknown[] {
+  if (results === null) throw new Error("redis transaction was discarded");
+  return results.map(([err, value]) => {
+    if (err) throw err;
+    return value;
+  });
+}
