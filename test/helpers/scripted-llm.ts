@@ -1,0 +1,100 @@
+import * as http from "node:http";
+import type { AddressInfo } from "node:net";
+import { embedLocally } from "../../src/upstream/local-embedder";
+
+/** One scripted answer of the fake LLM. */
+export interface Reply {
+  /** HTTP status, default 200. */
+  status?: number;
+  /** The assistant message (200 answers), wrapped in a chat completion. */
+  content?: string;
+  /** A raw body instead of a completion (e.g. an error body or garbage). */
+  body?: string;
+  /** Wait this long before answering, ms. */
+  delayMs?: number;
+}
+
+export interface ChatRequest {
+  model: string;
+  messages: { role: string; content: string }[];
+  response_format?: { type: string };
+  headers: http.IncomingHttpHeaders;
+  /** When the request arrived, ms since the server started. */
+  at: number;
+}
+
+/**
+ * A real HTTP server speaking the OpenAI protocol with scripted answers, for
+ * tests of everything that calls an LLM: /v1/chat/completions answers from a
+ * queue of replies, else from a function of the request; /v1/embeddings
+ * returns the local lexical embedding of each input; /rerank scores by shared
+ * characters. Every chat request is recorded.
+ */
+export async function startScriptedLlm(fallback: (req: ChatRequest) => Reply | Promise<Reply> = () => ({ content: "{}" })) {
+  const queue: Reply[] = [];
+  const requests: ChatRequest[] = [];
+  const started = Date.now();
+  let answer = fallback;
+  const server = http.createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const body = JSON.parse(Buffer.concat(chunks).toString("utf8") || "{}") as Record<string, unknown>;
+    const path = (req.url ?? "").split("?")[0];
+    if (path === "/v1/embeddings") {
+      const input = (Array.isArray(body["input"]) ? body["input"] : [body["input"]]) as string[];
+      const data = input.map((text, index) => ({ index, embedding: [...embedLocally(text)] }));
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ data, model: body["model"] }));
+      return;
+    }
+    if (path === "/rerank") {
+      const query = String(body["query"] ?? "");
+      const docs = (body["documents"] as string[]) ?? [];
+      const results = docs.map((d, index) => ({ index, relevance_score: [...new Set(query)].filter((ch) => d.includes(ch)).length / Math.max(1, new Set(query).size) }));
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ results }));
+      return;
+    }
+    if (path !== "/v1/chat/completions") {
+      res.writeHead(404).end();
+      return;
+    }
+    const chat: ChatRequest = {
+      model: String(body["model"]),
+      messages: body["messages"] as ChatRequest["messages"],
+      response_format: body["response_format"] as ChatRequest["response_format"],
+      headers: req.headers,
+      at: Date.now() - started,
+    };
+    requests.push(chat);
+    const reply = queue.shift() ?? (await answer(chat));
+    if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
+    if (res.destroyed) return;
+    const status = reply.status ?? 200;
+    const text =
+      reply.body ??
+      JSON.stringify({
+        id: `chatcmpl-${requests.length}`,
+        object: "chat.completion",
+        model: chat.model,
+        choices: [{ index: 0, message: { role: "assistant", content: reply.content ?? "" }, finish_reason: "stop" }],
+      });
+    res.writeHead(status, { "content-type": "application/json" }).end(text);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    baseUrl: `http://127.0.0.1:${port}/v1`,
+    rerankUrl: `http://127.0.0.1:${port}/rerank`,
+    requests,
+    /** Answers the next chat requests with these replies, in order. */
+    queue: (...replies: Reply[]) => queue.push(...replies),
+    /** Answers chat requests that find the queue empty. */
+    setFallback: (f: typeof fallback) => (answer = f),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+export type ScriptedLlm = Awaited<ReturnType<typeof startScriptedLlm>>;

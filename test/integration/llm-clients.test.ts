@@ -1,0 +1,110 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ToolError } from "../../src/errors/tool-error";
+import { openAiEmbedder } from "../../src/upstream/embeddings";
+import { LlmClient } from "../../src/upstream/llm-client";
+import { readJsonObject } from "../../src/upstream/llm-json";
+import { cosine } from "../../src/upstream/local-embedder";
+import { httpReranker } from "../../src/upstream/reranker";
+import { testContext } from "../helpers/call-context";
+import { startScriptedLlm, type ScriptedLlm } from "../helpers/scripted-llm";
+
+let llm: ScriptedLlm;
+beforeAll(async () => {
+  llm = await startScriptedLlm();
+});
+afterAll(() => llm.close());
+
+const client = () => new LlmClient({ baseUrl: llm.baseUrl, apiKey: "sk-test", model: "test-model", timeoutMs: 300 });
+const failure = (p: Promise<unknown>) => p.then(() => undefined, (e: unknown) => e as ToolError);
+
+describe("LLM client (OpenAI-compatible chat completions)", () => {
+  it("asks for a JSON object with the key and model and returns the answer", async () => {
+    llm.queue({ content: '{"ok":true}' });
+    const before = llm.requests.length;
+    const out = await client().complete(testContext(), [{ role: "user", content: "hi" }], { json: true });
+    expect(out).toMatchObject({ content: '{"ok":true}', attempts: 1, model: "test-model" });
+    const req = llm.requests[before]!;
+    expect(req.response_format).toEqual({ type: "json_object" });
+    expect(req.headers.authorization).toBe("Bearer sk-test");
+    expect(req.messages).toEqual([{ role: "user", content: "hi" }]);
+  });
+
+  it("retries 429 and 5xx at most twice, 100 ms then 200 ms apart", async () => {
+    llm.queue({ status: 429, body: '{"error":"rate"}' }, { status: 503, body: "busy" }, { content: "done" });
+    const before = llm.requests.length;
+    const out = await client().complete(testContext(), [{ role: "user", content: "x" }]);
+    expect(out.content).toBe("done");
+    expect(out.attempts).toBe(3);
+    const [a, b, c] = llm.requests.slice(before).map((r) => r.at);
+    expect(b! - a!).toBeGreaterThanOrEqual(95);
+    expect(c! - b!).toBeGreaterThanOrEqual(195);
+  });
+
+  it("gives up after three attempts with UNAVAILABLE", async () => {
+    llm.queue({ status: 500, body: "a" }, { status: 500, body: "b" }, { status: 500, body: "c" });
+    const before = llm.requests.length;
+    const err = await failure(client().complete(testContext(), [{ role: "user", content: "x" }]));
+    expect(err).toBeInstanceOf(ToolError);
+    expect(err).toMatchObject({ code: "unavailable", reason: "LLM_UNAVAILABLE" });
+    expect(llm.requests.length - before).toBe(3);
+  });
+
+  it("retries a timeout", async () => {
+    llm.queue({ delayMs: 600, content: "slow" }, { content: "fast" });
+    const out = await client().complete(testContext(), [{ role: "user", content: "x" }]);
+    expect(out).toMatchObject({ content: "fast", attempts: 2 });
+  });
+
+  it("does not retry a request the LLM refuses (4xx other than 429)", async () => {
+    llm.queue({ status: 401, body: '{"error":"bad key"}' });
+    const before = llm.requests.length;
+    const err = await failure(client().complete(testContext(), [{ role: "user", content: "x" }]));
+    expect(err).toMatchObject({ code: "failed_precondition", reason: "LLM_REJECTED" });
+    expect(err!.message).toContain("LLM_API_KEY");
+    expect(llm.requests.length - before).toBe(1);
+  });
+
+  it("stops when the caller's deadline is shorter than the timeout", async () => {
+    llm.queue({ delayMs: 400, content: "late" }, { delayMs: 400, content: "late" }, { delayMs: 400, content: "late" });
+    const started = Date.now();
+    const deadline = started + 150;
+    const err = await failure(client().complete(testContext({ remainingMs: () => deadline - Date.now() }), [{ role: "user", content: "x" }]));
+    expect(err).toBeInstanceOf(ToolError);
+    expect(Date.now() - started).toBeLessThan(900);
+  });
+});
+
+describe("reading the JSON an LLM wrote", () => {
+  it.each([
+    ['{"a":1}', { a: 1 }, false],
+    ['Here you go:\n```json\n{"a": [1, 2]}\n```', { a: [1, 2] }, false],
+    ["{'a': 1, 'b': 'x',}", { a: 1, b: "x" }, true],
+  ])("reads %j", (text, value, repaired) => {
+    expect(readJsonObject(text)).toEqual({ ok: true, value, repaired });
+  });
+
+  it("says why when there is no object", () => {
+    expect(readJsonObject("sorry, I cannot")).toEqual({ ok: false, problem: "the answer contains no JSON object" });
+  });
+});
+
+describe("embeddings and reranker clients", () => {
+  it("embeds through an OpenAI-compatible endpoint, normalised and in input order", async () => {
+    const embedder = openAiEmbedder({ baseUrl: llm.baseUrl, apiKey: undefined, model: "emb", timeoutMs: 2000 });
+    const [a, b, c] = await embedder.embed(testContext(), ["上气道梗阻", "上、下气道梗阻", "糖尿病"]);
+    expect(cosine(a!, a!)).toBeCloseTo(1, 5);
+    expect(cosine(a!, b!)).toBeGreaterThan(cosine(a!, c!));
+  });
+
+  it("scores documents with the platform's reranker protocol", async () => {
+    const reranker = httpReranker({ url: llm.rerankUrl, model: "rr", apiKey: undefined, timeoutMs: 2000 });
+    const scores = await reranker.rerank(testContext(), "疾病症状", ["疾病 症状 has_symptom", "药品 剂型"]);
+    expect(scores[0]).toBeGreaterThan(scores[1]!);
+  });
+
+  it("reports an unreachable reranker as UNAVAILABLE", async () => {
+    const reranker = httpReranker({ url: "http://127.0.0.1:1/rerank", model: "rr", apiKey: undefined, timeoutMs: 500 });
+    const err = await failure(reranker.rerank(testContext(), "q", ["d"]));
+    expect(err).toMatchObject({ code: "unavailable", reason: "RERANKER_UNAVAILABLE" });
+  });
+});
