@@ -1,7 +1,12 @@
 import { readFileSync } from "node:fs";
 import { Code, ConnectError, type ConnectRouter } from "@connectrpc/connect";
 import type { Logger } from "pino";
-import type { Config } from "./config";
+import type { Config, KnowledgeSource } from "./config";
+import { EmbeddedBackend } from "./embedded/engine";
+import { newTraceId } from "./server/trace";
+import type { ReadinessCheck } from "./server/probes";
+import { createHttpBackend } from "./upstream/http/http-backend";
+import type { KnowledgeNetworkBackend } from "./upstream/kn-backend";
 import { file_contextloader_common_v1_errors } from "../gen/contextloader/common/v1/errors_pb";
 import { KnowledgeRetrievalService } from "../gen/contextloader/knowledge/v1/knowledge_pb";
 import { MemRecallService } from "../gen/contextloader/memrecall/v1/memrecall_pb";
@@ -34,12 +39,50 @@ export interface App {
   readonly metrics: Metrics;
 }
 
+/** A knowledge backend the app can close on shutdown. */
+type Knowledge = KnowledgeNetworkBackend & { close?(): void };
+
+/**
+ * The knowledge-network backend the settings ask for: the platform's services
+ * over HTTP, or the embedded engine over the KN bundles (the default). A bad
+ * bundle throws a BundleError naming the file.
+ */
+export function createKnowledgeBackend(source: KnowledgeSource, log: Logger): Knowledge {
+  if (source.kind === "http") {
+    log.info({ ontology_manager: source.ontologyManagerUrl, ontology_query: source.ontologyQueryUrl, operator_market: source.operatorMarketUrl ?? null }, "knowledge networks: the platform over HTTP");
+    return createHttpBackend(source);
+  }
+  const started = performance.now();
+  const engine = EmbeddedBackend.fromFiles(source.bundlePaths, { timeZone: source.timeZone });
+  log.info(
+    { bundles: source.bundlePaths, instances: engine.stats(), ms: Math.round(performance.now() - started) },
+    "knowledge networks: the embedded engine over KN bundles",
+  );
+  return engine;
+}
+
+/** Readiness of the platform's services: ontology-manager answers a one-entry list. */
+function upstreamReadiness(knowledge: Knowledge, log: Logger): ReadinessCheck[] {
+  if (knowledge.kind !== "http") return [];
+  return [
+    {
+      name: "ontology-manager",
+      async check(signal) {
+        const ctx = { identity: { accountId: "", accountType: "app" as const }, traceId: newTraceId(), log, signal, remainingMs: () => undefined };
+        await knowledge.listKnowledgeNetworks(ctx, { limit: 1 });
+      },
+    },
+  ];
+}
+
 /**
  * Builds the whole service from its settings: clients and stores once, the
  * routes with their dependencies, the interceptors, and the one-port listener.
+ * `overrides` lets tests hand in dependencies built elsewhere.
  */
-export function createApp(config: Config, log: Logger): App {
+export function createApp(config: Config, log: Logger, overrides: { knowledge?: Knowledge } = {}): App {
   const metrics = createMetrics();
+  const knowledge = overrides.knowledge ?? createKnowledgeBackend(config.knowledge, log);
   const health = new HealthState(productServices.map((s) => s.typeName));
   const stopping = new AbortController();
   const documented = documentedDescriptors(readFileSync(new URL("../gen/descriptors.binpb", import.meta.url)));
@@ -70,7 +113,7 @@ export function createApp(config: Config, log: Logger): App {
       interceptors: [callInterceptor({ log, metrics })],
       shutdownSignal: stopping.signal,
     },
-    fallback: createHttpRoutes({ routes: probeRoutes({ health, metrics, checks: [] }), metrics, log }),
+    fallback: createHttpRoutes({ routes: probeRoutes({ health, metrics, checks: upstreamReadiness(knowledge, log) }), metrics, log }),
     log,
   });
   const cors = createCors(config.corsAllowedOrigins);
@@ -98,6 +141,7 @@ export function createApp(config: Config, log: Logger): App {
         await listener.shutdown(config.shutdownGraceMs, () =>
           stopping.abort(new ConnectError("the server is shutting down; retry on another replica", Code.Unavailable)),
         );
+        knowledge.close?.();
         log.info("stopped");
       })();
       return stopped;

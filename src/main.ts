@@ -1,6 +1,7 @@
 import { pino } from "pino";
 import { createApp } from "./app";
 import { ConfigError, loadConfig } from "./config";
+import { BundleError } from "./embedded/bundle";
 
 function main(): void {
   let config;
@@ -19,7 +20,16 @@ function main(): void {
     process.exit(1);
   });
 
-  const app = createApp(config, log);
+  let app;
+  try {
+    app = createApp(config, log);
+  } catch (err) {
+    if (err instanceof BundleError) {
+      process.stderr.write(`context-loader cannot start: ${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
   let signals = 0;
   const stop = (signal: NodeJS.Signals) => {
     signals += 1;

@@ -24,7 +24,7 @@ import {
   type SubgraphQuery,
   type SubgraphResult,
 } from "../upstream/kn-types";
-import { loadBundleFile, type Bundle, type BundleObjectType } from "./bundle";
+import { BundleError, loadBundleFile, type Bundle, type BundleObjectType } from "./bundle";
 import { evaluateCondition } from "./conditions";
 import { evaluateMetric } from "./metrics";
 import { ObjectStore, compareValues, valueKey } from "./object-store";
@@ -72,21 +72,26 @@ export class EmbeddedBackend implements KnowledgeNetworkBackend {
   private readonly networks = new Map<string, Network>();
   private readonly operators: Map<string, RegisteredOperator>;
 
+  /** `bundles` with where each came from (a file path), for the messages of BundleErrors. */
   constructor(
-    bundles: readonly Bundle[],
+    bundles: readonly Bundle[] | readonly { bundle: Bundle; source: string }[],
     private readonly options: EmbeddedOptions,
   ) {
     this.operators = options.operators ?? builtInOperators();
-    for (const bundle of bundles) {
+    bundles.forEach((item, i) => {
+      const { bundle, source } = "bundle" in item ? item : { bundle: item, source: `bundle #${i + 1}` };
       const id = bundle.knowledge_network.id;
-      if (this.networks.has(id)) throw new Error(`two KN bundles define knowledge network ${id}`);
-      this.networks.set(id, buildNetwork(bundle));
-    }
+      if (this.networks.has(id)) throw new BundleError(`KN bundle ${source}: knowledge network ${id} is already defined by another bundle`);
+      this.networks.set(id, buildNetwork(bundle, source));
+    });
   }
 
   /** Loads the bundle files (KN_BUNDLE); a bad file stops start-up with a BundleError naming it. */
   static fromFiles(paths: readonly string[], options: EmbeddedOptions): EmbeddedBackend {
-    return new EmbeddedBackend(paths.map(loadBundleFile), options);
+    return new EmbeddedBackend(
+      paths.map((path) => ({ bundle: loadBundleFile(path), source: path })),
+      options,
+    );
   }
 
   /** Instances per object type of each network, for logs. */
@@ -331,6 +336,8 @@ export class EmbeddedBackend implements KnowledgeNetworkBackend {
       const keep = new Set<number>();
       if (next !== undefined) {
         for (const y of next) for (const x of steps[i]!.back.get(y) ?? []) if (mine === undefined || mine.has(x)) keep.add(x);
+      } else if (mine !== undefined && mine.size < steps[i]!.walk.size) {
+        for (const x of mine) if ((steps[i]!.walk.get(x)?.length ?? 0) > 0) keep.add(x);
       } else {
         for (const [x, ys] of steps[i]!.walk) if (ys.length > 0 && (mine === undefined || mine.has(x))) keep.add(x);
       }
@@ -443,7 +450,7 @@ export class EmbeddedBackend implements KnowledgeNetworkBackend {
   }
 }
 
-function buildNetwork(bundle: Bundle): Network {
+function buildNetwork(bundle: Bundle, origin: string): Network {
   const objectTypes: ObjectType[] = bundle.object_types.map((t) => ({
     id: t.id,
     name: t.name,
@@ -464,7 +471,7 @@ function buildNetwork(bundle: Bundle): Network {
       type: lp.type,
       comment: lp.comment,
       data_source: lp.data_source,
-      parameters: lp.parameters.map((p) => ({ ...p, value: p.value, source: p.source ?? "" })),
+      parameters: lp.parameters.map((p) => ({ ...p, source: p.source ?? "" })),
     })),
   }));
   const stores = new Map(objectTypes.map((t) => [t.id, new ObjectStore(t, bundle.objects[t.id] ?? [])]));
@@ -491,7 +498,7 @@ function buildNetwork(bundle: Bundle): Network {
       const s = source.findByKey(sk as Json);
       const t = target.findByKey(tk as Json);
       if (s === undefined || t === undefined) {
-        throw new Error(`relation ${r.id}: pair ${JSON.stringify([sk, tk])} names an instance that does not exist`);
+        throw new BundleError(`KN bundle ${origin}: relation ${r.id}: pair ${JSON.stringify([sk, tk])} names an instance that does not exist`);
       }
       link(s, t);
     }

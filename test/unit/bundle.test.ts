@@ -61,7 +61,12 @@ describe("KN bundle loading", () => {
       },
       "inline",
     );
-    expect(() => new EmbeddedBackend([bundle], { timeZone: "UTC" })).toThrow(/relation near: pair \["a","b"\] names an instance that does not exist/);
+    expect(() => new EmbeddedBackend([bundle], { timeZone: "UTC" })).toThrow(/KN bundle bundle #1: relation near: pair \["a","b"\] names an instance that does not exist/);
+  });
+
+  it("refuses two bundles of the same knowledge network", () => {
+    const b = parseBundle(minimal, "inline");
+    expect(() => new EmbeddedBackend([b, b], { timeZone: "UTC" })).toThrow(BundleError);
   });
 
   it("reports the operations each property allows: declared ones, else its type's defaults", async () => {

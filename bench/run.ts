@@ -1,0 +1,24 @@
+/**
+ * npm run bench: every benchmark, one after another, printing ratios measured
+ * side by side in one run (absolute times are information only).
+ * `npm run bench -- engine` runs the ones whose name contains "engine".
+ */
+import { benchEngine } from "./engine";
+
+const benches: Record<string, () => Promise<void>> = {
+  engine: benchEngine,
+};
+
+async function main(): Promise<void> {
+  const filter = process.argv[2] ?? "";
+  for (const [name, run] of Object.entries(benches)) {
+    if (!name.includes(filter)) continue;
+    process.stdout.write(`\n== ${name}\n`);
+    await run();
+  }
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`${(err as Error).stack ?? String(err)}\n`);
+  process.exit(1);
+});

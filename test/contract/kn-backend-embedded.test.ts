@@ -1,0 +1,8 @@
+import { EmbeddedBackend } from "../../src/embedded/engine";
+import { miniBundle } from "../fixtures/mini-bundle";
+import { describeKnowledgeBackendContract } from "./kn-backend.contract";
+
+describeKnowledgeBackendContract("embedded engine", async () => ({
+  backend: new EmbeddedBackend([miniBundle], { timeZone: "Asia/Shanghai" }),
+  teardown: async () => {},
+}));

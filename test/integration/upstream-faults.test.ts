@@ -1,0 +1,259 @@
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { pino } from "pino";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { EmbeddedBackend } from "../../src/embedded/engine";
+import { startSimulator, type SimRequest, type Simulator } from "../../src/embedded/simulator";
+import type { ErrorCode } from "../../src/errors/tool-error";
+import { createHttpBackend, type HttpBackendOptions } from "../../src/upstream/http/http-backend";
+import { failureOf } from "../contract/kn-backend.contract";
+import { testContext } from "../helpers/call-context";
+import { miniBundle } from "../fixtures/mini-bundle";
+
+const KN = "kn_mini";
+const ctx = testContext();
+const QUERY_PATH = "/api/ontology-query/in/v1/knowledge-networks/kn_mini/object-types/disease";
+
+/** A backend pointed at `url` for all three services; closed after each test. */
+const opened: { close(): void }[] = [];
+function backendAt(url: string, options: Partial<HttpBackendOptions> = {}) {
+  const backend = createHttpBackend({ ontologyManagerUrl: url, ontologyQueryUrl: url, operatorMarketUrl: url, timeoutMs: 2000, maxSockets: 4, spelling: "new", ...options });
+  opened.push(backend);
+  return backend;
+}
+afterEach(() => {
+  for (const b of opened.splice(0)) b.close();
+});
+
+/** A server answering every request with the status and body set last. */
+async function startStub() {
+  let next = { status: 200, body: "{}" };
+  const server = http.createServer((req, res) => {
+    req.resume().on("end", () => {
+      res.writeHead(next.status, { "content-type": "application/json" });
+      res.end(next.body);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    answer(status: number, body: unknown) {
+      next = { status, body: typeof body === "string" ? body : JSON.stringify(body) };
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+const elapsedOf = async (call: () => Promise<unknown>) => {
+  const started = performance.now();
+  const outcome = await call().catch((err: unknown) => err);
+  return { outcome, ms: performance.now() - started };
+};
+
+describe("upstream failures through the simulator", () => {
+  let sim: Simulator;
+  beforeAll(async () => {
+    sim = await startSimulator({ backend: new EmbeddedBackend([miniBundle], { timeZone: "Asia/Shanghai" }) });
+  });
+  afterAll(() => sim.close());
+  afterEach(() => {
+    sim.setFaults({ latencyMs: 0, jitterMs: 0, errorRate: 0, timeoutRate: 0, malformedRate: 0 });
+    sim.clearRequests();
+  });
+
+  it("keeps the platform's error_code and description: an unknown object type is NOT_FOUND", async () => {
+    const err = await failureOf(backendAt(sim.url).queryObjects(ctx, KN, "no_such_type", { limit: 1 }));
+    expect(err.code).toBe("not_found");
+    expect(err.reason).toBe("UPSTREAM_NOT_FOUND");
+    expect(err.message).toBe("object type no_such_type does not exist in knowledge network kn_mini (ontology-query answered HTTP 404; retrying will not help)");
+    expect(err.metadata).toEqual({
+      upstream: "ontology-query",
+      upstream_status: "404",
+      error_code: "OntologyQuery.ObjectType.NotFound",
+      description: "object type no_such_type does not exist in knowledge network kn_mini",
+    });
+  });
+
+  it("reports a 503 as UNAVAILABLE, worth retrying", async () => {
+    sim.setFaults({ errorRate: 1 });
+    const err = await failureOf(backendAt(sim.url).queryObjects(ctx, KN, "disease", { limit: 1 }));
+    expect(err.code).toBe("unavailable");
+    expect(err.reason).toBe("UPSTREAM_UNAVAILABLE");
+    expect(err.metadata).toMatchObject({ upstream: "ontology-query", upstream_status: "503", error_code: "OntologyQuery.ServiceUnavailable" });
+    expect(err.hint?.message).toMatch(/retry/i);
+  });
+
+  it("reports a body that is not JSON as UNAVAILABLE UPSTREAM_BAD_RESPONSE with an excerpt", async () => {
+    sim.setFaults({ malformedRate: 1 });
+    const err = await failureOf(backendAt(sim.url).querySubgraph(ctx, KN, { relation_type_paths: [] }));
+    expect(err.code).toBe("unavailable");
+    expect(err.reason).toBe("UPSTREAM_BAD_RESPONSE");
+    expect(err.message).toContain('not JSON: {"datas":[{"truncated');
+    expect(err.metadata).toMatchObject({ upstream: "ontology-query", upstream_status: "200" });
+  });
+
+  it("gives up on a platform that never answers after the client's timeout: DEADLINE_EXCEEDED", async () => {
+    sim.setFaults({ timeoutRate: 1 });
+    const { outcome, ms } = await elapsedOf(() => backendAt(sim.url, { timeoutMs: 200 }).queryObjects(ctx, KN, "disease", { limit: 1 }));
+    expect(outcome).toMatchObject({ code: "deadline_exceeded", reason: "UPSTREAM_TIMEOUT", metadata: { upstream: "ontology-query", timeout_ms: "200", limited_by: "upstream_timeout" } });
+    expect(ms).toBeGreaterThanOrEqual(190);
+    expect(ms).toBeLessThan(1500);
+    expect(sim.requests()).toMatchObject([{ path: QUERY_PATH, status: 0 }]);
+  });
+
+  it("honours the caller's deadline when it is shorter than the client's timeout", async () => {
+    sim.setFaults({ timeoutRate: 1 });
+    const short = testContext({ remainingMs: () => 150 });
+    const { outcome, ms } = await elapsedOf(() => backendAt(sim.url, { timeoutMs: 5000 }).queryObjects(short, KN, "disease", { limit: 1 }));
+    expect(outcome).toMatchObject({ code: "deadline_exceeded", reason: "UPSTREAM_TIMEOUT", metadata: { timeout_ms: "150", limited_by: "caller_deadline" } });
+    expect(ms).toBeLessThan(1000);
+  });
+
+  it("does not call at all when the caller's deadline has already passed", async () => {
+    const err = await failureOf(backendAt(sim.url).getKnowledgeNetwork(testContext({ remainingMs: () => 0 }), KN));
+    expect(err.code).toBe("deadline_exceeded");
+    expect(sim.requests()).toEqual([]);
+  });
+
+  it("rethrows the caller's abort as it came, mid-call", async () => {
+    sim.setFaults({ timeoutRate: 1 });
+    const controller = new AbortController();
+    const reason = new Error("client cancelled");
+    setTimeout(() => controller.abort(reason), 50);
+    const { outcome, ms } = await elapsedOf(() => backendAt(sim.url).queryObjects(testContext({ signal: controller.signal }), KN, "disease", { limit: 1 }));
+    expect(outcome).toBe(reason);
+    expect(ms).toBeLessThan(1000);
+  });
+
+  it("reuses one keep-alive connection for sequential calls", async () => {
+    const backend = backendAt(sim.url);
+    for (let i = 0; i < 5; i++) await backend.queryObjects(ctx, KN, "symptom", { limit: 1 });
+    const requests = sim.requests();
+    expect(requests).toHaveLength(5);
+    expect(new Set(requests.map((r) => r.remotePort)).size).toBe(1);
+  });
+
+  it("opens at most maxSockets connections for parallel calls", async () => {
+    sim.setFaults({ latencyMs: 30 });
+    const backend = backendAt(sim.url, { maxSockets: 2 });
+    await Promise.all(Array.from({ length: 6 }, () => backend.queryObjects(ctx, KN, "symptom", { limit: 1 })));
+    expect(sim.requests()).toHaveLength(6);
+    expect(new Set(sim.requests().map((r) => r.remotePort)).size).toBe(2);
+  });
+
+  it("answers an ontology-query read without X-HTTP-Method-Override 400 with the platform's error body", async () => {
+    const post = (headers: Record<string, string>) =>
+      fetch(sim.url + QUERY_PATH, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify({ limit: 1 }) });
+    const refused = await post({});
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toEqual({
+      error_code: "OntologyQuery.InvalidParameter.MethodOverride",
+      description: "ontology-query reads are POST requests that must carry the header X-HTTP-Method-Override: GET",
+      solution: "Send X-HTTP-Method-Override: GET.",
+      error_link: "",
+      error_details: "",
+    });
+    expect((await post({ "x-http-method-override": "GET" })).status).toBe(200);
+  });
+
+  it("answers an unknown route 404 with an error body", async () => {
+    const res = await fetch(`${sim.url}/api/ontology-query/in/v1/nothing-here`);
+    expect(res.status).toBe(404);
+    expect(await res.json()).toMatchObject({ error_code: "Simulator.RouteNotFound" });
+  });
+
+  it("takes faults over POST /__sim/faults and shows its request log at GET /__sim/requests", async () => {
+    const set = await fetch(`${sim.url}/__sim/faults`, { method: "POST", body: JSON.stringify({ errorRate: 1, latencyMs: 5 }) });
+    expect(await set.json()).toEqual({ faults: { latencyMs: 5, jitterMs: 0, errorRate: 1, timeoutRate: 0, malformedRate: 0 } });
+    expect((await failureOf(backendAt(sim.url).getKnowledgeNetwork(ctx, KN))).code).toBe("unavailable");
+    const bad = await fetch(`${sim.url}/__sim/faults`, { method: "POST", body: JSON.stringify({ errorRate: 2 }) });
+    expect(bad.status).toBe(400);
+    const { requests } = (await (await fetch(`${sim.url}/__sim/requests`)).json()) as { requests: SimRequest[] };
+    expect(requests).toMatchObject([{ method: "GET", path: "/api/ontology-manager/in/v1/knowledge-networks/kn_mini?mode=export", status: 503 }]);
+    expect(requests[0]!.ms).toBeGreaterThanOrEqual(5);
+  });
+
+  it("logs one line per call: debug on success, warn on failure", async () => {
+    const lines: Record<string, unknown>[] = [];
+    const log = pino({ level: "debug" }, { write: (line: string) => lines.push(JSON.parse(line) as Record<string, unknown>) });
+    const backend = backendAt(sim.url);
+    await backend.getKnowledgeNetwork(testContext({ log }), KN);
+    await failureOf(backend.getKnowledgeNetwork(testContext({ log }), "kn_unknown"));
+    expect(lines).toMatchObject([
+      { level: 20, upstream: "ontology-manager", method: "GET", path: "/api/ontology-manager/in/v1/knowledge-networks/kn_mini", status: 200, ms: expect.any(Number) },
+      { level: 40, upstream: "ontology-manager", method: "GET", path: "/api/ontology-manager/in/v1/knowledge-networks/kn_unknown", status: 404, reason: "UPSTREAM_NOT_FOUND" },
+    ]);
+  });
+});
+
+describe("upstream failures from any HTTP server", () => {
+  let stub: Awaited<ReturnType<typeof startStub>>;
+  beforeAll(async () => {
+    stub = await startStub();
+  });
+  afterAll(() => stub.close());
+
+  const platformError = (error_code: string, description: string) => ({ error_code, description, solution: "联系管理员", error_link: "", error_details: "" });
+  const statuses: [number, ErrorCode, string][] = [
+    [400, "invalid_argument", "UPSTREAM_INVALID_ARGUMENT"],
+    [401, "unauthenticated", "UPSTREAM_UNAUTHENTICATED"],
+    [403, "permission_denied", "UPSTREAM_PERMISSION_DENIED"],
+    [404, "not_found", "UPSTREAM_NOT_FOUND"],
+    [405, "failed_precondition", "UPSTREAM_REJECTED"],
+    [408, "deadline_exceeded", "UPSTREAM_TIMEOUT"],
+    [409, "failed_precondition", "UPSTREAM_FAILED_PRECONDITION"],
+    [422, "invalid_argument", "UPSTREAM_INVALID_ARGUMENT"],
+    [429, "unavailable", "UPSTREAM_RATE_LIMITED"],
+    [500, "unavailable", "UPSTREAM_UNAVAILABLE"],
+    [502, "unavailable", "UPSTREAM_UNAVAILABLE"],
+    [504, "deadline_exceeded", "UPSTREAM_TIMEOUT"],
+  ];
+
+  it.each(statuses)("maps HTTP %i to %s (%s), keeping the platform's error_code and description", async (status, code, reason) => {
+    stub.answer(status, platformError("OntologyManager.Test.Failure", "说明文字"));
+    const err = await failureOf(backendAt(stub.url).listKnowledgeNetworks(ctx, {}));
+    expect({ code: err.code, reason: err.reason }).toEqual({ code, reason });
+    expect(err.metadata).toEqual({ upstream: "ontology-manager", upstream_status: String(status), error_code: "OntologyManager.Test.Failure", description: "说明文字" });
+    const retry = code === "unavailable" || code === "deadline_exceeded" ? "retrying in a moment may help" : "retrying will not help";
+    expect(err.message).toBe(code === "invalid_argument" ? "说明文字" : `说明文字 (ontology-manager answered HTTP ${status}; ${retry})`);
+    expect(err.hint?.message).toContain("联系管理员");
+  });
+
+  it("quotes a non-JSON error page when there is no platform error body", async () => {
+    stub.answer(502, "<html><body>Bad Gateway</body></html>");
+    const err = await failureOf(backendAt(stub.url).getOperator(ctx, "op_x"));
+    expect(err.code).toBe("unavailable");
+    expect(err.message).toBe(
+      "operator-market failed (HTTP 502 on GET /api/agent-operator-integration/internal-v1/operator/market/op_x; retrying in a moment may help): <html><body>Bad Gateway</body></html>",
+    );
+    expect(err.metadata).toEqual({ upstream: "operator-market", upstream_status: "502" });
+  });
+
+  it("reports a JSON answer of the wrong shape as UPSTREAM_BAD_RESPONSE, naming what is wrong, never as an empty result", async () => {
+    stub.answer(200, { rows: [] });
+    const err = await failureOf(backendAt(stub.url).queryObjects(ctx, KN, "disease", { limit: 1 }));
+    expect(err.code).toBe("unavailable");
+    expect(err.reason).toBe("UPSTREAM_BAD_RESPONSE");
+    expect(err.message).toContain("datas:");
+    expect(err.message).toContain('{"rows":[]}');
+  });
+
+  it("reports connection refused as UNAVAILABLE UPSTREAM_UNREACHABLE", async () => {
+    const closed = await startStub();
+    await closed.close();
+    const err = await failureOf(backendAt(closed.url).getKnowledgeNetwork(ctx, KN));
+    expect(err.code).toBe("unavailable");
+    expect(err.reason).toBe("UPSTREAM_UNREACHABLE");
+    expect(err.metadata).toEqual({ upstream: "ontology-manager", network_error: "ECONNREFUSED" });
+  });
+
+  it("fails getOperator with FAILED_PRECONDITION naming OPERATOR_MARKET_URL when no operator market is configured", async () => {
+    const err = await failureOf(backendAt(stub.url, { operatorMarketUrl: undefined }).getOperator(ctx, "op_business_health_score"));
+    expect(err.code).toBe("failed_precondition");
+    expect(err.message).toContain("OPERATOR_MARKET_URL");
+  });
+});
