@@ -10,10 +10,11 @@ import { testContext } from "../helpers/call-context";
  * The HTTP clients reading what the real platform answered (before 2026:
  * instance rows without system fields, subgraph objects with `id`,
  * `unique_identities` and `display`), served verbatim from the recorded
- * samples in ../shared/upstream. The object type definition the clients need
+ * samples (copied into test/fixtures/upstream from the platform's published
+ * samples). The object type definition the clients need
  * to complete the rows is the real kn_medical export's.
  */
-const upstreamDir = new URL("../../../shared/upstream/", import.meta.url);
+const upstreamDir = new URL("../fixtures/upstream/", import.meta.url);
 const samples = readFileSync(new URL("kn_medical.call-samples.txt", upstreamDir), "utf8");
 const exported = JSON.parse(readFileSync(new URL("kn_medical.export.json", upstreamDir), "utf8")) as { object_types: { id: string }[] };
 
