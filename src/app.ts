@@ -14,7 +14,14 @@ import { LogicPropertyResolverService } from "../gen/contextloader/resolver/v1/r
 import { file_google_rpc_error_details } from "../gen/google/rpc/error_details_pb";
 import { file_google_rpc_status } from "../gen/google/rpc/status_pb";
 import { Health } from "../gen/grpc/health/v1/health_pb";
-import { registerKnowledge } from "./knowledge/knowledge-service";
+import { registerKnowledge, type KnowledgeDeps } from "./knowledge/knowledge-service";
+import { knowledgeRoutes } from "./knowledge/rest-routes";
+import { KnowledgeSessions } from "./knowledge/session";
+import { MemorySessionStore } from "./store/memory-session-store";
+import { RedisSessionStore } from "./store/redis-session-store";
+import { localEmbedder, openAiEmbedder } from "./upstream/embeddings";
+import { LlmClient } from "./upstream/llm-client";
+import { httpReranker } from "./upstream/reranker";
 import { registerMemRecall } from "./memrecall/memrecall-service";
 import { registerResolver } from "./resolver/resolver-service";
 import { createCors } from "./server/cors";
@@ -83,12 +90,35 @@ function upstreamReadiness(knowledge: Knowledge, log: Logger): ReadinessCheck[] 
 export function createApp(config: Config, log: Logger, overrides: { knowledge?: Knowledge } = {}): App {
   const metrics = createMetrics();
   const knowledge = overrides.knowledge ?? createKnowledgeBackend(config.knowledge, log);
+  const memorySessions = new MemorySessionStore({ maxValueBytes: config.sessions.maxValueBytes, maxEntries: config.sessions.maxMemoryEntries, log });
+  const redisSessions = config.sessions.redis
+    ? new RedisSessionStore({ ...config.sessions.redis, maxValueBytes: config.sessions.maxValueBytes, log })
+    : undefined;
+  const llm = config.llm ? new LlmClient(config.llm) : undefined;
+  const embedder = config.embeddings ? openAiEmbedder(config.embeddings) : localEmbedder;
+  const reranker = config.reranker ? httpReranker(config.reranker) : undefined;
+  log.info(
+    { sessions: redisSessions ? "redis (default) + in_memory" : "in_memory", llm: llm?.model ?? null, embeddings: embedder.name, reranker: reranker?.name ?? null },
+    "clients",
+  );
+  const knowledgeDeps: KnowledgeDeps = {
+    backend: knowledge,
+    sessions: new KnowledgeSessions({ memory: memorySessions, redis: redisSessions }),
+    embedder,
+    reranker,
+    llm,
+    ...config.keywordContext,
+  };
+  const readiness: ReadinessCheck[] = [
+    ...upstreamReadiness(knowledge, log),
+    ...(redisSessions ? [{ name: "redis", check: () => redisSessions.ping() }] : []),
+  ];
   const health = new HealthState(productServices.map((s) => s.typeName));
   const stopping = new AbortController();
   const documented = documentedDescriptors(readFileSync(new URL("../gen/descriptors.binpb", import.meta.url)));
 
   const routes = (router: ConnectRouter) => {
-    registerKnowledge(router);
+    registerKnowledge(router, knowledgeDeps);
     registerResolver(router);
     registerMemRecall(router, { maxContextWindow: config.memrecallMaxContextWindow });
     registerHealth(router, health);
@@ -113,7 +143,14 @@ export function createApp(config: Config, log: Logger, overrides: { knowledge?: 
       interceptors: [callInterceptor({ log, metrics })],
       shutdownSignal: stopping.signal,
     },
-    fallback: createHttpRoutes({ routes: probeRoutes({ health, metrics, checks: upstreamReadiness(knowledge, log) }), metrics, log }),
+    fallback: createHttpRoutes({
+      routes: [
+        ...probeRoutes({ health, metrics, checks: readiness }),
+        ...knowledgeRoutes(knowledgeDeps, { log, maxBytes: config.readMaxBytes, stopping: stopping.signal }),
+      ],
+      metrics,
+      log,
+    }),
     log,
   });
   const cors = createCors(config.corsAllowedOrigins);
@@ -142,6 +179,7 @@ export function createApp(config: Config, log: Logger, overrides: { knowledge?: 
           stopping.abort(new ConnectError("the server is shutting down; retry on another replica", Code.Unavailable)),
         );
         knowledge.close?.();
+        await Promise.all([memorySessions.close(), redisSessions?.close()]);
         log.info("stopped");
       })();
       return stopped;

@@ -29,6 +29,20 @@ export interface Config {
   memrecallMaxContextWindow: number;
   /** Where knowledge networks are read: the platform over HTTP, or the embedded engine over bundle files. */
   knowledge: KnowledgeSource;
+  /** Session state: always in memory; in Redis too when REDIS_URL is set (then the default). */
+  sessions: {
+    redis: { url: string; cluster: boolean; commandTimeoutMs: number } | undefined;
+    maxValueBytes: number;
+    maxMemoryEntries: number;
+  };
+  /** An OpenAI-compatible chat completions endpoint; undefined when LLM_BASE_URL is not set. */
+  llm: { baseUrl: string; apiKey: string | undefined; model: string; timeoutMs: number } | undefined;
+  /** An OpenAI-compatible embeddings endpoint; undefined: the local lexical embedder. */
+  embeddings: { baseUrl: string; apiKey: string | undefined; model: string; timeoutMs: number } | undefined;
+  /** The platform's reranker; undefined when RERANKER_URL is not set. */
+  reranker: { url: string; apiKey: string | undefined; model: string; timeoutMs: number } | undefined;
+  /** Keyword context: candidates fetched before local scoring, and neighbour requests in flight at once. */
+  keywordContext: { candidateLimit: number; concurrency: number; pathsPerRequest: number };
 }
 
 /** The knowledge-network backend: the platform's services, or bundles served in-process. */
@@ -101,6 +115,24 @@ const envSchema = z.object({
   UPSTREAM_ID_SPELLING: z.enum(["new", "old"]).default("new"),
   KN_BUNDLE: list.pipe(z.array(z.string()).min(1, "KN_BUNDLE must name at least one file")).optional(),
   EMBEDDED_TIMEZONE: z.string().trim().refine(isValidTimeZone, "EMBEDDED_TIMEZONE must be an IANA time zone such as Asia/Shanghai").default("Asia/Shanghai"),
+  REDIS_URL: z.string().trim().regex(/^rediss?:\/\//, "REDIS_URL must start with redis:// or rediss://").optional(),
+  REDIS_CLUSTER: z.enum(["true", "false"]).default("false"),
+  REDIS_COMMAND_TIMEOUT_MS: integer("REDIS_COMMAND_TIMEOUT_MS", 1, 60_000).default(2000),
+  SESSION_VALUE_MAX_BYTES: integer("SESSION_VALUE_MAX_BYTES", 1024, 64 * 1024 * 1024).default(1024 * 1024),
+  SESSION_MAX_ENTRIES: integer("SESSION_MAX_ENTRIES", 100, 100_000_000).default(100_000),
+  LLM_BASE_URL: httpUrl.optional(),
+  LLM_API_KEY: z.string().trim().optional(),
+  LLM_MODEL: z.string().trim().min(1).default("gpt-4o-mini"),
+  LLM_TIMEOUT_MS: integer("LLM_TIMEOUT_MS", 100, 600_000).default(30_000),
+  EMBEDDINGS_BASE_URL: httpUrl.optional(),
+  EMBEDDINGS_API_KEY: z.string().trim().optional(),
+  EMBEDDINGS_MODEL: z.string().trim().min(1).default("text-embedding-3-small"),
+  RERANKER_URL: httpUrl.optional(),
+  RERANKER_API_KEY: z.string().trim().optional(),
+  RERANKER_MODEL: z.string().trim().min(1).default("reranker"),
+  KEYWORD_CANDIDATE_LIMIT: integer("KEYWORD_CANDIDATE_LIMIT", 10, 1000).default(50),
+  KEYWORD_NEIGHBOR_CONCURRENCY: integer("KEYWORD_NEIGHBOR_CONCURRENCY", 1, 64).default(4),
+  KEYWORD_PATHS_PER_REQUEST: integer("KEYWORD_PATHS_PER_REQUEST", 1, 1000).default(50),
 });
 
 /** A setting that cannot be used; start-up stops with this message. */
@@ -159,6 +191,23 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
             spelling: e.UPSTREAM_ID_SPELLING,
           }
         : { kind: "embedded", bundlePaths: e.KN_BUNDLE ?? [DEFAULT_BUNDLE], timeZone: e.EMBEDDED_TIMEZONE },
+    sessions: {
+      redis: e.REDIS_URL === undefined ? undefined : { url: e.REDIS_URL, cluster: e.REDIS_CLUSTER === "true", commandTimeoutMs: e.REDIS_COMMAND_TIMEOUT_MS },
+      maxValueBytes: e.SESSION_VALUE_MAX_BYTES,
+      maxMemoryEntries: e.SESSION_MAX_ENTRIES,
+    },
+    llm: e.LLM_BASE_URL === undefined ? undefined : { baseUrl: e.LLM_BASE_URL, apiKey: e.LLM_API_KEY, model: e.LLM_MODEL, timeoutMs: e.LLM_TIMEOUT_MS },
+    embeddings:
+      e.EMBEDDINGS_BASE_URL === undefined
+        ? undefined
+        : { baseUrl: e.EMBEDDINGS_BASE_URL, apiKey: e.EMBEDDINGS_API_KEY, model: e.EMBEDDINGS_MODEL, timeoutMs: e.UPSTREAM_TIMEOUT_MS },
+    reranker:
+      e.RERANKER_URL === undefined ? undefined : { url: e.RERANKER_URL, apiKey: e.RERANKER_API_KEY, model: e.RERANKER_MODEL, timeoutMs: e.UPSTREAM_TIMEOUT_MS },
+    keywordContext: {
+      candidateLimit: e.KEYWORD_CANDIDATE_LIMIT,
+      concurrency: e.KEYWORD_NEIGHBOR_CONCURRENCY,
+      pathsPerRequest: e.KEYWORD_PATHS_PER_REQUEST,
+    },
   };
 }
 
@@ -187,6 +236,8 @@ export interface SimulatorFaults {
   timeoutRate: number;
   /** Share of calls answered 200 with a body that is not JSON, 0..1. */
   malformedRate: number;
+  /** When set, faults apply only to calls whose "METHOD path body" matches this regular expression. */
+  match: string | undefined;
 }
 
 /** Settings of `npm run sim`, the embedded engine behind the platform's REST contract. */
@@ -218,6 +269,17 @@ const simulatorSchema = z.object({
   SIM_ERROR_RATE: rate("SIM_ERROR_RATE").default(0),
   SIM_TIMEOUT_RATE: rate("SIM_TIMEOUT_RATE").default(0),
   SIM_MALFORMED_RATE: rate("SIM_MALFORMED_RATE").default(0),
+  SIM_FAULT_MATCH: z
+    .string()
+    .refine((r) => {
+      try {
+        new RegExp(r);
+        return true;
+      } catch {
+        return false;
+      }
+    }, "SIM_FAULT_MATCH must be a regular expression")
+    .optional(),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
 
@@ -241,6 +303,7 @@ export function loadSimulatorConfig(env: Record<string, string | undefined>): Si
       errorRate: e.SIM_ERROR_RATE,
       timeoutRate: e.SIM_TIMEOUT_RATE,
       malformedRate: e.SIM_MALFORMED_RATE,
+      match: e.SIM_FAULT_MATCH,
     },
     logLevel: e.LOG_LEVEL,
   };

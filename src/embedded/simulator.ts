@@ -69,7 +69,7 @@ const LOGGED_HEADERS = ["x-http-method-override", "x-account-id", "x-account-typ
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
 /** The request log keeps this many entries, dropping the oldest, so a long benchmark run stays bounded. */
 const MAX_LOGGED_REQUESTS = 10_000;
-const NO_FAULTS: SimulatorFaults = { latencyMs: 0, jitterMs: 0, errorRate: 0, timeoutRate: 0, malformedRate: 0 };
+const NO_FAULTS: SimulatorFaults = { latencyMs: 0, jitterMs: 0, errorRate: 0, timeoutRate: 0, malformedRate: 0, match: undefined };
 
 const OM = "/api/ontology-manager/in/v1/knowledge-networks";
 const OQ = "/api/ontology-query/in/v1/knowledge-networks";
@@ -223,6 +223,18 @@ const faultsSchema = z
     errorRate: z.number().min(0).max(1),
     timeoutRate: z.number().min(0).max(1),
     malformedRate: z.number().min(0).max(1),
+    match: z
+      .string()
+      .refine((r) => {
+        try {
+          new RegExp(r);
+          return true;
+        } catch {
+          return false;
+        }
+      }, "match must be a regular expression")
+      .nullish()
+      .transform((m) => m ?? undefined),
   })
   .partial()
   .strict();
@@ -276,7 +288,8 @@ export async function startSimulator(opts: SimulatorOptions): Promise<Simulator>
       log.debug({ method, path: entry.path, status, ms: entry.ms }, "simulator request");
     };
 
-    const f = faults;
+    // Faults apply to every call, or with `match` only to the calls it matches.
+    const f = faults.match === undefined || new RegExp(faults.match).test(`${method} ${entry.path} ${text ?? ""}`) ? faults : NO_FAULTS;
     const delay = f.latencyMs + Math.random() * f.jitterMs;
     if (delay > 0) await sleep(delay);
     if (res.destroyed) return record(0);
@@ -344,11 +357,11 @@ export async function startSimulator(opts: SimulatorOptions): Promise<Simulator>
     if (method === "POST" && path === "/__sim/faults") {
       const parsed = faultsSchema.safeParse(body);
       if (!parsed.success) {
-        answer(400, errorBody("Simulator.InvalidParameter", parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "), "Send {latencyMs, jitterMs, errorRate, timeoutRate, malformedRate} (any subset)."));
+        answer(400, errorBody("Simulator.InvalidParameter", parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "), "Send {latencyMs, jitterMs, errorRate, timeoutRate, malformedRate, match} (any subset)."));
         return;
       }
       setFaults(parsed.data);
-      answer(200, { faults: { ...faults } });
+      answer(200, { faults: { ...faults, match: faults.match ?? null } });
     } else if (method === "GET" && path === "/__sim/requests") {
       answer(200, { requests: seen as unknown as Json[] });
     } else {

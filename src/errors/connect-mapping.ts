@@ -70,7 +70,8 @@ export function toConnectError(err: unknown, traceId: string, signal?: AbortSign
 }
 
 function fromToolError(err: ToolError, traceId: string, headers: Record<string, string>): ConnectError {
-  const details: ConstructorParameters<typeof ConnectError>[3] = [errorInfo(err.reason, traceId, err.metadata)];
+  const info = err.detail["message"] === undefined ? err.metadata : { ...err.metadata, detail: err.detail["message"] };
+  const details: ConstructorParameters<typeof ConnectError>[3] = [errorInfo(err.reason, traceId, info)];
   if (err.violations.length > 0) {
     details.push({
       desc: BadRequestSchema,

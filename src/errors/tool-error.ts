@@ -54,6 +54,8 @@ export interface ToolErrorInit {
   /** Extra ErrorInfo metadata, e.g. the upstream error_code. */
   metadata?: Record<string, string>;
   missing?: MissingPropertyParams[];
+  /** A longer explanation for the JSON routes' `detail` object (e.g. the spec's `detail.message`, `session_id`). */
+  detail?: Record<string, string>;
   cause?: unknown;
 }
 
@@ -65,6 +67,7 @@ export class ToolError extends Error {
   readonly violations: FieldViolation[];
   readonly metadata: Record<string, string>;
   readonly missing: MissingPropertyParams[];
+  readonly detail: Record<string, string>;
 
   constructor(init: ToolErrorInit) {
     super(init.message, init.cause === undefined ? undefined : { cause: init.cause });
@@ -74,6 +77,7 @@ export class ToolError extends Error {
     this.violations = init.violations ?? [];
     this.metadata = init.metadata ?? {};
     this.missing = init.missing ?? [];
+    this.detail = init.detail ?? {};
   }
 }
 

@@ -26,6 +26,15 @@ export function tokenize(text: string): string[] {
     .filter((t) => /[\p{L}\p{N}]/u.test(t));
 }
 
+/** The words of a text in jieba's precise mode (no overlapping sub-words), punctuation dropped. */
+export function words(text: string): string[] {
+  const normalized = normalizeText(text);
+  if (normalized === "") return [];
+  return tokenizer()
+    .cut(normalized, false)
+    .filter((t) => /[\p{L}\p{N}]/u.test(t));
+}
+
 /** The distinct character bigrams of a normalised string (its single character when it has one). */
 export function bigrams(normalized: string): string[] {
   const chars = [...normalized];

@@ -166,8 +166,6 @@ describe("RPCs whose capability lands later", () => {
     const resolver = createClient(LogicPropertyResolverService, t);
     const memrecall = createClient(MemRecallService, t);
     const cases: [Promise<unknown>, string][] = [
-      [knowledge.retrieveSchema({}), "issue #4"],
-      [knowledge.retrieveKeywordContext({}), "issue #4"],
       [knowledge.knSearch({}), "issue #7"],
       [knowledge.rerankConcepts({}), "issue #7"],
       [resolver.resolveLogicProperties({}), "issue #5"],

@@ -61,7 +61,7 @@ describe("upstream failures through the simulator", () => {
   });
   afterAll(() => sim.close());
   afterEach(() => {
-    sim.setFaults({ latencyMs: 0, jitterMs: 0, errorRate: 0, timeoutRate: 0, malformedRate: 0 });
+    sim.setFaults({ latencyMs: 0, jitterMs: 0, errorRate: 0, timeoutRate: 0, malformedRate: 0, match: undefined });
     sim.clearRequests();
   });
 
@@ -85,6 +85,23 @@ describe("upstream failures through the simulator", () => {
     expect(err.reason).toBe("UPSTREAM_UNAVAILABLE");
     expect(err.metadata).toMatchObject({ upstream: "ontology-query", upstream_status: "503", error_code: "OntologyQuery.ServiceUnavailable" });
     expect(err.hint?.message).toMatch(/retry/i);
+  });
+
+  it("injects faults only into the calls `match` selects", async () => {
+    sim.setFaults({ errorRate: 1, match: "subgraph" });
+    const backend = backendAt(sim.url);
+    expect((await backend.queryObjects(ctx, KN, "disease", { limit: 1 })).datas).toHaveLength(1);
+    const err = await failureOf(
+      backend.querySubgraph(ctx, KN, {
+        relation_type_paths: [
+          {
+            object_types: [{ id: "disease" }, { id: "symptom" }],
+            relation_types: [{ relation_type_id: "has_symptom", source_object_type_id: "disease", target_object_type_id: "symptom" }],
+          },
+        ],
+      }),
+    );
+    expect(err.code).toBe("unavailable");
   });
 
   it("reports a body that is not JSON as UNAVAILABLE UPSTREAM_BAD_RESPONSE with an excerpt", async () => {
@@ -168,7 +185,7 @@ describe("upstream failures through the simulator", () => {
 
   it("takes faults over POST /__sim/faults and shows its request log at GET /__sim/requests", async () => {
     const set = await fetch(`${sim.url}/__sim/faults`, { method: "POST", body: JSON.stringify({ errorRate: 1, latencyMs: 5 }) });
-    expect(await set.json()).toEqual({ faults: { latencyMs: 5, jitterMs: 0, errorRate: 1, timeoutRate: 0, malformedRate: 0 } });
+    expect(await set.json()).toEqual({ faults: { latencyMs: 5, jitterMs: 0, errorRate: 1, timeoutRate: 0, malformedRate: 0, match: null } });
     expect((await failureOf(backendAt(sim.url).getKnowledgeNetwork(ctx, KN))).code).toBe("unavailable");
     const bad = await fetch(`${sim.url}/__sim/faults`, { method: "POST", body: JSON.stringify({ errorRate: 2 }) });
     expect(bad.status).toBe(400);

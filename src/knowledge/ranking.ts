@@ -1,0 +1,168 @@
+import { z } from "zod";
+import { ToolError } from "../errors/tool-error";
+import type { CallContext } from "../upstream/call-context";
+import type { Embedder } from "../upstream/embeddings";
+import { cosine } from "../upstream/local-embedder";
+import type { ChatMessage, LlmClient } from "../upstream/llm-client";
+import { readJsonObject } from "../upstream/llm-json";
+import type { Reranker } from "../upstream/reranker";
+import { normalizeText, tokenize } from "../upstream/text";
+
+/** Something to rank: the text that describes it, and the names a question may mention verbatim. */
+export interface Candidate {
+  text: string;
+  names: string[];
+}
+
+export type RankingMethod = "reranker" | "embedding_lexical" | "llm";
+
+export interface Ranking {
+  /** One score per candidate, 0..1. */
+  scores: number[];
+  method: RankingMethod;
+  warnings: { target: string; reason: string; message: string }[];
+}
+
+/** Words that carry no meaning for matching a question to a schema. */
+const STOPWORDS = new Set(
+  "的 了 吗 呢 吧 啊 有 有哪些 哪些 哪个 什么 是 和 与 及 或 在 对 为 被 把 给 从 到 怎么 怎样 如何 多少 几 请 查询 查 一下 这些 那些 这个 那个 个 之 其 中 等 情况 相关 信息 列出 给出 告诉 我 我们 你 他们 它们 所有 全部 以及 还有 哪 谁 时候 可以 能 会 要 需要 the a an of and or what which who how is are to in for on with list show".split(" "),
+);
+
+/** The meaningful tokens of a text. */
+export function contentTokens(text: string): string[] {
+  return [...new Set(tokenize(text))].filter((t) => !STOPWORDS.has(t));
+}
+
+/**
+ * Ranks candidates against a question without an LLM: by the reranker service
+ * when one is configured, else by embeddings cosine combined with a lexical
+ * score (the question's tokens found in the candidate, weighted by rarity) and
+ * a bonus for names the question contains verbatim. A failing reranker is
+ * reported in `warnings` and the other method used, never silently.
+ */
+export async function rankWithoutLlm(
+  ctx: CallContext,
+  question: string,
+  candidates: readonly Candidate[],
+  deps: { reranker: Reranker | undefined; embedder: Embedder },
+): Promise<Ranking> {
+  if (candidates.length === 0) return { scores: [], method: deps.reranker ? "reranker" : "embedding_lexical", warnings: [] };
+  const warnings: Ranking["warnings"] = [];
+  if (deps.reranker) {
+    try {
+      const raw = await deps.reranker.rerank(ctx, question, candidates.map((c) => c.text));
+      return { scores: raw.map((s) => clamp01(s)), method: "reranker", warnings };
+    } catch (err) {
+      if (!(err instanceof ToolError)) throw err;
+      warnings.push({
+        target: "reranker",
+        reason: err.reason,
+        message: `the reranker failed (${err.message}); relation types were ranked by embeddings and tokens instead`,
+      });
+    }
+  }
+  const [q, ...docs] = await deps.embedder.embed(ctx, [question, ...candidates.map((c) => c.text)]);
+  const lexical = lexicalScores(question, candidates);
+  const normalizedQuestion = normalizeText(question);
+  const scores = candidates.map((c, i) => {
+    const semantic = clamp01(cosine(q!, docs[i]!));
+    const named = c.names.some((n) => n.length >= 2 && normalizedQuestion.includes(normalizeText(n))) ? 1 : 0;
+    return round(0.5 * lexical[i]! + 0.3 * semantic + 0.2 * named);
+  });
+  return { scores, method: "embedding_lexical", warnings };
+}
+
+/** Share of the question's token weight (rarer tokens weigh more) found in each candidate. */
+function lexicalScores(question: string, candidates: readonly Candidate[]): number[] {
+  const q = contentTokens(question);
+  const docTokens = candidates.map((c) => new Set(contentTokens(c.text)));
+  const normalizedDocs = candidates.map((c) => normalizeText(c.text));
+  const idf = (t: string) => {
+    const df = docTokens.filter((d) => d.has(t)).length;
+    return Math.log(1 + (candidates.length + 1) / (df + 1));
+  };
+  const weights = q.map(idf);
+  const total = weights.reduce((s, w) => s + w, 0);
+  if (total === 0) return candidates.map(() => 0);
+  return candidates.map((_, i) => q.reduce((s, t, k) => (docTokens[i]!.has(t) || normalizedDocs[i]!.includes(t) ? s + weights[k]! : s), 0) / total);
+}
+
+const llmChoiceSchema = z.object({
+  selected: z.array(z.number().int()),
+  reason: z.string().optional(),
+});
+
+/** Candidates shown to the LLM at most: larger networks are narrowed by the lexical ranking first. */
+export const MAX_LLM_CANDIDATES = 150;
+
+/**
+ * Lets the LLM choose the relevant candidates from a numbered list, with the
+ * session's earlier questions as history. Its answer must be JSON listing
+ * numbers that exist, without repeats; one repair round, then an error.
+ * Scores follow the LLM's order (first = 1).
+ */
+export async function rankWithLlm(
+  ctx: CallContext,
+  llm: LlmClient,
+  input: { question: string; additionalContext: string; history: string[]; topK: number; what: string },
+  candidates: readonly { label: string }[],
+): Promise<Ranking> {
+  const list = candidates.map((c, i) => `${i + 1}. ${c.label}`).join("\n");
+  const messages: ChatMessage[] = [
+    {
+      role: "system",
+      content:
+        `You select the ${input.what} of a business knowledge network that a user's question needs. ` +
+        `Answer with one JSON object: {"selected": [numbers from the list, most relevant first], "reason": "one sentence"}. ` +
+        `Select at most ${input.topK}. Select nothing only if nothing in the list is relevant.`,
+    },
+    {
+      role: "user",
+      content: [
+        `Question: ${input.question}`,
+        input.additionalContext ? `Additional context: ${input.additionalContext}` : "",
+        input.history.length > 0 ? `Earlier questions in this session:\n${input.history.map((h) => `- ${h}`).join("\n")}` : "",
+        `${input.what}:\n${list}`,
+      ]
+        .filter((s) => s !== "")
+        .join("\n\n"),
+    },
+  ];
+  let problem = "";
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const completion = await llm.complete(ctx, messages, { json: true });
+    const choice = parseChoice(completion.content, candidates.length);
+    if ("selected" in choice) {
+      const chosen = [...new Set(choice.selected)].slice(0, input.topK);
+      const scores = candidates.map(() => 0);
+      chosen.forEach((n, rank) => (scores[n - 1] = round(1 - rank / Math.max(chosen.length, 1) / 2)));
+      return { scores, method: "llm", warnings: [] };
+    }
+    problem = choice.problem;
+    messages.push({ role: "assistant", content: completion.content }, { role: "user", content: `That answer cannot be used: ${problem}. Answer again with the JSON object only.` });
+  }
+  throw new ToolError({
+    code: "unavailable",
+    reason: "LLM_BAD_ANSWER",
+    message: `the LLM did not choose ${input.what} in a usable form (${problem})`,
+    hint: { message: "Retry, or call with skip_llm=true to rank without the LLM." },
+  });
+}
+
+function parseChoice(text: string, count: number): { selected: number[] } | { problem: string } {
+  const read = readJsonObject(text);
+  if (!read.ok) return { problem: read.problem };
+  const parsed = llmChoiceSchema.safeParse(read.value);
+  if (!parsed.success) return { problem: `"selected" must be a list of whole numbers` };
+  const bad = parsed.data.selected.filter((n) => n < 1 || n > count);
+  if (bad.length > 0) return { problem: `numbers ${bad.join(", ")} are not in the list (1..${count})` };
+  return { selected: parsed.data.selected };
+}
+
+function clamp01(x: number): number {
+  return Math.min(1, Math.max(0, Number.isFinite(x) ? x : 0));
+}
+
+function round(x: number): number {
+  return Math.round(x * 1000) / 1000;
+}

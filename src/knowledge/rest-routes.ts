@@ -1,0 +1,100 @@
+import { toJson } from "@bufbuild/protobuf";
+import { z } from "zod";
+import { RetrieveKeywordContextResponseSchema, RetrieveSchemaResponseSchema } from "../../gen/contextloader/knowledge/v1/knowledge_pb";
+import { invalidArgument, type ToolError } from "../errors/tool-error";
+import { parseOrThrow } from "../errors/validation";
+import type { HttpRoute } from "../server/http-routes";
+import { httpStatusOf, jsonRoute, type JsonRouteOptions } from "../server/json-route";
+import { keywordContextInput, retrieveKeywordContext } from "./keyword-context";
+import { keywordContextResponse, schemaResponse, type KnowledgeDeps } from "./knowledge-service";
+import { retrieveSchema, retrieveSchemaInput } from "./schema-recall";
+
+/**
+ * The request of `POST /tools/knowledge_retrieve` exactly as the spec lists it
+ * (data-retrieval-tools §7.1), plus `background` and `session_type` from the
+ * tool's Data Agent configuration. Other keys are refused, so a misspelt
+ * parameter is an error rather than silently ignored.
+ */
+const knowledgeRetrieveBody = z
+  .object({
+    query: z.string().default(""),
+    top_k: z.number().optional(),
+    kn_ids: z.array(z.object({ knowledge_network_id: z.string() }).strict()).default([]),
+    additional_context: z.string().optional(),
+    background: z.string().optional(),
+    session_id: z.string().optional(),
+    skip_llm: z.boolean().optional(),
+    compact_format: z.boolean().optional(),
+    return_union: z.boolean().optional(),
+    enable_keyword_context: z.boolean().default(false),
+    object_type_id: z.string().optional(),
+    session_type: z.string().optional(),
+  })
+  .strict();
+
+/**
+ * `POST /tools/knowledge_retrieve`, the route agent configurations already
+ * call: `enable_keyword_context` chooses schema recall or keyword context, the
+ * answers take the spec's JSON shapes, and errors `{error, status_code,
+ * detail: {message, suggestion}}`. In keyword mode the schema-only parameters
+ * (top_k, skip_llm, return_union, additional_context) are ignored, since agent
+ * configurations often fix them for every call.
+ */
+export function knowledgeRoutes(deps: KnowledgeDeps, route: Pick<JsonRouteOptions, "log" | "maxBytes" | "stopping">): HttpRoute[] {
+  return [
+    jsonRoute({
+      ...route,
+      path: "/tools/knowledge_retrieve",
+      async handle(raw, ctx) {
+        const body = parseOrThrow(knowledgeRetrieveBody, raw ?? {});
+        const { enable_keyword_context, background, ...rest } = body;
+        if (enable_keyword_context) {
+          const input = parseOrThrow(keywordContextInput, {
+            query: rest.query,
+            kn_ids: rest.kn_ids,
+            session_id: rest.session_id,
+            object_type_id: rest.object_type_id,
+            compact_format: rest.compact_format,
+            session_type: rest.session_type,
+          });
+          const result = await retrieveKeywordContext(deps, ctx, input);
+          const json = toJson(RetrieveKeywordContextResponseSchema, keywordContextResponse(result), { useProtoFieldName: true }) as Record<string, unknown>;
+          return {
+            keyword_context: result.compact ?? json["keyword_context"],
+            session_id: result.session_id,
+            ...(result.warnings.length > 0 ? { warnings: json["warnings"] } : {}),
+          };
+        }
+        const { object_type_id, ...schemaFields } = rest;
+        if (object_type_id !== undefined && object_type_id !== "") {
+          throw invalidArgument(
+            [{ field: "object_type_id", description: "only used with enable_keyword_context=true" }],
+            { message: "For keyword context set enable_keyword_context=true; for schema recall leave object_type_id out." },
+          );
+        }
+        const additional = [rest.additional_context, background].filter((s) => s !== undefined && s !== "").join("\n");
+        const input = parseOrThrow(retrieveSchemaInput, { ...schemaFields, additional_context: additional });
+        return toJson(RetrieveSchemaResponseSchema, schemaResponse(await retrieveSchema(deps, ctx, input)), { useProtoFieldName: true });
+      },
+      renderError: (err, traceId) => knowledgeError(err, traceId),
+    }),
+  ];
+}
+
+/** The spec's error body for knowledge_retrieve (keyword-context-recall §7.3, §7.4). */
+export function knowledgeError(err: ToolError, traceId: string) {
+  const { message, suggestion, ...extra } = err.detail;
+  return {
+    error: err.message,
+    status_code: httpStatusOf[err.code],
+    detail: {
+      message: message ?? err.message,
+      ...(suggestion ?? err.hint?.message ? { suggestion: suggestion ?? err.hint!.message } : {}),
+      ...extra,
+      reason: err.reason,
+      ...(err.violations.length > 0 ? { field_violations: err.violations } : {}),
+      ...(err.hint?.validValues?.length ? { valid_values: err.hint.validValues } : {}),
+      trace_id: traceId,
+    },
+  };
+}

@@ -1,0 +1,127 @@
+import { ToolError } from "../errors/tool-error";
+import type { Identity as Caller } from "../upstream/call-context";
+import type { ActionType, DataProperty, LogicProperty } from "../upstream/kn-types";
+import { sessionKey, type SessionStore } from "../store/session-store";
+
+/** An object type as recalled into a session: its definition, network and relevance. */
+export interface RecalledObjectType {
+  kn_id: string;
+  id: string;
+  name: string;
+  comment: string;
+  primary_keys: string[];
+  display_key: string;
+  data_properties: DataProperty[];
+  logic_properties: Pick<LogicProperty, "name" | "display_name" | "type" | "comment">[];
+  score: number;
+}
+
+export interface RecalledRelationType {
+  kn_id: string;
+  id: string;
+  name: string;
+  comment: string;
+  source_object_type_id: string;
+  target_object_type_id: string;
+  score: number;
+}
+
+export interface RecalledActionType extends ActionType {
+  kn_id: string;
+  object_type_name: string;
+}
+
+/** What one RetrieveSchema call recalled. */
+export interface SchemaRound {
+  round: number;
+  query: string;
+  kn_ids: string[];
+  ranking_method: string;
+  object_types: RecalledObjectType[];
+  relation_types: RecalledRelationType[];
+  action_types: RecalledActionType[];
+}
+
+/** The schema of a session: the union of its rounds, latest definition first. */
+export interface SessionSchema {
+  kn_ids: string[];
+  object_types: RecalledObjectType[];
+  relation_types: RecalledRelationType[];
+  action_types: RecalledActionType[];
+  rounds: number;
+}
+
+export type SessionType = "" | "redis" | "in_memory";
+
+/**
+ * Where each session's state lives and how it is keyed: by the caller's account
+ * and the session id, so one account never reads another's session. Rounds are
+ * appended atomically, so concurrent calls of one session never lose a round,
+ * whichever replica serves them.
+ */
+export class KnowledgeSessions {
+  constructor(private readonly stores: { memory: SessionStore; redis: SessionStore | undefined }) {}
+
+  /** The store a call asked for: "redis", "in_memory", or "" for the default (Redis when configured). */
+  pick(sessionType: SessionType): SessionStore {
+    if (sessionType === "in_memory") return this.stores.memory;
+    if (sessionType === "redis") {
+      if (!this.stores.redis) {
+        throw new ToolError({
+          code: "failed_precondition",
+          reason: "REDIS_NOT_CONFIGURED",
+          message: 'session_type "redis" was asked for, but this service has no Redis (REDIS_URL is not set)',
+          violations: [{ field: "session_type", description: 'use "in_memory" or leave it empty' }],
+          hint: { message: 'Call again with session_type "in_memory" or without session_type.', validValues: ["in_memory", ""] },
+        });
+      }
+      return this.stores.redis;
+    }
+    return this.stores.redis ?? this.stores.memory;
+  }
+
+  /** The session's rounds, oldest first, numbered by their place in the list. */
+  async rounds(store: SessionStore, caller: Caller, sessionId: string): Promise<SchemaRound[]> {
+    const stored = await store.list<Omit<SchemaRound, "round">>(key(caller, sessionId, "schema_rounds"));
+    return stored.map((r, i) => ({ ...r, round: i + 1 }));
+  }
+
+  /** Records a round and returns its number (1 for the first); the append itself numbers it, so racing rounds never share one. */
+  async addRound(store: SessionStore, caller: Caller, sessionId: string, round: Omit<SchemaRound, "round">): Promise<number> {
+    return store.append(key(caller, sessionId, "schema_rounds"), round);
+  }
+
+  /**
+   * Marks instances as returned in full in this session and returns those that
+   * were not yet. Atomic per instance: of concurrent calls returning the same
+   * instance, exactly one returns it in full.
+   */
+  async claimReturned(store: SessionStore, caller: Caller, sessionId: string, instanceKeys: string[]): Promise<Set<string>> {
+    return new Set(await store.claim(key(caller, sessionId, "returned_instances"), instanceKeys));
+  }
+}
+
+/** Merges rounds: one entry per (network, id), the latest round's definition winning. */
+export function unionOf(rounds: readonly SchemaRound[]): SessionSchema {
+  const objects = new Map<string, RecalledObjectType>();
+  const relations = new Map<string, RecalledRelationType>();
+  const actions = new Map<string, RecalledActionType>();
+  const kns = new Set<string>();
+  for (const r of rounds) {
+    r.kn_ids.forEach((k) => kns.add(k));
+    for (const o of r.object_types) objects.set(`${o.kn_id}/${o.id}`, o);
+    for (const rel of r.relation_types) relations.set(`${rel.kn_id}/${rel.id}`, rel);
+    for (const a of r.action_types) actions.set(`${a.kn_id}/${a.id}`, a);
+  }
+  return {
+    kn_ids: [...kns],
+    object_types: [...objects.values()],
+    relation_types: [...relations.values()],
+    action_types: [...actions.values()],
+    rounds: rounds.length,
+  };
+}
+
+function key(caller: Caller, sessionId: string, name: string): string {
+  return sessionKey(`${caller.accountType}:${caller.accountId}`, sessionId, name);
+}

@@ -1,0 +1,125 @@
+import type { Logger } from "pino";
+import { ToolError, type ErrorCode } from "../errors/tool-error";
+import type { CallContext } from "../upstream/call-context";
+import { sendJson, type HttpRoute } from "./http-routes";
+import { identityFromHeaders } from "./identity";
+import type { NodeServerRequest } from "./node-types";
+import { traceIdFromHeaders } from "./trace";
+
+/** The HTTP status a JSON route answers for each error code. */
+export const httpStatusOf: Record<ErrorCode, number> = {
+  cancelled: 499,
+  invalid_argument: 400,
+  failed_precondition: 400,
+  not_found: 404,
+  already_exists: 409,
+  permission_denied: 403,
+  unauthenticated: 401,
+  resource_exhausted: 429,
+  aborted: 409,
+  unimplemented: 501,
+  deadline_exceeded: 504,
+  unavailable: 503,
+  internal: 500,
+};
+
+export interface JsonRouteOptions {
+  path: string;
+  log: Logger;
+  maxBytes: number;
+  /** Aborted when the server shuts down past its grace period. */
+  stopping: AbortSignal;
+  /** The route's work: the parsed body in, the answer's JSON out. */
+  handle(body: unknown, ctx: CallContext): Promise<unknown>;
+  /** The route's error shape (each spec has its own). */
+  renderError(err: ToolError, traceId: string): unknown;
+}
+
+/**
+ * A POST route taking and answering JSON, for the specs' REST aliases: the
+ * same identity headers, trace id, cancellation and one log line per call as
+ * the RPCs, and every failure rendered in the route's own JSON shape with the
+ * status its code means. An error that is not a ToolError is our bug: 500
+ * with the trace id only.
+ */
+export function jsonRoute(opts: JsonRouteOptions): HttpRoute {
+  return {
+    method: "POST",
+    path: opts.path,
+    async handle(req, res) {
+      const started = performance.now();
+      const headers = headersOf(req);
+      const traceId = traceIdFromHeaders(headers);
+      const gone = new AbortController();
+      res.once("close", () => {
+        if (!res.writableFinished) gone.abort(new ToolError({ code: "cancelled", reason: "CANCELLED", message: "the client closed the connection" }));
+      });
+      let log = opts.log.child({ trace_id: traceId, route: opts.path });
+      let status = 200;
+      try {
+        const identity = identityFromHeaders(headers);
+        log = log.child({ account: identity.accountId });
+        const ctx: CallContext = {
+          identity,
+          traceId,
+          log,
+          signal: AbortSignal.any([gone.signal, opts.stopping]),
+          remainingMs: () => undefined,
+        };
+        const body = await readJson(req, opts.maxBytes);
+        const answer = await opts.handle(body, ctx);
+        sendJson(res, 200, answer, { "x-trace-id": traceId });
+      } catch (err) {
+        const toolError =
+          err instanceof ToolError
+            ? err
+            : new ToolError({ code: "internal", reason: "INTERNAL", message: `internal error; report trace_id ${traceId} to the service operators` });
+        if (!(err instanceof ToolError)) log.error({ err }, "route failed with an unexpected error");
+        status = httpStatusOf[toolError.code];
+        if (!res.headersSent && !res.destroyed) sendJson(res, status, opts.renderError(toolError, traceId), { "x-trace-id": traceId });
+      } finally {
+        log.info({ status, ms: Math.round((performance.now() - started) * 10) / 10 }, "route");
+      }
+    },
+  };
+}
+
+/** The request's headers as a fetch Headers (HTTP/2 pseudo-headers left out). */
+function headersOf(req: NodeServerRequest): Headers {
+  const out = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (name.startsWith(":") || value === undefined) continue;
+    out.set(name, Array.isArray(value) ? value.join(", ") : String(value));
+  }
+  return out;
+}
+
+async function readJson(req: NodeServerRequest, maxBytes: number): Promise<unknown> {
+  const type = String(req.headers["content-type"] ?? "");
+  if (!/^application\/json(;|$)/i.test(type)) {
+    throw new ToolError({
+      code: "invalid_argument",
+      reason: "UNSUPPORTED_CONTENT_TYPE",
+      message: `send the body as JSON with content-type: application/json (got ${JSON.stringify(type)})`,
+    });
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > maxBytes) {
+      throw new ToolError({ code: "resource_exhausted", reason: "REQUEST_TOO_LARGE", message: `the request body is larger than ${maxBytes} bytes` });
+    }
+    chunks.push(chunk);
+  }
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString("utf8") || "null");
+  } catch (err) {
+    throw new ToolError({
+      code: "invalid_argument",
+      reason: "INVALID_JSON",
+      message: `the body is not valid JSON: ${(err as Error).message}`,
+      violations: [{ field: "request", description: "not valid JSON" }],
+    });
+  }
+}
