@@ -4,9 +4,11 @@
  * `npm run bench -- engine` runs the ones whose name contains "engine".
  */
 import { benchEngine } from "./engine";
+import { benchKeywordContext } from "./keyword-context";
 
 const benches: Record<string, () => Promise<void>> = {
   engine: benchEngine,
+  "keyword-context": benchKeywordContext,
 };
 
 async function main(): Promise<void> {

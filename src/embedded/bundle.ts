@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { z } from "zod";
-import { jsonSchema, type Json } from "../upstream/kn-types";
+import { jsonSchema, parsedJson, type Json } from "../upstream/kn-types";
 
 /**
  * The KN bundle: one JSON file holding a knowledge network's schema and data,
@@ -84,7 +84,7 @@ export const bundleSchema = z.object({
   object_types: z.array(objectTypeSchema).default([]),
   relation_types: z.array(relationTypeSchema).default([]),
   action_types: z.array(actionTypeSchema).default([]),
-  objects: z.record(z.string(), z.array(z.record(z.string(), jsonSchema))).default({}),
+  objects: z.record(z.string(), z.array(z.record(z.string(), parsedJson))).default({}),
   relations: z.record(z.string(), z.array(z.tuple([instanceKeySchema, instanceKeySchema]))).default({}),
   /** "<object_type_id>.<logic property>" → primary key value → [[ts_ms, value], ...]. */
   metrics: z

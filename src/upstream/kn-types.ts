@@ -14,6 +14,12 @@ export const jsonSchema: z.ZodType<Json> = z.lazy(() =>
   z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(jsonSchema), z.record(z.string(), jsonSchema)]),
 );
 
+/**
+ * A value that came out of JSON.parse: JSON by construction, so it is not
+ * walked again (checking large free-form values recursively is costly).
+ */
+export const parsedJson = z.custom<Json>(() => true);
+
 /** An instance's identity: a map of every primary key to its value. */
 export type Identity = Record<string, Json>;
 
@@ -154,26 +160,30 @@ export interface LeafCondition {
 
 export type Condition = LogicalCondition | LeafCondition;
 
-/** Reads a condition tree, mapping the platform's `=` alias to `==`. */
+/**
+ * Reads a condition tree, mapping the platform's `=` alias to `==`. One object
+ * schema for every node (and/or nodes need sub_conditions), rather than a
+ * union: conditions arrive by the hundred in a subgraph request, and a union
+ * tries each branch on every node.
+ */
 export const conditionSchema: z.ZodType<Condition> = z.lazy(() =>
-  z.union([
-    z.object({
-      operation: z.enum(["and", "or"]),
-      sub_conditions: z
-        .array(conditionSchema)
-        .max(MAX_SUB_CONDITIONS, `an and/or node takes at most ${MAX_SUB_CONDITIONS} sub_conditions`),
-    }),
-    z.object({
-      operation: z.preprocess((op) => (op === "=" ? "==" : op), z.enum(LEAF_OPERATIONS)),
+  z
+    .object({
+      operation: z.preprocess((op) => (op === "=" ? "==" : op), z.enum(["and", "or", ...LEAF_OPERATIONS])),
+      sub_conditions: z.array(conditionSchema).max(MAX_SUB_CONDITIONS, `an and/or node takes at most ${MAX_SUB_CONDITIONS} sub_conditions`).optional(),
       field: z.string().min(1).optional(),
       fields: z.array(z.string().min(1)).optional(),
-      value: jsonSchema.optional(),
+      value: parsedJson.optional(),
       value_from: z.literal("const").optional(),
       limit_key: z.enum(["k", "max_distance", "min_score"]).optional(),
       limit_value: z.number().optional(),
       match_type: z.string().optional(),
-    }),
-  ]),
+    })
+    .superRefine((c, ctx) => {
+      if ((c.operation === "and" || c.operation === "or") && c.sub_conditions === undefined) {
+        ctx.addIssue({ code: "custom", path: ["sub_conditions"], message: `an ${c.operation} node needs sub_conditions` });
+      }
+    }) as z.ZodType<Condition>,
 );
 
 export function isLogical(c: Condition): c is LogicalCondition {

@@ -12,7 +12,6 @@ import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb";
 import { HealthCheckRequestSchema } from "../../gen/grpc/health/v1/health_pb";
 import { KnowledgeRetrievalService } from "../../gen/contextloader/knowledge/v1/knowledge_pb";
 import { MemRecallService } from "../../gen/contextloader/memrecall/v1/memrecall_pb";
-import { LogicPropertyResolverService } from "../../gen/contextloader/resolver/v1/resolver_pb";
 import { startServer, type TestServer } from "../helpers/server";
 
 const HANDOFF = "/contextloader.memrecall.v1.MemRecallService/Handoff";
@@ -163,12 +162,10 @@ describe("RPCs whose capability lands later", () => {
   it("answer UNIMPLEMENTED naming the issue that builds them", async () => {
     const t = createConnectTransport({ baseUrl: server.baseUrl, httpVersion: "1.1" });
     const knowledge = createClient(KnowledgeRetrievalService, t);
-    const resolver = createClient(LogicPropertyResolverService, t);
     const memrecall = createClient(MemRecallService, t);
     const cases: [Promise<unknown>, string][] = [
       [knowledge.knSearch({}), "issue #7"],
       [knowledge.rerankConcepts({}), "issue #7"],
-      [resolver.resolveLogicProperties({}), "issue #5"],
       [memrecall.searchMemories({}), "issue #6"],
       [memrecall.getMemoryDetail({}), "issue #6"],
       [memrecall.extractSearchKeywords({}), "issue #6"],

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import {
-  jsonSchema,
+  parsedJson,
   type Identity,
   type Json,
   type ObjectType,
@@ -33,7 +33,7 @@ const list = <T extends z.ZodType>(item: T) =>
     .array(item)
     .nullish()
     .transform((v): z.output<T>[] => v ?? []);
-const jsonRecord = z.record(z.string(), jsonSchema);
+const jsonRecord = z.record(z.string(), parsedJson);
 const identitySchema = jsonRecord;
 
 // ---------------------------------------------------------------------------
@@ -51,7 +51,7 @@ const parameterSchema = z.object({
   name: z.string().min(1),
   type: text,
   value_from: z.enum(["input", "property", "const"]),
-  value: jsonSchema.optional(),
+  value: parsedJson.optional(),
   if_system_generate: z
     .boolean()
     .nullish()
@@ -131,7 +131,7 @@ export const knowledgeNetworkSchema = summarySchema.extend({
 export const objectQueryResponseSchema = z.object({
   datas: z.array(jsonRecord).nullable(),
   total_count: z.number().int().nullish(),
-  search_after: z.array(jsonSchema).nullish(),
+  search_after: z.array(parsedJson).nullish(),
 });
 
 export const propertiesResponseSchema = z.object({
@@ -143,8 +143,8 @@ const subgraphObjectSchema = z.object({
   id: z.string().min(1).optional(),
   _instance_identity: identitySchema.optional(),
   unique_identities: identitySchema.optional(),
-  _display: jsonSchema.optional(),
-  display: jsonSchema.optional(),
+  _display: parsedJson.optional(),
+  display: parsedJson.optional(),
   object_type_id: z.string().min(1),
   object_type_name: text,
   properties: jsonRecord.nullish().transform((v) => v ?? {}),
@@ -259,7 +259,7 @@ export const operatorSchema = z.object({
   name: text,
   metadata: z
     .object({ api_spec: jsonObject })
-    .catchall(jsonSchema)
+    .catchall(parsedJson)
     .nullish()
     .transform((v) => v ?? { api_spec: {} }),
   operator_info: jsonObject,
