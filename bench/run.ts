@@ -5,10 +5,14 @@
  */
 import { benchEngine } from "./engine";
 import { benchKeywordContext } from "./keyword-context";
+import { benchResolver } from "./resolver";
+import { benchTimeFacts } from "./time-facts";
 
 const benches: Record<string, () => Promise<void>> = {
   engine: benchEngine,
   "keyword-context": benchKeywordContext,
+  resolver: benchResolver,
+  "resolver-time-facts": benchTimeFacts,
 };
 
 async function main(): Promise<void> {

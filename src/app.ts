@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import { readFileSync } from "node:fs";
 import { Code, ConnectError, type ConnectRouter } from "@connectrpc/connect";
 import type { Logger } from "pino";
@@ -23,7 +24,9 @@ import { localEmbedder, openAiEmbedder } from "./upstream/embeddings";
 import { LlmClient } from "./upstream/llm-client";
 import { httpReranker } from "./upstream/reranker";
 import { registerMemRecall } from "./memrecall/memrecall-service";
+import { ObjectTypeCache, type ResolverDeps } from "./resolver/resolve";
 import { registerResolver } from "./resolver/resolver-service";
+import { resolverRoutes } from "./resolver/rest-routes";
 import { createCors } from "./server/cors";
 import { HealthState, registerHealth } from "./server/health";
 import { createHttpRoutes } from "./server/http-routes";
@@ -109,17 +112,25 @@ export function createApp(config: Config, log: Logger, overrides: { knowledge?: 
     llm,
     ...config.keywordContext,
   };
+  const resolverDeps: ResolverDeps = {
+    backend: knowledge,
+    llm,
+    defaultTimeZone: config.resolver.defaultTimeZone,
+    objectTypeCache: config.resolver.objectTypeCacheMs > 0 ? new ObjectTypeCache(config.resolver.objectTypeCacheMs) : undefined,
+  };
   const readiness: ReadinessCheck[] = [
     ...upstreamReadiness(knowledge, log),
     ...(redisSessions ? [{ name: "redis", check: () => redisSessions.ping() }] : []),
   ];
   const health = new HealthState(productServices.map((s) => s.typeName));
   const stopping = new AbortController();
+  // Every call in flight listens to this signal (connect's shutdownSignal): no listener cap.
+  setMaxListeners(0, stopping.signal);
   const documented = documentedDescriptors(readFileSync(new URL("../gen/descriptors.binpb", import.meta.url)));
 
   const routes = (router: ConnectRouter) => {
     registerKnowledge(router, knowledgeDeps);
-    registerResolver(router);
+    registerResolver(router, resolverDeps);
     registerMemRecall(router, { maxContextWindow: config.memrecallMaxContextWindow });
     registerHealth(router, health);
     registerReflection(
@@ -138,6 +149,8 @@ export function createApp(config: Config, log: Logger, overrides: { knowledge?: 
       connect: true,
       readMaxBytes: config.readMaxBytes,
       writeMaxBytes: config.writeMaxBytes,
+      // Compressing a few kilobytes costs more time than it saves on the networks agents run in.
+      compressMinBytes: config.compressMinBytes,
       // Agents compose JSON by hand: a misspelt field is an error, not silently ignored.
       jsonOptions: { useProtoFieldName: true, ignoreUnknownFields: false },
       interceptors: [callInterceptor({ log, metrics })],
@@ -147,6 +160,7 @@ export function createApp(config: Config, log: Logger, overrides: { knowledge?: 
       routes: [
         ...probeRoutes({ health, metrics, checks: readiness }),
         ...knowledgeRoutes(knowledgeDeps, { log, maxBytes: config.readMaxBytes, stopping: stopping.signal }),
+        ...resolverRoutes(resolverDeps, { log, maxBytes: config.readMaxBytes, stopping: stopping.signal }),
       ],
       metrics,
       log,

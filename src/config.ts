@@ -21,6 +21,8 @@ export interface Config {
   readMaxBytes: number;
   /** Largest response message sent, bytes. */
   writeMaxBytes: number;
+  /** Responses smaller than this are sent uncompressed even to clients that accept gzip or brotli, bytes. */
+  compressMinBytes: number;
   /** How long in-flight calls may run after SIGTERM/SIGINT before they are cut, ms. */
   shutdownGraceMs: number;
   /** pino level. */
@@ -43,6 +45,8 @@ export interface Config {
   reranker: { url: string; apiKey: string | undefined; model: string; timeoutMs: number } | undefined;
   /** Keyword context: candidates fetched before local scoring, and neighbour requests in flight at once. */
   keywordContext: { candidateLimit: number; concurrency: number; pathsPerRequest: number };
+  /** Logic property resolver: the default time zone, and how long object type definitions are cached (0: fetched every call). */
+  resolver: { defaultTimeZone: string; objectTypeCacheMs: number };
 }
 
 /** The knowledge-network backend: the platform's services, or bundles served in-process. */
@@ -104,6 +108,7 @@ const envSchema = z.object({
   CORS_ALLOWED_ORIGINS: list.pipe(z.array(origin)).default([]),
   READ_MAX_BYTES: integer("READ_MAX_BYTES", 1024, 256 * 1024 * 1024).default(4 * 1024 * 1024),
   WRITE_MAX_BYTES: integer("WRITE_MAX_BYTES", 1024, 256 * 1024 * 1024).default(32 * 1024 * 1024),
+  COMPRESS_MIN_BYTES: integer("COMPRESS_MIN_BYTES", 0, 256 * 1024 * 1024).default(64 * 1024),
   SHUTDOWN_GRACE_MS: integer("SHUTDOWN_GRACE_MS", 0, 600_000).default(10_000),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   MEMRECALL_MAX_CONTEXT_WINDOW: integer("MEMRECALL_MAX_CONTEXT_WINDOW", 1, 100_000).default(200),
@@ -133,6 +138,8 @@ const envSchema = z.object({
   KEYWORD_CANDIDATE_LIMIT: integer("KEYWORD_CANDIDATE_LIMIT", 10, 1000).default(50),
   KEYWORD_NEIGHBOR_CONCURRENCY: integer("KEYWORD_NEIGHBOR_CONCURRENCY", 1, 64).default(4),
   KEYWORD_PATHS_PER_REQUEST: integer("KEYWORD_PATHS_PER_REQUEST", 1, 1000).default(50),
+  RESOLVER_DEFAULT_TIMEZONE: z.string().trim().refine(isValidTimeZone, "RESOLVER_DEFAULT_TIMEZONE must be an IANA time zone such as Asia/Shanghai").default("Asia/Shanghai"),
+  RESOLVER_OBJECT_TYPE_CACHE_MS: integer("RESOLVER_OBJECT_TYPE_CACHE_MS", 0, 86_400_000).default(0),
 });
 
 /** A setting that cannot be used; start-up stops with this message. */
@@ -176,6 +183,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     corsAllowedOrigins: e.CORS_ALLOWED_ORIGINS,
     readMaxBytes: e.READ_MAX_BYTES,
     writeMaxBytes: e.WRITE_MAX_BYTES,
+    compressMinBytes: e.COMPRESS_MIN_BYTES,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     logLevel: e.LOG_LEVEL,
     memrecallMaxContextWindow: e.MEMRECALL_MAX_CONTEXT_WINDOW,
@@ -208,6 +216,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       concurrency: e.KEYWORD_NEIGHBOR_CONCURRENCY,
       pathsPerRequest: e.KEYWORD_PATHS_PER_REQUEST,
     },
+    resolver: { defaultTimeZone: e.RESOLVER_DEFAULT_TIMEZONE, objectTypeCacheMs: e.RESOLVER_OBJECT_TYPE_CACHE_MS },
   };
 }
 

@@ -1,16 +1,52 @@
+import { create } from "@bufbuild/protobuf";
 import type { ConnectRouter } from "@connectrpc/connect";
-import { LogicPropertyResolverService } from "../../gen/contextloader/resolver/v1/resolver_pb";
-import { notBuiltYet } from "../errors/tool-error";
+import {
+  LogicPropertyResolverService,
+  ResolveLogicPropertiesRequestSchema,
+  ResolveLogicPropertiesResponseSchema,
+  type ResolveLogicPropertiesResponse,
+} from "../../gen/contextloader/resolver/v1/resolver_pb";
+import { validateRequest } from "../errors/validation";
+import { callContext } from "../server/interceptors";
+import { resolveLogicProperties, type ResolveResult, type ResolverDeps } from "./resolve";
+import { resolveInput } from "./resolver-input";
 
-/** Registers LogicPropertyResolverService. */
-export function registerResolver(router: ConnectRouter): void {
+/** Registers LogicPropertyResolverService: decode and validate, resolve, encode. */
+export function registerResolver(router: ConnectRouter, deps: ResolverDeps): void {
   router.service(LogicPropertyResolverService, {
-    resolveLogicProperties() {
-      throw notBuiltYet(
-        "contextloader.resolver.v1.LogicPropertyResolverService/ResolveLogicProperties",
-        5,
-        "the logic property resolver",
-      );
+    async resolveLogicProperties(req, ctx) {
+      const input = validateRequest(ResolveLogicPropertiesRequestSchema, req, resolveInput);
+      return resolveResponse(await resolveLogicProperties(deps, callContext(ctx), input));
     },
+  });
+}
+
+export function resolveResponse(r: ResolveResult): ResolveLogicPropertiesResponse {
+  return create(ResolveLogicPropertiesResponseSchema, {
+    datas: r.datas,
+    unmatchedIdentities: r.unmatched_identities,
+    traceId: r.trace_id,
+    ...(r.debug
+      ? {
+          debug: {
+            nowMs: BigInt(r.debug.now_ms),
+            timezone: r.debug.timezone,
+            dynamicParams: r.debug.dynamic_params,
+            warnings: r.debug.warnings,
+            traceId: r.debug.trace_id,
+            properties: r.debug.properties.map((p) => ({
+              property: p.property,
+              type: p.type,
+              spanId: p.span_id,
+              promptChars: p.prompt_chars,
+              rawAnswers: p.raw_answers,
+              repairs: p.repairs,
+              latencyMs: BigInt(p.latency_ms),
+              dynamicParams: p.dynamic_params,
+              notes: p.notes,
+            })),
+          },
+        }
+      : {}),
   });
 }

@@ -110,3 +110,33 @@ export function addUnits(unit: CalendarUnit, start: number, n: number, timeZone:
       return instantOf(timeZone, w.year + n, 1, 1);
   }
 }
+
+/** The number of days in `month` (1..12) of `year`. */
+export function daysInMonth(year: number, month: number): number {
+  return new Date(Date.UTC(year, month, 0)).getUTCDate();
+}
+
+/**
+ * The same wall-clock time `n` units away from instant `ms` (n may be negative),
+ * for rolling windows. A day the target month lacks becomes its last day, so
+ * three months before May 31 is February 28 rather than March 3.
+ */
+export function shiftUnits(unit: CalendarUnit, ms: number, n: number, timeZone: string): number {
+  const w = wallClock(ms, timeZone);
+  const subSecond = ms - Math.floor(ms / 1000) * 1000;
+  const at = (year: number, month: number, day: number) => instantOf(timeZone, year, month, day, w.hour, w.minute, w.second) + subSecond;
+  switch (unit) {
+    case "day":
+      return at(w.year, w.month, w.day + n);
+    case "week":
+      return at(w.year, w.month, w.day + 7 * n);
+    case "month":
+    case "quarter":
+    case "year": {
+      const months = w.year * 12 + (w.month - 1) + n * (unit === "month" ? 1 : unit === "quarter" ? 3 : 12);
+      const year = Math.floor(months / 12);
+      const month = months - year * 12 + 1;
+      return at(year, month, Math.min(w.day, daysInMonth(year, month)));
+    }
+  }
+}

@@ -1,0 +1,112 @@
+import { CALENDAR_UNITS } from "../upstream/calendar";
+import type { Json, LogicParameter, LogicProperty } from "../upstream/kn-types";
+
+/** Metric parameters the platform computes from time (spec §7.3: always generated). */
+export const METRIC_SYSTEM_PARAMS = ["instant", "start", "end", "step"] as const;
+const MIN_MS = Date.UTC(2000, 0, 1);
+const MAX_MS = Date.UTC(2100, 0, 1);
+
+/** A parameter the answer lacks or got wrong, in the MissingParams shape. */
+export interface ParamProblem {
+  name: string;
+  type: string;
+  /** What is wrong, for the repair round. */
+  problem: string;
+  /** What the agent should add to additional_context or the query. */
+  hint: string;
+}
+
+/** The `value_from: input` parameters of a logic property (what must be generated). */
+export function inputParameters(lp: LogicProperty): LogicParameter[] {
+  const inputs = lp.parameters.filter((p) => p.value_from === "input");
+  if (lp.type !== "metric") return inputs;
+  // A metric always takes the time parameters, declared or not (spec §7.3).
+  const declared = new Set(inputs.map((p) => p.name));
+  const implied: LogicParameter[] = METRIC_SYSTEM_PARAMS.filter((n) => !declared.has(n)).map((name) => ({
+    name,
+    type: name === "instant" ? "BOOLEAN" : name === "step" ? "STRING" : "INTEGER",
+    value_from: "input",
+    if_system_generate: true,
+    comment: "",
+  }));
+  return [...inputs, ...implied];
+}
+
+/**
+ * Checks a property's generated parameters: every input parameter present with
+ * the declared type, and for a metric the platform's time rules (instant is a
+ * boolean; start and end are ms timestamps between 2000 and 2100 with start ≤
+ * end; instant=false needs step ∈ day|week|month|quarter|year; instant=true
+ * takes no step). Returns the problems; none means usable.
+ */
+export function checkParameters(lp: LogicProperty, params: Record<string, Json>): ParamProblem[] {
+  const problems: ParamProblem[] = [];
+  const isMetric = lp.type === "metric";
+  for (const p of inputParameters(lp)) {
+    const value = params[p.name];
+    const type = (p.type || "").toUpperCase();
+    if (isMetric && p.name === "step") continue;
+    if (value === undefined || value === null || value === "") {
+      problems.push({ name: p.name, type: p.type || "ANY", problem: "missing", hint: hintFor(lp, p) });
+      continue;
+    }
+    const wrong = typeProblem(type, value);
+    if (wrong) problems.push({ name: p.name, type: p.type, problem: wrong, hint: hintFor(lp, p) });
+  }
+  if (isMetric) {
+    const { instant, start, end, step } = params;
+    for (const [name, v] of [["start", start], ["end", end]] as const) {
+      if (typeof v === "number" && Number.isInteger(v) && (v < MIN_MS || v >= MAX_MS)) {
+        problems.push({ name, type: "INTEGER", problem: "must be a millisecond timestamp between 2000 and 2100", hint: timeHint });
+      }
+    }
+    if (typeof start === "number" && typeof end === "number" && start > end) {
+      problems.push({ name: "start", type: "INTEGER", problem: "start must not be after end", hint: timeHint });
+    }
+    if (instant === false && (typeof step !== "string" || !(CALENDAR_UNITS as readonly string[]).includes(step))) {
+      problems.push({
+        name: "step",
+        type: "STRING",
+        problem: step === undefined || step === null ? "a trend query (instant=false) needs step" : "step must be one of day, week, month, quarter, year",
+        hint: "在 additional_context 中说明趋势粒度（如 step=month，按月/按季度/按年），或改为即时查询（instant=true）",
+      });
+    }
+    if (instant === true && step !== undefined && step !== null) {
+      problems.push({ name: "step", type: "STRING", problem: "an instant query (instant=true) takes no step; leave step out", hint: "即时查询（instant=true）不需要 step" });
+    }
+  }
+  return problems;
+}
+
+const timeHint = "在 additional_context 中补充明确时间范围（start/end 毫秒时间戳，或“最近半年”“2024年”等），或在 query 中明确时间范围";
+
+function hintFor(lp: LogicProperty, p: LogicParameter): string {
+  if (p.name === "start" || p.name === "end") return timeHint;
+  if (p.name === "instant") return "在 additional_context 中说明是即时查询（instant=true，单个时间点）还是趋势查询（instant=false，并给出 step）";
+  const about = p.comment ? `（${p.comment}）` : "";
+  return `在 additional_context 中补充逻辑属性 ${lp.name} 的参数 ${p.name}${about}，类型 ${p.type || "任意"}`;
+}
+
+function typeProblem(type: string, value: Json): string | undefined {
+  switch (type) {
+    case "INTEGER":
+    case "INT":
+    case "LONG":
+      return typeof value === "number" && Number.isInteger(value) ? undefined : "must be an integer";
+    case "NUMBER":
+    case "FLOAT":
+    case "DOUBLE":
+      return typeof value === "number" ? undefined : "must be a number";
+    case "BOOLEAN":
+    case "BOOL":
+      return typeof value === "boolean" ? undefined : "must be true or false";
+    case "STRING":
+      return typeof value === "string" ? undefined : "must be a string";
+    case "OBJECT":
+      return value !== null && typeof value === "object" && !Array.isArray(value) ? undefined : "must be a JSON object";
+    case "ARRAY":
+      return Array.isArray(value) ? undefined : "must be a JSON array";
+    default:
+      return undefined;
+  }
+}

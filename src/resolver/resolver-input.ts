@@ -1,0 +1,64 @@
+import { z } from "zod";
+import { isValidTimeZone } from "../upstream/calendar";
+
+const MIN_MS = Date.UTC(2000, 0, 1);
+const MAX_MS = Date.UTC(2100, 0, 1);
+export const MAX_IDENTITIES = 1000;
+export const MAX_PROPERTIES = 20;
+
+const identity = z.record(z.string(), z.union([z.string(), z.number(), z.boolean()], { error: "primary key values are strings, numbers or booleans" }));
+
+/**
+ * Input of the logic property resolver (spec logic-property-resolver §5.2 and
+ * the existing implementation's OpenAPI): identities under either spelling
+ * (`unique_identities` or the platform's newer `_instance_identities`, never
+ * both), options with their defaults.
+ */
+export const resolveInput = z
+  .object({
+    kn_id: z.string().trim().min(1, "kn_id is required, e.g. kn_medical"),
+    ot_id: z.string().trim().min(1, "ot_id is required, e.g. company"),
+    query: z.string().trim().min(1, "query is required: the user's question, with its time and scope words").max(4000, "query must be at most 4000 characters"),
+    unique_identities: z.array(identity).max(MAX_IDENTITIES, `at most ${MAX_IDENTITIES} identities`).default([]),
+    instance_identities: z.array(identity).max(MAX_IDENTITIES, `at most ${MAX_IDENTITIES} identities`).default([]),
+    properties: z
+      .array(z.string().trim().min(1, "property names must not be empty"))
+      .min(1, "properties is required: the logic properties to resolve, e.g. [\"approved_drug_count\"]")
+      .max(MAX_PROPERTIES, `at most ${MAX_PROPERTIES} properties`),
+    additional_context: z.string().max(20_000, "additional_context must be at most 20000 characters").default(""),
+    now_ms: z
+      .union([z.number().int(), z.string().regex(/^\d+$/).transform(Number)])
+      .refine((n) => n >= MIN_MS && n < MAX_MS, "now_ms must be a millisecond timestamp between 2000 and 2100")
+      .optional(),
+    timezone: z
+      .string()
+      .trim()
+      .refine((tz) => tz === "" || isValidTimeZone(tz), "timezone must be an IANA time zone, e.g. Asia/Shanghai")
+      .default(""),
+    options: z
+      .object({
+        return_debug: z.boolean().default(false),
+        max_repair_rounds: z.number().int().min(0, "max_repair_rounds must be between 0 and 3").max(3, "max_repair_rounds must be between 0 and 3").default(1),
+        max_concurrency: z.number().int().min(1, "max_concurrency must be between 1 and 16").max(16, "max_concurrency must be between 1 and 16").default(4),
+      })
+      .strict()
+      .default({ return_debug: false, max_repair_rounds: 1, max_concurrency: 4 }),
+  })
+  .superRefine((v, ctx) => {
+    if (v.unique_identities.length > 0 && v.instance_identities.length > 0) {
+      ctx.addIssue({ code: "custom", path: ["instance_identities"], message: "give unique_identities or _instance_identities, not both" });
+    } else if (v.unique_identities.length === 0 && v.instance_identities.length === 0) {
+      ctx.addIssue({ code: "custom", path: ["unique_identities"], message: "unique_identities is required: one map of every primary key per instance, e.g. [{\"company_id\":\"company_000001\"}]" });
+    }
+    const seen = new Set<string>();
+    v.properties.forEach((p, i) => {
+      if (seen.has(p)) ctx.addIssue({ code: "custom", path: ["properties", i], message: `${p} is listed twice` });
+      seen.add(p);
+    });
+  })
+  .transform(({ unique_identities, instance_identities, ...rest }) => ({
+    ...rest,
+    identities: unique_identities.length > 0 ? unique_identities : instance_identities,
+  }));
+
+export type ResolveInput = z.output<typeof resolveInput>;

@@ -1,0 +1,392 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Code, ConnectError, createClient, type Client } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { AgentHintSchema } from "../../gen/contextloader/common/v1/errors_pb";
+import { LogicPropertyResolverService, MissingParamsSchema } from "../../gen/contextloader/resolver/v1/resolver_pb";
+import { BadRequestSchema, ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb";
+import { startScriptedLlm, type ChatRequest, type Reply, type ScriptedLlm } from "../helpers/scripted-llm";
+import { startServer, type TestServer } from "../helpers/server";
+
+const NOW = Date.parse("2026-11-22T10:30:00+08:00");
+const MONTH_START = (y: number, m: number) => Date.parse(`${y}-${String(m).padStart(2, "0")}-01T00:00:00+08:00`);
+const COMPANY = [{ company_id: "company_000001" }];
+const QUESTION = "注册资金大于100万人民币的企业有哪些？想知道这些药企的药品上市情况，并且这些企业的健康度怎么样？";
+
+/** The logic property a resolver prompt is about (its system message names it). */
+function propertyOf(req: ChatRequest): string {
+  return /当前逻辑属性：(\w+)/.exec(req.messages[0]!.content)?.[1] ?? "";
+}
+
+/** Answers each property's prompt from a table, JSON-encoding objects. */
+function answers(table: Record<string, unknown | ((req: ChatRequest) => Reply)>): (req: ChatRequest) => Reply {
+  return (req) => {
+    const entry = table[propertyOf(req)];
+    if (typeof entry === "function") return (entry as (r: ChatRequest) => Reply)(req);
+    return { content: JSON.stringify(entry ?? { _error: "unscripted" }) };
+  };
+}
+
+async function failure(p: Promise<unknown>): Promise<ConnectError> {
+  return p.then(
+    () => {
+      throw new Error("expected the call to fail");
+    },
+    (e: unknown) => ConnectError.from(e),
+  );
+}
+
+function clientOf(server: TestServer): Client<typeof LogicPropertyResolverService> {
+  return createClient(LogicPropertyResolverService, createConnectTransport({ baseUrl: server.baseUrl, httpVersion: "1.1" }));
+}
+
+const healthParams = { weights: { growth: 0.4, breadth: 0.3, stability: 0.3 }, focus_categories: ["片剂", "注射剂"], as_of: NOW };
+
+describe("ResolveLogicProperties on the sample network", () => {
+  let llm: ScriptedLlm;
+  let server: TestServer;
+  let client: Client<typeof LogicPropertyResolverService>;
+  beforeAll(async () => {
+    llm = await startScriptedLlm();
+    server = await startServer({ LLM_BASE_URL: llm.baseUrl, LLM_MODEL: "scripted" });
+    client = clientOf(server);
+  });
+  afterAll(async () => {
+    await server.close();
+    await llm.close();
+  });
+  beforeEach(() => llm.setFallback(() => ({ content: '{"_error":"unscripted"}' })));
+
+  it("resolves an instant metric and an operator with object and array parameters in one call", async () => {
+    llm.setFallback(
+      answers({
+        approved_drug_count: { approved_drug_count: { instant: true, start: MONTH_START(2025, 11), end: NOW } },
+        business_health_score: { business_health_score: healthParams },
+      }),
+    );
+    const before = llm.requests.length;
+    const res = await client.resolveLogicProperties({
+      knId: "kn_medical",
+      otId: "company",
+      query: QUESTION,
+      uniqueIdentities: COMPANY,
+      properties: ["approved_drug_count", "business_health_score"],
+      additionalContext: "company_id=company_000001；即时查询instant=true",
+      nowMs: BigInt(NOW),
+      options: { returnDebug: true },
+    });
+    expect(llm.requests.length - before).toBe(2);
+    const [row] = res.datas;
+    expect(row).toMatchObject({ company_id: "company_000001" });
+    const metric = row!["approved_drug_count"] as { model: { unit_type: string }; datas: { times: number[]; values: unknown[] }[] };
+    expect(metric.model.unit_type).toBe("countUnit");
+    expect(metric.datas[0]!.times).toEqual([NOW]);
+    const score = row!["business_health_score"] as { score: number; level: string; weights: unknown };
+    expect(score.score).toBeGreaterThanOrEqual(0);
+    expect(score.level).toMatch(/^[A-E]$/);
+    expect(score.weights).toEqual(healthParams.weights);
+    // The operator's prompt carries its parameter schema from the operator market.
+    const operatorPrompt = llm.requests.slice(before).find((r) => propertyOf(r) === "business_health_score")!;
+    expect(operatorPrompt.messages[1]!.content).toContain("算子参数定义");
+    expect(operatorPrompt.messages[1]!.content).toContain("focus_categories");
+    expect(res.debug?.nowMs).toBe(BigInt(NOW));
+    expect(res.debug?.properties.map((p) => p.property).sort()).toEqual(["approved_drug_count", "business_health_score"]);
+    expect(new Set(res.debug?.properties.map((p) => p.spanId)).size).toBe(2);
+  });
+
+  it("lets a time fact win over the LLM: 上个月 is computed, the LLM's start is replaced and debug says so", async () => {
+    llm.setFallback(answers({ approved_drug_count: { approved_drug_count: { instant: true, start: 946684800000, end: NOW } } }));
+    const res = await client.resolveLogicProperties({
+      knId: "kn_medical",
+      otId: "company",
+      query: "上个月这些企业上市了多少药品",
+      uniqueIdentities: COMPANY,
+      properties: ["approved_drug_count"],
+      nowMs: BigInt(NOW),
+      options: { returnDebug: true },
+    });
+    const params = res.debug!.dynamicParams!["approved_drug_count"] as { start: number; end: number };
+    expect(params.start).toBe(MONTH_START(2026, 10));
+    expect(params.end).toBe(MONTH_START(2026, 11) - 1);
+    expect(res.debug!.properties[0]!.notes.join("\n")).toMatch(/the LLM gave start=946684800000; the time fact \d+ wins/);
+  });
+
+  it("answers a trend query with monthly buckets", async () => {
+    llm.setFallback(
+      answers({ approved_drug_count: { approved_drug_count: { instant: false, start: MONTH_START(2026, 1), end: NOW, step: "month" } } }),
+    );
+    const res = await client.resolveLogicProperties({
+      knId: "kn_medical",
+      otId: "company",
+      query: "今年这些企业每月的药品上市数量趋势",
+      uniqueIdentities: COMPANY,
+      properties: ["approved_drug_count"],
+      nowMs: BigInt(NOW),
+    });
+    const metric = res.datas[0]!["approved_drug_count"] as { step: string; datas: { times: number[] }[] };
+    expect(metric.step).toBe("month");
+    expect(metric.datas[0]!.times).toEqual(Array.from({ length: 11 }, (_, i) => MONTH_START(2026, i + 1)));
+  });
+
+  it("repairs an answer that breaks the metric rules, once", async () => {
+    let calls = 0;
+    llm.setFallback(
+      answers({
+        approved_drug_count: () => ({
+          content: JSON.stringify({ approved_drug_count: { instant: false, start: MONTH_START(2026, 1), end: NOW, ...(calls++ === 0 ? {} : { step: "quarter" }) } }),
+        }),
+      }),
+    );
+    const before = llm.requests.length;
+    const res = await client.resolveLogicProperties({
+      knId: "kn_medical",
+      otId: "company",
+      query: "这些企业的药品上市趋势",
+      uniqueIdentities: COMPANY,
+      properties: ["approved_drug_count"],
+      nowMs: BigInt(NOW),
+      options: { returnDebug: true },
+    });
+    expect(res.debug!.properties[0]!.repairs).toBe(1);
+    const repair = llm.requests[before + 1]!;
+    expect(repair.messages.at(-1)!.content).toContain("step");
+    expect((res.datas[0]!["approved_drug_count"] as { step: string }).step).toBe("quarter");
+  });
+
+  it("fails the whole call with MISSING_INPUT_PARAMS when an answer cannot be repaired, naming property, parameter and hint", async () => {
+    llm.setFallback(
+      answers({
+        approved_drug_count: { approved_drug_count: { instant: false, start: MONTH_START(2026, 1), end: NOW } },
+        business_health_score: { business_health_score: healthParams },
+      }),
+    );
+    const err = await failure(
+      client.resolveLogicProperties({
+        knId: "kn_medical",
+        otId: "company",
+        query: "这些企业的药品上市趋势和健康度",
+        uniqueIdentities: COMPANY,
+        properties: ["approved_drug_count", "business_health_score"],
+        nowMs: BigInt(NOW),
+      }),
+    );
+    expect(err.code).toBe(Code.FailedPrecondition);
+    expect(err.rawMessage).toBe("dynamic_params 缺少必需的 input 参数");
+    expect(err.findDetails(ErrorInfoSchema)[0]?.reason).toBe("MISSING_INPUT_PARAMS");
+    const missing = err.findDetails(MissingParamsSchema)[0]!;
+    expect(missing.missing).toEqual([
+      expect.objectContaining({ property: "approved_drug_count", params: [expect.objectContaining({ name: "step", type: "STRING" })] }),
+    ]);
+    expect(missing.missing[0]!.params[0]!.hint).toContain("step=month");
+    expect(missing.traceId).toMatch(/^[0-9a-f]{32}$/);
+    expect(err.findDetails(AgentHintSchema)[0]?.message).toContain("additional_context");
+  });
+
+  it("passes the LLM's _error on as missing parameters with hints, without a repair round", async () => {
+    llm.setFallback(answers({ approved_drug_count: { _error: "缺少必填参数: start (时间范围开始时间戳), end (时间范围结束时间戳)" } }));
+    const before = llm.requests.length;
+    const err = await failure(
+      client.resolveLogicProperties({ knId: "kn_medical", otId: "company", query: "这些企业的药品上市数量", uniqueIdentities: COMPANY, properties: ["approved_drug_count"] }),
+    );
+    expect(llm.requests.length - before).toBe(1);
+    const names = err.findDetails(MissingParamsSchema)[0]!.missing[0]!.params.map((p) => p.name);
+    expect(names).toEqual(expect.arrayContaining(["instant", "start", "end"]));
+    expect(err.findDetails(MissingParamsSchema)[0]!.missing[0]!.params.find((p) => p.name === "start")!.hint).toContain("时间范围");
+  });
+
+  it("retries the LLM after a 429 and succeeds", async () => {
+    llm.queue({ status: 429, body: '{"error":"rate limited"}' });
+    llm.setFallback(answers({ approved_drug_count: { approved_drug_count: { instant: true, start: MONTH_START(2025, 1), end: NOW } } }));
+    const res = await client.resolveLogicProperties({
+      knId: "kn_medical",
+      otId: "company",
+      query: "2025年以来这些企业上市了多少药品",
+      uniqueIdentities: COMPANY,
+      properties: ["approved_drug_count"],
+      nowMs: BigInt(NOW),
+      additionalContext: "instant=true",
+    });
+    expect(res.datas).toHaveLength(1);
+  });
+
+  it("keeps rows in request order and reports identities with no row", async () => {
+    llm.setFallback(answers({ approved_drug_count: { approved_drug_count: { instant: true, start: MONTH_START(2025, 1), end: NOW } } }));
+    const res = await client.resolveLogicProperties({
+      knId: "kn_medical",
+      otId: "company",
+      query: "2025年以来上市了多少药品",
+      uniqueIdentities: [{ company_id: "company_000003" }, { company_id: "company_999999" }, { company_id: "company_000001" }],
+      properties: ["approved_drug_count"],
+      nowMs: BigInt(NOW),
+      additionalContext: "instant=true",
+    });
+    expect(res.datas.map((d) => d["company_id"])).toEqual(["company_000003", "company_999999", "company_000001"]);
+    expect(res.datas[1]!["approved_drug_count"]).toBeNull();
+    expect(res.unmatchedIdentities).toEqual([{ company_id: "company_999999" }]);
+  });
+
+  it("resolves without the LLM when additional_context gives every parameter (an instant query needs no step)", async () => {
+    const before = llm.requests.length;
+    const res = await client.resolveLogicProperties({
+      knId: "kn_medical",
+      otId: "company",
+      query: "这些企业的药品上市数量",
+      uniqueIdentities: COMPANY,
+      properties: ["approved_drug_count"],
+      additionalContext: `start=${MONTH_START(2025, 1)}，end=${NOW}，instant=true`,
+    });
+    expect(llm.requests.length).toBe(before);
+    expect((res.datas[0]!["approved_drug_count"] as { datas: unknown[] }).datas).toHaveLength(1);
+  });
+
+  it.each([
+    [{ properties: ["company_name"] }, "properties[0]", /data property of company/],
+    [{ properties: ["revenue"] }, "properties[0]", /not a logic property of company; its logic properties: approved_drug_count, business_health_score/],
+    [{ uniqueIdentities: [{ company_name: "x" }] }, "unique_identities[0]", /missing primary key company_id/],
+  ])("rejects %o with a field violation", async (change, field, description) => {
+    const err = await failure(
+      client.resolveLogicProperties({ knId: "kn_medical", otId: "company", query: "q", uniqueIdentities: COMPANY, properties: ["approved_drug_count"], ...change }),
+    );
+    expect(err.code).toBe(Code.InvalidArgument);
+    const violation = err.findDetails(BadRequestSchema)[0]!.fieldViolations.find((v) => v.field === field);
+    expect(violation?.description).toMatch(description);
+  });
+
+  it("rejects a request with neither spelling of identities, or both", async () => {
+    const neither = await failure(client.resolveLogicProperties({ knId: "kn_medical", otId: "company", query: "q", properties: ["approved_drug_count"] }));
+    expect(neither.findDetails(BadRequestSchema)[0]!.fieldViolations[0]!.field).toBe("unique_identities");
+    const both = await failure(
+      client.resolveLogicProperties({ knId: "kn_medical", otId: "company", query: "q", properties: ["approved_drug_count"], uniqueIdentities: COMPANY, instanceIdentities: COMPANY }),
+    );
+    expect(both.findDetails(BadRequestSchema)[0]!.fieldViolations[0]!.field).toBe("instance_identities");
+  });
+
+  it("answers the spec's JSON shapes on POST /api/kn/logic-property-resolver", async () => {
+    llm.setFallback(answers({ approved_drug_count: { _error: "缺少必填参数: start" } }));
+    const res = await fetch(`${server.baseUrl}/api/kn/logic-property-resolver`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-account-id": "u-1", "x-account-type": "user" },
+      body: JSON.stringify({ kn_id: "kn_medical", ot_id: "company", query: "药品上市情况", _instance_identities: COMPANY, properties: ["approved_drug_count"] }),
+    });
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as { error_code: string; message: string; missing: { property: string }[]; trace_id: string };
+    expect(body).toMatchObject({ error_code: "MISSING_INPUT_PARAMS", message: "dynamic_params 缺少必需的 input 参数", missing: [{ property: "approved_drug_count" }] });
+    expect(body.trace_id).toBe(res.headers.get("x-trace-id"));
+
+    llm.setFallback(answers({ approved_drug_count: { approved_drug_count: { instant: true, start: MONTH_START(2025, 1), end: NOW } } }));
+    const ok = await fetch(`${server.baseUrl}/api/kn/logic-property-resolver`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-account-id": "u-1" },
+      body: JSON.stringify({ kn_id: "kn_medical", ot_id: "company", query: "2025年以来上市了多少药品", unique_identities: COMPANY, properties: ["approved_drug_count"], now_ms: NOW, additional_context: "instant=true" }),
+    });
+    expect(ok.status).toBe(200);
+    const okBody = (await ok.json()) as { datas: Record<string, unknown>[] };
+    expect(okBody.datas[0]).toMatchObject({ company_id: "company_000001" });
+    expect(Object.keys(okBody)).toEqual(["datas"]);
+  });
+});
+
+describe("ResolveLogicProperties concurrency", () => {
+  let dir: string;
+  let llm: ScriptedLlm;
+  let server: TestServer;
+  const PROPERTIES = Array.from({ length: 8 }, (_, i) => `metric_${i + 1}`);
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), "cl-resolver-"));
+    const bundle = {
+      knowledge_network: { id: "kn_many", name: "many metrics" },
+      object_types: [
+        {
+          id: "company",
+          primary_keys: ["company_id"],
+          display_key: "company_name",
+          data_properties: [{ name: "company_id" }, { name: "company_name" }],
+          logic_properties: PROPERTIES.map((name) => ({
+            name,
+            type: "metric",
+            data_source: { type: "metric", id: name },
+            parameters: ["instant", "start", "end", "step"].map((p) => ({ name: p, type: p === "instant" ? "BOOLEAN" : p === "step" ? "STRING" : "INTEGER", value_from: "input", if_system_generate: true })),
+          })),
+        },
+      ],
+      objects: { company: [{ company_id: "c1", company_name: "一号药企" }] },
+      metrics: Object.fromEntries(PROPERTIES.map((p) => [`company.${p}`, { c1: [[MONTH_START(2026, 1), 1]] }])),
+    };
+    writeFileSync(join(dir, "many.json"), JSON.stringify(bundle));
+    llm = await startScriptedLlm(() => ({ delayMs: 150, content: "" }));
+    llm.setFallback((req) => ({ delayMs: 150, content: JSON.stringify({ [propertyOf(req)]: { instant: true, start: MONTH_START(2026, 1), end: NOW } }) }));
+    server = await startServer({ LLM_BASE_URL: llm.baseUrl, KN_BUNDLE: join(dir, "many.json") });
+  });
+  afterAll(async () => {
+    await server.close();
+    await llm.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("asks the LLM about each property separately, at most max_concurrency at a time", async () => {
+    const before = llm.requests.length;
+    const res = await clientOf(server).resolveLogicProperties({
+      knId: "kn_many",
+      otId: "company",
+      query: "这家企业的各项指标",
+      uniqueIdentities: [{ company_id: "c1" }],
+      properties: PROPERTIES,
+      nowMs: BigInt(NOW),
+      options: { maxConcurrency: 4 },
+    });
+    expect(Object.keys(res.datas[0]!).filter((k) => k.startsWith("metric_")).sort()).toEqual([...PROPERTIES].sort());
+    const arrivals = llm.requests.slice(before).map((r) => r.at);
+    expect(arrivals).toHaveLength(8);
+    // The first four arrive together; the next four only as answers (150 ms each) come back.
+    const first = Math.min(...arrivals);
+    const early = arrivals.filter((t) => t - first < 100).length;
+    expect(early).toBe(4);
+    expect(new Set(llm.requests.slice(before).map(propertyOf))).toEqual(new Set(PROPERTIES));
+  });
+});
+
+describe("ResolveLogicProperties when a dependency is down", () => {
+  it("reports an unreachable LLM as UNAVAILABLE after its retries", async () => {
+    const server = await startServer({ LLM_BASE_URL: "http://127.0.0.1:1/v1", LLM_TIMEOUT_MS: "500" });
+    try {
+      const err = await failure(
+        clientOf(server).resolveLogicProperties({ knId: "kn_medical", otId: "company", query: "药品上市情况", uniqueIdentities: COMPANY, properties: ["approved_drug_count"] }),
+      );
+      expect(err.code).toBe(Code.Unavailable);
+      expect(err.findDetails(ErrorInfoSchema)[0]?.reason).toBe("LLM_UNREACHABLE");
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("reports an unreachable platform at once, before any LLM call", async () => {
+    const llm = await startScriptedLlm();
+    const server = await startServer({ LLM_BASE_URL: llm.baseUrl, ONTOLOGY_MANAGER_URL: "http://127.0.0.1:1", ONTOLOGY_QUERY_URL: "http://127.0.0.1:1" });
+    try {
+      const err = await failure(
+        clientOf(server).resolveLogicProperties({ knId: "kn_medical", otId: "company", query: "药品上市情况", uniqueIdentities: COMPANY, properties: ["approved_drug_count"] }),
+      );
+      expect(err.code).toBe(Code.Unavailable);
+      expect(err.findDetails(ErrorInfoSchema)[0]?.metadata["upstream"]).toBe("ontology-manager");
+      expect(llm.requests).toHaveLength(0);
+    } finally {
+      await server.close();
+      await llm.close();
+    }
+  });
+
+  it("needs an LLM when a parameter is not given, and says which setting", async () => {
+    const server = await startServer();
+    try {
+      const err = await failure(
+        clientOf(server).resolveLogicProperties({ knId: "kn_medical", otId: "company", query: "药品上市情况", uniqueIdentities: COMPANY, properties: ["business_health_score"] }),
+      );
+      expect(err.code).toBe(Code.FailedPrecondition);
+      expect(err.rawMessage).toContain("LLM_BASE_URL");
+    } finally {
+      await server.close();
+    }
+  });
+});
