@@ -152,7 +152,8 @@ export function createApp(config: Config, log: Logger, overrides: { knowledge?: 
       // Compressing a few kilobytes costs more time than it saves on the networks agents run in.
       compressMinBytes: config.compressMinBytes,
       // Agents compose JSON by hand: a misspelt field is an error, not silently ignored.
-      jsonOptions: { useProtoFieldName: true, ignoreUnknownFields: false },
+      // Zero values are written too, so every answer has the spec's full shape (false, 0, [] included).
+      jsonOptions: { useProtoFieldName: true, ignoreUnknownFields: false, alwaysEmitImplicit: true },
       interceptors: [callInterceptor({ log, metrics })],
       shutdownSignal: stopping.signal,
     },

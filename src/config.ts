@@ -135,7 +135,7 @@ const envSchema = z.object({
   RERANKER_URL: httpUrl.optional(),
   RERANKER_API_KEY: z.string().trim().optional(),
   RERANKER_MODEL: z.string().trim().min(1).default("reranker"),
-  KEYWORD_CANDIDATE_LIMIT: integer("KEYWORD_CANDIDATE_LIMIT", 10, 1000).default(50),
+  KEYWORD_CANDIDATE_LIMIT: integer("KEYWORD_CANDIDATE_LIMIT", 10, 10_000).default(200),
   KEYWORD_NEIGHBOR_CONCURRENCY: integer("KEYWORD_NEIGHBOR_CONCURRENCY", 1, 64).default(4),
   KEYWORD_PATHS_PER_REQUEST: integer("KEYWORD_PATHS_PER_REQUEST", 1, 1000).default(50),
   RESOLVER_DEFAULT_TIMEZONE: z.string().trim().refine(isValidTimeZone, "RESOLVER_DEFAULT_TIMEZONE must be an IANA time zone such as Asia/Shanghai").default("Asia/Shanghai"),

@@ -12,6 +12,7 @@ export function compactObjects(objectTypes: readonly RecalledObjectType[], withN
   for (const o of objectTypes) {
     objects[withNetwork ? `${o.kn_id}/${o.id}` : o.id] = {
       name: o.name,
+      score: o.score,
       ...(o.comment ? { comment: o.comment } : {}),
       primary_keys: o.primary_keys,
       display_key: o.display_key,
@@ -35,6 +36,7 @@ export function compactRelations(relationTypes: readonly RecalledRelationType[],
   for (const r of relationTypes) {
     relations[id(r.kn_id, r.id)] = {
       name: r.name,
+      score: r.score,
       from: id(r.kn_id, r.source_object_type_id),
       to: id(r.kn_id, r.target_object_type_id),
       ...(r.comment ? { comment: r.comment } : {}),

@@ -3,9 +3,9 @@ import { ToolError } from "../errors/tool-error";
 import type { CallContext } from "../upstream/call-context";
 import { settleWithLimit } from "../upstream/concurrency";
 import type { KnowledgeNetworkBackend } from "../upstream/kn-backend";
-import type { Condition, Identity, Json, ObjectQueryResult, RelationTypePath, Row, SubgraphEntry, SubgraphObject } from "../upstream/kn-types";
+import { MAX_OBJECT_LIMIT, type Condition, type Identity, type Json, type ObjectQueryResult, type RelationTypePath, type Row, type SubgraphEntry, type SubgraphObject } from "../upstream/kn-types";
 import { yaml } from "./compact-format";
-import { keywordConditions, scoreCandidates, type MatchType, type ScoredInstance } from "./keyword-matching";
+import { comparable, keywordConditions, scoreCandidates, type MatchType, type ScoredInstance } from "./keyword-matching";
 import { unionOf, type KnowledgeSessions, type RecalledObjectType, type RecalledRelationType } from "./session";
 
 /** Spec §4.2 step 5: at most 10 instances, 10 neighbours per relation type, 50 per instance. */
@@ -106,6 +106,14 @@ export async function retrieveKeywordContext(deps: KeywordDeps, ctx: CallContext
       violations: [{ field: "query", description: "required: one keyword taken from the question" }],
     });
   }
+  if (comparable(input.query) === "") {
+    throw new ToolError({
+      code: "invalid_argument",
+      reason: "INVALID_ARGUMENT",
+      message: "query必须是一个关键词：它只有标点或空白",
+      violations: [{ field: "query", description: "has no letters or digits" }],
+    });
+  }
   const store = deps.sessions.pick(input.session_type);
   const rounds = await deps.sessions.rounds(store, ctx.identity, input.session_id);
   if (rounds.length === 0) {
@@ -132,6 +140,16 @@ export async function retrieveKeywordContext(deps: KeywordDeps, ctx: CallContext
   }
   const schema = unionOf(rounds);
   const wanted = new Set(input.kn_ids.map((k) => k.knowledge_network_id));
+  const foreign = [...wanted].filter((k) => !schema.kn_ids.includes(k));
+  if (foreign.length > 0) {
+    throw new ToolError({
+      code: "invalid_argument",
+      reason: "KN_NOT_IN_SESSION",
+      message: `kn_ids ${foreign.join(", ")} 不在本会话召回的schema中；本会话的知识网络：${schema.kn_ids.join(", ")}`,
+      violations: [{ field: "kn_ids", description: "must be networks of the session's schema" }],
+      hint: { message: "Leave kn_ids out, or name networks the session's RetrieveSchema used.", validValues: schema.kn_ids },
+    });
+  }
   const matches = schema.object_types.filter((o) => o.id === input.object_type_id && (wanted.size === 0 || wanted.has(o.kn_id)));
   if (matches.length !== 1) {
     const valid = [...new Set(schema.object_types.map((o) => o.id))];
@@ -158,22 +176,30 @@ export async function retrieveKeywordContext(deps: KeywordDeps, ctx: CallContext
 
   // Round trip 1: exact and fuzzy instance queries side by side.
   const { candidates, total } = await findInstances(deps, ctx, ot, input.query, warnings);
+  if (total > candidates.length && candidates.length >= deps.candidateLimit) {
+    warnings.push({
+      target: "instances",
+      reason: "TOO_MANY_CANDIDATES",
+      message: `${total} instances match '${input.query}'; the best of the first ${candidates.length} are returned. Use a more specific keyword to be sure of the best matches.`,
+    });
+  }
   const chosen = scoreCandidates(ot, input.query, candidates).slice(0, MAX_INSTANCES);
 
   // Round trip 2: every neighbour path, batched.
   const relations = schema.relation_types.filter((r) => r.kn_id === ot.kn_id && (r.source_object_type_id === ot.id || r.target_object_type_id === ot.id));
   const neighbors = chosen.length === 0 ? [] : await findNeighbors(deps, ctx, ot, chosen, relations, warnings);
 
-  const instanceKey = (otId: string, id: string) => `${ot.kn_id}/${otId}/${id}`;
+  // Dedup by the whole identity, not the "_"-joined id: ("a_b","c") and ("a","b_c") differ.
+  const instanceKey = (otId: string, identity: Identity) => `${ot.kn_id}/${otId}/${identityKey(identity)}`;
   const keys = [
-    ...chosen.map((c) => instanceKey(ot.id, instanceIdOf(c.row._instance_identity, ot.primary_keys))),
-    ...neighbors.flat().map((n) => instanceKey(n.object.object_type_id, n.id)),
+    ...chosen.map((c) => instanceKey(ot.id, c.row._instance_identity)),
+    ...neighbors.flat().map((n) => instanceKey(n.object.object_type_id, n.object._instance_identity)),
   ];
   const fresh = keys.length === 0 ? new Set<string>() : await deps.sessions.claimReturned(store, ctx.identity, input.session_id, keys);
 
   const instances: InstanceContext[] = chosen.map((c, i) => {
     const id = instanceIdOf(c.row._instance_identity, ot.primary_keys);
-    const full = fresh.has(instanceKey(ot.id, id));
+    const full = fresh.has(instanceKey(ot.id, c.row._instance_identity));
     return {
       instance_id: id,
       object_type_id: ot.id,
@@ -185,7 +211,7 @@ export async function retrieveKeywordContext(deps: KeywordDeps, ctx: CallContext
       matched_fields: c.matched_fields,
       already_returned: !full,
       neighbors: (neighbors[i] ?? []).map((n) => {
-        const seen = !fresh.has(instanceKey(n.object.object_type_id, n.id));
+        const seen = !fresh.has(instanceKey(n.object.object_type_id, n.object._instance_identity));
         return {
           instance_id: n.id,
           object_type_id: n.object.object_type_id,
@@ -289,7 +315,8 @@ async function findNeighbors(
         // cannot say "backward", so its incoming side puts the instance at the end.
         const path: RelationTypePath =
           r.source_object_type_id === ot.id
-            ? { object_types: [{ id: ot.id, limit: MAX_NEIGHBORS_PER_RELATION }, self], relation_types: edge(ot.id, ot.id), limit: MAX_NEIGHBORS_PER_RELATION }
+            ? // No limit of 10 on the first node: a platform applying it before the path filter would keep 10 unrelated objects.
+              { object_types: [{ id: ot.id, limit: MAX_OBJECT_LIMIT }, self], relation_types: edge(ot.id, ot.id), limit: MAX_NEIGHBORS_PER_RELATION }
             : { object_types: [self, { id: r.source_object_type_id, limit: MAX_NEIGHBORS_PER_RELATION }], relation_types: edge(ot.id, r.source_object_type_id), limit: MAX_NEIGHBORS_PER_RELATION };
         plans.push({ instance, relation: r, direction: "incoming", neighborNode: r.source_object_type_id === ot.id ? 0 : 1, path });
       }
@@ -337,6 +364,11 @@ async function findNeighbors(
   return found;
 }
 
+/** An identity as a stable string: its keys sorted, values JSON-encoded. */
+function identityKey(identity: Identity): string {
+  return JSON.stringify(Object.keys(identity).sort().map((k) => [k, identity[k]]));
+}
+
 /** A condition selecting exactly this instance: every primary key equal. */
 function identityCondition(identity: Identity): Condition {
   const leaves: Condition[] = Object.entries(identity).map(([field, value]) => ({ field, operation: "==", value, value_from: "const" }));
@@ -359,17 +391,20 @@ function propertiesOf(row: Row): Record<string, Json> {
   return out;
 }
 
-/** The context as YAML: instances with their properties, neighbours grouped by relation and direction. */
+/** The context as YAML: instances with their properties, neighbours grouped by relation and direction (with their properties the first time). */
 function compactContext(r: KeywordContextResult): string {
   return yaml({
     keyword: r.keyword,
     object_type_id: r.object_type_id,
     matched_field: r.matched_field,
     instances: r.instances.map((i) => {
-      const groups: Record<string, string[]> = {};
+      const groups: Record<string, unknown[]> = {};
       for (const n of i.neighbors) {
         const label = `${n.relation_type_id} ${n.relation_type_name} (${n.relation_direction})`;
-        (groups[label] ??= []).push(`${n.instance_name} [${n.object_type_id}:${n.instance_id}]${n.already_returned ? " (already returned)" : ""}`);
+        const line = `${n.instance_name} [${n.object_type_id}:${n.instance_id}]`;
+        // Properties beyond the id and the name are worth their tokens; the rest is in the line.
+        const extra = Object.entries(n.properties ?? {}).filter(([, v]) => v !== null && v !== "" && v !== n.instance_id && v !== n.instance_name);
+        (groups[label] ??= []).push(n.already_returned ? `${line} (already returned)` : extra.length > 0 ? { [line]: Object.fromEntries(extra) } : line);
       }
       return {
         instance_id: i.instance_id,

@@ -99,7 +99,9 @@ export function scoreCandidates(ot: RecalledObjectType, keyword: string, rows: r
   const key = comparable(keyword);
   const keyGrams = bigrams(key);
   const tokens = keywordTokens(keyword).map(comparable).filter((t) => t !== "");
-  const textProps = ot.data_properties.filter((p) => TEXT_TYPES.test(p.type)).map((p) => p.name);
+  // A numeric keyword is also compared with numeric properties (found there by ==).
+  const numeric = /^-?\d+(\.\d+)?$/.test(keyword.trim());
+  const textProps = ot.data_properties.filter((p) => numeric || TEXT_TYPES.test(p.type)).map((p) => p.name);
   const canMatch = ot.data_properties.some((p) => p.condition_operations.includes("match"));
   const scored = rows.map((row): ScoredInstance => {
     let best: { type: MatchType; score: number; fields: string[] } = {

@@ -51,13 +51,15 @@ export async function rankWithoutLlm(
   if (deps.reranker) {
     try {
       const raw = await deps.reranker.rerank(ctx, question, candidates.map((c) => c.text));
-      return { scores: raw.map((s) => clamp01(s)), method: "reranker", warnings };
+      // Rerankers may answer probabilities or raw logits: a logistic keeps the order and maps either into 0..1.
+      const scores = raw.every((s) => s >= 0 && s <= 1) ? raw : raw.map((s) => 1 / (1 + Math.exp(-s)));
+      return withSignalCheck({ scores: scores.map(round), method: "reranker", warnings });
     } catch (err) {
       if (!(err instanceof ToolError)) throw err;
       warnings.push({
         target: "reranker",
         reason: err.reason,
-        message: `the reranker failed (${err.message}); relation types were ranked by embeddings and tokens instead`,
+        message: `the reranker failed (${err.message}); ranked by embeddings and tokens instead`,
       });
     }
   }
@@ -69,7 +71,22 @@ export async function rankWithoutLlm(
     const named = c.names.some((n) => n.length >= 2 && normalizedQuestion.includes(normalizeText(n))) ? 1 : 0;
     return round(0.5 * lexical[i]! + 0.3 * semantic + 0.2 * named);
   });
-  return { scores, method: "embedding_lexical", warnings };
+  return withSignalCheck({ scores, method: "embedding_lexical", warnings });
+}
+
+/**
+ * When every candidate scores the same, the ranking says nothing and the order
+ * kept is the network's: say so rather than pass it off as relevance.
+ */
+function withSignalCheck(r: Ranking): Ranking {
+  if (r.scores.length > 1 && r.scores.every((s) => s === r.scores[0])) {
+    r.warnings.push({
+      target: "ranking",
+      reason: "NO_RELEVANCE_SIGNAL",
+      message: `every candidate scored ${r.scores[0]} (${r.method}): nothing in the question told them apart, so they are in network order; rephrase the question with the entities or relations it is about`,
+    });
+  }
+  return r;
 }
 
 /** Share of the question's token weight (rarer tokens weigh more) found in each candidate. */
@@ -121,7 +138,7 @@ export async function rankWithLlm(
       content: [
         `Question: ${input.question}`,
         input.additionalContext ? `Additional context: ${input.additionalContext}` : "",
-        input.history.length > 0 ? `Earlier questions in this session:\n${input.history.map((h) => `- ${h}`).join("\n")}` : "",
+        input.history.length > 0 ? `Earlier rounds of this session (question → what was selected):\n${input.history.map((h) => `- ${h}`).join("\n")}` : "",
         `${input.what}:\n${list}`,
       ]
         .filter((s) => s !== "")

@@ -58,9 +58,11 @@ export function knowledgeRoutes(deps: KnowledgeDeps, route: Pick<JsonRouteOption
             session_type: rest.session_type,
           });
           const result = await retrieveKeywordContext(deps, ctx, input);
-          const json = toJson(RetrieveKeywordContextResponseSchema, keywordContextResponse(result), { useProtoFieldName: true }) as Record<string, unknown>;
+          const json = toJson(RetrieveKeywordContextResponseSchema, keywordContextResponse(result), { useProtoFieldName: true, alwaysEmitImplicit: true }) as Record<string, unknown>;
+          // keyword_context is an object either way: the §5 structure, or (compact) the spec §7.1 form {context, matched_properties}.
           return {
-            keyword_context: result.compact ?? json["keyword_context"],
+            keyword_context:
+              result.compact !== undefined ? { context: result.compact, matched_properties: result.statistics.matched_fields } : json["keyword_context"],
             session_id: result.session_id,
             ...(result.warnings.length > 0 ? { warnings: json["warnings"] } : {}),
           };
@@ -74,7 +76,18 @@ export function knowledgeRoutes(deps: KnowledgeDeps, route: Pick<JsonRouteOption
         }
         const additional = [rest.additional_context, background].filter((s) => s !== undefined && s !== "").join("\n");
         const input = parseOrThrow(retrieveSchemaInput, { ...schemaFields, additional_context: additional });
-        return toJson(RetrieveSchemaResponseSchema, schemaResponse(await retrieveSchema(deps, ctx, input)), { useProtoFieldName: true });
+        const result = await retrieveSchema(deps, ctx, input);
+        const json = toJson(RetrieveSchemaResponseSchema, schemaResponse(result), { useProtoFieldName: true, alwaysEmitImplicit: true }) as Record<string, unknown>;
+        // The spec's two shapes: compact {objects, relations}, full {object_types, relation_types, action_types}.
+        const shape = result.compact ? ["objects", "relations"] : ["object_types", "relation_types", "action_types"];
+        const picked = Object.fromEntries(shape.map((k) => [k, json[k]]));
+        return {
+          ...picked,
+          session_id: result.session_id,
+          round: result.round,
+          ranking_method: result.ranking_method,
+          ...(result.warnings.length > 0 ? { warnings: json["warnings"] } : {}),
+        };
       },
       renderError: (err, traceId) => knowledgeError(err, traceId),
     }),

@@ -131,6 +131,24 @@ export async function retrieveSchema(deps: SchemaDeps, ctx: CallContext, input: 
   );
 
   const method = relations.length > 0 ? relationRanking.method : typeRanking.method;
+  if (objectTypes.size === 0 && relationTypes.length === 0) {
+    // Nothing recalled (the LLM chose nothing): the session keeps what it had, and the agent is told.
+    warnings.push({
+      target: "schema",
+      reason: method === "llm" ? "LLM_SELECTED_NOTHING" : "NOTHING_RECALLED",
+      message: "no relation or object type was judged relevant to the question; the session's schema is unchanged. Rephrase the question, or call with skip_llm=true for the best-ranked types.",
+    });
+    return {
+      session_id: sessionId,
+      round: prior.length,
+      ranking_method: method,
+      object_types: [],
+      relation_types: [],
+      action_types: [],
+      compact: input.compact_format ? { objects: compactObjects([], false), relations: compactRelations([], false) } : undefined,
+      warnings,
+    };
+  }
   const thisRound: Omit<SchemaRound, "round"> = {
     query: input.query,
     kn_ids: networks.map((kn) => kn.id),
@@ -184,7 +202,13 @@ async function rank(
   const chosen = await rankWithLlm(
     ctx,
     deps.llm!,
-    { question: input.query, additionalContext: input.additional_context, history: prior.slice(-5).map((r) => r.query), topK: input.top_k, what },
+    {
+      question: input.query,
+      additionalContext: input.additional_context,
+      history: prior.slice(-5).map((r) => `${r.query} → ${r.relation_types.map((rel) => rel.id).join(", ") || r.object_types.map((o) => o.id).join(", ") || "nothing"}`),
+      topK: input.top_k,
+      what,
+    },
     shortlist.map((i) => ({ label: labels[i]! })),
   );
   const scores = candidates.map(() => 0);

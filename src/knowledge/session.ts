@@ -97,7 +97,10 @@ export class KnowledgeSessions {
    * instance, exactly one returns it in full.
    */
   async claimReturned(store: SessionStore, caller: Caller, sessionId: string, instanceKeys: string[]): Promise<Set<string>> {
-    return new Set(await store.claim(key(caller, sessionId, "returned_instances"), instanceKeys));
+    const fresh = new Set(await store.claim(key(caller, sessionId, "returned_instances"), instanceKeys));
+    // A session in use keeps its schema alive as long as its dedup record.
+    await store.touch([key(caller, sessionId, "schema_rounds")]);
+    return fresh;
   }
 }
 

@@ -42,7 +42,8 @@ export class MemorySessionStore implements SessionStore {
   }
 
   async append(key: string, value: unknown, ttlMs?: number): Promise<number> {
-    const { json } = fitToSize(value, this.opts.maxValueBytes);
+    const { json, truncated } = fitToSize(value, this.opts.maxValueBytes);
+    if (truncated) this.opts.log.warn({ key, max_bytes: this.opts.maxValueBytes }, "session list item over the size limit: kept its first 80% and last 20%");
     const e = this.live(key, "list") ?? { kind: "list" as const, items: [], expiresAt: 0 };
     e.items.push(json);
     e.expiresAt = this.expiry(ttlMs);
@@ -78,6 +79,14 @@ export class MemorySessionStore implements SessionStore {
 
   async delete(keys: string[]): Promise<void> {
     for (const k of keys) this.entries.delete(k);
+  }
+
+  async touch(keys: string[], ttlMs?: number): Promise<void> {
+    const now = Date.now();
+    for (const k of keys) {
+      const e = this.entries.get(k);
+      if (e && e.expiresAt > now) e.expiresAt = this.expiry(ttlMs);
+    }
   }
 
   async ping(): Promise<void> {}

@@ -54,7 +54,8 @@ export class RedisSessionStore implements SessionStore {
   }
 
   async append(key: string, value: unknown, ttlMs?: number): Promise<number> {
-    const { json } = fitToSize(value, this.opts.maxValueBytes);
+    const { json, truncated } = fitToSize(value, this.opts.maxValueBytes);
+    if (truncated) this.opts.log.warn({ key, max_bytes: this.opts.maxValueBytes }, "session list item over the size limit: kept its first 80% and last 20%");
     const results = await this.run(() =>
       this.redis
         .multi()
@@ -95,6 +96,11 @@ export class RedisSessionStore implements SessionStore {
     if (keys.length === 0) return;
     // Keys of different sessions may sit in different Cluster slots: delete one by one.
     await this.run(() => Promise.all(keys.map((k) => this.redis.del(k))));
+  }
+
+  async touch(keys: string[], ttlMs?: number): Promise<void> {
+    if (keys.length === 0) return;
+    await this.run(() => Promise.all(keys.map((k) => this.redis.pexpire(k, ttlMs ?? this.defaultTtlMs))));
   }
 
   async ping(): Promise<void> {

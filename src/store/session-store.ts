@@ -26,6 +26,8 @@ export interface SessionStore {
   /** Increments a counter and returns the new value (1 for a new counter). */
   increment(key: string, ttlMs?: number): Promise<number>;
   delete(keys: string[]): Promise<void>;
+  /** Restarts the time to live of these keys (those that exist). */
+  touch(keys: string[], ttlMs?: number): Promise<void>;
   /** Resolves when the store answers. */
   ping(): Promise<void>;
   close(): Promise<void>;

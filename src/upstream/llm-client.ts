@@ -38,8 +38,8 @@ const completionSchema = z.object({
 /**
  * A client of any OpenAI-compatible chat completions endpoint. It asks for a
  * JSON object when `json` is set, times each attempt out, and retries only what
- * a retry can fix: HTTP 429, 5xx, timeouts and connection failures, at most
- * twice (100 ms, then 200 ms). Other failures return at once.
+ * the spec lets it: HTTP 429, 5xx and timeouts, at most twice (100 ms, then
+ * 200 ms). Other failures return at once.
  */
 export class LlmClient {
   constructor(private readonly opts: LlmOptions) {}
@@ -92,7 +92,8 @@ export class LlmClient {
       if (timeout.aborted) {
         return { error: llmError("deadline_exceeded", "LLM_TIMEOUT", `the LLM did not answer within ${timeoutMs} ms`), retryable: true };
       }
-      return { error: llmError("unavailable", "LLM_UNREACHABLE", `the LLM endpoint cannot be reached: ${(err as Error).message}`), retryable: true };
+      // Only 429, 5xx and timeouts are retried (the resolver spec §9.2); a refused connection is not.
+      return { error: llmError("unavailable", "LLM_UNREACHABLE", `the LLM endpoint cannot be reached: ${(err as Error).message}`), retryable: false };
     }
     const text = await res.text().catch(() => "");
     if (res.status === 429 || res.status >= 500) {

@@ -51,6 +51,15 @@ export function describeSessionStoreContract(name: string, make: () => SessionSt
       expect(await store.increment(key("count"))).toBe(2);
     });
 
+    it("restarts the time to live of an entry on touch", async () => {
+      await store.setJson(key("touched"), "x", 150);
+      await new Promise((r) => setTimeout(r, 100));
+      await store.touch([key("touched"), key("never-written")], 300);
+      await new Promise((r) => setTimeout(r, 120));
+      expect(await store.getJson(key("touched"))).toBe("x");
+      expect(await store.getJson(key("never-written"))).toBeUndefined();
+    });
+
     it("deletes", async () => {
       await store.setJson(key("gone"), 1);
       await store.delete([key("gone")]);

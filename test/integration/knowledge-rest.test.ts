@@ -126,14 +126,15 @@ describe("schema mode (enable_keyword_context false)", () => {
 });
 
 describe("keyword mode (enable_keyword_context true)", () => {
-  it("answers keyword_context as YAML text: 上气道梗阻 finds 上、下气道梗阻 with its properties and symptoms", async () => {
+  it("answers keyword_context as the spec's compact {context, matched_properties}: 上气道梗阻 finds 上、下气道梗阻 with its properties and symptoms", async () => {
     const session_id = await recallSchema();
     const res = await keywordCall(session_id);
     expect(res.status).toBe(200);
     expect(res.body["session_id"]).toBe(session_id);
     expect(res.body).not.toHaveProperty("objects");
-    expect(typeof res.body["keyword_context"]).toBe("string");
-    const context = parse(res.body["keyword_context"] as string) as {
+    const compact = res.body["keyword_context"] as { context: string; matched_properties: string[] };
+    expect(compact.matched_properties).toEqual(["disease_name"]);
+    const context = parse(compact.context) as {
       keyword: string;
       object_type_id: string;
       instances: { instance_id: string; instance_name: string; properties: Record<string, unknown>; neighbors: Record<string, string[]> }[];

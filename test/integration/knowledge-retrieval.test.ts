@@ -58,8 +58,9 @@ describe("RetrieveSchema (step one)", () => {
     expect(res.round).toBe(1);
     expect(res.objectTypes).toEqual([]);
     const objects = parse(res.objects) as { objects: Record<string, { name: string; primary_keys: string[]; properties: { name: string }[] }> };
-    const relations = parse(res.relations) as { relations: Record<string, { name: string; from: string; to: string }> };
-    expect(relations.relations["has_symptom"]).toEqual({ name: "疾病症状", from: "disease", to: "symptom" });
+    const relations = parse(res.relations) as { relations: Record<string, { name: string; score: number; from: string; to: string }> };
+    expect(relations.relations["has_symptom"]).toEqual({ name: "疾病症状", score: expect.any(Number), from: "disease", to: "symptom" });
+    expect(relations.relations["has_symptom"]!.score).toBeGreaterThan(0);
     expect(objects.objects["disease"]?.primary_keys).toEqual(["disease_id"]);
     expect(objects.objects["symptom"]?.properties.map((p) => p.name)).toContain("symptom_name");
   });

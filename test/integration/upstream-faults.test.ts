@@ -191,7 +191,8 @@ describe("upstream failures through the simulator", () => {
     expect(bad.status).toBe(400);
     const { requests } = (await (await fetch(`${sim.url}/__sim/requests`)).json()) as { requests: SimRequest[] };
     expect(requests).toMatchObject([{ method: "GET", path: "/api/ontology-manager/in/v1/knowledge-networks/kn_mini?mode=export", status: 503 }]);
-    expect(requests[0]!.ms).toBeGreaterThanOrEqual(5);
+    // libuv timers may fire up to a millisecond early against performance.now().
+    expect(requests[0]!.ms).toBeGreaterThanOrEqual(4);
   });
 
   it("logs one line per call: debug on success, warn on failure", async () => {

@@ -654,8 +654,8 @@ export type Neighbor = Message<"contextloader.knowledge.v1.Neighbor"> & {
   relationTypeName: string;
 
   /**
-   * Direction seen from the matched instance: "outgoing" (it is the
-   * relation's source) or "incoming" (it is the target).
+   * Direction seen from the matched instance: "outgoing" (the matched instance
+   * is the relation's source) or "incoming" (the matched instance is its target).
    *
    * @generated from field: string relation_direction = 6;
    */
