@@ -54,7 +54,8 @@ const INPUTS: TimeFactsInput[] = Array.from({ length: 50 }, (_, i) => ({
   additionalContext: CONTEXTS[i % CONTEXTS.length] ?? "",
   requestNowMs: undefined,
   serverNowMs: NOW,
-  timeZone: "Asia/Shanghai",
+  requestTimeZone: undefined,
+  defaultTimeZone: "Asia/Shanghai",
 }));
 
 /** The resolver's time pre-pass cost per call over a mix of realistic queries and additional_context. */

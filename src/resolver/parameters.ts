@@ -1,5 +1,5 @@
 import { CALENDAR_UNITS } from "../upstream/calendar";
-import type { Json, LogicParameter, LogicProperty } from "../upstream/kn-types";
+import type { Json, LogicParameter, LogicProperty, OperatorDetail } from "../upstream/kn-types";
 
 /** Metric parameters the platform computes from time (spec §7.3: always generated). */
 export const METRIC_SYSTEM_PARAMS = ["instant", "start", "end", "step"] as const;
@@ -20,8 +20,9 @@ export interface ParamProblem {
 export function inputParameters(lp: LogicProperty): LogicParameter[] {
   const inputs = lp.parameters.filter((p) => p.value_from === "input");
   if (lp.type !== "metric") return inputs;
-  // A metric always takes the time parameters, declared or not (spec §7.3).
-  const declared = new Set(inputs.map((p) => p.name));
+  // A metric always takes the time parameters (spec §7.3) unless it declares
+  // one itself with another source (a const step, say), which then stands.
+  const declared = new Set(lp.parameters.map((p) => p.name));
   const implied: LogicParameter[] = METRIC_SYSTEM_PARAMS.filter((n) => !declared.has(n)).map((name) => ({
     name,
     type: name === "instant" ? "BOOLEAN" : name === "step" ? "STRING" : "INTEGER",
@@ -56,7 +57,7 @@ export function checkParameters(lp: LogicProperty, params: Record<string, Json>)
   if (isMetric) {
     const { instant, start, end, step } = params;
     for (const [name, v] of [["start", start], ["end", end]] as const) {
-      if (typeof v === "number" && Number.isInteger(v) && (v < MIN_MS || v >= MAX_MS)) {
+      if (typeof v === "number" && Number.isInteger(v) && (v < MIN_MS || v > MAX_MS)) {
         problems.push({ name, type: "INTEGER", problem: "must be a millisecond timestamp between 2000 and 2100", hint: timeHint });
       }
     }
@@ -109,4 +110,85 @@ function typeProblem(type: string, value: Json): string | undefined {
     default:
       return undefined;
   }
+}
+
+/**
+ * Checks an operator property's generated parameters against the operator
+ * market's schema (api_spec.request_body for body parameters, api_spec.parameters
+ * for the rest): type, enum, required members and unknown members of objects,
+ * item types of arrays, numeric bounds. The property's own declaration only says
+ * "OBJECT"; this catches `weights` without the members the operator requires
+ * before the call, where a repair round can still fix it.
+ */
+export function checkOperatorParameters(lp: LogicProperty, operator: OperatorDetail | undefined, params: Record<string, Json>): ParamProblem[] {
+  if (!operator) return [];
+  const spec = operator.metadata.api_spec;
+  const body = schemaAt(spec.request_body, ["content", "application/json", "schema"]);
+  const bodyProps = schemaAt(body, ["properties"]);
+  const listed = Array.isArray(spec.parameters) ? spec.parameters : [];
+  const problems: ParamProblem[] = [];
+  for (const p of inputParameters(lp)) {
+    const value = params[p.name];
+    if (value === undefined || value === null) continue;
+    const schema =
+      !p.source || p.source === "body"
+        ? schemaAt(bodyProps, [p.name])
+        : schemaAt(listed.find((x) => isObject(x) && x["name"] === p.name), ["schema"]);
+    if (!schema) continue;
+    for (const problem of schemaProblems(schema, value, p.name)) {
+      problems.push({ name: p.name, type: p.type, problem, hint: hintFor(lp, p) });
+    }
+  }
+  return problems;
+}
+
+function isObject(v: unknown): v is Record<string, Json> {
+  return v !== null && typeof v === "object" && !Array.isArray(v);
+}
+
+function schemaAt(root: unknown, path: string[]): Record<string, Json> | undefined {
+  let at: unknown = root;
+  for (const key of path) {
+    if (!isObject(at)) return undefined;
+    at = at[key];
+  }
+  return isObject(at) ? at : undefined;
+}
+
+/** The JSON Schema subset operator specs use; at most a few problems per value so a repair prompt stays short. */
+function schemaProblems(schema: Record<string, Json>, value: Json, path: string): string[] {
+  const out: string[] = [];
+  const type = typeof schema["type"] === "string" ? schema["type"] : undefined;
+  const is: Record<string, (v: Json) => boolean> = {
+    object: isObject,
+    array: Array.isArray,
+    string: (v) => typeof v === "string",
+    number: (v) => typeof v === "number",
+    integer: (v) => typeof v === "number" && Number.isInteger(v),
+    boolean: (v) => typeof v === "boolean",
+  };
+  if (type && is[type] && !is[type]!(value)) return [`${path} must be ${type === "integer" || type === "array" || type === "object" ? "an" : "a"} ${type}`];
+  if (Array.isArray(schema["enum"]) && !schema["enum"].some((e) => JSON.stringify(e) === JSON.stringify(value))) {
+    out.push(`${path} must be one of ${JSON.stringify(schema["enum"])}`);
+  }
+  if (typeof value === "number") {
+    if (typeof schema["minimum"] === "number" && value < schema["minimum"]) out.push(`${path} must be ≥ ${schema["minimum"]}`);
+    if (typeof schema["maximum"] === "number" && value > schema["maximum"]) out.push(`${path} must be ≤ ${schema["maximum"]}`);
+  }
+  if (isObject(value)) {
+    const props = isObject(schema["properties"]) ? schema["properties"] : {};
+    for (const name of Array.isArray(schema["required"]) ? schema["required"] : []) {
+      if (typeof name === "string" && value[name] === undefined) out.push(`${path}.${name} is required`);
+    }
+    if (schema["additionalProperties"] === false) {
+      for (const name of Object.keys(value)) if (!(name in props)) out.push(`${path}.${name} is not allowed (allowed: ${Object.keys(props).join(", ")})`);
+    }
+    for (const [name, sub] of Object.entries(props)) {
+      if (value[name] !== undefined && isObject(sub)) out.push(...schemaProblems(sub, value[name]!, `${path}.${name}`));
+    }
+  }
+  if (Array.isArray(value) && isObject(schema["items"])) {
+    value.forEach((item, i) => out.push(...schemaProblems(schema["items"] as Record<string, Json>, item, `${path}[${i}]`)));
+  }
+  return out.slice(0, 5);
 }

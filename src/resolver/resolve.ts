@@ -6,7 +6,7 @@ import type { KnowledgeNetworkBackend } from "../upstream/kn-backend";
 import type { Identity, Json, LogicProperty, ObjectType, OperatorDetail } from "../upstream/kn-types";
 import type { ChatMessage, LlmClient } from "../upstream/llm-client";
 import { readJsonObject } from "../upstream/llm-json";
-import { checkParameters, inputParameters, METRIC_SYSTEM_PARAMS, type ParamProblem } from "./parameters";
+import { checkOperatorParameters, checkParameters, inputParameters, METRIC_SYSTEM_PARAMS, type ParamProblem } from "./parameters";
 import { buildPrompt } from "./prompts";
 import type { ResolveInput } from "./resolver-input";
 import { extractTimeFacts, type TimeFacts } from "./time-facts";
@@ -54,15 +54,14 @@ export interface ResolveResult {
 export async function resolveLogicProperties(deps: ResolverDeps, ctx: CallContext, input: ResolveInput): Promise<ResolveResult> {
   const ot = await objectType(deps, ctx, input.kn_id, input.ot_id);
   const wanted = checkRequest(ot, input);
-  const timeZone = input.timezone || deps.defaultTimeZone;
   const facts = extractTimeFacts({
     query: input.query,
     additionalContext: input.additional_context,
     requestNowMs: input.now_ms,
     serverNowMs: Date.now(),
-    timeZone,
+    requestTimeZone: input.timezone || undefined,
+    defaultTimeZone: deps.defaultTimeZone,
   });
-  const zone = input.timezone || facts.time_zone || timeZone;
   const warnings: string[] = [];
 
   const needsLlm = wanted.filter((lp) => undetermined(lp, metricFacts(lp, facts)).length > 0);
@@ -90,7 +89,7 @@ export async function resolveLogicProperties(deps: ResolverDeps, ctx: CallContex
   );
 
   const results = await settleWithLimit(wanted, input.options.max_concurrency, ctx.signal, (lp) =>
-    generate(deps, ctx, input, lp, { facts, zone, operator: operators.get(lp.name) }),
+    generate(deps, ctx, input, lp, { facts, operator: operators.get(lp.name) }),
   );
   const failure = results.find((r) => r.status === "rejected");
   if (failure) throw (failure as PromiseRejectedResult).reason;
@@ -100,13 +99,18 @@ export async function resolveLogicProperties(deps: ResolverDeps, ctx: CallContex
     .filter((g) => g.problems.length > 0)
     .map((g) => ({ property: g.debug.property, params: g.problems.map((p) => ({ name: p.name, type: p.type, hint: p.hint })) }));
   if (missing.length > 0) {
+    const llmErrors = generated.flatMap((g) => g.llmError ?? []).join("; ");
     throw new ToolError({
       code: "failed_precondition",
       reason: "MISSING_INPUT_PARAMS",
       message: "dynamic_params 缺少必需的 input 参数",
       missing,
-      metadata: { properties: missing.map((m) => m.property).join(",") },
-      detail: { llm_errors: generated.flatMap((g) => g.llmError ?? []).join("; ") },
+      metadata: {
+        properties: missing.map((m) => m.property).join(","),
+        ...(llmErrors ? { llm_errors: llmErrors } : {}),
+        // return_debug holds on failure too: what the LLM answered is what the agent needs to see.
+        ...(input.options.return_debug ? { debug: JSON.stringify(debugOf(facts, {}, generated, warnings, ctx.traceId)) } : {}),
+      },
       hint: { message: "按 missing 中每个参数的 hint 补充 additional_context（或在 query 中写明），然后重试。" },
     });
   }
@@ -126,11 +130,13 @@ export async function resolveLogicProperties(deps: ResolverDeps, ctx: CallContex
   return {
     datas,
     unmatched_identities: values.unmatched,
-    debug: input.options.return_debug
-      ? { now_ms: facts.now_ms, timezone: zone, dynamic_params: dynamicParams, properties: generated.map((g) => g.debug), warnings, trace_id: ctx.traceId }
-      : undefined,
+    debug: input.options.return_debug ? debugOf(facts, dynamicParams, generated, warnings, ctx.traceId) : undefined,
     trace_id: ctx.traceId,
   };
+}
+
+function debugOf(facts: TimeFacts, dynamicParams: Record<string, Record<string, Json>>, generated: Generated[], warnings: string[], traceId: string) {
+  return { now_ms: facts.now_ms, timezone: facts.time_zone, dynamic_params: dynamicParams, properties: generated.map((g) => g.debug), warnings, trace_id: traceId };
 }
 
 interface Generated {
@@ -146,7 +152,7 @@ async function generate(
   ctx: CallContext,
   input: ResolveInput,
   lp: LogicProperty,
-  env: { facts: TimeFacts; zone: string; operator: OperatorDetail | undefined },
+  env: { facts: TimeFacts; operator: OperatorDetail | undefined },
 ): Promise<Generated> {
   const started = performance.now();
   const spanId = newSpanId();
@@ -173,33 +179,37 @@ async function generate(
     identities: input.identities,
     additionalContext: input.additional_context,
     nowMs: env.facts.now_ms,
-    timeZone: env.zone,
+    timeZone: env.facts.time_zone,
     property: lp,
     facts,
     operator: env.operator,
   });
-  debug.prompt_chars = messages.reduce((n, m) => n + m.content.length, 0);
+  const check = (params: Record<string, Json>) => [...checkParameters(lp, params), ...checkOperatorParameters(lp, env.operator, params)];
   let problems: ParamProblem[] = [];
   let params: Record<string, Json> = {};
   for (let attempt = 0; ; attempt++) {
+    debug.prompt_chars += messages.reduce((n, m) => n + m.content.length, 0);
     const completion = await deps.llm!.complete({ ...ctx, log }, messages, { json: true });
     debug.raw_answers.push(completion.content);
     const read = readJsonObject(completion.content);
-    if (read.ok && typeof read.value["_error"] === "string") {
+    const said = read.ok ? read.value["_error"] : undefined;
+    if (read.ok && typeof said === "string" && said.trim() !== "" && !(lp.name in read.value)) {
       // The LLM says a required parameter cannot be determined: that goes back to the agent, not to a repair.
       const open = undetermined(lp, facts);
       const known = withFacts(lp, {}, facts, []);
       const reported = checkParameters(lp, known).filter((p) => open.includes(p.name));
-      return finish(known, reported, `${lp.name}: ${read.value["_error"]}`);
+      return finish(known, reported, `${lp.name}: ${said.trim()}`);
     }
     if (!read.ok) {
       problems = [{ name: "(answer)", type: "JSON", problem: read.problem, hint: "" }];
     } else {
-      const raw = read.value[lp.name];
-      const answer = raw !== null && typeof raw === "object" && !Array.isArray(raw) ? (raw as Record<string, Json>) : (read.value as Record<string, Json>);
-      if (answer === read.value) debug.notes.push(`the answer was not keyed by "${lp.name}"; its top level was taken as the parameters`);
-      params = withFacts(lp, keepInputs(lp, answer, debug.notes), facts, debug.notes);
-      problems = checkParameters(lp, params);
+      const answer = answerFor(lp, read.value as Record<string, Json>, debug.notes);
+      if (!answer) {
+        problems = [{ name: "(answer)", type: "JSON", problem: `the answer has no "${lp.name}" key`, hint: "" }];
+      } else {
+        params = withFacts(lp, keepInputs(lp, answer, debug.notes), facts, debug.notes);
+        problems = check(params);
+      }
     }
     if (problems.length === 0 || attempt >= input.options.max_repair_rounds) break;
     debug.repairs++;
@@ -243,11 +253,26 @@ function withFacts(lp: LogicProperty, answer: Record<string, Json>, facts: Recor
     if (out[k] !== undefined && out[k] !== v) notes.push(`the LLM gave ${k}=${JSON.stringify(out[k])}; the time fact ${JSON.stringify(v)} wins`);
     out[k] = v;
   }
-  if (lp.type === "metric" && out["instant"] === true && out["step"] !== undefined && facts["instant"] === true) {
-    notes.push(`instant=true is a fact, so the LLM's step=${JSON.stringify(out["step"])} was dropped`);
+  if (lp.type === "metric" && out["instant"] === true && out["step"] !== undefined && facts["step"] === undefined) {
+    // An instant query takes no step (spec §7.3); a stray one is dropped rather than spent on a repair round.
+    notes.push(`instant=true, so step=${JSON.stringify(out["step"])} was dropped`);
     delete out["step"];
   }
   return out;
+}
+
+/**
+ * The parameters in an answer: the object under the property's name as asked,
+ * or, when the model left the wrapper out, the top level itself if it names at
+ * least one input parameter. Anything else is no answer (and gets a repair).
+ */
+function answerFor(lp: LogicProperty, value: Record<string, Json>, notes: string[]): Record<string, Json> | undefined {
+  const keyed = value[lp.name];
+  if (keyed !== null && typeof keyed === "object" && !Array.isArray(keyed)) return keyed;
+  if (keyed !== undefined) return undefined;
+  if (!inputParameters(lp).some((p) => p.name in value)) return undefined;
+  notes.push(`the answer was not keyed by "${lp.name}"; its top level was taken as the parameters`);
+  return value;
 }
 
 /** Only the property's input parameters go upstream; anything else the LLM added is dropped (and noted). */

@@ -6,7 +6,12 @@ const MAX_MS = Date.UTC(2100, 0, 1);
 export const MAX_IDENTITIES = 1000;
 export const MAX_PROPERTIES = 20;
 
-const identity = z.record(z.string(), z.union([z.string(), z.number(), z.boolean()], { error: "primary key values are strings, numbers or booleans" }));
+const identity = z.record(
+  z.string(),
+  z.union([z.string().trim().min(1, "primary key values must not be empty"), z.number(), z.boolean()], {
+    error: "primary key values are strings, numbers or booleans",
+  }),
+);
 
 /**
  * Input of the logic property resolver (spec logic-property-resolver §5.2 and
@@ -35,14 +40,18 @@ export const resolveInput = z
       .trim()
       .refine((tz) => tz === "" || isValidTimeZone(tz), "timezone must be an IANA time zone, e.g. Asia/Shanghai")
       .default(""),
-    options: z
-      .object({
-        return_debug: z.boolean().default(false),
-        max_repair_rounds: z.number().int().min(0, "max_repair_rounds must be between 0 and 3").max(3, "max_repair_rounds must be between 0 and 3").default(1),
-        max_concurrency: z.number().int().min(1, "max_concurrency must be between 1 and 16").max(16, "max_concurrency must be between 1 and 16").default(4),
-      })
-      .strict()
-      .default({ return_debug: false, max_repair_rounds: 1, max_concurrency: 4 }),
+    // JSON null is "not given" (REST clients send it for an unset object).
+    options: z.preprocess(
+      (v) => (v === null ? undefined : v),
+      z
+        .object({
+          return_debug: z.boolean().default(false),
+          max_repair_rounds: z.number().int().min(0, "max_repair_rounds must be between 0 and 3").max(3, "max_repair_rounds must be between 0 and 3").default(1),
+          max_concurrency: z.number().int().min(1, "max_concurrency must be between 1 and 16").max(16, "max_concurrency must be between 1 and 16").default(4),
+        })
+        .strict()
+        .default({ return_debug: false, max_repair_rounds: 1, max_concurrency: 4 }),
+    ),
   })
   .superRefine((v, ctx) => {
     if (v.unique_identities.length > 0 && v.instance_identities.length > 0) {

@@ -31,7 +31,7 @@ export interface TimeFact {
 export interface TimeFacts {
   /** The "now" used: request now_ms, else an explicit now_ms=… in additional_context, else the one passed in. */
   now_ms: number;
-  /** The zone the periods were computed in: a valid timezone in additional_context, else the one passed in. */
+  /** The zone the periods were computed in: the request's, else a valid timezone in additional_context, else the default. */
   time_zone: string;
   start?: number;
   end?: number;
@@ -46,13 +46,17 @@ export interface TimeFactsInput {
   additionalContext: string;
   requestNowMs: number | undefined;
   serverNowMs: number;
-  /** An IANA zone; the caller validates it (a RangeError otherwise). */
-  timeZone: string;
+  /** The request's own IANA zone: it beats a timezone named in additional_context. */
+  requestTimeZone: string | undefined;
+  /** The zone when neither names one; the caller validates it (a RangeError otherwise). */
+  defaultTimeZone: string;
 }
 
 /** The platform takes metric timestamps between these (UTC); anything outside is no fact. */
 const MIN_MS = Date.UTC(2000, 0, 1);
 const MAX_MS = Date.UTC(2100, 0, 1);
+/** Longer text is cut before matching: relative-period words sit in the first sentences, and the regexes stay linear. */
+const MAX_SCAN_CHARS = 4000;
 
 const inRange = (ms: number) => Number.isInteger(ms) && ms >= MIN_MS && ms <= MAX_MS;
 
@@ -66,9 +70,14 @@ interface Sourced<T> {
 export function extractTimeFacts(input: TimeFactsInput): TimeFacts {
   const explicit = readJsonContext(input.additionalContext) ?? readFreeTextContext(input.additionalContext);
   const given = explicit.values;
+  // The words are read from the query first: it is what the user asked, and the
+  // context may carry an unrelated period (explicit key=values still win).
+  const query = scannable(input.query);
+  const rest = scannable(explicit.rest);
 
   const zoneText = given.timezone?.value;
-  const timeZone = typeof zoneText === "string" && isValidTimeZone(zoneText) ? zoneText : input.timeZone;
+  const timeZone =
+    input.requestTimeZone || (typeof zoneText === "string" && isValidTimeZone(zoneText) ? zoneText : input.defaultTimeZone);
   if (!isValidTimeZone(timeZone)) throw new RangeError(`unknown time zone ${JSON.stringify(timeZone)}`);
 
   const now = chooseNow(input, given.now_ms, timeZone);
@@ -90,7 +99,7 @@ export function extractTimeFacts(input: TimeFactsInput): TimeFacts {
       record("end", end);
     }
   } else {
-    const found = findPeriod(explicit.rest, clock) ?? findPeriod(input.query, clock);
+    const found = findPeriod(query, clock) ?? findPeriod(rest, clock);
     if (found) {
       result.start = found.value.start;
       result.end = found.value.end;
@@ -102,8 +111,8 @@ export function extractTimeFacts(input: TimeFactsInput): TimeFacts {
   const mode = decideMode(
     { step: readExplicit(given.step, parseStep), instant: readExplicit(given.instant, parseBoolean) },
     {
-      step: findWord(explicit.rest, STEP_WORDS) ?? findWord(input.query, STEP_WORDS),
-      instant: findWord(explicit.rest, INSTANT_WORDS) ?? findWord(input.query, INSTANT_WORDS),
+      step: findWord(query, STEP_WORDS) ?? findWord(rest, STEP_WORDS),
+      instant: findWord(query, INSTANT_WORDS) ?? findWord(rest, INSTANT_WORDS),
     },
   );
   if (mode.step) {
@@ -115,6 +124,11 @@ export function extractTimeFacts(input: TimeFactsInput): TimeFacts {
     record("instant", mode.instant);
   }
   return result;
+}
+
+/** Whitespace runs collapsed (the English patterns' \s+ would otherwise backtrack quadratically) and the length capped. */
+function scannable(text: string): string {
+  return text.replace(/\s+/g, " ").slice(0, MAX_SCAN_CHARS);
 }
 
 function chooseNow(input: TimeFactsInput, given: RawValue | undefined, timeZone: string): Sourced<number> {
@@ -558,7 +572,7 @@ const INSTANT_WORDS: WordRule<boolean>[] = [
   { name: "趋势/trend", pattern: /趋势|变化|走势|\btrends?\b|\bover\s+time\b/i, value: false },
   {
     name: "即时/instant",
-    pattern: /即时|当前值|截[至止](?:目前|今天|今日|现在)|\binstant(?:aneous)?\b|\bcurrent\s+value\b|\bas\s+of\s+now\b/i,
+    pattern: /即时|当前值|截[至止](?:目前|今天|今日|现在)|\binstantaneous\b|\binstant\s+(?:value|query)\b|\bcurrent\s+value\b|\bas\s+of\s+now\b/i,
     value: true,
   },
 ];

@@ -33,6 +33,8 @@ export interface JsonRouteOptions {
   handle(body: unknown, ctx: CallContext): Promise<unknown>;
   /** The route's error shape (each spec has its own). */
   renderError(err: ToolError, traceId: string): unknown;
+  /** The HTTP status for an error when the route's contract differs from httpStatusOf. */
+  statusOf?(err: ToolError): number | undefined;
 }
 
 /**
@@ -75,7 +77,7 @@ export function jsonRoute(opts: JsonRouteOptions): HttpRoute {
             ? err
             : new ToolError({ code: "internal", reason: "INTERNAL", message: `internal error; report trace_id ${traceId} to the service operators` });
         if (!(err instanceof ToolError)) log.error({ err }, "route failed with an unexpected error");
-        status = httpStatusOf[toolError.code];
+        status = opts.statusOf?.(toolError) ?? httpStatusOf[toolError.code];
         if (!res.headersSent && !res.destroyed) sendJson(res, status, opts.renderError(toolError, traceId), { "x-trace-id": traceId });
       } finally {
         log.info({ status, ms: Math.round((performance.now() - started) * 10) / 10 }, "route");

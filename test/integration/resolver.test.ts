@@ -288,6 +288,177 @@ describe("ResolveLogicProperties on the sample network", () => {
   });
 });
 
+describe("ResolveLogicProperties: answers, schemas and the REST contract in detail", () => {
+  let llm: ScriptedLlm;
+  let server: TestServer;
+  let client: Client<typeof LogicPropertyResolverService>;
+  beforeAll(async () => {
+    llm = await startScriptedLlm();
+    server = await startServer({ LLM_BASE_URL: llm.baseUrl, LLM_MODEL: "scripted" });
+    client = clientOf(server);
+  });
+  afterAll(async () => {
+    await server.close();
+    await llm.close();
+  });
+  beforeEach(() => llm.setFallback(() => ({ content: '{"_error":"unscripted"}' })));
+
+  const post = (path: string, body: unknown) =>
+    fetch(`${server.baseUrl}${path}`, { method: "POST", headers: { "content-type": "application/json", "x-account-id": "u-1" }, body: JSON.stringify(body) });
+
+  it("checks an operator's object parameter against the operator market schema and repairs it", async () => {
+    let calls = 0;
+    llm.setFallback(
+      answers({
+        business_health_score: () => ({
+          content: JSON.stringify({
+            business_health_score: calls++ === 0 ? { ...healthParams, weights: { growth: 0.5, quality: 0.5 } } : healthParams,
+          }),
+        }),
+      }),
+    );
+    const before = llm.requests.length;
+    const res = await client.resolveLogicProperties({
+      knId: "kn_medical",
+      otId: "company",
+      query: "这些企业的健康度怎么样",
+      uniqueIdentities: COMPANY,
+      properties: ["business_health_score"],
+      nowMs: BigInt(NOW),
+      options: { returnDebug: true },
+    });
+    expect(res.debug!.properties[0]!.repairs).toBe(1);
+    expect(llm.requests[before + 1]!.messages.at(-1)!.content).toContain("weights.quality is not allowed");
+    expect(res.datas[0]!["business_health_score"]).toMatchObject({ level: expect.any(String), weights: healthParams.weights });
+    const firstPrompt = llm.requests[before]!.messages.reduce((n, m) => n + m.content.length, 0);
+    expect(res.debug!.properties[0]!.promptChars).toBeGreaterThan(firstPrompt);
+  });
+
+  it("reads the fenced answer after a brace-laden preamble, and drops a step the LLM added to an instant query", async () => {
+    llm.setFallback(
+      answers({
+        approved_drug_count: () => ({
+          content: `格式示例 {"x": {}} 如下：\n\`\`\`json\n${JSON.stringify({ approved_drug_count: { instant: true, start: MONTH_START(2026, 1), end: NOW, step: "month" } })}\n\`\`\``,
+        }),
+      }),
+    );
+    const res = await client.resolveLogicProperties({
+      knId: "kn_medical",
+      otId: "company",
+      query: "今年以来上市了多少药品",
+      uniqueIdentities: COMPANY,
+      properties: ["approved_drug_count"],
+      nowMs: BigInt(NOW),
+      options: { returnDebug: true },
+    });
+    const debug = res.debug!.properties[0]!;
+    expect(debug.repairs).toBe(0);
+    expect(debug.notes.join("\n")).toContain('instant=true, so step="month" was dropped');
+    expect(res.debug!.dynamicParams).toMatchObject({ approved_drug_count: { instant: true } });
+    expect(JSON.stringify(res.debug!.dynamicParams)).not.toContain("step");
+  });
+
+  it("asks again when the answer is not keyed by the property and names none of its parameters", async () => {
+    let calls = 0;
+    llm.setFallback(
+      answers({
+        approved_drug_count: () => ({
+          content: JSON.stringify(calls++ === 0 ? { result: "ok" } : { approved_drug_count: { instant: true, start: MONTH_START(2026, 1), end: NOW } }),
+        }),
+      }),
+    );
+    const before = llm.requests.length;
+    const res = await client.resolveLogicProperties({
+      knId: "kn_medical",
+      otId: "company",
+      query: "今年以来上市了多少药品",
+      uniqueIdentities: COMPANY,
+      properties: ["approved_drug_count"],
+      nowMs: BigInt(NOW),
+      options: { returnDebug: true },
+    });
+    expect(res.debug!.properties[0]!.repairs).toBe(1);
+    expect(llm.requests[before + 1]!.messages.at(-1)!.content).toContain('the answer has no "approved_drug_count" key');
+  });
+
+  it("answers MISSING_INPUT_PARAMS with HTTP 200 at the legacy path, with the LLM's reason and debug when asked", async () => {
+    llm.setFallback(answers({ approved_drug_count: { _error: "缺少必填参数: start" } }));
+    const body = {
+      kn_id: "kn_medical",
+      ot_id: "company",
+      query: "药品上市情况",
+      unique_identities: COMPANY,
+      properties: ["approved_drug_count"],
+      options: { return_debug: true },
+    };
+    const legacy = await post("/api/agent-retrieval/in/v1/kn/logic-property-resolver", body);
+    expect(legacy.status).toBe(200);
+    const answer = (await legacy.json()) as { error_code: string; llm_errors: string; debug: { properties: { raw_answers: string[] }[] } };
+    expect(answer.error_code).toBe("MISSING_INPUT_PARAMS");
+    expect(answer.llm_errors).toContain("缺少必填参数: start");
+    expect(answer.debug.properties[0]!.raw_answers[0]).toContain("_error");
+    expect((await post("/api/kn/logic-property-resolver", body)).status).toBe(400);
+
+    const err = await failure(
+      client.resolveLogicProperties({ knId: "kn_medical", otId: "company", query: "药品上市情况", uniqueIdentities: COMPANY, properties: ["approved_drug_count"] }),
+    );
+    expect(err.findDetails(ErrorInfoSchema)[0]!.metadata["llm_errors"]).toContain("缺少必填参数: start");
+  });
+
+  it("names _instance_identities in REST violations, refuses empty key values and takes options: null as the defaults", async () => {
+    const both = await post("/api/kn/logic-property-resolver", {
+      kn_id: "kn_medical",
+      ot_id: "company",
+      query: "q",
+      properties: ["approved_drug_count"],
+      unique_identities: COMPANY,
+      _instance_identities: COMPANY,
+    });
+    expect(both.status).toBe(400);
+    expect(((await both.json()) as { field_violations: { field: string }[] }).field_violations[0]!.field).toBe("_instance_identities");
+
+    const empty = await post("/api/kn/logic-property-resolver", {
+      kn_id: "kn_medical",
+      ot_id: "company",
+      query: "q",
+      properties: ["approved_drug_count"],
+      unique_identities: [{ company_id: " " }],
+    });
+    expect(empty.status).toBe(400);
+    expect(((await empty.json()) as { field_violations: { field: string; description: string }[] }).field_violations[0]).toEqual({
+      field: "unique_identities[0].company_id",
+      description: "primary key values must not be empty",
+    });
+
+    const nullOptions = await post("/api/kn/logic-property-resolver", {
+      kn_id: "kn_medical",
+      ot_id: "company",
+      query: "今年以来上市了多少药品",
+      unique_identities: COMPANY,
+      properties: ["approved_drug_count"],
+      additional_context: `instant=true, start=${MONTH_START(2026, 1)}, end=${NOW}`,
+      options: null,
+    });
+    expect(nullOptions.status).toBe(200);
+  });
+
+  it("computes periods in the request's timezone even when additional_context names another", async () => {
+    const res = await client.resolveLogicProperties({
+      knId: "kn_medical",
+      otId: "company",
+      query: "今年以来的即时值",
+      uniqueIdentities: COMPANY,
+      properties: ["approved_drug_count"],
+      additionalContext: "timezone=America/New_York；instant=true",
+      timezone: "UTC",
+      nowMs: BigInt(NOW),
+      options: { returnDebug: true },
+    });
+    expect(res.debug!.timezone).toBe("UTC");
+    expect(res.debug!.dynamicParams).toMatchObject({ approved_drug_count: { start: Date.UTC(2026, 0, 1) } });
+  });
+});
+
 describe("ResolveLogicProperties concurrency", () => {
   let dir: string;
   let llm: ScriptedLlm;

@@ -20,13 +20,14 @@ function isoIn(ms: number | undefined, timeZone: string): string | undefined {
 const day = (date: string) => `${date}T00:00:00.000+08:00`;
 const last = (date: string) => `${date}T23:59:59.999+08:00`;
 
-function run(opts: { query?: string; context?: string; now?: string; requestNowMs?: number | undefined; serverNowMs?: number; zone?: string }): TimeFacts {
+function run(opts: { query?: string; context?: string; now?: string; requestNowMs?: number | undefined; serverNowMs?: number; zone?: string; requestZone?: string }): TimeFacts {
   return extractTimeFacts({
     query: opts.query ?? "",
     additionalContext: opts.context ?? "",
     requestNowMs: "requestNowMs" in opts ? opts.requestNowMs : Date.parse(opts.now ?? NOW),
     serverNowMs: opts.serverNowMs ?? Date.parse(opts.now ?? NOW),
-    timeZone: opts.zone ?? SHANGHAI,
+    requestTimeZone: opts.requestZone,
+    defaultTimeZone: opts.zone ?? SHANGHAI,
   });
 }
 
@@ -210,8 +211,9 @@ describe("extractTimeFacts: the first expression wins", () => {
     { query: "对比去年和今年", context: "", start: day("2025-01-01"), rule: "去年" },
     { query: "2101年和去年", context: "", start: day("2025-01-01"), rule: "去年" },
     { query: "今年上半年", context: "", start: day("2026-01-01"), rule: "上半年/下半年" },
-    { query: "今年", context: "统计口径：上个月", start: day("2026-10-01"), rule: "上个月" },
-    { query: "上个月", context: '{"object_context": {"company": "c1", "remark": "看去年"}}', start: day("2025-01-01"), rule: "去年" },
+    { query: "今年", context: "统计口径：上个月", start: day("2026-01-01"), rule: "今年" },
+    { query: "上个月", context: '{"object_context": {"company": "c1", "remark": "看去年"}}', start: day("2026-10-01"), rule: "上个月" },
+    { query: "审批数", context: "统计口径：上个月", start: day("2026-10-01"), rule: "上个月" },
   ])("$query with context $context → $rule", ({ query, context, start, rule }) => {
     expect(period(run({ query, context }))).toMatchObject({ start, rule });
   });
@@ -242,7 +244,7 @@ describe("extractTimeFacts: step and instant from words", () => {
     { query: "即时审批数", instant: true, source: "即时" },
     { query: "注册资本当前值", instant: true, source: "当前值" },
     { query: "截至目前的总数", instant: true, source: "截至目前" },
-    { query: "the instant value", instant: true, source: "instant" },
+    { query: "the instant value", instant: true, source: "instant value" },
   ])("$query → instant $instant", ({ query, instant, source }) => {
     const r = run({ query });
     expect({ step: r.step, instant: r.instant }).toEqual({ step: undefined, instant });
@@ -406,8 +408,26 @@ describe("extractTimeFacts: precedence", () => {
     expect([r.start, r.end]).toEqual([1709251200000, undefined]);
   });
 
-  it("additional_context's period beats the query's", () => {
-    expect(period(run({ query: "今年", context: "口径：上个月" })).rule).toBe("上个月");
+  it("the query's period beats one in additional_context (what the user asked wins)", () => {
+    expect(period(run({ query: "今年", context: "口径：上个月" })).rule).toBe("今年");
+  });
+
+  it("the request's timezone beats one in additional_context", () => {
+    const r = run({ query: "今年", context: "timezone=America/New_York", requestZone: "Europe/Berlin" });
+    expect([r.time_zone, isoIn(r.start, r.time_zone)]).toEqual(["Europe/Berlin", "2026-01-01T00:00:00.000+01:00"]);
+  });
+
+  it("additional_context's timezone beats the default", () => {
+    expect(run({ query: "今年", context: "timezone=America/New_York" }).time_zone).toBe("America/New_York");
+  });
+
+  it("bare 'instant' in prose is no instant word", () => {
+    expect(run({ query: "show the instant messaging volume by month" }).instant).toBe(false);
+  });
+
+  it("whitespace runs are collapsed before matching", () => {
+    const r = run({ query: "approvals over the last\n\n   7 \t days", context: `${" \t".repeat(20_000)}按月` });
+    expect([period(r).rule, r.step]).toEqual(["last N days", "month"]);
   });
 
   it("an explicit step beats step words, and means a trend", () => {
@@ -425,8 +445,9 @@ describe("extractTimeFacts: precedence", () => {
     expect([r.step, r.instant, r.facts.find((f) => f.param === "instant")?.rule]).toEqual(["month", false, "explicit"]);
   });
 
-  it("additional_context's words beat the query's", () => {
-    expect(run({ query: "每月", context: "按周统计" }).step).toBe("week");
+  it("the query's words beat additional_context's", () => {
+    expect(run({ query: "每月", context: "按周统计" }).step).toBe("month");
+    expect(run({ query: "审批数", context: "按周统计" }).step).toBe("week");
   });
 });
 

@@ -162,7 +162,7 @@ export type PropertyDebug = Message<"contextloader.resolver.v1.PropertyDebug"> &
   spanId: string;
 
   /**
-   * Characters in the prompt sent to the LLM.
+   * Characters of the prompts sent to the LLM, over every attempt (a repair resends the conversation).
    *
    * @generated from field: int32 prompt_chars = 4;
    */
