@@ -42,7 +42,7 @@ export async function benchKeywordContext(): Promise<void> {
   });
   const log = pino({ level: "silent" });
   const app = createApp(
-    loadConfig({ PORT: "0", HOST: "127.0.0.1", ONTOLOGY_MANAGER_URL: sim.url, ONTOLOGY_QUERY_URL: sim.url, LOG_LEVEL: "silent" }),
+    loadConfig({ PORT: "0", HOST: "127.0.0.1", SQLITE_PATH: ":memory:", ONTOLOGY_MANAGER_URL: sim.url, ONTOLOGY_QUERY_URL: sim.url, LOG_LEVEL: "silent" }),
     log,
   );
   const port = await app.listen();

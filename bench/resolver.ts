@@ -48,7 +48,7 @@ export async function benchResolver(): Promise<void> {
     "the resolver bench network",
   );
   const log = pino({ level: "silent" });
-  const app = createApp(loadConfig({ PORT: "0", HOST: "127.0.0.1", LLM_BASE_URL: llm.baseUrl, LOG_LEVEL: "silent" }), log, {
+  const app = createApp(loadConfig({ PORT: "0", HOST: "127.0.0.1", SQLITE_PATH: ":memory:", LLM_BASE_URL: llm.baseUrl, LOG_LEVEL: "silent" }), log, {
     knowledge: new EmbeddedBackend([bundle], { timeZone: "Asia/Shanghai" }),
   });
   const port = await app.listen();

@@ -5,6 +5,8 @@
  */
 import { benchEngine } from "./engine";
 import { benchKeywordContext } from "./keyword-context";
+import { benchMemRecall } from "./memrecall";
+import { benchMemoryStore } from "./memory-store";
 import { benchResolver } from "./resolver";
 import { benchTimeFacts } from "./time-facts";
 
@@ -13,6 +15,8 @@ const benches: Record<string, () => Promise<void>> = {
   "keyword-context": benchKeywordContext,
   resolver: benchResolver,
   "resolver-time-facts": benchTimeFacts,
+  "memory-store": benchMemoryStore,
+  memrecall: benchMemRecall,
 };
 
 async function main(): Promise<void> {

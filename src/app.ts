@@ -23,7 +23,11 @@ import { RedisSessionStore } from "./store/redis-session-store";
 import { localEmbedder, openAiEmbedder } from "./upstream/embeddings";
 import { LlmClient } from "./upstream/llm-client";
 import { httpReranker } from "./upstream/reranker";
-import { registerMemRecall } from "./memrecall/memrecall-service";
+import { registerMemRecall, type MemRecallDeps } from "./memrecall/memrecall-service";
+import { VectorIndex } from "./memrecall/vector-index";
+import type { MemoryStore } from "./store/memory-store";
+import { PostgresMemoryStore } from "./store/postgres-memory-store";
+import { SqliteMemoryStore } from "./store/sqlite-memory-store";
 import { ObjectTypeCache, type ResolverDeps } from "./resolver/resolve";
 import { registerResolver } from "./resolver/resolver-service";
 import { resolverRoutes } from "./resolver/rest-routes";
@@ -71,6 +75,12 @@ export function createKnowledgeBackend(source: KnowledgeSource, log: Logger): Kn
   return engine;
 }
 
+/** The memory store the settings ask for (its schema is migrated when the app starts listening). */
+function createMemoryStore(config: Config, log: Logger): MemoryStore {
+  const where = config.memrecall.store;
+  return where.kind === "postgres" ? new PostgresMemoryStore({ connectionString: where.url, log }) : new SqliteMemoryStore({ path: where.path, log });
+}
+
 /** Readiness of the platform's services: ontology-manager answers a one-entry list. */
 function upstreamReadiness(knowledge: Knowledge, log: Logger): ReadinessCheck[] {
   if (knowledge.kind !== "http") return [];
@@ -101,7 +111,13 @@ export function createApp(config: Config, log: Logger, overrides: { knowledge?: 
   const embedder = config.embeddings ? openAiEmbedder(config.embeddings) : localEmbedder;
   const reranker = config.reranker ? httpReranker(config.reranker) : undefined;
   log.info(
-    { sessions: redisSessions ? "redis (default) + in_memory" : "in_memory", llm: llm?.model ?? null, embeddings: embedder.name, reranker: reranker?.name ?? null },
+    {
+      sessions: redisSessions ? "redis (default) + in_memory" : "in_memory",
+      memory_store: config.memrecall.store.kind === "sqlite" ? `sqlite ${config.memrecall.store.path}` : "postgres",
+      llm: llm?.model ?? null,
+      embeddings: embedder.name,
+      reranker: reranker?.name ?? null,
+    },
     "clients",
   );
   const knowledgeDeps: KnowledgeDeps = {
@@ -118,9 +134,22 @@ export function createApp(config: Config, log: Logger, overrides: { knowledge?: 
     defaultTimeZone: config.resolver.defaultTimeZone,
     objectTypeCache: config.resolver.objectTypeCacheMs > 0 ? new ObjectTypeCache(config.resolver.objectTypeCacheMs) : undefined,
   };
+  const memories = createMemoryStore(config, log);
+  const memrecallDeps: MemRecallDeps = {
+    store: memories,
+    sessions: redisSessions ?? memorySessions,
+    embedder,
+    llm,
+    vectors: new VectorIndex(memories, config.memrecall.vectorUsers),
+    maxSearchesPerSession: config.memrecall.maxSearchesPerSession,
+    semanticFloor: config.memrecall.semanticFloor,
+    semanticCeiling: config.memrecall.semanticCeiling,
+    maxContextWindow: config.memrecallMaxContextWindow,
+  };
   const readiness: ReadinessCheck[] = [
     ...upstreamReadiness(knowledge, log),
     ...(redisSessions ? [{ name: "redis", check: () => redisSessions.ping() }] : []),
+    { name: `memory-store (${memories.kind})`, check: () => memories.ping() },
   ];
   const health = new HealthState(productServices.map((s) => s.typeName));
   const stopping = new AbortController();
@@ -131,7 +160,7 @@ export function createApp(config: Config, log: Logger, overrides: { knowledge?: 
   const routes = (router: ConnectRouter) => {
     registerKnowledge(router, knowledgeDeps);
     registerResolver(router, resolverDeps);
-    registerMemRecall(router, { maxContextWindow: config.memrecallMaxContextWindow });
+    registerMemRecall(router, memrecallDeps);
     registerHealth(router, health);
     registerReflection(
       router,
@@ -182,6 +211,7 @@ export function createApp(config: Config, log: Logger, overrides: { knowledge?: 
     health,
     metrics,
     async listen() {
+      await memories.migrate();
       const port = await listener.listen(config.port, config.host);
       log.info({ port, host: config.host, tls: config.tls !== undefined }, "listening: gRPC, gRPC-web and Connect on one port");
       return port;
@@ -194,7 +224,7 @@ export function createApp(config: Config, log: Logger, overrides: { knowledge?: 
           stopping.abort(new ConnectError("the server is shutting down; retry on another replica", Code.Unavailable)),
         );
         knowledge.close?.();
-        await Promise.all([memorySessions.close(), redisSessions?.close()]);
+        await Promise.all([memorySessions.close(), redisSessions?.close(), memories.close()]);
         log.info("stopped");
       })();
       return stopped;

@@ -47,6 +47,16 @@ export interface Config {
   keywordContext: { candidateLimit: number; concurrency: number; pathsPerRequest: number };
   /** Logic property resolver: the default time zone, and how long object type definitions are cached (0: fetched every call). */
   resolver: { defaultTimeZone: string; objectTypeCacheMs: number };
+  /** Where memories are kept, and how they are searched. */
+  memrecall: {
+    store: { kind: "sqlite"; path: string } | { kind: "postgres"; url: string };
+    maxSearchesPerSession: number;
+    /** Cosines mapped to relevance 0 and 1 (they depend on the embedder). */
+    semanticFloor: number;
+    semanticCeiling: number;
+    /** Users whose embeddings are held in memory at once. */
+    vectorUsers: number;
+  };
 }
 
 /** The knowledge-network backend: the platform's services, or bundles served in-process. */
@@ -100,6 +110,18 @@ const origin = z.string().refine((o) => o === "*" || /^https?:\/\/[^/\s]+$/.test
   message: 'each origin must be "*" or scheme://host[:port] without a path',
 });
 
+const LOCAL_SEMANTIC_RANGE = { floor: 0.1, ceiling: 0.5 };
+const ENDPOINT_SEMANTIC_RANGE = { floor: 0.25, ceiling: 0.7 };
+
+/** A number 0..1 from its text. */
+function fraction(name: string) {
+  return z
+    .string()
+    .trim()
+    .regex(/^(0(\.\d+)?|1(\.0+)?)$/, `${name} must be a number from 0 to 1`)
+    .transform(Number);
+}
+
 const envSchema = z.object({
   PORT: integer("PORT", 0, 65535).default(8080),
   HOST: z.string().trim().min(1).default("0.0.0.0"),
@@ -140,6 +162,13 @@ const envSchema = z.object({
   KEYWORD_PATHS_PER_REQUEST: integer("KEYWORD_PATHS_PER_REQUEST", 1, 1000).default(50),
   RESOLVER_DEFAULT_TIMEZONE: z.string().trim().refine(isValidTimeZone, "RESOLVER_DEFAULT_TIMEZONE must be an IANA time zone such as Asia/Shanghai").default("Asia/Shanghai"),
   RESOLVER_OBJECT_TYPE_CACHE_MS: integer("RESOLVER_OBJECT_TYPE_CACHE_MS", 0, 86_400_000).default(0),
+  MEMORY_STORE: z.enum(["sqlite", "postgres"], { error: 'MEMORY_STORE must be "sqlite" or "postgres"' }).default("sqlite"),
+  SQLITE_PATH: z.string().trim().min(1).default("./data/memories.sqlite"),
+  DATABASE_URL: z.string().trim().regex(/^postgres(ql)?:\/\//, "DATABASE_URL must start with postgres:// or postgresql://").optional(),
+  MEMRECALL_MAX_SEARCHES_PER_SESSION: integer("MEMRECALL_MAX_SEARCHES_PER_SESSION", 1, 1000).default(3),
+  MEMRECALL_SEMANTIC_FLOOR: fraction("MEMRECALL_SEMANTIC_FLOOR").optional(),
+  MEMRECALL_SEMANTIC_CEILING: fraction("MEMRECALL_SEMANTIC_CEILING").optional(),
+  MEMRECALL_VECTOR_USERS: integer("MEMRECALL_VECTOR_USERS", 1, 100_000).default(64),
 });
 
 /** A setting that cannot be used; start-up stops with this message. */
@@ -175,6 +204,17 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   }
   if (e.ONTOLOGY_QUERY_URL !== undefined && e.KN_BUNDLE !== undefined) {
     throw new ConfigError("invalid settings:\n  KN_BUNDLE is for the embedded engine; unset it, or unset ONTOLOGY_MANAGER_URL and ONTOLOGY_QUERY_URL");
+  }
+  if (e.MEMORY_STORE === "postgres" && e.DATABASE_URL === undefined) {
+    throw new ConfigError("invalid settings:\n  MEMORY_STORE=postgres needs DATABASE_URL (postgres://user@host:5432/database)");
+  }
+  // Defaults measured on bench/memrecall-eval.json: the local lexical embedder's
+  // cosines run lower than a neural model's.
+  const semantic = e.EMBEDDINGS_BASE_URL === undefined ? LOCAL_SEMANTIC_RANGE : ENDPOINT_SEMANTIC_RANGE;
+  const semanticFloor = e.MEMRECALL_SEMANTIC_FLOOR ?? semantic.floor;
+  const semanticCeiling = e.MEMRECALL_SEMANTIC_CEILING ?? semantic.ceiling;
+  if (semanticCeiling <= semanticFloor) {
+    throw new ConfigError(`invalid settings:\n  MEMRECALL_SEMANTIC_CEILING (${semanticCeiling}) must be above MEMRECALL_SEMANTIC_FLOOR (${semanticFloor})`);
   }
   return {
     port: e.PORT,
@@ -217,6 +257,13 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       pathsPerRequest: e.KEYWORD_PATHS_PER_REQUEST,
     },
     resolver: { defaultTimeZone: e.RESOLVER_DEFAULT_TIMEZONE, objectTypeCacheMs: e.RESOLVER_OBJECT_TYPE_CACHE_MS },
+    memrecall: {
+      store: e.MEMORY_STORE === "postgres" ? { kind: "postgres", url: e.DATABASE_URL! } : { kind: "sqlite", path: e.SQLITE_PATH },
+      maxSearchesPerSession: e.MEMRECALL_MAX_SEARCHES_PER_SESSION,
+      semanticFloor,
+      semanticCeiling,
+      vectorUsers: e.MEMRECALL_VECTOR_USERS,
+    },
   };
 }
 

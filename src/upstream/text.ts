@@ -3,7 +3,7 @@ import { dict } from "@node-rs/jieba/dict";
 
 /** One jieba instance per process: loading the dictionary takes ~100 ms. */
 let jieba: Jieba | undefined;
-function tokenizer(): Jieba {
+export function tokenizer(): Jieba {
   jieba ??= Jieba.withDict(dict);
   return jieba;
 }

@@ -23,6 +23,8 @@ import { expectedHandoffReport, handoffJson } from "../helpers/fixtures";
 const bufBin = fileURLToPath(new URL("../../node_modules/.bin/buf", import.meta.url));
 const BUF_TIMEOUT_MS = 20_000;
 const MEMRECALL = "contextloader.memrecall.v1.MemRecallService";
+/** Every MemRecall call needs the caller's account. */
+const ACCOUNT_HEADER = "x-account-id: u-1";
 
 
 interface BufResult {
@@ -79,6 +81,8 @@ describe("buf curl through server reflection", () => {
         "--reflect",
         "--protocol",
         protocol,
+        "-H",
+        ACCOUNT_HEADER,
         "-d",
         JSON.stringify(data),
         `${server.baseUrl}/${MEMRECALL}/${method}`,

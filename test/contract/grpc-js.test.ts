@@ -25,8 +25,9 @@ type UnaryMethod = (
   callback: (err: grpc.ServiceError | null, response?: unknown) => void,
 ) => grpc.ClientUnaryCall;
 
-function loadMemRecallClient(address: string): grpc.Client {
-  const definition = protoLoader.loadSync("contextloader/memrecall/v1/memrecall.proto", {
+/** A grpc-js dynamic client for `service`, loaded from `protoFile` in proto/. */
+function loadClient(protoFile: string, service: string, address: string): grpc.Client {
+  const definition = protoLoader.loadSync(protoFile, {
     includeDirs: [protoDir],
     keepCase: true,
     longs: String,
@@ -35,34 +36,45 @@ function loadMemRecallClient(address: string): grpc.Client {
     oneofs: true,
   });
   const root = grpc.loadPackageDefinition(definition);
-  const Client = "contextloader.memrecall.v1.MemRecallService"
+  const Client = service
     .split(".")
     .reduce<unknown>((node, part) => (node as grpc.GrpcObject)[part], root) as grpc.ServiceClientConstructor;
   return new Client(address, grpc.credentials.createInsecure());
 }
 
+/** The caller's identity as gRPC metadata: every MemRecall call needs an account. */
+function accountMetadata(): grpc.Metadata {
+  const metadata = new grpc.Metadata();
+  metadata.set("x-account-id", "u-1");
+  return metadata;
+}
+
 let server: TestServer;
-let client: grpc.Client;
+let memrecall: grpc.Client;
+let knowledge: grpc.Client;
 
 beforeAll(async () => {
   server = await startServer();
-  client = loadMemRecallClient(`127.0.0.1:${server.port}`);
+  const address = `127.0.0.1:${server.port}`;
+  memrecall = loadClient("contextloader/memrecall/v1/memrecall.proto", "contextloader.memrecall.v1.MemRecallService", address);
+  knowledge = loadClient("contextloader/knowledge/v1/knowledge.proto", "contextloader.knowledge.v1.KnowledgeRetrievalService", address);
 });
 afterAll(async () => {
-  client?.close();
+  memrecall?.close();
+  knowledge?.close();
   await server?.close();
 });
 
-function call<Res>(method: string, request: object): Promise<Res> {
+function call<Res>(client: grpc.Client, method: string, request: object, metadata = new grpc.Metadata()): Promise<Res> {
   const fn = (client as unknown as Record<string, UnaryMethod>)[method];
   if (!fn) throw new Error(`the loaded service has no method ${method}`);
   return new Promise((resolve, reject) => {
-    fn.call(client, request, new grpc.Metadata(), (err, response) => (err ? reject(err) : resolve(response as Res)));
+    fn.call(client, request, metadata, (err, response) => (err ? reject(err) : resolve(response as Res)));
   });
 }
 
-function callFailing(method: string, request: object): Promise<grpc.ServiceError> {
-  return call(method, request).then(
+function callFailing(client: grpc.Client, method: string, request: object, metadata?: grpc.Metadata): Promise<grpc.ServiceError> {
+  return call(client, method, request, metadata).then(
     (response) => {
       throw new Error(`${method} answered ${JSON.stringify(response)} instead of failing`);
     },
@@ -87,12 +99,17 @@ function statusOf(err: grpc.ServiceError) {
 
 describe("a @grpc/grpc-js client built from the .proto files", () => {
   it("gets the same Handoff report as the connect clients, with snake_case fields", async () => {
-    const res = await call("Handoff", handoffJson);
+    const res = await call(memrecall, "Handoff", handoffJson, accountMetadata());
     expect(res).toEqual({ success: true, message: expectedHandoffReport, task_completed: true });
   });
 
   it("gets INVALID_ARGUMENT for an invalid ExpandContextWindow, with ErrorInfo, BadRequest and AgentHint in grpc-status-details-bin", async () => {
-    const err = await callFailing("ExpandContextWindow", { reason: "需要更早的对话", current_size: 10, requested_size: 5 });
+    const err = await callFailing(
+      memrecall,
+      "ExpandContextWindow",
+      { reason: "需要更早的对话", current_size: 10, requested_size: 5 },
+      accountMetadata(),
+    );
     expect(err.code).toBe(grpc.status.INVALID_ARGUMENT);
 
     const { status, errorInfo, badRequest, agentHint } = statusOf(err);
@@ -110,11 +127,11 @@ describe("a @grpc/grpc-js client built from the .proto files", () => {
     expect(errorInfo?.metadata["trace_id"]).toBe(traceId);
   });
 
-  it("gets UNIMPLEMENTED naming issue #6 for SearchMemories", async () => {
-    const err = await callFailing("SearchMemories", { query: "数据库配置" });
+  it("gets UNIMPLEMENTED naming issue #7 for KnSearch", async () => {
+    const err = await callFailing(knowledge, "KnSearch", { query: "数据库配置" });
     expect(err.code).toBe(grpc.status.UNIMPLEMENTED);
     const { status, errorInfo } = statusOf(err);
-    expect(status.message).toContain("issue #6");
+    expect(status.message).toContain("issue #7");
     expect(errorInfo?.reason).toBe("NOT_IMPLEMENTED_YET");
     // grpc-js decodes grpc-message with decodeURI: the server encodes it as the
     // gRPC spec says, so ":", "/" and "#" arrive readable.

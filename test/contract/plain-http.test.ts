@@ -8,6 +8,8 @@ import { expectedHandoffReport, handoffJson } from "../helpers/fixtures";
 
 const HANDOFF = "contextloader.memrecall.v1.MemRecallService/Handoff";
 const EXPAND = "contextloader.memrecall.v1.MemRecallService/ExpandContextWindow";
+/** Every MemRecall call needs the caller's account; post() sends it unless a test's own headers replace it. */
+const ACCOUNT = { "x-account-id": "u-1" };
 
 
 /** The Connect protocol's JSON error body. */
@@ -30,7 +32,7 @@ async function post(rpc: string, body: unknown, headers: Record<string, string> 
 async function postRaw(rpc: string, text: string, headers: Record<string, string> = {}) {
   const res = await fetch(`${server.baseUrl}/${rpc}`, {
     method: "POST",
-    headers: { "content-type": "application/json", ...headers },
+    headers: { "content-type": "application/json", ...ACCOUNT, ...headers },
     body: text,
   });
   return { status: res.status, headers: res.headers, body: (await res.json()) as unknown };

@@ -29,6 +29,8 @@ if (!haveChromium) {
 const pageDir = new URL("./browser-page/", import.meta.url);
 const HANDOFF_RPC = "contextloader.memrecall.v1.MemRecallService/Handoff";
 const EXPAND_RPC = "contextloader.memrecall.v1.MemRecallService/ExpandContextWindow";
+/** The x-account-id the page sends: every MemRecall call needs the caller's account. */
+const ACCOUNT_ID = "u-browser";
 
 interface PageServer {
   /** http://127.0.0.1:<port>, the page's origin. */
@@ -87,7 +89,7 @@ async function runPage(browser: Browser, pageOrigin: string, apiBaseUrl: string)
     // Fail fast with the page's own error rather than time out waiting for the marker.
     const pageError = new Promise<never>((_, reject) => page.once("pageerror", reject));
     pageError.catch(() => {}); // only ever observed through the race below
-    await page.goto(`${pageOrigin}/?api=${encodeURIComponent(apiBaseUrl)}`);
+    await page.goto(`${pageOrigin}/?api=${encodeURIComponent(apiBaseUrl)}&account=${encodeURIComponent(ACCOUNT_ID)}`);
     await Promise.race([page.waitForSelector("body[data-done]", { state: "attached", timeout: 15_000 }), pageError]);
     const read = async (id: string) => JSON.parse((await page.textContent(`#${id}`)) ?? "") as ProtocolResult;
     return { connect: await read("connect"), grpcweb: await read("grpcweb"), consoleLines };
@@ -141,8 +143,12 @@ describe.skipIf(!haveChromium)("Chromium calling the API from another origin", (
     }
 
     const traceIds = [connect.handoff, grpcweb.handoff].map((h) => (h.ok ? h.traceId : null));
-    expect(rpcLogs(HANDOFF_RPC).map((l) => [l["trace_id"], l["code"]])).toEqual(traceIds.map((id) => [id, "OK"]));
-    expect(rpcLogs(EXPAND_RPC).map((l) => l["code"])).toEqual(["INVALID_ARGUMENT", "INVALID_ARGUMENT"]);
+    // The account shows the preflight let x-account-id through to the handler.
+    expect(rpcLogs(HANDOFF_RPC).map((l) => [l["trace_id"], l["code"], l["account"]])).toEqual(traceIds.map((id) => [id, "OK", ACCOUNT_ID]));
+    expect(rpcLogs(EXPAND_RPC).map((l) => [l["code"], l["account"]])).toEqual([
+      ["INVALID_ARGUMENT", ACCOUNT_ID],
+      ["INVALID_ARGUMENT", ACCOUNT_ID],
+    ]);
   });
 
   it("blocks a page whose origin is not in CORS_ALLOWED_ORIGINS", async () => {

@@ -5,6 +5,10 @@
  * CI runs it on Node 20 and on Node 22: `node <tsx cli> test/e2e/smoke.ts`.
  */
 import { spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
@@ -20,9 +24,12 @@ function check(condition: unknown, what: string): asserts condition {
 }
 
 async function main(): Promise<void> {
+  // The memory store is the environment's (CI's Node 22 run uses PostgreSQL); SQLite goes to a temporary file.
+  const dir = mkdtempSync(join(tmpdir(), "smoke-"));
+  process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
   const child = spawn(process.execPath, [tsxCli, "src/main.ts"], {
     cwd: root,
-    env: { ...process.env, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info" },
+    env: { ...process.env, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info", SQLITE_PATH: join(dir, "memories.sqlite") },
     stdio: ["ignore", "pipe", "inherit"],
   });
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
@@ -52,10 +59,16 @@ async function main(): Promise<void> {
   const grpc = createGrpcTransport({ baseUrl });
   const health = await createClient(Health, grpc).check({ service: "" });
   check(health.status === HealthCheckResponse_ServingStatus.SERVING, "health is SERVING");
-  const err = await createClient(MemRecallService, grpc)
-    .expandContextWindow({ reason: "r", currentSize: 5, requestedSize: 1 })
+  const memrecall = createClient(MemRecallService, grpc);
+  const headers = { "x-account-id": `smoke-${randomUUID()}` };
+  const err = await memrecall
+    .expandContextWindow({ reason: "r", currentSize: 5, requestedSize: 1 }, { headers })
     .then(() => undefined, (e: unknown) => ConnectError.from(e));
   check(err?.code === Code.InvalidArgument, `gRPC invalid ExpandContextWindow gives INVALID_ARGUMENT, got ${err?.code}`);
+  await memrecall.storeMemory({ memoryKey: "smoke_db", summary: "数据库配置", content: "PostgreSQL host=pg.internal port=5432" }, { headers });
+  const found = await memrecall.searchMemories({ query: "数据库配置" }, { headers });
+  check(found.results[0]?.memoryKey === "smoke_db", `gRPC SearchMemories finds the stored memory, got ${JSON.stringify(found.results.map((r) => r.memoryKey))}`);
+  await memrecall.deleteMemory({ memoryKey: "smoke_db" }, { headers });
 
   const ready = await fetch(`${baseUrl}/readyz`);
   check(ready.status === 200, `readyz is 200, got ${ready.status}`);
@@ -64,7 +77,8 @@ async function main(): Promise<void> {
   const code = await exited;
   check(code === 0, `exit code 0 after SIGTERM, got ${code}`);
   check(lines.some((l) => l["msg"] === "stopped"), "the server logged 'stopped'");
-  process.stdout.write(`smoke ok on node ${process.version}: connect, grpc, http probes, graceful stop\n`);
+  const store = lines.find((l) => l["msg"] === "clients")?.["memory_store"];
+  process.stdout.write(`smoke ok on node ${process.version}: connect, grpc, memories in ${String(store)}, http probes, graceful stop\n`);
 }
 
 main().catch((err: unknown) => {

@@ -31,7 +31,8 @@ export async function startServer(env: Record<string, string> = {}): Promise<Tes
       done();
     },
   });
-  const config = loadConfig({ PORT: "0", HOST: "127.0.0.1", SHUTDOWN_GRACE_MS: "2000", ...env });
+  // Each server gets a private in-process SQLite unless the test names a store: tests never share memories by accident.
+  const config = loadConfig({ PORT: "0", HOST: "127.0.0.1", SHUTDOWN_GRACE_MS: "2000", SQLITE_PATH: ":memory:", ...env });
   const log = pino({ level: env["LOG_LEVEL"] ?? "debug" }, sink);
   const app = createApp(config, log);
   const port = await app.listen();

@@ -140,7 +140,7 @@ describe("server reflection", () => {
     );
     const client = createClient(MemRecallService, createGrpcTransport({ baseUrl: server.baseUrl }));
     const err = await client
-      .expandContextWindow({ reason: "x", currentSize: 3, requestedSize: 2 })
+      .expandContextWindow({ reason: "x", currentSize: 3, requestedSize: 2 }, { headers: { "x-account-id": "u-1" } })
       .catch((e: unknown) => ConnectError.from(e));
     expect(err).toBeInstanceOf(ConnectError);
     const statusBytes = (err as ConnectError).metadata.get("grpc-status-details-bin");

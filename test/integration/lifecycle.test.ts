@@ -69,6 +69,8 @@ describe("graceful shutdown", () => {
         "POST /contextloader.memrecall.v1.MemRecallService/ExpandContextWindow HTTP/1.1",
         "Host: 127.0.0.1",
         "Content-Type: application/json",
+        // Every MemRecall call needs the caller's account.
+        "x-account-id: u-1",
         `Content-Length: ${Buffer.byteLength(body)}`,
         "",
         "",

@@ -1,8 +1,9 @@
 // The browser side of test/e2e/browser.test.ts: calls MemRecallService over
 // Connect and over gRPC-web from a page on another origin, and writes what
 // each protocol answered into the DOM as JSON for the test to read back.
-// The API's base URL comes from the query string: index.html?api=http://127.0.0.1:<port>
-import { ConnectError, createClient, type Transport } from "@connectrpc/connect";
+// The API's base URL and the caller's account come from the query string:
+// index.html?api=http://127.0.0.1:<port>&account=<x-account-id>
+import { ConnectError, createClient, type Interceptor, type Transport } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/connect-web";
 import { MemRecallService } from "../../../gen/contextloader/memrecall/v1/memrecall_pb";
 import { BadRequestSchema } from "../../../gen/google/rpc/error_details_pb";
@@ -50,11 +51,19 @@ async function exercise(transport: Transport): Promise<ProtocolResult> {
 }
 
 async function main() {
-  const baseUrl = new URLSearchParams(location.search).get("api");
+  const params = new URLSearchParams(location.search);
+  const baseUrl = params.get("api");
+  const account = params.get("account");
   if (baseUrl === null) throw new Error("index.html needs ?api=<server base URL>");
+  if (account === null) throw new Error("index.html needs &account=<x-account-id>");
+  // Every MemRecall call needs the caller's account: a header the preflight must allow.
+  const withAccount: Interceptor = (next) => (req) => {
+    req.header.set("x-account-id", account);
+    return next(req);
+  };
   const protocols = {
-    connect: createConnectTransport({ baseUrl, useBinaryFormat: false }),
-    grpcweb: createGrpcWebTransport({ baseUrl, useBinaryFormat: true }),
+    connect: createConnectTransport({ baseUrl, useBinaryFormat: false, interceptors: [withAccount] }),
+    grpcweb: createGrpcWebTransport({ baseUrl, useBinaryFormat: true, interceptors: [withAccount] }),
   };
   for (const [id, transport] of Object.entries(protocols)) {
     document.getElementById(id)!.textContent = JSON.stringify(await exercise(transport), null, 2);

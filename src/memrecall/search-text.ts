@@ -1,0 +1,85 @@
+import { idf as idfTable } from "@node-rs/jieba/dict";
+import { tokenize } from "../upstream/text";
+
+/**
+ * How memories are found by words: both the stored text and the query are cut
+ * by jieba's search mode (overlapping sub-words, so "数据库配置" also yields
+ * "数据", "数据库", "配置"), after NFKC and lower-casing; English words are
+ * kept whole and lower-cased (no stemming: "configs" does not find "config",
+ * which the tests pin down).
+ */
+export function searchTokens(text: string): string[] {
+  return [...new Set(tokenize(text))];
+}
+
+/** The search text a memory is stored with: its tokens, space-separated. */
+export function searchTextOf(parts: readonly string[]): string {
+  return searchTokens(parts.filter((p) => p !== "").join("\n")).join(" ");
+}
+
+/** jieba's inverse document frequencies; a word it does not know counts as rare, a stop word as common. */
+let idfs: Map<string, number> | undefined;
+const UNKNOWN_IDF = 11.74;
+const STOP_WORD_IDF = 0.5;
+
+/**
+ * Words that carry no topic in either language. They weigh as little as the
+ * commonest words (jieba knows no English, and would weigh "the" like
+ * "database"), are not looked up in the index, and are never extracted as
+ * keywords (in a short query, one 之前 among three words would reach the top).
+ */
+export const STOP_WORDS = new Set(
+  (
+    "的 了 和 是 在 我 你 他 她 它 我们 你们 他们 这 那 这个 那个 这些 那些 之前 以前 上次 一下 一个 什么 怎么 如何 哪些 哪个 有 没有 " +
+    "吗 呢 吧 啊 就 都 也 还 要 把 被 让 给 用 对 从 到 与 及 或 并 等 请 帮 帮我 按照 关于 那次 说 说过 提到 提过 " +
+    "a an the of to in on at for and or but is are was were be been being this that these those it its my your our their i you we they " +
+    "me us what which who how when where why do does did done have has had with from by as about into than then so not no yes " +
+    "please previous previously before last earlier mentioned said"
+  ).split(" "),
+);
+
+export function idfOf(token: string): number {
+  if (STOP_WORDS.has(token)) return STOP_WORD_IDF;
+  if (!idfs) {
+    idfs = new Map();
+    for (const line of Buffer.from(idfTable).toString("utf8").split("\n")) {
+      const space = line.lastIndexOf(" ");
+      if (space > 0) idfs.set(line.slice(0, space), Number(line.slice(space + 1)));
+    }
+  }
+  return idfs.get(token) ?? UNKNOWN_IDF;
+}
+
+/**
+ * The share of the query's word weight a memory's search text contains, 0..1:
+ * each query token weighs its inverse document frequency, so "数据库" counts far
+ * more than "的" or "之前". This is the keyword relevance score.
+ */
+export function coverage(queryTokens: readonly string[], searchText: string): number {
+  const have = new Set(searchText.split(" "));
+  let total = 0;
+  let found = 0;
+  for (const t of queryTokens) {
+    const w = idfOf(t);
+    total += w;
+    if (have.has(t)) found += w;
+  }
+  return total === 0 ? 0 : found / total;
+}
+
+/** Below this IDF a word is in most texts: looking it up costs much and finds nothing particular. */
+const MIN_LOOKUP_IDF = 2;
+const MAX_LOOKUP_TOKENS = 16;
+
+/**
+ * The tokens worth looking up in the full-text index: the query's own before
+ * those of its expansion, each the rarest first, common words left out
+ * (unless nothing else is left), at most 16. A memory that holds only common
+ * words of the query would score near zero anyway.
+ */
+export function lookupTokens(queryTokens: readonly string[], extraTokens: readonly string[]): string[] {
+  const rarestFirst = (tokens: readonly string[]) => [...new Set(tokens)].sort((a, b) => idfOf(b) - idfOf(a));
+  const all = [...new Set([...rarestFirst(queryTokens), ...rarestFirst(extraTokens)])];
+  const useful = all.filter((t) => idfOf(t) >= MIN_LOOKUP_IDF);
+  return (useful.length > 0 ? useful : all).slice(0, MAX_LOOKUP_TOKENS);
+}

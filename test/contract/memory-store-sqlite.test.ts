@@ -1,0 +1,58 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pino } from "pino";
+import { afterAll, describe, expect, it } from "vitest";
+import { ToolError } from "../../src/errors/tool-error";
+import { SqliteMemoryStore } from "../../src/store/sqlite-memory-store";
+import { describeMemoryStoreContract } from "./memory-store.contract";
+
+const log = pino({ level: "silent" });
+const dir = mkdtempSync(join(tmpdir(), "memory-store-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+// A directory that does not exist yet: the store creates it.
+describeMemoryStoreContract("sqlite", async () => new SqliteMemoryStore({ path: join(dir, "contract", "memories.db"), log }));
+
+describe("sqlite memory store", () => {
+  it("keeps a memory in its file after the store is closed and opened again", async () => {
+    const path = join(dir, "reopen.db");
+    const first = new SqliteMemoryStore({ path, log });
+    await first.migrate();
+    await first.upsert("u1", {
+      memory_key: "kept",
+      memory_type: "fact",
+      summary: "重启 之后 还在",
+      content: "survives a restart",
+      content_truncated: false,
+      keywords: [{ keyword: "restart", weight: 1 }],
+      metadata: {},
+      search_text: "重启 restart",
+      embedding: Float32Array.from([0.6, 0.8]),
+    });
+    await first.close();
+
+    const second = new SqliteMemoryStore({ path, log });
+    await second.migrate();
+    expect((await second.get("u1", "kept"))?.content).toBe("survives a restart");
+    expect((await second.keywordSearch("u1", ["重启"], { keywords: ["RESTART"] }, 5)).map((h) => h.memory_key)).toEqual(["kept"]);
+    expect(Array.from((await second.vectors("u1"))[0]!.embedding)).toEqual(Array.from(Float32Array.from([0.6, 0.8])));
+    await second.close();
+  });
+
+  it("reports UNAVAILABLE naming the file when the database cannot be opened", () => {
+    const notADirectory = join(dir, "plain-file");
+    writeFileSync(notADirectory, "x");
+    const path = join(notADirectory, "memories.db");
+    let err: unknown;
+    try {
+      new SqliteMemoryStore({ path, log });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ToolError);
+    expect((err as ToolError).code).toBe("unavailable");
+    expect((err as ToolError).reason).toBe("MEMORY_STORE_UNAVAILABLE");
+    expect((err as ToolError).message).toContain(path);
+  });
+});

@@ -1,0 +1,279 @@
+import { randomUUID } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { MemoryStore, MemoryWrite } from "../../src/store/memory-store";
+
+/**
+ * The memory store's contract, run against every implementation. `make`
+ * builds a store on the database under test; called twice, both stores must
+ * see the same data (a second replica, or the same file opened again).
+ */
+export function describeMemoryStoreContract(name: string, make: () => Promise<MemoryStore>): void {
+  describe(`memory store contract: ${name}`, () => {
+    let store: MemoryStore;
+    // Fresh user ids per run: runs on a shared PostgreSQL never see each other's rows.
+    const run = randomUUID();
+    const user = (who: string) => `${who}-${run}`;
+
+    beforeAll(async () => {
+      store = await make();
+      await store.migrate();
+    });
+    afterAll(() => store.close());
+
+    it("migrates again, on the same store and on a second one, without losing data", async () => {
+      const u = user("migrate");
+      await store.upsert(u, memory("m1", "迁移 前 的 记忆"));
+      await store.migrate();
+      const second = await make();
+      try {
+        await second.migrate();
+        expect((await second.get(u, "m1"))?.summary).toBe("summary of m1");
+      } finally {
+        await second.close();
+      }
+    });
+
+    it("creates a memory, then replaces it under the same key keeping created_at and moving updated_at", async () => {
+      const u = user("upsert");
+      const first = await store.upsert(u, memory("k", "数据库 配置", { content: "first content", keywords: [{ keyword: "数据库", weight: 0.9 }] }));
+      expect(first.created).toBe(true);
+      expect(first.record).toMatchObject({
+        memory_key: "k",
+        user_id: u,
+        memory_type: "fact",
+        summary: "summary of k",
+        content: "first content",
+        content_truncated: false,
+        keywords: [{ keyword: "数据库", weight: 0.9 }],
+        metadata: { source: "test" },
+      });
+      expect(first.record.created_at.getTime()).toBe(first.record.updated_at.getTime());
+
+      await sleep(5);
+      const second = await store.upsert(u, memory("k", "网络 防火墙", { memory_type: "preference", content: "second content", content_truncated: true, keywords: [] }));
+      expect(second.created).toBe(false);
+      expect(second.record.created_at.getTime()).toBe(first.record.created_at.getTime());
+      expect(second.record.updated_at.getTime()).toBeGreaterThan(first.record.updated_at.getTime());
+      expect(second.record).toMatchObject({ memory_type: "preference", content: "second content", content_truncated: true, keywords: [] });
+
+      expect(await store.get(u, "k")).toEqual(second.record);
+      expect(await store.count(u)).toBe(1);
+      // The search text was replaced too: the old tokens no longer find it.
+      expect(await keys(store, u, ["数据库"])).toEqual([]);
+      expect(await keys(store, u, ["防火墙"])).toEqual(["k"]);
+    });
+
+    it("gets one or many memories, skipping unknown keys, and deletes once", async () => {
+      const u = user("crud");
+      for (const k of ["a", "b", "c"]) await store.upsert(u, memory(k, `词 ${k}`));
+      expect((await store.get(u, "b"))?.memory_key).toBe("b");
+      expect(await store.get(u, "missing")).toBeUndefined();
+      const many = await store.getMany(u, ["c", "missing", "a"]);
+      expect(many.map((r) => r.memory_key).sort()).toEqual(["a", "c"]);
+      expect(await store.getMany(u, [])).toEqual([]);
+
+      expect(await store.delete(u, "b")).toBe(true);
+      expect(await store.delete(u, "b")).toBe(false);
+      expect(await store.get(u, "b")).toBeUndefined();
+      expect(await store.count(u)).toBe(2);
+      expect(await keys(store, u, ["b"])).toEqual([]);
+    });
+
+    it("counts only the user's own memories", async () => {
+      const u = user("count");
+      expect(await store.count(u)).toBe(0);
+      await store.upsert(u, memory("one", "一"));
+      await store.upsert(u, memory("two", "二"));
+      await store.upsert(user("count-other"), memory("one", "一"));
+      expect(await store.count(u)).toBe(2);
+    });
+
+    describe("isolation", () => {
+      it("keeps user A's memory from user B even when B knows the key", async () => {
+        const a = user("iso-a");
+        const b = user("iso-b");
+        await store.upsert(a, memory("secret", "机密 薪资 salary", { content: "A's salary" }));
+
+        expect(await store.get(b, "secret")).toBeUndefined();
+        expect(await store.getMany(b, ["secret"])).toEqual([]);
+        expect(await store.keywordSearch(b, ["机密", "salary"], {}, 10)).toEqual([]);
+        expect(await store.vectors(b)).toEqual([]);
+        expect(await store.count(b)).toBe(0);
+        expect(await store.delete(b, "secret")).toBe(false);
+
+        expect((await store.get(a, "secret"))?.content).toBe("A's salary");
+        expect(await keys(store, a, ["salary"])).toEqual(["secret"]);
+      });
+
+      it("gives user B its own memory when B stores A's key, leaving A's intact", async () => {
+        const a = user("iso2-a");
+        const b = user("iso2-b");
+        await store.upsert(a, memory("shared", "苹果 apple", { content: "A's apple" }));
+        const ofB = await store.upsert(b, memory("shared", "香蕉 banana", { content: "B's banana" }));
+        expect(ofB.created).toBe(true);
+        expect(ofB.record.user_id).toBe(b);
+
+        expect((await store.get(a, "shared"))?.content).toBe("A's apple");
+        expect((await store.get(b, "shared"))?.content).toBe("B's banana");
+        expect(await keys(store, a, ["banana"])).toEqual([]);
+        expect(await keys(store, b, ["apple"])).toEqual([]);
+        expect((await store.vectors(b)).map((v) => v.memory_key)).toEqual(["shared"]);
+
+        expect(await store.delete(b, "shared")).toBe(true);
+        expect((await store.get(a, "shared"))?.content).toBe("A's apple");
+      });
+    });
+
+    describe("keyword search", () => {
+      it("finds memories by Chinese tokens and English words, any of them", async () => {
+        const u = user("kw-or");
+        await store.upsert(u, memory("db", "数据库 配置 连接池"));
+        await store.upsert(u, memory("net", "网络 超时 timeout"));
+        await store.upsert(u, memory("pg", "postgres connection pool"));
+        await store.upsert(u, memory("lunch", "午餐 菜单 lunch"));
+
+        expect(await keys(store, u, ["数据库"])).toEqual(["db"]);
+        expect(await keys(store, u, ["postgres"])).toEqual(["pg"]);
+        expect((await keys(store, u, ["配置", "timeout", "pool"])).sort()).toEqual(["db", "net", "pg"]);
+        expect(await keys(store, u, ["不存在", "absent"])).toEqual([]);
+        expect(await store.keywordSearch(u, [], {}, 10)).toEqual([]);
+
+        const [hit] = await store.keywordSearch(u, ["连接池"], {}, 10);
+        expect(hit?.search_text).toBe("数据库 配置 连接池");
+      });
+
+      it("ranks a memory matching more of the tokens above one matching fewer", async () => {
+        const u = user("kw-rank");
+        // Equal lengths, so only the number of matching tokens differs.
+        await store.upsert(u, memory("one", "迁移 填充 占位 补足"));
+        await store.upsert(u, memory("three", "数据库 配置 迁移 补足"));
+        await store.upsert(u, memory("two", "数据库 配置 占位 补足"));
+        await store.upsert(u, memory("zero", "午餐 填充 占位 补足"));
+
+        const hits = await store.keywordSearch(u, ["数据库", "配置", "迁移"], {}, 10);
+        expect(hits.map((h) => h.memory_key)).toEqual(["three", "two", "one"]);
+        expect(hits[0]!.rank).toBeGreaterThan(hits[1]!.rank);
+        expect(hits[1]!.rank).toBeGreaterThan(hits[2]!.rank);
+      });
+
+      it("applies the type, creation time and keyword filters, and the limit", async () => {
+        const u = user("kw-filter");
+        await store.upsert(u, memory("pref", "数据库 偏好", { memory_type: "preference", keywords: [{ keyword: "PostgreSQL", weight: 1 }] }));
+        await store.upsert(u, memory("fact", "数据库 缓存", { memory_type: "fact", keywords: [{ keyword: "Redis", weight: 1 }] }));
+        await store.upsert(u, memory("apple", "数据库 水果", { memory_type: "fact", keywords: [{ keyword: "Äpfel", weight: 1 }] }));
+        await sleep(10);
+        const late = await store.upsert(u, memory("event", "数据库 迁移", { memory_type: "event", keywords: [{ keyword: "postgresql", weight: 1 }, { keyword: "迁移", weight: 0.5 }] }));
+        const search = (filters: Parameters<MemoryStore["keywordSearch"]>[2], limit = 10) => keys(store, u, ["数据库"], filters, limit).then((k) => k.sort());
+
+        expect(await search({})).toEqual(["apple", "event", "fact", "pref"]);
+        expect(await search({ memory_types: ["preference", "event"] })).toEqual(["event", "pref"]);
+        expect(await search({ created_since: late.record.created_at })).toEqual(["event"]);
+        expect(await search({ keywords: ["POSTGRESQL"] })).toEqual(["event", "pref"]);
+        expect(await search({ keywords: ["redis", "not-a-keyword"] })).toEqual(["fact"]);
+        expect(await search({ keywords: ["äPFEL"] })).toEqual(["apple"]);
+        expect(await search({ keywords: ["迁移"] })).toEqual(["event"]);
+        expect(await search({ memory_types: ["preference"], keywords: ["postgresql"] })).toEqual(["pref"]);
+        expect(await search({ memory_types: ["fact"], created_since: late.record.created_at })).toEqual([]);
+        // An empty list is no filter, as an empty repeated field in a request.
+        expect(await search({ memory_types: [], keywords: [] })).toEqual(["apple", "event", "fact", "pref"]);
+        expect(await search({}, 2)).toHaveLength(2);
+        expect(await search({}, 0)).toEqual([]);
+      });
+
+      it("searches tokens with quotes, brackets, operators and SQL literally", async () => {
+        const u = user("kw-literal");
+        await store.upsert(u, memory("odd", "o'brien node.js c++ salt or pepper"));
+        expect(await keys(store, u, ["o'brien"])).toEqual(["odd"]);
+        expect(await keys(store, u, ["node.js"])).toEqual(["odd"]);
+        expect(await keys(store, u, ["OR"])).toEqual(["odd"]);
+        // A colon is not a column filter: the word before it is searched.
+        expect(await keys(store, u, ["salt:"])).toEqual(["odd"]);
+
+        const hostile = [
+          '"', "'", "''", "(", ")", "*", "pepp*", ":", "\\", "\\'", "a:b", "NEAR(x y)", "x AND y", "NOT", "!", "&", "|", "<->", ":*", "^",
+          "col:x", "'; DROP TABLE memories; --", '") AND NOT ("', "1=1",
+        ];
+        for (const token of hostile) expect(await keys(store, u, [token]), token).toEqual([]);
+        expect(await keys(store, u, [...hostile, "pepper"])).toEqual(["odd"]);
+        expect(await store.count(u)).toBe(1);
+      });
+    });
+
+    it("returns every embedding of the user intact, with type, creation time and keywords", async () => {
+      const u = user("vectors");
+      const exact = Float32Array.from([0.1, -0.5, 1e-7, 3.4028234663852886e38, -0, 0.333333343267, 1, -1]);
+      const wide = unit(Float32Array.from({ length: 512 }, (_, i) => Math.sin(i * 1.7)));
+      const a = await store.upsert(u, memory("a", "甲", { embedding: exact, memory_type: "event", keywords: [{ keyword: "Alpha", weight: 1 }, { keyword: "阿尔法", weight: 0.5 }] }));
+      await store.upsert(u, memory("b", "乙", { embedding: wide }));
+
+      const vectors = (await store.vectors(u)).sort((x, y) => x.memory_key.localeCompare(y.memory_key));
+      expect(vectors.map((v) => v.memory_key)).toEqual(["a", "b"]);
+      const va = vectors[0]!;
+      const vb = vectors[1]!;
+      expect(va.embedding).toBeInstanceOf(Float32Array);
+      expect(Array.from(va.embedding)).toEqual(Array.from(exact));
+      expect(Array.from(vb.embedding)).toEqual(Array.from(wide));
+      expect(va.memory_type).toBe("event");
+      expect(va.created_at.getTime()).toBe(a.record.created_at.getTime());
+      expect(va.keywords).toEqual(["Alpha", "阿尔法"]);
+    });
+
+    it("round-trips nested unicode metadata and a 100 KB content", async () => {
+      const u = user("roundtrip");
+      const metadata = {
+        source: "对话 🗣️",
+        nested: { list: [1, 2.5, -3, true, null, "x"], deep: { emoji: "🙂👍🏽", quotes: `"'\\`, empty: {}, none: [] } },
+        rtl: "שלום",
+      };
+      const content = "记忆内容 memory content 🌟 ".repeat(4000).slice(0, 102_400);
+      expect(Buffer.byteLength(content)).toBeGreaterThan(100 * 1024);
+      await store.upsert(u, memory("big", "大", { metadata, content }));
+      const back = await store.get(u, "big");
+      expect(back?.metadata).toEqual(metadata);
+      expect(back?.content).toBe(content);
+    });
+
+    it("makes a write visible to a second store on the same database as soon as upsert resolves", async () => {
+      const u = user("durable");
+      const second = await make();
+      try {
+        await store.upsert(u, memory("now", "持久 durable", { content: "committed" }));
+        expect((await second.get(u, "now"))?.content).toBe("committed");
+        expect(await keys(second, u, ["durable"])).toEqual(["now"]);
+        expect(await second.delete(u, "now")).toBe(true);
+        expect(await store.get(u, "now")).toBeUndefined();
+      } finally {
+        await second.close();
+      }
+    });
+  });
+}
+
+/** A memory whose search text is `searchText`; the rest is filler unless given. */
+function memory(key: string, searchText: string, over: Partial<MemoryWrite> = {}): MemoryWrite {
+  return {
+    memory_key: key,
+    memory_type: "fact",
+    summary: `summary of ${key}`,
+    content: `content of ${key}`,
+    content_truncated: false,
+    keywords: [],
+    metadata: { source: "test" },
+    search_text: searchText,
+    embedding: unit(Float32Array.from([1, 2, 3, 4])),
+    ...over,
+  };
+}
+
+async function keys(store: MemoryStore, userId: string, tokens: string[], filters: Parameters<MemoryStore["keywordSearch"]>[2] = {}, limit = 10): Promise<string[]> {
+  return (await store.keywordSearch(userId, tokens, filters, limit)).map((h) => h.memory_key);
+}
+
+function unit(v: Float32Array): Float32Array {
+  const norm = Math.hypot(...v);
+  return v.map((x) => x / norm);
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}

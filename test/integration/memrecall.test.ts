@@ -1,0 +1,349 @@
+import { randomUUID } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Code, ConnectError, createClient, type Client, type Interceptor } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { AgentHintSchema } from "../../gen/contextloader/common/v1/errors_pb";
+import { MemRecallService } from "../../gen/contextloader/memrecall/v1/memrecall_pb";
+import { BadRequestSchema, ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb";
+import { startScriptedLlm, type ScriptedLlm } from "../helpers/scripted-llm";
+import { startServer, type TestServer } from "../helpers/server";
+
+type MemClient = Client<typeof MemRecallService>;
+
+function clientFor(server: TestServer, account: string, type = "user"): MemClient {
+  const identity: Interceptor = (next) => (req) => {
+    if (account !== "") req.header.set("x-account-id", account);
+    req.header.set("x-account-type", type);
+    return next(req);
+  };
+  return createClient(MemRecallService, createConnectTransport({ baseUrl: server.baseUrl, httpVersion: "1.1", interceptors: [identity] }));
+}
+
+async function failure(p: Promise<unknown>): Promise<ConnectError> {
+  return p.then(
+    () => {
+      throw new Error("expected the call to fail");
+    },
+    (e: unknown) => ConnectError.from(e),
+  );
+}
+
+const DB_CONFIG = {
+  memoryKey: "db_config_001",
+  memoryType: "project_fact",
+  summary: "生产环境 PostgreSQL 数据库配置",
+  content: "数据库配置：host=pg-prod.internal port=5432 database=analytics，连接池 max_connections=200，只读副本 pg-ro.internal。",
+  metadata: { source: "chat", turn: 12 },
+};
+const REDIS_NOTE = {
+  memoryKey: "redis_cache_002",
+  memoryType: "project_fact",
+  summary: "Redis cache settings for the API gateway",
+  content: "The gateway caches sessions in Redis 7 with maxmemory 2gb and the allkeys-lru eviction policy.",
+};
+const PREFERENCE = {
+  memoryKey: "pref_chart_003",
+  memoryType: "user_preference",
+  summary: "用户偏好：图表用折线图，配色深色主题",
+  content: "用户说过：以后画趋势图都用折线图，深色主题，不要饼图。",
+};
+
+/** Each test gets its own account, so caches and memories never leak between tests. */
+const account = () => `u-${randomUUID().slice(0, 8)}`;
+
+describe("MemRecall over the default SQLite store, without an LLM", () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startServer();
+  });
+  afterAll(() => server.close());
+
+  it("stores a memory and finds it at once in every mode, even after an empty search was cached", async () => {
+    const c = clientFor(server, account());
+    expect((await c.searchMemories({ query: "数据库配置", searchMode: "keyword" })).results).toEqual([]);
+    const stored = await c.storeMemory(DB_CONFIG);
+    expect(stored).toMatchObject({ memoryKey: "db_config_001", created: true, contentTruncated: false });
+    expect(stored.keywords.map((k) => k.keyword)).toEqual(expect.arrayContaining(["数据库"]));
+    await c.storeMemory(REDIS_NOTE);
+    await c.storeMemory(PREFERENCE);
+
+    for (const searchMode of ["keyword", "semantic", "hybrid"]) {
+      const res = await c.searchMemories({ query: "我之前的数据库配置", searchMode });
+      expect(res.success).toBe(true);
+      expect(res.results[0]?.memoryKey, searchMode).toBe("db_config_001");
+      expect(res.totalFound).toBe(res.results.length);
+      const top = res.results[0]!;
+      expect(top.relevanceScore).toBeGreaterThanOrEqual(0.5);
+      expect(top.relevanceScore).toBeLessThanOrEqual(1);
+      expect(top).toMatchObject({ summary: DB_CONFIG.summary, contentPreview: DB_CONFIG.content, memoryType: "project_fact" });
+      expect(top.createdAt!.seconds).toBeGreaterThan(0n);
+    }
+  });
+
+  it("returns the whole memory with GetMemoryDetail, and the spec's NOT_FOUND for a key the caller lacks", async () => {
+    const c = clientFor(server, account());
+    await c.storeMemory({ ...DB_CONFIG, keywords: [{ keyword: "数据库", weight: 0.9 }] });
+    const m = await c.getMemoryDetail({ memoryKey: "db_config_001" });
+    expect(m).toMatchObject({
+      success: true,
+      memoryKey: "db_config_001",
+      summary: DB_CONFIG.summary,
+      content: DB_CONFIG.content,
+      memoryType: "project_fact",
+      metadata: { source: "chat", turn: 12 },
+      keywords: [expect.objectContaining({ keyword: "数据库", weight: 0.9 })],
+      contentTruncated: false,
+    });
+    const err = await failure(c.getMemoryDetail({ memoryKey: "nope_404" }));
+    expect(err.code).toBe(Code.NotFound);
+    expect(err.rawMessage).toBe("未找到记忆: nope_404");
+    expect(err.findDetails(ErrorInfoSchema)[0]?.reason).toBe("MEMORY_NOT_FOUND");
+    expect(err.findDetails(AgentHintSchema)[0]?.nextRpc).toBe("contextloader.memrecall.v1.MemRecallService/SearchMemories");
+  });
+
+  it("keeps users apart: B cannot read, find, overwrite or delete A's memory, even knowing its key", async () => {
+    const a = clientFor(server, account());
+    const b = clientFor(server, account());
+    await a.storeMemory(DB_CONFIG);
+    // The hot-memory cache is warm for A: B must still not see it.
+    await a.getMemoryDetail({ memoryKey: "db_config_001" });
+
+    const read = await failure(b.getMemoryDetail({ memoryKey: "db_config_001" }));
+    expect([read.code, read.rawMessage]).toEqual([Code.NotFound, "未找到记忆: db_config_001"]);
+    for (const searchMode of ["keyword", "semantic", "hybrid"]) {
+      expect((await b.searchMemories({ query: "数据库配置", searchMode, minRelevanceScore: 0 })).results).toEqual([]);
+    }
+    expect((await b.deleteMemory({ memoryKey: "db_config_001" })).deleted).toBe(false);
+    // B's store under the same key is B's own memory.
+    expect((await b.storeMemory({ ...DB_CONFIG, content: "B 的内容" })).created).toBe(true);
+    expect((await a.getMemoryDetail({ memoryKey: "db_config_001" })).content).toBe(DB_CONFIG.content);
+    expect((await b.getMemoryDetail({ memoryKey: "db_config_001" })).content).toBe("B 的内容");
+
+    // The same id under another account type is another owner.
+    const sameIdApp = clientFor(server, "shared-id", "app");
+    const sameIdUser = clientFor(server, "shared-id", "user");
+    await sameIdUser.storeMemory(PREFERENCE);
+    expect((await failure(sameIdApp.getMemoryDetail({ memoryKey: "pref_chart_003" }))).code).toBe(Code.NotFound);
+  });
+
+  it("replaces by key, deletes, and the next search reflects both at once", async () => {
+    const c = clientFor(server, account());
+    await c.storeMemory(DB_CONFIG);
+    expect((await c.searchMemories({ query: "连接池", searchMode: "keyword" })).results.map((r) => r.memoryKey)).toEqual(["db_config_001"]);
+    const replaced = await c.storeMemory({ ...DB_CONFIG, summary: "MySQL 配置", content: "MySQL host=mysql.internal port=3306" });
+    expect(replaced.created).toBe(false);
+    expect((await c.searchMemories({ query: "连接池", searchMode: "keyword" })).results).toEqual([]);
+    expect((await c.getMemoryDetail({ memoryKey: "db_config_001" })).summary).toBe("MySQL 配置");
+    expect((await c.deleteMemory({ memoryKey: "db_config_001" })).deleted).toBe(true);
+    expect((await c.searchMemories({ query: "MySQL", searchMode: "keyword" })).results).toEqual([]);
+    expect((await failure(c.getMemoryDetail({ memoryKey: "db_config_001" }))).code).toBe(Code.NotFound);
+  });
+
+  it("truncates content over 100 KB at a character boundary and flags it", async () => {
+    const c = clientFor(server, account());
+    const content = "配置".repeat(20_000); // 120 000 bytes of UTF-8
+    const stored = await c.storeMemory({ memoryKey: "big", summary: "大段配置", content });
+    expect(stored.contentTruncated).toBe(true);
+    const m = await c.getMemoryDetail({ memoryKey: "big" });
+    expect(m.contentTruncated).toBe(true);
+    expect(Buffer.byteLength(m.content)).toBeLessThanOrEqual(100 * 1024);
+    expect(Buffer.byteLength(m.content)).toBeGreaterThan(100 * 1024 - 3);
+    expect(content.startsWith(m.content)).toBe(true);
+  });
+
+  it("applies memory_types, keywords and time_range_days before ranking, and limit and min_relevance_score after", async () => {
+    const c = clientFor(server, account());
+    await c.storeMemory({ ...DB_CONFIG, keywords: [{ keyword: "database", weight: 1 }] });
+    await c.storeMemory(REDIS_NOTE);
+    await c.storeMemory(PREFERENCE);
+    const keys = async (req: Parameters<MemClient["searchMemories"]>[0]) => (await c.searchMemories(req)).results.map((r) => r.memoryKey).sort();
+
+    expect(await keys({ query: "配置 settings 偏好", minRelevanceScore: 0, memoryTypes: ["user_preference"] })).toEqual(["pref_chart_003"]);
+    expect(await keys({ query: "配置 settings", minRelevanceScore: 0, keywords: ["DATABASE"] })).toEqual(["db_config_001"]);
+    expect(await keys({ query: "配置 settings 偏好", minRelevanceScore: 0, timeRangeDays: 1 })).toHaveLength(3);
+    expect(await keys({ query: "配置 settings 偏好 redis 数据库", minRelevanceScore: 0, limit: 1 })).toHaveLength(1);
+    const strict = await c.searchMemories({ query: "Redis 缓存 数据库 折线图 偏好", searchMode: "keyword", minRelevanceScore: 1 });
+    expect(strict.results).toEqual([]);
+    expect(strict.message).toContain("min_relevance_score");
+  });
+
+  it("allows three searches per recall session, then tells the agent to hand off", async () => {
+    const c = clientFor(server, account());
+    const session = randomUUID();
+    for (let i = 0; i < 3; i++) await c.searchMemories({ query: `方案 ${i}`, sessionId: session });
+    const err = await failure(c.searchMemories({ query: "方案 4", sessionId: session }));
+    expect(err.code).toBe(Code.FailedPrecondition);
+    expect(err.findDetails(ErrorInfoSchema)[0]?.reason).toBe("SEARCH_LIMIT_REACHED");
+    expect(err.findDetails(AgentHintSchema)[0]?.nextRpc).toBe("contextloader.memrecall.v1.MemRecallService/Handoff");
+    // Another session, and searches without one, are not limited by it.
+    await c.searchMemories({ query: "方案", sessionId: randomUUID() });
+    await c.searchMemories({ query: "方案" });
+  });
+
+  it("extracts keywords locally without an LLM, typed, and says so", async () => {
+    const c = clientFor(server, account());
+    const r = await c.extractSearchKeywords({ query: "上周我配置的生产环境 PostgreSQL 数据库连接池", maxKeywords: 4 });
+    expect(r).toMatchObject({ success: true, method: "fallback" });
+    expect(r.message).toContain("LLM_BASE_URL");
+    expect(r.keywords).toHaveLength(4);
+    expect(r.keywords).toEqual(expect.arrayContaining([expect.objectContaining({ keyword: "上周", type: "time" }), expect.objectContaining({ keyword: "PostgreSQL", type: "entity" })]));
+    for (const k of r.keywords) {
+      expect(k.weight).toBeGreaterThan(0);
+      expect(k.weight).toBeLessThanOrEqual(1);
+    }
+  });
+
+  it("lists the five spec tools as OpenAI function definitions built from the validation schemas", async () => {
+    const { tools } = await clientFor(server, account()).listTools({});
+    expect(tools.map((t) => t.function!.name)).toEqual(["search_memories", "get_memory_detail", "extract_search_keywords", "expand_context_window", "handoff"]);
+    expect(tools.every((t) => t.type === "function")).toBe(true);
+    const search = tools[0]!.function!;
+    expect(search.description).toContain('有明确关键词时使用 search_mode="keyword"');
+    const params = search.parameters as { required: string[]; properties: Record<string, { enum?: string[]; maximum?: number; default?: unknown }> };
+    expect(params.required).toEqual(["query"]);
+    expect(params.properties["search_mode"]!.enum).toEqual(["semantic", "keyword", "hybrid"]);
+    expect(params.properties["limit"]).toMatchObject({ maximum: 10, default: 5 });
+    expect((tools[4]!.function!.parameters as { required: string[] }).required).toEqual(expect.arrayContaining(["reason", "search_summary", "confidence"]));
+  });
+
+  it("rejects bad input with field violations, and calls without an account", async () => {
+    const c = clientFor(server, account());
+    const err = await failure(c.searchMemories({ query: "x", searchMode: "fuzzy", limit: 11 }));
+    expect(err.code).toBe(Code.InvalidArgument);
+    expect(err.findDetails(BadRequestSchema)[0]!.fieldViolations.map((v) => v.field).sort()).toEqual(["limit", "search_mode"]);
+    const noContent = await failure(c.storeMemory({ memoryKey: "k" }));
+    expect(noContent.findDetails(BadRequestSchema)[0]!.fieldViolations[0]!.field).toBe("content");
+
+    const nobody = await failure(clientFor(server, "").searchMemories({ query: "x" }));
+    expect([nobody.code, nobody.findDetails(ErrorInfoSchema)[0]?.reason]).toEqual([Code.Unauthenticated, "ACCOUNT_REQUIRED"]);
+    const anonymous = await failure(clientFor(server, "guest", "anonymous").storeMemory(DB_CONFIG));
+    expect([anonymous.code, anonymous.findDetails(ErrorInfoSchema)[0]?.reason]).toEqual([Code.PermissionDenied, "ANONYMOUS_NOT_ALLOWED"]);
+  });
+});
+
+describe("MemRecall with an LLM", () => {
+  let llm: ScriptedLlm;
+  let server: TestServer;
+  beforeAll(async () => {
+    llm = await startScriptedLlm();
+    server = await startServer({ LLM_BASE_URL: llm.baseUrl, LLM_MODEL: "scripted", LLM_TIMEOUT_MS: "500" });
+  });
+  afterAll(async () => {
+    await server.close();
+    await llm.close();
+  });
+
+  it("extracts keywords with the spec's prompt, clamping weights and reading unknown types as concept", async () => {
+    llm.queue({
+      content: JSON.stringify({
+        keywords: [
+          { keyword: "数据库", weight: 1.4, type: "concept" },
+          { keyword: "上周", weight: 0.6, type: "time" },
+          { keyword: "重启", weight: 0.5, type: "verb" },
+          { keyword: "数据库", weight: 0.3, type: "concept" },
+        ],
+        expanded_query: "上周数据库重启的记录",
+      }),
+    });
+    const before = llm.requests.length;
+    const r = await clientFor(server, account()).extractSearchKeywords({ query: "上周数据库重启", context: "运维对话", maxKeywords: 3 });
+    const prompt = llm.requests[before]!.messages[0]!.content;
+    expect(prompt).toContain("从以下查询中提取搜索关键词。");
+    expect(prompt).toContain("上下文: 运维对话");
+    expect(prompt).toContain("请提取最多 3 个关键词");
+    expect(r).toMatchObject({
+      success: true,
+      method: "llm",
+      expandedQuery: "上周数据库重启的记录",
+      keywords: [
+        { keyword: "数据库", weight: 1, type: "concept" },
+        { keyword: "上周", weight: 0.6, type: "time" },
+        { keyword: "重启", weight: 0.5, type: "concept" },
+      ],
+    });
+  });
+
+  it("falls back to the local extraction, labelled, when the LLM answers garbage", async () => {
+    llm.queue({ content: "I cannot help with that." });
+    const r = await clientFor(server, account()).extractSearchKeywords({ query: "上周数据库重启" });
+    expect(r.method).toBe("fallback");
+    expect(r.message).toContain("本地提取");
+    expect(r.keywords.map((k) => k.keyword)).toContain("数据库");
+  });
+
+  it("expands a hybrid query with the LLM, finds a memory in the other language, and caches the expansion", async () => {
+    const c = clientFor(server, account());
+    await c.storeMemory(REDIS_NOTE);
+    await c.storeMemory(DB_CONFIG);
+    llm.setFallback(() => ({ content: JSON.stringify({ keywords: [{ keyword: "Redis", weight: 0.9, type: "entity" }, { keyword: "cache", weight: 0.8, type: "concept" }], expanded_query: "redis cache eviction settings" }) }));
+    const before = llm.requests.length;
+    const res = await c.searchMemories({ query: "网关的缓存淘汰策略" });
+    // The glossary's equivalents (缓存 → cache, …) and the LLM's terms.
+    expect(res.searchQueryExpanded.split(", ")).toEqual(expect.arrayContaining(["cache", "eviction", "Redis", "redis cache eviction settings"]));
+    expect(res.results[0]?.memoryKey).toBe("redis_cache_002");
+    expect(llm.requests.length - before).toBe(1);
+    // A different limit misses the result cache but not the expansion cache.
+    await c.searchMemories({ query: "网关的缓存淘汰策略", limit: 3 });
+    expect(llm.requests.length - before).toBe(1);
+    // Keyword mode never asks the LLM.
+    await c.searchMemories({ query: "换个问题", searchMode: "keyword" });
+    expect(llm.requests.length - before).toBe(1);
+  });
+
+  it("still searches on the query when the LLM is down, and says so", async () => {
+    const c = clientFor(server, account());
+    await c.storeMemory(DB_CONFIG);
+    llm.setFallback(() => ({ status: 503, body: '{"error":"down"}' }));
+    const res = await c.searchMemories({ query: "数据库连接池配置" });
+    expect(res.results[0]?.memoryKey).toBe("db_config_001");
+    expect(res.searchQueryExpanded).not.toContain("Redis");
+    expect(res.searchQueryExpanded.split(", ")).toContain("database");
+    expect(res.message).toContain("查询扩展不可用");
+  });
+});
+
+describe("MemRecall durability", () => {
+  const dir = mkdtempSync(join(tmpdir(), "memrecall-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("finds a memory after the server restarts on the same SQLite file", async () => {
+    const env = { SQLITE_PATH: join(dir, "memories.sqlite") };
+    const who = account();
+    const first = await startServer(env);
+    await clientFor(first, who).storeMemory(DB_CONFIG);
+    await first.close();
+    const second = await startServer(env);
+    try {
+      const c = clientFor(second, who);
+      expect((await c.searchMemories({ query: "数据库配置" })).results[0]?.memoryKey).toBe("db_config_001");
+      expect((await c.getMemoryDetail({ memoryKey: "db_config_001" })).content).toBe(DB_CONFIG.content);
+    } finally {
+      await second.close();
+    }
+  });
+
+  it("serves the same memories from PostgreSQL to two replicas sharing Redis, invalidating caches across them", async () => {
+    const env = {
+      MEMORY_STORE: "postgres",
+      DATABASE_URL: "postgres://postgres@127.0.0.1:5432/test",
+      REDIS_URL: "redis://127.0.0.1:6379",
+    };
+    const [one, two] = await Promise.all([startServer(env), startServer(env)]);
+    try {
+      const who = account();
+      const a = clientFor(one, who);
+      const b = clientFor(two, who);
+      expect((await b.searchMemories({ query: "数据库配置" })).results).toEqual([]);
+      await a.storeMemory(DB_CONFIG);
+      expect((await b.searchMemories({ query: "数据库配置" })).results[0]?.memoryKey).toBe("db_config_001");
+      await b.deleteMemory({ memoryKey: "db_config_001" });
+      expect((await failure(a.getMemoryDetail({ memoryKey: "db_config_001" }))).code).toBe(Code.NotFound);
+      expect((await a.searchMemories({ query: "数据库配置" })).results).toEqual([]);
+    } finally {
+      await Promise.all([one.close(), two.close()]);
+    }
+  });
+});
