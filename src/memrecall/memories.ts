@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from "node:crypto";
+import { createHash } from "node:crypto";
 import { ToolError } from "../errors/tool-error";
 import type { KeywordHit, MemoryFilters, MemoryRecord, MemoryStore } from "../store/memory-store";
 import { accountKey, sessionKey, type SessionStore } from "../store/session-store";
@@ -9,7 +9,7 @@ import { equivalentsOf } from "./glossary";
 import { extractKeywords, extractLocally } from "./keyword-extraction";
 import { coverage, lookupTokens, searchTextOf, searchTokens } from "./search-text";
 import { MAX_CONTENT_BYTES, type SearchMemoriesInput, type StoreMemoryInput } from "./tool-inputs";
-import type { VectorIndex } from "./vector-index";
+import type { VectorChange, VectorIndex } from "./vector-index";
 
 export interface MemoriesDeps {
   store: MemoryStore;
@@ -67,14 +67,16 @@ export function ownerOf(identity: Identity): string {
   return `${identity.accountType}:${identity.accountId}`;
 }
 
-/** The owner's memory version: changes on every write, so every cache keyed by it is invalid at once. */
-async function versionOf(deps: MemoriesDeps, owner: string): Promise<string> {
-  return (await deps.sessions.getJson<string>(accountKey(owner, "mem:version"))) ?? "0";
+/** The owner's memory version: a counter every write increments, so every cache keyed by it is invalid at once. */
+async function versionOf(deps: MemoriesDeps, owner: string): Promise<number> {
+  return deps.sessions.counter(accountKey(owner, "mem:version"));
 }
 
-async function bumpVersion(deps: MemoriesDeps, ctx: CallContext, owner: string): Promise<void> {
+/** After a committed write: the new version, and this process's vector index updated in place when it can be. */
+async function bumpVersion(deps: MemoriesDeps, ctx: CallContext, owner: string, change: VectorChange): Promise<void> {
   try {
-    await deps.sessions.setJson(accountKey(owner, "mem:version"), randomUUID(), VERSION_TTL_MS);
+    const version = await deps.sessions.increment(accountKey(owner, "mem:version"), VERSION_TTL_MS);
+    deps.vectors.applied(owner, version, change);
   } catch (err) {
     // The write is committed; a stale cache lives at most its TTL (1 minute for searches).
     ctx.log.warn({ err }, "memory version not bumped: cached searches may be stale for up to a minute");
@@ -127,7 +129,15 @@ export async function storeMemory(deps: MemoriesDeps, ctx: CallContext, input: S
     search_text: searchTextOf([input.summary, content, keywords.map((k) => k.keyword).join(" ")]),
     embedding: embedding!,
   });
-  await bumpVersion(deps, ctx, owner);
+  await bumpVersion(deps, ctx, owner, {
+    put: {
+      memory_key: result.record.memory_key,
+      embedding: embedding!,
+      memory_type: result.record.memory_type,
+      created_at: result.record.created_at,
+      keywords: result.record.keywords.map((k) => k.keyword),
+    },
+  });
   ctx.log.info({ memory_key: input.memory_key, created: result.created, truncated, bytes: Buffer.byteLength(content) }, "memory stored");
   return result;
 }
@@ -136,7 +146,7 @@ export async function storeMemory(deps: MemoriesDeps, ctx: CallContext, input: S
 export async function deleteMemory(deps: MemoriesDeps, ctx: CallContext, memoryKey: string): Promise<boolean> {
   const owner = ownerOf(ctx.identity);
   const deleted = await deps.store.delete(owner, memoryKey);
-  if (deleted) await bumpVersion(deps, ctx, owner);
+  if (deleted) await bumpVersion(deps, ctx, owner, { remove: memoryKey });
   return deleted;
 }
 
@@ -231,7 +241,7 @@ interface Ranked {
   relevance: number;
 }
 
-async function runSearch(deps: MemoriesDeps, ctx: CallContext, owner: string, version: string, input: Omit<SearchMemoriesInput, "session_id">): Promise<SearchOutput> {
+async function runSearch(deps: MemoriesDeps, ctx: CallContext, owner: string, version: number, input: Omit<SearchMemoriesInput, "session_id">): Promise<SearchOutput> {
   const filters: MemoryFilters = {
     ...(input.memory_types.length > 0 ? { memory_types: input.memory_types } : {}),
     ...(input.keywords.length > 0 ? { keywords: input.keywords } : {}),

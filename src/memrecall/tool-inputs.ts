@@ -36,6 +36,11 @@ export const extractKeywordsInput = z.object({
 });
 export type ExtractKeywordsInput = z.output<typeof extractKeywordsInput>;
 
+/** PostgreSQL cannot store NUL in text or JSON: refused on every store, so both behave alike. */
+const nulMessage = (field: string) => `${field} must not contain NUL (\\u0000) characters`;
+const hasNul = (v: unknown): boolean =>
+  typeof v === "string" ? v.includes("\u0000") : Array.isArray(v) ? v.some(hasNul) : v !== null && typeof v === "object" ? Object.entries(v).some(([k, x]) => hasNul(k) || hasNul(x)) : false;
+
 /** StoreMemory: what there is to recall. */
 export const storeMemoryInput = z.object({
   memory_key: z
@@ -44,17 +49,23 @@ export const storeMemoryInput = z.object({
     .min(1, "memory_key is required")
     .max(128, "memory_key must be at most 128 characters")
     .regex(/^[^\u0000-\u001f\u007f]+$/, "memory_key must be printable"),
-  memory_type: z.string().trim().max(64, "memory_type must be at most 64 characters").default(""),
-  summary: z.string().trim().max(2000, "summary must be at most 2000 characters").default(""),
-  content: z.string().min(1, "content is required"),
+  memory_type: z.string().trim().max(64, "memory_type must be at most 64 characters").refine((v) => !hasNul(v), nulMessage("memory_type")).default(""),
+  summary: z.string().trim().max(2000, "summary must be at most 2000 characters").refine((v) => !hasNul(v), nulMessage("summary")).default(""),
+  content: z.string().min(1, "content is required").refine((v) => !hasNul(v), nulMessage("content")),
   keywords: z
-    .array(z.object({ keyword, weight: z.number().min(0, "weight must be between 0 and 1").max(1, "weight must be between 0 and 1") }))
+    .array(
+      z.object({
+        keyword: keyword.refine((v) => !hasNul(v), nulMessage("keyword")),
+        weight: z.number().min(0, "weight must be between 0 and 1").max(1, "weight must be between 0 and 1"),
+      }),
+    )
     .max(20, "at most 20 keywords")
     .default([]),
   metadata: z
     .record(z.string(), parsedJson)
     .default({})
-    .refine((m) => JSON.stringify(m).length <= 16_384, "metadata must be at most 16 KB of JSON"),
+    .refine((m) => JSON.stringify(m).length <= 16_384, "metadata must be at most 16 KB of JSON")
+    .refine((m) => !hasNul(m), nulMessage("metadata")),
 });
 export type StoreMemoryInput = z.output<typeof storeMemoryInput>;
 

@@ -77,6 +77,10 @@ export class MemorySessionStore implements SessionStore {
     return e.value;
   }
 
+  async counter(key: string): Promise<number> {
+    return this.live(key, "counter")?.value ?? 0;
+  }
+
   async delete(keys: string[]): Promise<void> {
     for (const k of keys) this.entries.delete(k);
   }

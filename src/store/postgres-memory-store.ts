@@ -253,6 +253,7 @@ function tsqueryText(tokens: string[]): string | undefined {
  * starting up, statement timeout).
  */
 const UNAVAILABLE_SQLSTATE_CLASSES = new Set(["08", "28", "3D", "53", "57"]);
+const MISCONFIGURED_SQLSTATE_CLASSES = new Set(["28", "3D"]);
 
 function storeError(err: unknown, what: string, target: string): ToolError {
   if (err instanceof ToolError) return err;
@@ -260,14 +261,16 @@ function storeError(err: unknown, what: string, target: string): ToolError {
   // A server-side error carries a SQLSTATE; anything else (refused, reset, timed out, the pool closed) never reached it.
   const sqlstate = err instanceof pg.DatabaseError ? e.code : undefined;
   const unavailable = sqlstate === undefined || UNAVAILABLE_SQLSTATE_CLASSES.has(sqlstate.slice(0, 2));
+  // Waiting does not help a wrong user, password or database name.
+  const misconfigured = sqlstate !== undefined && MISCONFIGURED_SQLSTATE_CLASSES.has(sqlstate.slice(0, 2));
   // A refused connection to a name with several addresses is an AggregateError with an empty message.
   const detail = e.message || e.errors?.map((x) => x.message).join("; ") || e.code || String(err);
   return new ToolError({
     code: unavailable ? "unavailable" : "internal",
     reason: unavailable ? "MEMORY_STORE_UNAVAILABLE" : "MEMORY_STORE_FAILED",
     message: unavailable
-      ? `the memory store (PostgreSQL at ${target}) could not ${what}: ${detail}; retry shortly`
-      : `the memory store (PostgreSQL at ${target}) failed to ${what}: ${sqlstate ? `SQLSTATE ${sqlstate}: ` : ""}${detail}`,
+      ? `the memory store (PostgreSQL at ${target}) could not ${what}: ${detail}; ${misconfigured ? "its connection settings need fixing" : "retry shortly"}`
+      : `the memory store (PostgreSQL at ${target}) failed to ${what}: SQLSTATE ${sqlstate}: ${detail}`,
     metadata: { store: "postgres", ...(sqlstate ? { sqlstate } : {}) },
     cause: err,
   });
@@ -278,6 +281,6 @@ function describeTarget(connectionString: string): string {
     const url = new URL(connectionString);
     return `${url.hostname || "localhost"}${url.port ? `:${url.port}` : ""}${url.pathname}`;
   } catch {
-    return "the configured DATABASE_URL";
+    return "the configured server";
   }
 }

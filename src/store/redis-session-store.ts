@@ -92,6 +92,11 @@ export class RedisSessionStore implements SessionStore {
     return Number(checked(results)[0]);
   }
 
+  async counter(key: string): Promise<number> {
+    const raw = await this.run(() => this.redis.get(key));
+    return raw === null ? 0 : Number(raw);
+  }
+
   async delete(keys: string[]): Promise<void> {
     if (keys.length === 0) return;
     // Keys of different sessions may sit in different Cluster slots: delete one by one.

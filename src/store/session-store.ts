@@ -25,6 +25,8 @@ export interface SessionStore {
   claim(key: string, members: string[], ttlMs?: number): Promise<string[]>;
   /** Increments a counter and returns the new value (1 for a new counter). */
   increment(key: string, ttlMs?: number): Promise<number>;
+  /** A counter's value (0 when it does not exist). */
+  counter(key: string): Promise<number>;
   delete(keys: string[]): Promise<void>;
   /** Restarts the time to live of these keys (those that exist). */
   touch(keys: string[], ttlMs?: number): Promise<void>;

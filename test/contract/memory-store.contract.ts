@@ -12,13 +12,22 @@ export function describeMemoryStoreContract(name: string, make: () => Promise<Me
     let store: MemoryStore;
     // Fresh user ids per run: runs on a shared PostgreSQL never see each other's rows.
     const run = randomUUID();
-    const user = (who: string) => `${who}-${run}`;
+    const users = new Set<string>();
+    const user = (who: string) => {
+      const id = `${who}-${run}`;
+      users.add(id);
+      return id;
+    };
 
     beforeAll(async () => {
       store = await make();
       await store.migrate();
     });
-    afterAll(() => store.close());
+    afterAll(async () => {
+      // The shared database is left as it was found.
+      for (const u of users) for (const v of await store.vectors(u)) await store.delete(u, v.memory_key);
+      await store.close();
+    });
 
     it("migrates again, on the same store and on a second one, without losing data", async () => {
       const u = user("migrate");

@@ -47,8 +47,10 @@ export function describeSessionStoreContract(name: string, make: () => SessionSt
     });
 
     it("counts", async () => {
+      expect(await store.counter(key("count"))).toBe(0);
       expect(await store.increment(key("count"))).toBe(1);
       expect(await store.increment(key("count"))).toBe(2);
+      expect(await store.counter(key("count"))).toBe(2);
     });
 
     it("restarts the time to live of an entry on touch", async () => {

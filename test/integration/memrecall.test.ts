@@ -216,6 +216,9 @@ describe("MemRecall over the default SQLite store, without an LLM", () => {
     expect(err.findDetails(BadRequestSchema)[0]!.fieldViolations.map((v) => v.field).sort()).toEqual(["limit", "search_mode"]);
     const noContent = await failure(c.storeMemory({ memoryKey: "k" }));
     expect(noContent.findDetails(BadRequestSchema)[0]!.fieldViolations[0]!.field).toBe("content");
+    // NUL cannot be stored in PostgreSQL: refused on every store alike.
+    const nul = await failure(c.storeMemory({ memoryKey: "k", content: "a\u0000b", metadata: { note: "x\u0000" } }));
+    expect(nul.findDetails(BadRequestSchema)[0]!.fieldViolations.map((v) => v.field).sort()).toEqual(["content", "metadata"]);
 
     const nobody = await failure(clientFor(server, "").searchMemories({ query: "x" }));
     expect([nobody.code, nobody.findDetails(ErrorInfoSchema)[0]?.reason]).toEqual([Code.Unauthenticated, "ACCOUNT_REQUIRED"]);
