@@ -2,13 +2,14 @@ import { randomUUID } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import pg from "pg";
 import { pino } from "pino";
 import { z } from "zod";
 import { loadConfig } from "../src/config";
 import { searchMemories, storeMemory, type MemoriesDeps } from "../src/memrecall/memories";
 import { searchTextOf } from "../src/memrecall/search-text";
 import { searchMemoriesInput, storeMemoryInput } from "../src/memrecall/tool-inputs";
-import { VectorIndex } from "../src/memrecall/vector-index";
+import { MemoryIndex } from "../src/memrecall/memory-index";
 import { MemorySessionStore } from "../src/store/memory-session-store";
 import type { MemoryStore, MemoryWrite } from "../src/store/memory-store";
 import { PostgresMemoryStore } from "../src/store/postgres-memory-store";
@@ -45,7 +46,7 @@ function depsFor(store: MemoryStore): MemoriesDeps {
     sessions: new MemorySessionStore({ maxValueBytes: 1 << 20, maxEntries: 1_000_000, log }),
     embedder: localEmbedder,
     llm: undefined,
-    vectors: new VectorIndex(store, 4),
+    index: new MemoryIndex(store, 4),
     maxSearchesPerSession: 3,
     // What ships: the configuration's defaults for the local embedder.
     semanticFloor: shipped.semanticFloor,
@@ -192,5 +193,12 @@ async function latency(data: EvalSet, store: MemoryStore): Promise<void> {
     }
   } finally {
     await store.close();
+    // The bench user's rows go: the shared database is not the bench's to fill.
+    if (store.kind === "postgres") {
+      const db = new pg.Client({ connectionString: DATABASE_URL });
+      await db.connect();
+      await db.query("DELETE FROM memories WHERE user_id = $1", [`user:${owner}`]);
+      await db.end();
+    }
   }
 }

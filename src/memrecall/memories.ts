@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { ToolError } from "../errors/tool-error";
-import type { KeywordHit, MemoryFilters, MemoryRecord, MemoryStore } from "../store/memory-store";
+import type { MemoryFilters, MemoryRecord, MemoryStore } from "../store/memory-store";
 import { accountKey, sessionKey, type SessionStore } from "../store/session-store";
 import type { CallContext, Identity } from "../upstream/call-context";
 import type { Embedder } from "../upstream/embeddings";
@@ -9,7 +9,7 @@ import { equivalentsOf } from "./glossary";
 import { extractKeywords, extractLocally } from "./keyword-extraction";
 import { coverage, lookupTokens, searchTextOf, searchTokens } from "./search-text";
 import { MAX_CONTENT_BYTES, type SearchMemoriesInput, type StoreMemoryInput } from "./tool-inputs";
-import type { VectorChange, VectorIndex } from "./vector-index";
+import type { IndexChange, KeywordQuery, MemoryIndex } from "./memory-index";
 
 export interface MemoriesDeps {
   store: MemoryStore;
@@ -17,7 +17,8 @@ export interface MemoriesDeps {
   sessions: SessionStore;
   embedder: Embedder;
   llm: LlmClient | undefined;
-  vectors: VectorIndex;
+  /** The in-process search index of each user's memories. */
+  index: MemoryIndex;
   /** Searches allowed per recall session (spec §6.2: 3). */
   maxSearchesPerSession: number;
   /** Cosines mapped to relevance 0 and 1 for the configured embedder. */
@@ -73,10 +74,10 @@ async function versionOf(deps: MemoriesDeps, owner: string): Promise<number> {
 }
 
 /** After a committed write: the new version, and this process's vector index updated in place when it can be. */
-async function bumpVersion(deps: MemoriesDeps, ctx: CallContext, owner: string, change: VectorChange): Promise<void> {
+async function bumpVersion(deps: MemoriesDeps, ctx: CallContext, owner: string, change: IndexChange): Promise<void> {
   try {
     const version = await deps.sessions.increment(accountKey(owner, "mem:version"), VERSION_TTL_MS);
-    deps.vectors.applied(owner, version, change);
+    deps.index.applied(owner, version, change);
   } catch (err) {
     // The write is committed; a stale cache lives at most its TTL (1 minute for searches).
     ctx.log.warn({ err }, "memory version not bumped: cached searches may be stale for up to a minute");
@@ -118,6 +119,7 @@ export async function storeMemory(deps: MemoriesDeps, ctx: CallContext, input: S
       ? input.keywords
       : extractLocally(`${input.summary}\n${content.slice(0, 20_000)}`, "", STORED_KEYWORDS).map(({ keyword, weight }) => ({ keyword, weight }));
   const [embedding] = await deps.embedder.embed(ctx, [`${input.summary}\n${content}`.slice(0, EMBED_CHARS)]);
+  const searchText = searchTextOf([input.summary, content, keywords.map((k) => k.keyword).join(" ")]);
   const result = await deps.store.upsert(owner, {
     memory_key: input.memory_key,
     memory_type: input.memory_type,
@@ -126,13 +128,14 @@ export async function storeMemory(deps: MemoriesDeps, ctx: CallContext, input: S
     content_truncated: truncated,
     keywords,
     metadata: input.metadata,
-    search_text: searchTextOf([input.summary, content, keywords.map((k) => k.keyword).join(" ")]),
+    search_text: searchText,
     embedding: embedding!,
   });
   await bumpVersion(deps, ctx, owner, {
     put: {
       memory_key: result.record.memory_key,
       embedding: embedding!,
+      search_text: searchText,
       memory_type: result.record.memory_type,
       created_at: result.record.created_at,
       keywords: result.record.keywords.map((k) => k.keyword),
@@ -259,16 +262,13 @@ async function runSearch(deps: MemoriesDeps, ctx: CallContext, owner: string, ve
   const extraTokens = searchTokens([...input.keywords, ...expansion].join(" ")).filter((t) => !queryTokens.includes(t));
 
   const lists: Ranked[][] = [];
-  if (input.search_mode !== "semantic") {
-    const hits = await deps.store.keywordSearch(owner, lookupTokens(queryTokens, extraTokens), filters, CANDIDATES);
-    lists.push(rankKeywordHits(hits, queryTokens, extraTokens));
-  }
+  if (input.search_mode !== "semantic") lists.push(await keywordRanking(deps, ctx, owner, version, { tokens: queryTokens, extra: extraTokens }, filters));
   if (input.search_mode !== "keyword") {
     const [vector] = await deps.embedder.embed(ctx, [[input.query, ...input.keywords, ...llmTerms].join(" ")]);
-    const nearest = await deps.vectors.nearest(owner, version, vector!, filters, CANDIDATES);
+    const nearest = await deps.index.nearest(owner, version, vector!, filters, CANDIDATES);
     // Below the floor a cosine is what unrelated texts share: such a memory is no semantic candidate at all.
     lists.push(
-      nearest.filter((n) => n.cosine > deps.semanticFloor).map((n) => ({ memory_key: n.memory_key, relevance: calibrate(n.cosine, deps.semanticFloor, deps.semanticCeiling) })),
+      nearest.filter((n) => n.score > deps.semanticFloor).map((n) => ({ memory_key: n.memory_key, relevance: calibrate(n.score, deps.semanticFloor, deps.semanticCeiling) })),
     );
   }
   const chosen = fuse(lists)
@@ -295,14 +295,26 @@ async function runSearch(deps: MemoriesDeps, ctx: CallContext, owner: string, ve
 
 /**
  * Keyword relevance: the share of the query's IDF weight a memory's tokens
- * cover; the agent's keywords and the LLM's expansion count, a little less,
- * when they cover more. Ties keep the store's own rank (bm25 / ts_rank).
+ * hold; the agent's keywords and the expansion count, a little less, when
+ * they hold more. Candidates are the memories holding a token worth looking
+ * up (not only stop words), in both paths. With the user's index in this process it is summed over its
+ * postings. Otherwise (the first searches after a start, or after another
+ * replica's write) the store's full-text index finds the candidates, they are
+ * scored the same way from their search text, and the index loads in the
+ * background for the next searches.
  */
-function rankKeywordHits(hits: KeywordHit[], queryTokens: string[], extraTokens: string[]): Ranked[] {
+async function keywordRanking(deps: MemoriesDeps, ctx: CallContext, owner: string, version: number, query: KeywordQuery, filters: MemoryFilters): Promise<Ranked[]> {
+  const lookup = lookupTokens(query.tokens, query.extra);
+  if (deps.index.has(owner, version)) {
+    const hits = await deps.index.keywordTop(owner, version, query, lookup, filters, CANDIDATES);
+    return hits.map((h) => ({ memory_key: h.memory_key, relevance: round(h.score) }));
+  }
+  const hits = await deps.store.keywordSearch(owner, lookup, filters, CANDIDATES);
+  deps.index.warm(owner, version, (err) => ctx.log.warn({ err }, "memory index not loaded; searches use the store's full-text index"));
   return hits
     .map((h, i) => ({
       memory_key: h.memory_key,
-      relevance: Math.max(coverage(queryTokens, h.search_text), extraTokens.length > 0 ? 0.9 * coverage(extraTokens, h.search_text) : 0),
+      relevance: Math.max(coverage(query.tokens, h.search_text), query.extra.length > 0 ? 0.9 * coverage(query.extra, h.search_text) : 0),
       order: i,
     }))
     .sort((a, b) => b.relevance - a.relevance || a.order - b.order)

@@ -48,10 +48,12 @@ export interface KeywordHit {
   rank: number;
 }
 
-/** A memory's embedding, with what the filters look at. */
+/** What the in-process search index holds of a memory: its embedding, its search tokens, and what the filters look at. */
 export interface MemoryVector {
   memory_key: string;
   embedding: Float32Array;
+  /** The searchable tokens, space-separated, as written. */
+  search_text: string;
   memory_type: string;
   created_at: Date;
   keywords: string[];
@@ -76,7 +78,7 @@ export interface MemoryStore {
   delete(userId: string, memoryKey: string): Promise<boolean>;
   /** Memories whose search text contains any of `tokens` (OR), best `limit` first, after the filters. */
   keywordSearch(userId: string, tokens: string[], filters: MemoryFilters, limit: number): Promise<KeywordHit[]>;
-  /** Every embedding of the user (for semantic ranking in the service). */
+  /** Every memory of the user as the in-process search index needs it (embedding, search text, filter fields). */
   vectors(userId: string): Promise<MemoryVector[]>;
   count(userId: string): Promise<number>;
   ping(): Promise<void>;

@@ -64,6 +64,7 @@ const NOW = "date_trunc('milliseconds', now())";
 interface VectorRow {
   memory_key: string;
   embedding: Buffer;
+  search_text: string;
   memory_type: string;
   created_at: Date;
   keywords: MemoryRecord["keywords"];
@@ -196,11 +197,12 @@ export class PostgresMemoryStore implements MemoryStore {
   }
 
   async vectors(userId: string): Promise<MemoryVector[]> {
-    const { rows } = await this.query<VectorRow>("load embeddings", "SELECT memory_key, embedding, memory_type, created_at, keywords FROM memories WHERE user_id = $1", [userId]);
+    const { rows } = await this.query<VectorRow>("load embeddings", "SELECT memory_key, embedding, search_text, memory_type, created_at, keywords FROM memories WHERE user_id = $1", [userId]);
     return rows.map((r) => ({
       memory_key: r.memory_key,
       // A copy: the driver's buffer may be a slice of a shared pool, not aligned for a Float32Array.
       embedding: new Float32Array(r.embedding.buffer.slice(r.embedding.byteOffset, r.embedding.byteOffset + r.embedding.byteLength)),
+      search_text: r.search_text,
       memory_type: r.memory_type,
       created_at: r.created_at,
       keywords: r.keywords.map((k) => k.keyword),

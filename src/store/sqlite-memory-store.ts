@@ -110,6 +110,7 @@ interface RecordRow {
 interface VectorRow {
   memory_key: string;
   embedding: Buffer;
+  search_text: string;
   memory_type: string;
   created_at: number;
   keywords: string;
@@ -250,12 +251,13 @@ export class SqliteMemoryStore implements MemoryStore {
   async vectors(userId: string): Promise<MemoryVector[]> {
     const rows = this.run("load embeddings", () =>
       this.stmt(
-        "SELECT m.memory_key, e.embedding, m.memory_type, m.created_at, m.keywords FROM memories m JOIN memory_embeddings e ON e.memory_id = m.id WHERE m.user_id = ?",
+        "SELECT m.memory_key, e.embedding, m.search_text, m.memory_type, m.created_at, m.keywords FROM memories m JOIN memory_embeddings e ON e.memory_id = m.id WHERE m.user_id = ?",
       ).all(userId),
     ) as VectorRow[];
     return rows.map((r) => ({
       memory_key: r.memory_key,
       embedding: embeddingOf(r.embedding),
+      search_text: r.search_text,
       memory_type: r.memory_type,
       created_at: new Date(r.created_at),
       keywords: (JSON.parse(r.keywords) as MemoryRecord["keywords"]).map((k) => k.keyword),

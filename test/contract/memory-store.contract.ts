@@ -208,7 +208,7 @@ export function describeMemoryStoreContract(name: string, make: () => Promise<Me
       });
     });
 
-    it("returns every embedding of the user intact, with type, creation time and keywords", async () => {
+    it("returns every embedding of the user intact, with search text, type, creation time and keywords", async () => {
       const u = user("vectors");
       const exact = Float32Array.from([0.1, -0.5, 1e-7, 3.4028234663852886e38, -0, 0.333333343267, 1, -1]);
       const wide = unit(Float32Array.from({ length: 512 }, (_, i) => Math.sin(i * 1.7)));
@@ -223,6 +223,7 @@ export function describeMemoryStoreContract(name: string, make: () => Promise<Me
       expect(Array.from(va.embedding)).toEqual(Array.from(exact));
       expect(Array.from(vb.embedding)).toEqual(Array.from(wide));
       expect(va.memory_type).toBe("event");
+      expect(va.search_text).toBe("甲");
       expect(va.created_at.getTime()).toBe(a.record.created_at.getTime());
       expect(va.keywords).toEqual(["Alpha", "阿尔法"]);
     });
