@@ -16,15 +16,17 @@ import { file_google_rpc_error_details } from "../gen/google/rpc/error_details_p
 import { file_google_rpc_status } from "../gen/google/rpc/status_pb";
 import { Health } from "../gen/grpc/health/v1/health_pb";
 import { registerKnowledge, type KnowledgeDeps } from "./knowledge/knowledge-service";
+import { rerankRoutes } from "./knowledge/rerank-route";
 import { knowledgeRoutes } from "./knowledge/rest-routes";
 import { KnowledgeSessions } from "./knowledge/session";
 import { MemorySessionStore } from "./store/memory-session-store";
 import { RedisSessionStore } from "./store/redis-session-store";
 import { localEmbedder, openAiEmbedder } from "./upstream/embeddings";
 import { LlmClient } from "./upstream/llm-client";
+import { createDataRetrievalClient } from "./upstream/http/data-retrieval";
 import { httpReranker } from "./upstream/reranker";
 import { registerMemRecall, type MemRecallDeps } from "./memrecall/memrecall-service";
-import { VectorIndex } from "./memrecall/vector-index";
+import { MemoryIndex } from "./memrecall/memory-index";
 import type { MemoryStore } from "./store/memory-store";
 import { PostgresMemoryStore } from "./store/postgres-memory-store";
 import { SqliteMemoryStore } from "./store/sqlite-memory-store";
@@ -110,6 +112,7 @@ export function createApp(config: Config, log: Logger, overrides: { knowledge?: 
   const llm = config.llm ? new LlmClient(config.llm) : undefined;
   const embedder = config.embeddings ? openAiEmbedder(config.embeddings) : localEmbedder;
   const reranker = config.reranker ? httpReranker(config.reranker) : undefined;
+  const dataRetrieval = config.dataRetrieval ? createDataRetrievalClient(config.dataRetrieval) : undefined;
   log.info(
     {
       sessions: redisSessions ? "redis (default) + in_memory" : "in_memory",
@@ -117,6 +120,7 @@ export function createApp(config: Config, log: Logger, overrides: { knowledge?: 
       llm: llm?.model ?? null,
       embeddings: embedder.name,
       reranker: reranker?.name ?? null,
+      kn_search: dataRetrieval ? `proxied to ${config.dataRetrieval!.url}` : "native",
     },
     "clients",
   );
@@ -126,7 +130,11 @@ export function createApp(config: Config, log: Logger, overrides: { knowledge?: 
     embedder,
     reranker,
     llm,
+    dataRetrieval,
     ...config.keywordContext,
+    // RerankConcepts' vector mode maps cosines with the same calibration as memory search.
+    semanticFloor: config.memrecall.semanticFloor,
+    semanticCeiling: config.memrecall.semanticCeiling,
   };
   const resolverDeps: ResolverDeps = {
     backend: knowledge,
@@ -140,7 +148,7 @@ export function createApp(config: Config, log: Logger, overrides: { knowledge?: 
     sessions: redisSessions ?? memorySessions,
     embedder,
     llm,
-    vectors: new VectorIndex(memories, config.memrecall.vectorUsers),
+    index: new MemoryIndex(memories, config.memrecall.indexUsers),
     maxSearchesPerSession: config.memrecall.maxSearchesPerSession,
     semanticFloor: config.memrecall.semanticFloor,
     semanticCeiling: config.memrecall.semanticCeiling,
@@ -190,6 +198,7 @@ export function createApp(config: Config, log: Logger, overrides: { knowledge?: 
       routes: [
         ...probeRoutes({ health, metrics, checks: readiness }),
         ...knowledgeRoutes(knowledgeDeps, { log, maxBytes: config.readMaxBytes, stopping: stopping.signal }),
+        ...rerankRoutes(knowledgeDeps, { log, maxBytes: config.readMaxBytes, stopping: stopping.signal }),
         ...resolverRoutes(resolverDeps, { log, maxBytes: config.readMaxBytes, stopping: stopping.signal }),
       ],
       metrics,
@@ -224,6 +233,7 @@ export function createApp(config: Config, log: Logger, overrides: { knowledge?: 
           stopping.abort(new ConnectError("the server is shutting down; retry on another replica", Code.Unavailable)),
         );
         knowledge.close?.();
+        dataRetrieval?.close();
         await Promise.all([memorySessions.close(), redisSessions?.close(), memories.close()]);
         log.info("stopped");
       })();

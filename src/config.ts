@@ -41,6 +41,8 @@ export interface Config {
   llm: { baseUrl: string; apiKey: string | undefined; model: string; timeoutMs: number } | undefined;
   /** An OpenAI-compatible embeddings endpoint; undefined: the local lexical embedder. */
   embeddings: { baseUrl: string; apiKey: string | undefined; model: string; timeoutMs: number } | undefined;
+  /** data-retrieval, to which kn_search is forwarded; undefined (kn_search computed here) when DATA_RETRIEVAL_URL is not set. */
+  dataRetrieval: { url: string; timeoutMs: number; maxSockets: number } | undefined;
   /** The platform's reranker; undefined when RERANKER_URL is not set. */
   reranker: { url: string; apiKey: string | undefined; model: string; timeoutMs: number } | undefined;
   /** Keyword context: candidates fetched before local scoring, and neighbour requests in flight at once. */
@@ -54,8 +56,8 @@ export interface Config {
     /** Cosines mapped to relevance 0 and 1 (they depend on the embedder). */
     semanticFloor: number;
     semanticCeiling: number;
-    /** Users whose embeddings are held in memory at once. */
-    vectorUsers: number;
+    /** Users whose search index (embeddings and tokens) is held in memory at once. */
+    indexUsers: number;
   };
 }
 
@@ -137,6 +139,7 @@ const envSchema = z.object({
   ONTOLOGY_MANAGER_URL: httpUrl.optional(),
   ONTOLOGY_QUERY_URL: httpUrl.optional(),
   OPERATOR_MARKET_URL: httpUrl.optional(),
+  DATA_RETRIEVAL_URL: httpUrl.optional(),
   UPSTREAM_TIMEOUT_MS: integer("UPSTREAM_TIMEOUT_MS", 1, 600_000).default(10_000),
   UPSTREAM_MAX_SOCKETS: integer("UPSTREAM_MAX_SOCKETS", 1, 10_000).default(64),
   UPSTREAM_ID_SPELLING: z.enum(["new", "old"]).default("new"),
@@ -168,7 +171,7 @@ const envSchema = z.object({
   MEMRECALL_MAX_SEARCHES_PER_SESSION: integer("MEMRECALL_MAX_SEARCHES_PER_SESSION", 1, 1000).default(3),
   MEMRECALL_SEMANTIC_FLOOR: fraction("MEMRECALL_SEMANTIC_FLOOR").optional(),
   MEMRECALL_SEMANTIC_CEILING: fraction("MEMRECALL_SEMANTIC_CEILING").optional(),
-  MEMRECALL_VECTOR_USERS: integer("MEMRECALL_VECTOR_USERS", 1, 100_000).default(64),
+  MEMRECALL_INDEX_USERS: integer("MEMRECALL_INDEX_USERS", 1, 100_000).default(64),
 });
 
 /** A setting that cannot be used; start-up stops with this message. */
@@ -249,6 +252,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       e.EMBEDDINGS_BASE_URL === undefined
         ? undefined
         : { baseUrl: e.EMBEDDINGS_BASE_URL, apiKey: e.EMBEDDINGS_API_KEY, model: e.EMBEDDINGS_MODEL, timeoutMs: e.UPSTREAM_TIMEOUT_MS },
+    dataRetrieval:
+      e.DATA_RETRIEVAL_URL === undefined ? undefined : { url: e.DATA_RETRIEVAL_URL, timeoutMs: e.UPSTREAM_TIMEOUT_MS, maxSockets: e.UPSTREAM_MAX_SOCKETS },
     reranker:
       e.RERANKER_URL === undefined ? undefined : { url: e.RERANKER_URL, apiKey: e.RERANKER_API_KEY, model: e.RERANKER_MODEL, timeoutMs: e.UPSTREAM_TIMEOUT_MS },
     keywordContext: {
@@ -262,7 +267,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       maxSearchesPerSession: e.MEMRECALL_MAX_SEARCHES_PER_SESSION,
       semanticFloor,
       semanticCeiling,
-      vectorUsers: e.MEMRECALL_VECTOR_USERS,
+      indexUsers: e.MEMRECALL_INDEX_USERS,
     },
   };
 }

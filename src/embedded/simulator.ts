@@ -5,16 +5,23 @@ import { pino, type Logger } from "pino";
 import { z } from "zod";
 import type { SimulatorFaults } from "../config";
 import { ToolError, type ErrorCode } from "../errors/tool-error";
-import { violationsOf } from "../errors/validation";
+import { parseOrThrow, violationsOf } from "../errors/validation";
+import { knSearchInput } from "../knowledge/kn-search/input";
+import { knSearch, type KnSearchDeps } from "../knowledge/kn-search/kn-search";
+import { renderAnswer } from "../knowledge/kn-search/wire";
+import { KnowledgeSessions } from "../knowledge/session";
 import { identityFromHeaders } from "../server/identity";
 import { traceIdFromHeaders } from "../server/trace";
+import { MemorySessionStore } from "../store/memory-session-store";
 import type { CallContext } from "../upstream/call-context";
+import { localEmbedder } from "../upstream/embeddings";
 import type { KnowledgeNetworkBackend } from "../upstream/kn-backend";
 import { jsonSchema, type Json, type ObjectQuery, type Row, type SubgraphObject, type SubgraphQuery } from "../upstream/kn-types";
 
 /**
  * The platform's REST contract (ontology-manager, ontology-query, the operator
- * market) served from any KnowledgeNetworkBackend, usually the embedded
+ * market, and data-retrieval's `POST /tools/kn_search` answered by our native
+ * kn_search) served from any KnowledgeNetworkBackend, usually the embedded
  * engine: what the HTTP clients are tested and benchmarked against. It answers
  * as the platform does: error bodies `{error_code, description, solution,
  * error_link, error_details}` (a backend's field violations as error_details
@@ -74,6 +81,7 @@ const NO_FAULTS: SimulatorFaults = { latencyMs: 0, jitterMs: 0, errorRate: 0, ti
 const OM = "/api/ontology-manager/in/v1/knowledge-networks";
 const OQ = "/api/ontology-query/in/v1/knowledge-networks";
 const MARKET = "/api/agent-operator-integration/internal-v1/operator/market";
+const KN_SEARCH = "/tools/kn_search";
 
 type Service = "OntologyManager" | "OntologyQuery" | "AgentOperatorIntegration";
 
@@ -243,6 +251,16 @@ export async function startSimulator(opts: SimulatorOptions): Promise<Simulator>
   const log = opts.log ?? pino({ level: "silent" });
   const spelling = opts.spelling ?? "new";
   let faults: SimulatorFaults = { ...NO_FAULTS, ...faultsSchema.parse(opts.faults ?? {}) };
+  // data-retrieval's kn_search is our native one over the same backend, with sessions of its own and no LLM.
+  const sessions = new MemorySessionStore({ maxValueBytes: 1024 * 1024, maxEntries: 100_000, log });
+  const knSearchDeps: KnSearchDeps = {
+    backend: opts.backend,
+    sessions: new KnowledgeSessions({ memory: sessions, redis: undefined }),
+    embedder: localEmbedder,
+    reranker: undefined,
+    llm: undefined,
+    dataRetrieval: undefined,
+  };
   let seen: SimRequest[] = [];
   const setFaults = (f: Partial<SimulatorFaults>) => {
     faults = { ...faults, ...faultsSchema.parse(f) };
@@ -315,6 +333,7 @@ export async function startSimulator(opts: SimulatorOptions): Promise<Simulator>
     answer: (status: number, body: Json) => number,
   ): Promise<number> {
     const method = req.method ?? "GET";
+    if (method === "POST" && url.pathname === KN_SEARCH) return dataRetrievalKnSearch(req, res, body, answer);
     const found = findRoute(method, url.pathname);
     if (!found) {
       return answer(404, errorBody("Simulator.RouteNotFound", `no route for ${method} ${url.pathname}`, "Check the base URL and path."));
@@ -329,11 +348,7 @@ export async function startSimulator(opts: SimulatorOptions): Promise<Simulator>
     if (route.method === "POST" && (typeof body !== "object" || body === null)) {
       return answer(400, errorBody(`${route.service}.InvalidParameter`, "the request body must be a JSON object", "Send a JSON object body."));
     }
-    // The backend stops work for a client that went away.
-    const abort = new AbortController();
-    res.once("close", () => {
-      if (!res.writableFinished) abort.abort(new Error("the client closed the connection"));
-    });
+    const abort = abortOnClose(res);
     try {
       const ctx = callContext(req, log, abort.signal);
       return answer(200, await route.run({ ctx, backend: opts.backend, spelling, params, query: url.searchParams, body }));
@@ -349,6 +364,35 @@ export async function startSimulator(opts: SimulatorOptions): Promise<Simulator>
         solution: err.hint?.message ?? "",
         error_link: "",
         error_details: err.violations.length > 0 ? (err.violations as unknown as Json) : "",
+      });
+    }
+  }
+
+  /**
+   * data-retrieval's kn_search as it answers: x-account-id required (FastAPI's
+   * 422 without it), bad parameters 400 and failed runs 500, both with its
+   * error body `{"detail": {code, description, detail: {error}, solution, link}}`.
+   */
+  async function dataRetrievalKnSearch(req: http.IncomingMessage, res: http.ServerResponse, body: unknown, answer: (status: number, body: Json) => number): Promise<number> {
+    const abort = abortOnClose(res);
+    try {
+      const ctx = callContext(req, log, abort.signal);
+      if (ctx.identity.accountId === "") {
+        return answer(422, { detail: [{ type: "missing", loc: ["header", "x-account-id"], msg: "Field required", input: null }] });
+      }
+      return answer(200, renderAnswer(await knSearch(knSearchDeps, ctx, parseOrThrow(knSearchInput, body))));
+    } catch (err) {
+      if (abort.signal.aborted) return 0;
+      if (!(err instanceof ToolError)) log.error({ err }, "kn_search failed");
+      const param = err instanceof ToolError && err.code === "invalid_argument";
+      return answer(param ? 400 : 500, {
+        detail: {
+          code: param ? "KnowledgeNetworkParamError" : "KnowledgeNetworkRetrievalError",
+          description: param ? "参数验证失败" : "知识网络检索执行失败",
+          detail: { error: err instanceof ToolError ? err.message : "internal error" },
+          solution: param ? "请检查输入参数是否符合API要求" : "请稍后重试或联系技术支持",
+          link: "",
+        },
       });
     }
   }
@@ -389,8 +433,17 @@ export async function startSimulator(opts: SimulatorOptions): Promise<Simulator>
       new Promise<void>((resolve, reject) => {
         server.close((err) => (err ? reject(err) : resolve()));
         server.closeAllConnections();
-      }),
+      }).finally(() => sessions.close()),
   };
+}
+
+/** Aborted when the client goes away before the answer is written: the backend stops work for it. */
+function abortOnClose(res: http.ServerResponse): AbortController {
+  const abort = new AbortController();
+  res.once("close", () => {
+    if (!res.writableFinished) abort.abort(new Error("the client closed the connection"));
+  });
+  return abort;
 }
 
 /** What the platform knows of a caller: the identity and trace headers. Bad identity headers are INVALID_ARGUMENT. */
@@ -428,7 +481,8 @@ function decode(segment: string): string {
   }
 }
 
-function serviceOf(pathname: string): Service | "Simulator" {
+function serviceOf(pathname: string): Service | "DataRetrieval" | "Simulator" {
+  if (pathname.startsWith("/tools/")) return "DataRetrieval";
   if (pathname.startsWith("/api/ontology-manager/")) return "OntologyManager";
   if (pathname.startsWith("/api/ontology-query/")) return "OntologyQuery";
   if (pathname.startsWith("/api/agent-operator-integration/")) return "AgentOperatorIntegration";

@@ -92,14 +92,3 @@ export function invalidArgument(violations: FieldViolation[], hint?: Hint): Tool
     hint: hint ?? { message: "Correct the fields named in the violations and call again." },
   });
 }
-
-/** UNIMPLEMENTED for an RPC whose capability is not built yet, naming the issue that builds it. */
-export function notBuiltYet(rpc: string, issue: number, what: string): ToolError {
-  return new ToolError({
-    code: "unimplemented",
-    reason: "NOT_IMPLEMENTED_YET",
-    message: `${rpc} is not available in this version: ${what} is built by issue #${issue}.`,
-    metadata: { issue: String(issue) },
-    hint: { message: "Use another tool for now; this one will answer once that issue lands." },
-  });
-}

@@ -1,23 +1,28 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import type { ConnectRouter } from "@connectrpc/connect";
 import {
+  KnSearchRequestSchema,
+  KnSearchResponseSchema,
   KnowledgeRetrievalService,
   RetrieveKeywordContextRequestSchema,
   RetrieveKeywordContextResponseSchema,
+  RerankConceptsRequestSchema,
   RetrieveSchemaRequestSchema,
   RetrieveSchemaResponseSchema,
+  type KnSearchResponse,
   type RetrieveKeywordContextResponse,
   type RetrieveSchemaResponse,
 } from "../../gen/contextloader/knowledge/v1/knowledge_pb";
-import { notBuiltYet } from "../errors/tool-error";
 import { validateRequest } from "../errors/validation";
 import { callContext } from "../server/interceptors";
+import { knSearchInput } from "./kn-search/input";
+import { knSearch, type KnSearchDeps } from "./kn-search/kn-search";
+import type { KnSearchAnswer } from "./kn-search/wire";
+import { rerankConcepts, rerankConceptsInput, type RerankDeps } from "./rerank-concepts";
 import { keywordContextInput, retrieveKeywordContext, type KeywordContextResult, type KeywordDeps } from "./keyword-context";
 import { retrieveSchema, retrieveSchemaInput, type SchemaDeps, type SchemaResult } from "./schema-recall";
 
-export type KnowledgeDeps = SchemaDeps & KeywordDeps;
-
-const SERVICE = "contextloader.knowledge.v1.KnowledgeRetrievalService";
+export type KnowledgeDeps = SchemaDeps & KeywordDeps & KnSearchDeps & RerankDeps;
 
 /** Registers KnowledgeRetrievalService: decode and validate, call the domain, encode. */
 export function registerKnowledge(router: ConnectRouter, deps: KnowledgeDeps): void {
@@ -30,11 +35,24 @@ export function registerKnowledge(router: ConnectRouter, deps: KnowledgeDeps): v
       const input = validateRequest(RetrieveKeywordContextRequestSchema, req, keywordContextInput);
       return keywordContextResponse(await retrieveKeywordContext(deps, callContext(ctx), input));
     },
-    knSearch() {
-      throw notBuiltYet(`${SERVICE}/KnSearch`, 7, "kn_search (proxy and native)");
+    async knSearch(req, ctx) {
+      const input = validateRequest(KnSearchRequestSchema, req, knSearchInput);
+      return knSearchResponse(await knSearch(deps, callContext(ctx), input));
     },
-    rerankConcepts() {
-      throw notBuiltYet(`${SERVICE}/RerankConcepts`, 7, "concept reranking");
+    async rerankConcepts(req, ctx) {
+      const input = validateRequest(RerankConceptsRequestSchema, req, rerankConceptsInput);
+      const r = await rerankConcepts(deps, callContext(ctx), input);
+      return {
+        rerankedConcepts: r.reranked_concepts.map((c) => ({
+          conceptType: c.concept_type,
+          conceptId: c.concept_id,
+          conceptName: c.concept_name,
+          conceptDetail: c.concept_detail,
+          score: c.score,
+          rank: c.rank,
+        })),
+        filteredCount: r.filtered_count,
+      };
     },
   });
 }
@@ -133,4 +151,67 @@ export function keywordContextResponse(r: KeywordContextResult): RetrieveKeyword
     };
   }
   return create(RetrieveKeywordContextResponseSchema, init);
+}
+
+/** The kn_search answer; fields only the full schema has are empty in brief mode. */
+export function knSearchResponse(a: KnSearchAnswer): KnSearchResponse {
+  return create(KnSearchResponseSchema, {
+    sessionId: a.session_id,
+    objectTypes: a.object_types.map((o) => ({
+      conceptType: "object_type",
+      conceptId: o.concept_id,
+      conceptName: o.concept_name,
+      comment: o.comment,
+      dataProperties: o.data_properties.map((p) => ({
+        name: p.name,
+        displayName: p.display_name,
+        type: p.type ?? "",
+        comment: p.comment ?? "",
+        conditionOperations: p.condition_operations ?? [],
+      })),
+      logicProperties: o.logic_properties.map((lp) => ({
+        name: lp.name,
+        displayName: lp.display_name,
+        type: lp.type ?? "",
+        comment: lp.comment ?? "",
+        ...(lp.data_source ? { dataSource: lp.data_source } : {}),
+        parameters: lp.parameters ?? [],
+      })),
+      primaryKeys: o.primary_keys ?? [],
+      displayKey: o.display_key ?? "",
+      ...(o.sample_data ? { sampleData: o.sample_data } : {}),
+      tags: o.tags ?? [],
+      knId: o.kn_id,
+    })),
+    relationTypes: a.relation_types.map((r) => ({
+      conceptType: "relation_type",
+      conceptId: r.concept_id,
+      conceptName: r.concept_name,
+      comment: r.comment ?? "",
+      sourceObjectTypeId: r.source_object_type_id,
+      targetObjectTypeId: r.target_object_type_id,
+      knId: r.kn_id,
+    })),
+    actionTypes: a.action_types.map((t) => ({
+      id: t.id,
+      name: t.name,
+      actionType: t.action_type,
+      objectTypeId: t.object_type_id,
+      objectTypeName: t.object_type_name,
+      comment: t.comment,
+      tags: t.tags,
+      knId: t.kn_id,
+    })),
+    nodes: (a.nodes ?? []).map((n) => ({
+      objectTypeId: n.object_type_id,
+      objectTypeName: n.object_type_name,
+      instanceName: n.instance_name,
+      uniqueIdentities: n.unique_identities,
+      dataProperties: n.data_properties,
+      finalScore: n.final_score,
+      knId: n.kn_id,
+    })),
+    message: a.message ?? "",
+    warnings: a.warnings,
+  });
 }

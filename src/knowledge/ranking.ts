@@ -121,7 +121,15 @@ export const MAX_LLM_CANDIDATES = 150;
 export async function rankWithLlm(
   ctx: CallContext,
   llm: LlmClient,
-  input: { question: string; additionalContext: string; history: string[]; topK: number; what: string },
+  input: {
+    question: string;
+    additionalContext: string;
+    history: string[];
+    topK: number;
+    what: string;
+    /** What the agent can do instead when the LLM's answers stay unusable. */
+    otherwise: string;
+  },
   candidates: readonly { label: string }[],
 ): Promise<Ranking> {
   const list = candidates.map((c, i) => `${i + 1}. ${c.label}`).join("\n");
@@ -162,7 +170,7 @@ export async function rankWithLlm(
     code: "unavailable",
     reason: "LLM_BAD_ANSWER",
     message: `the LLM did not choose ${input.what} in a usable form (${problem})`,
-    hint: { message: "Retry, or call with skip_llm=true to rank without the LLM." },
+    hint: { message: `Retry, or ${input.otherwise}.` },
   });
 }
 

@@ -5,6 +5,9 @@ import { invalidArgument, type ToolError } from "../errors/tool-error";
 import { parseOrThrow } from "../errors/validation";
 import type { HttpRoute } from "../server/http-routes";
 import { httpStatusOf, jsonRoute, type JsonRouteOptions } from "../server/json-route";
+import { knSearchInput } from "./kn-search/input";
+import { knSearch } from "./kn-search/kn-search";
+import { renderAnswer } from "./kn-search/wire";
 import { keywordContextInput, retrieveKeywordContext } from "./keyword-context";
 import { keywordContextResponse, schemaResponse, type KnowledgeDeps } from "./knowledge-service";
 import { retrieveSchema, retrieveSchemaInput } from "./schema-recall";
@@ -91,7 +94,39 @@ export function knowledgeRoutes(deps: KnowledgeDeps, route: Pick<JsonRouteOption
       },
       renderError: (err, traceId) => knowledgeError(err, traceId),
     }),
+    // The spec's route (kn-search-proxy.zh.md): its JSON body and answer shapes.
+    jsonRoute({
+      ...route,
+      path: "/kn/kn_search",
+      async handle(raw, ctx) {
+        return renderAnswer(await knSearch(deps, ctx, parseOrThrow(knSearchInput, raw ?? {})));
+      },
+      renderError: knSearchError,
+    }),
   ];
+}
+
+/**
+ * kn_search's error body, the platform's `{code, description, detail,
+ * solution, link}` (as agent-retrieval's /kn/kn_search answers): code is the
+ * stable reason, description what went wrong, solution what to do next;
+ * detail has the field violations, data-retrieval's own error fields when it
+ * failed, and the trace id.
+ */
+function knSearchError(err: ToolError, traceId: string) {
+  const upstream = ["upstream", "upstream_status", "error_code", "description", "upstream_detail"].filter((k) => err.metadata[k] !== undefined);
+  return {
+    code: err.reason,
+    description: err.message,
+    detail: {
+      ...(err.violations.length > 0 ? { field_violations: err.violations } : {}),
+      ...(err.hint?.validValues?.length ? { valid_values: err.hint.validValues } : {}),
+      ...Object.fromEntries(upstream.map((k) => [k === "error_code" || k === "description" ? `upstream_${k}` : k, err.metadata[k]])),
+      trace_id: traceId,
+    },
+    solution: err.hint?.message ?? "",
+    link: "",
+  };
 }
 
 /** The spec's error body for knowledge_retrieve (keyword-context-recall §7.3, §7.4). */

@@ -208,6 +208,7 @@ async function rank(
       history: prior.slice(-5).map((r) => `${r.query} → ${r.relation_types.map((rel) => rel.id).join(", ") || r.object_types.map((o) => o.id).join(", ") || "nothing"}`),
       topK: input.top_k,
       what,
+      otherwise: "call with skip_llm=true to rank without the LLM",
     },
     shortlist.map((i) => ({ label: labels[i]! })),
   );

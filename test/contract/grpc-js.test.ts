@@ -127,12 +127,16 @@ describe("a @grpc/grpc-js client built from the .proto files", () => {
     expect(errorInfo?.metadata["trace_id"]).toBe(traceId);
   });
 
-  it("gets UNIMPLEMENTED naming issue #7 for KnSearch", async () => {
-    const err = await callFailing(knowledge, "KnSearch", { query: "数据库配置" });
-    expect(err.code).toBe(grpc.status.UNIMPLEMENTED);
+  it("gets FAILED_PRECONDITION naming the setting for RerankConcepts by LLM on a service without one", async () => {
+    const err = await callFailing(knowledge, "RerankConcepts", {
+      query_understanding: { origin_query: "药品", processed_query: "药品" },
+      concepts: [{ concept_type: "object_type", concept_id: "drug", concept_name: "药品" }],
+      action: "llm",
+    });
+    expect(err.code).toBe(grpc.status.FAILED_PRECONDITION);
     const { status, errorInfo } = statusOf(err);
-    expect(status.message).toContain("issue #7");
-    expect(errorInfo?.reason).toBe("NOT_IMPLEMENTED_YET");
+    expect(status.message).toContain("(LLM_BASE_URL is not set)");
+    expect(errorInfo?.reason).toBe("LLM_NOT_CONFIGURED");
     // grpc-js decodes grpc-message with decodeURI: the server encodes it as the
     // gRPC spec says, so ":", "/" and "#" arrive readable.
     expect(err.details).toBe(status.message);

@@ -8,9 +8,7 @@ import { join } from "node:path";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb";
 import { HealthCheckRequestSchema } from "../../gen/grpc/health/v1/health_pb";
-import { KnowledgeRetrievalService } from "../../gen/contextloader/knowledge/v1/knowledge_pb";
 import { MemRecallService } from "../../gen/contextloader/memrecall/v1/memrecall_pb";
 import { startServer, type TestServer } from "../helpers/server";
 
@@ -155,29 +153,24 @@ describe("curl-style mistakes on an RPC path", () => {
   });
 });
 
-describe("RPCs whose capability lands later", () => {
+describe("a method the service does not have", () => {
   let server: TestServer;
   beforeAll(async () => {
     server = await startServer();
   });
   afterAll(() => server.close());
 
-  it("answer UNIMPLEMENTED naming the issue that builds them", async () => {
-    // MemRecall's RPCs (issue #6) have landed; what is left is issue #7's.
-    const t = createConnectTransport({ baseUrl: server.baseUrl, httpVersion: "1.1" });
-    const knowledge = createClient(KnowledgeRetrievalService, t);
-    const cases: [string, Promise<unknown>, string][] = [
-      ["KnSearch", knowledge.knSearch({}), "issue #7"],
-      ["RerankConcepts", knowledge.rerankConcepts({}), "issue #7"],
-    ];
-    for (const [rpc, call, issue] of cases) {
-      const err = await failure(call);
-      expect(err.code, rpc).toBe(Code.Unimplemented);
-      expect(err.rawMessage, rpc).toContain(`contextloader.knowledge.v1.KnowledgeRetrievalService/${rpc}`);
-      expect(err.rawMessage, rpc).toContain(issue);
-      const [info] = err.findDetails(ErrorInfoSchema);
-      expect(info?.reason, rpc).toBe("NOT_IMPLEMENTED_YET");
-      expect(info?.metadata["issue"], rpc).toBe("7");
+  it("answers 404 naming the RPC and listing the services, in any protocol", async () => {
+    for (const type of ["application/json", "application/grpc-web+proto", "application/proto"]) {
+      const res = await fetch(`${server.baseUrl}/contextloader.knowledge.v1.KnowledgeRetrievalService/NoSuchMethod`, {
+        method: "POST",
+        headers: { "content-type": type },
+        body: "{}",
+      });
+      expect(res.status, type).toBe(404);
+      const body = (await res.json()) as { error: string; services: string[] };
+      expect(body.error).toBe("unknown RPC contextloader.knowledge.v1.KnowledgeRetrievalService/NoSuchMethod");
+      expect(body.services).toEqual(expect.arrayContaining(["contextloader.knowledge.v1.KnowledgeRetrievalService", "contextloader.memrecall.v1.MemRecallService"]));
     }
   });
 });

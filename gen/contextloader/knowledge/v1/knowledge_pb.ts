@@ -11,7 +11,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file contextloader/knowledge/v1/knowledge.proto.
  */
 export const file_contextloader_knowledge_v1_knowledge: GenFile = /*@__PURE__*/
-  fileDesc("Cipjb250ZXh0bG9hZGVyL2tub3dsZWRnZS92MS9rbm93bGVkZ2UucHJvdG8SGmNvbnRleHRsb2FkZXIua25vd2xlZGdlLnYxIjMKE0tub3dsZWRnZU5ldHdvcmtSZWYSHAoUa25vd2xlZGdlX25ldHdvcmtfaWQYASABKAkiywIKFVJldHJpZXZlU2NoZW1hUmVxdWVzdBINCgVxdWVyeRgBIAEoCRI/CgZrbl9pZHMYAiADKAsyLy5jb250ZXh0bG9hZGVyLmtub3dsZWRnZS52MS5Lbm93bGVkZ2VOZXR3b3JrUmVmEhIKCnNlc3Npb25faWQYAyABKAkSGgoSYWRkaXRpb25hbF9jb250ZXh0GAQgASgJEhIKBXRvcF9rGAUgASgFSACIAQESFQoIc2tpcF9sbG0YBiABKAhIAYgBARIbCg5jb21wYWN0X2Zvcm1hdBgHIAEoCEgCiAEBEhkKDHJldHVybl91bmlvbhgIIAEoCEgDiAEBEhQKDHNlc3Npb25fdHlwZRgJIAEoCUIICgZfdG9wX2tCCwoJX3NraXBfbGxtQhEKD19jb21wYWN0X2Zvcm1hdEIPCg1fcmV0dXJuX3VuaW9uInIKD1Byb3BlcnR5Q29uY2VwdBIMCgRuYW1lGAEgASgJEhQKDGRpc3BsYXlfbmFtZRgCIAEoCRIMCgR0eXBlGAMgASgJEg8KB2NvbW1lbnQYBCABKAkSHAoUY29uZGl0aW9uX29wZXJhdGlvbnMYBSADKAkiWQoUTG9naWNQcm9wZXJ0eUNvbmNlcHQSDAoEbmFtZRgBIAEoCRIUCgxkaXNwbGF5X25hbWUYAiABKAkSDAoEdHlwZRgDIAEoCRIPCgdjb21tZW50GAQgASgJItUCChFPYmplY3RUeXBlQ29uY2VwdBIUCgxjb25jZXB0X3R5cGUYASABKAkSEgoKY29uY2VwdF9pZBgCIAEoCRIUCgxjb25jZXB0X25hbWUYAyABKAkSDwoHY29tbWVudBgEIAEoCRI/Cgpwcm9wZXJ0aWVzGAUgAygLMisuY29udGV4dGxvYWRlci5rbm93bGVkZ2UudjEuUHJvcGVydHlDb25jZXB0EhkKEXByaW1hcnlfa2V5X2ZpZWxkGAYgASgJEhQKDHByaW1hcnlfa2V5cxgHIAMoCRITCgtkaXNwbGF5X2tleRgIIAEoCRJKChBsb2dpY19wcm9wZXJ0aWVzGAkgAygLMjAuY29udGV4dGxvYWRlci5rbm93bGVkZ2UudjEuTG9naWNQcm9wZXJ0eUNvbmNlcHQSDQoFa25faWQYCiABKAkSDQoFc2NvcmUYCyABKAEiwgEKE1JlbGF0aW9uVHlwZUNvbmNlcHQSFAoMY29uY2VwdF90eXBlGAEgASgJEhIKCmNvbmNlcHRfaWQYAiABKAkSFAoMY29uY2VwdF9uYW1lGAMgASgJEh0KFXNvdXJjZV9vYmplY3RfdHlwZV9pZBgEIAEoCRIdChV0YXJnZXRfb2JqZWN0X3R5cGVfaWQYBSABKAkSDQoFa25faWQYBiABKAkSDQoFc2NvcmUYByABKAESDwoHY29tbWVudBgIIAEoCSKiAQoRQWN0aW9uVHlwZUNvbmNlcHQSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRITCgthY3Rpb25fdHlwZRgDIAEoCRIWCg5vYmplY3RfdHlwZV9pZBgEIAEoCRIYChBvYmplY3RfdHlwZV9uYW1lGAUgASgJEg8KB2NvbW1lbnQYBiABKAkSDAoEdGFncxgHIAMoCRINCgVrbl9pZBgIIAEoCSKBAwoWUmV0cmlldmVTY2hlbWFSZXNwb25zZRISCgpzZXNzaW9uX2lkGAEgASgJEkMKDG9iamVjdF90eXBlcxgCIAMoCzItLmNvbnRleHRsb2FkZXIua25vd2xlZGdlLnYxLk9iamVjdFR5cGVDb25jZXB0EkcKDnJlbGF0aW9uX3R5cGVzGAMgAygLMi8uY29udGV4dGxvYWRlci5rbm93bGVkZ2UudjEuUmVsYXRpb25UeXBlQ29uY2VwdBJDCgxhY3Rpb25fdHlwZXMYBCADKAsyLS5jb250ZXh0bG9hZGVyLmtub3dsZWRnZS52MS5BY3Rpb25UeXBlQ29uY2VwdBIPCgdvYmplY3RzGAUgASgJEhEKCXJlbGF0aW9ucxgGIAEoCRIWCg5yYW5raW5nX21ldGhvZBgHIAEoCRINCgVyb3VuZBgIIAEoBRI1Cgh3YXJuaW5ncxgJIAMoCzIjLmNvbnRleHRsb2FkZXIua25vd2xlZGdlLnYxLldhcm5pbmciOgoHV2FybmluZxIOCgZ0YXJnZXQYASABKAkSDgoGcmVhc29uGAIgASgJEg8KB21lc3NhZ2UYAyABKAki4QEKHVJldHJpZXZlS2V5d29yZENvbnRleHRSZXF1ZXN0Eg0KBXF1ZXJ5GAEgASgJEj8KBmtuX2lkcxgCIAMoCzIvLmNvbnRleHRsb2FkZXIua25vd2xlZGdlLnYxLktub3dsZWRnZU5ldHdvcmtSZWYSEgoKc2Vzc2lvbl9pZBgDIAEoCRIWCg5vYmplY3RfdHlwZV9pZBgEIAEoCRIbCg5jb21wYWN0X2Zvcm1hdBgFIAEoCEgAiAEBEhQKDHNlc3Npb25fdHlwZRgGIAEoCUIRCg9fY29tcGFjdF9mb3JtYXQi5wEKCE5laWdoYm9yEhMKC2luc3RhbmNlX2lkGAEgASgJEhYKDm9iamVjdF90eXBlX2lkGAIgASgJEhUKDWluc3RhbmNlX25hbWUYAyABKAkSGAoQcmVsYXRpb25fdHlwZV9pZBgEIAEoCRIaChJyZWxhdGlvbl90eXBlX25hbWUYBSABKAkSGgoScmVsYXRpb25fZGlyZWN0aW9uGAYgASgJEisKCnByb3BlcnRpZXMYByABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhgKEGFscmVhZHlfcmV0dXJuZWQYCCABKAgiuwIKD0tleXdvcmRJbnN0YW5jZRITCgtpbnN0YW5jZV9pZBgBIAEoCRIWCg5vYmplY3RfdHlwZV9pZBgCIAEoCRIVCg1pbnN0YW5jZV9uYW1lGAMgASgJEisKCnByb3BlcnRpZXMYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EjcKCW5laWdoYm9ycxgFIAMoCzIkLmNvbnRleHRsb2FkZXIua25vd2xlZGdlLnYxLk5laWdoYm9yEikKCGlkZW50aXR5GAYgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBISCgptYXRjaF90eXBlGAcgASgJEg0KBXNjb3JlGAggASgBEhYKDm1hdGNoZWRfZmllbGRzGAkgAygJEhgKEGFscmVhZHlfcmV0dXJuZWQYCiABKAgiXQoRS2V5d29yZFN0YXRpc3RpY3MSFwoPdG90YWxfaW5zdGFuY2VzGAEgASgFEhcKD3RvdGFsX25laWdoYm9ycxgCIAEoBRIWCg5tYXRjaGVkX2ZpZWxkcxgDIAMoCSLTAQoOS2V5d29yZENvbnRleHQSDwoHa2V5d29yZBgBIAEoCRIWCg5vYmplY3RfdHlwZV9pZBgCIAEoCRIVCg1tYXRjaGVkX2ZpZWxkGAMgASgJEj4KCWluc3RhbmNlcxgEIAMoCzIrLmNvbnRleHRsb2FkZXIua25vd2xlZGdlLnYxLktleXdvcmRJbnN0YW5jZRJBCgpzdGF0aXN0aWNzGAUgASgLMi0uY29udGV4dGxvYWRlci5rbm93bGVkZ2UudjEuS2V5d29yZFN0YXRpc3RpY3MizgEKHlJldHJpZXZlS2V5d29yZENvbnRleHRSZXNwb25zZRJDCg9rZXl3b3JkX2NvbnRleHQYASABKAsyKi5jb250ZXh0bG9hZGVyLmtub3dsZWRnZS52MS5LZXl3b3JkQ29udGV4dBIcChRrZXl3b3JkX2NvbnRleHRfdGV4dBgCIAEoCRI1Cgh3YXJuaW5ncxgDIAMoCzIjLmNvbnRleHRsb2FkZXIua25vd2xlZGdlLnYxLldhcm5pbmcSEgoKc2Vzc2lvbl9pZBgEIAEoCSKoBQoWQ29uY2VwdFJldHJpZXZhbENvbmZpZxISCgV0b3BfaxgBIAEoBUgAiAEBEhUKCHNraXBfbGxtGAIgASgISAGIAQESGQoMcmV0dXJuX3VuaW9uGAMgASgISAKIAQESIAoTaW5jbHVkZV9zYW1wbGVfZGF0YRgEIAEoCEgDiAEBEhkKDHNjaGVtYV9icmllZhgFIAEoCEgEiAEBEiEKFGVuYWJsZV9jb2Fyc2VfcmVjYWxsGAYgASgISAWIAQESIAoTY29hcnNlX29iamVjdF9saW1pdBgHIAEoBUgGiAEBEiIKFWNvYXJzZV9yZWxhdGlvbl9saW1pdBgIIAEoBUgHiAEBEiYKGWNvYXJzZV9taW5fcmVsYXRpb25fY291bnQYCSABKAVICIgBARIiChVlbmFibGVfcHJvcGVydHlfYnJpZWYYCiABKAhICYgBARImChlwZXJfb2JqZWN0X3Byb3BlcnR5X3RvcF9rGAsgASgFSAqIAQESIgoVZ2xvYmFsX3Byb3BlcnR5X3RvcF9rGAwgASgFSAuIAQFCCAoGX3RvcF9rQgsKCV9za2lwX2xsbUIPCg1fcmV0dXJuX3VuaW9uQhYKFF9pbmNsdWRlX3NhbXBsZV9kYXRhQg8KDV9zY2hlbWFfYnJpZWZCFwoVX2VuYWJsZV9jb2Fyc2VfcmVjYWxsQhYKFF9jb2Fyc2Vfb2JqZWN0X2xpbWl0QhgKFl9jb2Fyc2VfcmVsYXRpb25fbGltaXRCHAoaX2NvYXJzZV9taW5fcmVsYXRpb25fY291bnRCGAoWX2VuYWJsZV9wcm9wZXJ0eV9icmllZkIcChpfcGVyX29iamVjdF9wcm9wZXJ0eV90b3Bfa0IYChZfZ2xvYmFsX3Byb3BlcnR5X3RvcF9rIq0GCh9TZW1hbnRpY0luc3RhbmNlUmV0cmlldmFsQ29uZmlnEiQKF2luaXRpYWxfY2FuZGlkYXRlX2NvdW50GAEgASgFSACIAQESJAoXcGVyX3R5cGVfaW5zdGFuY2VfbGltaXQYAiABKAVIAYgBARIoChttYXhfc2VtYW50aWNfc3ViX2NvbmRpdGlvbnMYAyABKAVIAogBARImChlzZW1hbnRpY19maWVsZF9rZWVwX3JhdGlvGAQgASgBSAOIAQESJAoXc2VtYW50aWNfZmllbGRfa2VlcF9taW4YBSABKAVIBIgBARIkChdzZW1hbnRpY19maWVsZF9rZWVwX21heBgGIAEoBUgFiAEBEi0KIHNlbWFudGljX2ZpZWxkX3JlcmFua19iYXRjaF9zaXplGAcgASgFSAaIAQESIQoUbWluX2RpcmVjdF9yZWxldmFuY2UYCCABKAFIB4gBARIzCiZlbmFibGVfZ2xvYmFsX2ZpbmFsX3Njb3JlX3JhdGlvX2ZpbHRlchgJIAEoCEgIiAEBEiUKGGdsb2JhbF9maW5hbF9zY29yZV9yYXRpbxgKIAEoAUgJiAEBEiMKFmV4YWN0X25hbWVfbWF0Y2hfc2NvcmUYCyABKAFICogBAUIaChhfaW5pdGlhbF9jYW5kaWRhdGVfY291bnRCGgoYX3Blcl90eXBlX2luc3RhbmNlX2xpbWl0Qh4KHF9tYXhfc2VtYW50aWNfc3ViX2NvbmRpdGlvbnNCHAoaX3NlbWFudGljX2ZpZWxkX2tlZXBfcmF0aW9CGgoYX3NlbWFudGljX2ZpZWxkX2tlZXBfbWluQhoKGF9zZW1hbnRpY19maWVsZF9rZWVwX21heEIjCiFfc2VtYW50aWNfZmllbGRfcmVyYW5rX2JhdGNoX3NpemVCFwoVX21pbl9kaXJlY3RfcmVsZXZhbmNlQikKJ19lbmFibGVfZ2xvYmFsX2ZpbmFsX3Njb3JlX3JhdGlvX2ZpbHRlckIbChlfZ2xvYmFsX2ZpbmFsX3Njb3JlX3JhdGlvQhkKF19leGFjdF9uYW1lX21hdGNoX3Njb3JlIuYBChRQcm9wZXJ0eUZpbHRlckNvbmZpZxIoChttYXhfcHJvcGVydGllc19wZXJfaW5zdGFuY2UYASABKAVIAIgBARImChltYXhfcHJvcGVydHlfdmFsdWVfbGVuZ3RoGAIgASgFSAGIAQESIwoWZW5hYmxlX3Byb3BlcnR5X2ZpbHRlchgDIAEoCEgCiAEBQh4KHF9tYXhfcHJvcGVydGllc19wZXJfaW5zdGFuY2VCHAoaX21heF9wcm9wZXJ0eV92YWx1ZV9sZW5ndGhCGQoXX2VuYWJsZV9wcm9wZXJ0eV9maWx0ZXIijQIKD1JldHJpZXZhbENvbmZpZxJNChFjb25jZXB0X3JldHJpZXZhbBgBIAEoCzIyLmNvbnRleHRsb2FkZXIua25vd2xlZGdlLnYxLkNvbmNlcHRSZXRyaWV2YWxDb25maWcSYAobc2VtYW50aWNfaW5zdGFuY2VfcmV0cmlldmFsGAIgASgLMjsuY29udGV4dGxvYWRlci5rbm93bGVkZ2UudjEuU2VtYW50aWNJbnN0YW5jZVJldHJpZXZhbENvbmZpZxJJCg9wcm9wZXJ0eV9maWx0ZXIYAyABKAsyMC5jb250ZXh0bG9hZGVyLmtub3dsZWRnZS52MS5Qcm9wZXJ0eUZpbHRlckNvbmZpZyKCAgoPS25TZWFyY2hSZXF1ZXN0Eg0KBXF1ZXJ5GAEgASgJEj8KBmtuX2lkcxgCIAMoCzIvLmNvbnRleHRsb2FkZXIua25vd2xlZGdlLnYxLktub3dsZWRnZU5ldHdvcmtSZWYSEgoKc2Vzc2lvbl9pZBgDIAEoCRIaChJhZGRpdGlvbmFsX2NvbnRleHQYBCABKAkSRQoQcmV0cmlldmFsX2NvbmZpZxgFIAEoCzIrLmNvbnRleHRsb2FkZXIua25vd2xlZGdlLnYxLlJldHJpZXZhbENvbmZpZxIYCgtvbmx5X3NjaGVtYRgGIAEoCEgAiAEBQg4KDF9vbmx5X3NjaGVtYSJxCg5LbkRhdGFQcm9wZXJ0eRIMCgRuYW1lGAEgASgJEhQKDGRpc3BsYXlfbmFtZRgCIAEoCRIMCgR0eXBlGAMgASgJEg8KB2NvbW1lbnQYBCABKAkSHAoUY29uZGl0aW9uX29wZXJhdGlvbnMYBSADKAkirwEKD0tuTG9naWNQcm9wZXJ0eRIMCgRuYW1lGAEgASgJEhQKDGRpc3BsYXlfbmFtZRgCIAEoCRIMCgR0eXBlGAMgASgJEg8KB2NvbW1lbnQYBCABKAkSLAoLZGF0YV9zb3VyY2UYBSABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EisKCnBhcmFtZXRlcnMYBiADKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0ItICCgxLbk9iamVjdFR5cGUSFAoMY29uY2VwdF90eXBlGAEgASgJEhIKCmNvbmNlcHRfaWQYAiABKAkSFAoMY29uY2VwdF9uYW1lGAMgASgJEg8KB2NvbW1lbnQYBCABKAkSQwoPZGF0YV9wcm9wZXJ0aWVzGAUgAygLMiouY29udGV4dGxvYWRlci5rbm93bGVkZ2UudjEuS25EYXRhUHJvcGVydHkSRQoQbG9naWNfcHJvcGVydGllcxgGIAMoCzIrLmNvbnRleHRsb2FkZXIua25vd2xlZGdlLnYxLktuTG9naWNQcm9wZXJ0eRIUCgxwcmltYXJ5X2tleXMYByADKAkSEwoLZGlzcGxheV9rZXkYCCABKAkSLAoLc2FtcGxlX2RhdGEYCSABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EgwKBHRhZ3MYCiADKAkinwEKDktuUmVsYXRpb25UeXBlEhQKDGNvbmNlcHRfdHlwZRgBIAEoCRISCgpjb25jZXB0X2lkGAIgASgJEhQKDGNvbmNlcHRfbmFtZRgDIAEoCRIPCgdjb21tZW50GAQgASgJEh0KFXNvdXJjZV9vYmplY3RfdHlwZV9pZBgFIAEoCRIdChV0YXJnZXRfb2JqZWN0X3R5cGVfaWQYBiABKAkinQEKDEtuQWN0aW9uVHlwZRIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhMKC2FjdGlvbl90eXBlGAMgASgJEhYKDm9iamVjdF90eXBlX2lkGAQgASgJEhgKEG9iamVjdF90eXBlX25hbWUYBSABKAkSDwoHY29tbWVudBgGIAEoCRIMCgR0YWdzGAcgAygJEg0KBWtuX2lkGAggASgJIscBCgZLbk5vZGUSFgoOb2JqZWN0X3R5cGVfaWQYASABKAkSGAoQb2JqZWN0X3R5cGVfbmFtZRgCIAEoCRIVCg1pbnN0YW5jZV9uYW1lGAMgASgJEjIKEXVuaXF1ZV9pZGVudGl0aWVzGAQgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIrCgpwcm9wZXJ0aWVzGAUgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBITCgtmaW5hbF9zY29yZRgGIAEoASKuAgoQS25TZWFyY2hSZXNwb25zZRI+CgxvYmplY3RfdHlwZXMYASADKAsyKC5jb250ZXh0bG9hZGVyLmtub3dsZWRnZS52MS5Lbk9iamVjdFR5cGUSQgoOcmVsYXRpb25fdHlwZXMYAiADKAsyKi5jb250ZXh0bG9hZGVyLmtub3dsZWRnZS52MS5LblJlbGF0aW9uVHlwZRI+CgxhY3Rpb25fdHlwZXMYAyADKAsyKC5jb250ZXh0bG9hZGVyLmtub3dsZWRnZS52MS5LbkFjdGlvblR5cGUSMQoFbm9kZXMYBCADKAsyIi5jb250ZXh0bG9hZGVyLmtub3dsZWRnZS52MS5Lbk5vZGUSDwoHbWVzc2FnZRgFIAEoCRISCgpzZXNzaW9uX2lkGAYgASgJIn4KC1F1ZXJ5SW50ZW50EhUKDXF1ZXJ5X3NlZ21lbnQYASABKAkSEgoKY29uZmlkZW5jZRgCIAEoARIRCglyZWFzb25pbmcYAyABKAkSMQoQcmVsYXRlZF9jb25jZXB0cxgEIAMoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QifAoSUXVlcnlVbmRlcnN0YW5kaW5nEhQKDG9yaWdpbl9xdWVyeRgBIAEoCRIXCg9wcm9jZXNzZWRfcXVlcnkYAiABKAkSNwoGaW50ZW50GAMgAygLMicuY29udGV4dGxvYWRlci5rbm93bGVkZ2UudjEuUXVlcnlJbnRlbnQiegoHQ29uY2VwdBIUCgxjb25jZXB0X3R5cGUYASABKAkSEgoKY29uY2VwdF9pZBgCIAEoCRIUCgxjb25jZXB0X25hbWUYAyABKAkSLwoOY29uY2VwdF9kZXRhaWwYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0IucBChVSZXJhbmtDb25jZXB0c1JlcXVlc3QSSwoTcXVlcnlfdW5kZXJzdGFuZGluZxgBIAEoCzIuLmNvbnRleHRsb2FkZXIua25vd2xlZGdlLnYxLlF1ZXJ5VW5kZXJzdGFuZGluZxI1Cghjb25jZXB0cxgCIAMoCzIjLmNvbnRleHRsb2FkZXIua25vd2xlZGdlLnYxLkNvbmNlcHQSDgoGYWN0aW9uGAMgASgJEhcKCmJhdGNoX3NpemUYBCABKAVIAIgBARISCgpzZXNzaW9uX2lkGAUgASgJQg0KC19iYXRjaF9zaXplIp0BCg1SYW5rZWRDb25jZXB0EhQKDGNvbmNlcHRfdHlwZRgBIAEoCRISCgpjb25jZXB0X2lkGAIgASgJEhQKDGNvbmNlcHRfbmFtZRgDIAEoCRIvCg5jb25jZXB0X2RldGFpbBgEIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSDQoFc2NvcmUYBSABKAESDAoEcmFuaxgGIAEoBSJ2ChZSZXJhbmtDb25jZXB0c1Jlc3BvbnNlEkQKEXJlcmFua2VkX2NvbmNlcHRzGAEgAygLMikuY29udGV4dGxvYWRlci5rbm93bGVkZ2UudjEuUmFua2VkQ29uY2VwdBIWCg5maWx0ZXJlZF9jb3VudBgCIAEoBTKGBAoZS25vd2xlZGdlUmV0cmlldmFsU2VydmljZRJ3Cg5SZXRyaWV2ZVNjaGVtYRIxLmNvbnRleHRsb2FkZXIua25vd2xlZGdlLnYxLlJldHJpZXZlU2NoZW1hUmVxdWVzdBoyLmNvbnRleHRsb2FkZXIua25vd2xlZGdlLnYxLlJldHJpZXZlU2NoZW1hUmVzcG9uc2USjwEKFlJldHJpZXZlS2V5d29yZENvbnRleHQSOS5jb250ZXh0bG9hZGVyLmtub3dsZWRnZS52MS5SZXRyaWV2ZUtleXdvcmRDb250ZXh0UmVxdWVzdBo6LmNvbnRleHRsb2FkZXIua25vd2xlZGdlLnYxLlJldHJpZXZlS2V5d29yZENvbnRleHRSZXNwb25zZRJlCghLblNlYXJjaBIrLmNvbnRleHRsb2FkZXIua25vd2xlZGdlLnYxLktuU2VhcmNoUmVxdWVzdBosLmNvbnRleHRsb2FkZXIua25vd2xlZGdlLnYxLktuU2VhcmNoUmVzcG9uc2USdwoOUmVyYW5rQ29uY2VwdHMSMS5jb250ZXh0bG9hZGVyLmtub3dsZWRnZS52MS5SZXJhbmtDb25jZXB0c1JlcXVlc3QaMi5jb250ZXh0bG9hZGVyLmtub3dsZWRnZS52MS5SZXJhbmtDb25jZXB0c1Jlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_struct]);
+  fileDesc("Cipjb250ZXh0bG9hZGVyL2tub3dsZWRnZS92MS9rbm93bGVkZ2UucHJvdG8SGmNvbnRleHRsb2FkZXIua25vd2xlZGdlLnYxIjMKE0tub3dsZWRnZU5ldHdvcmtSZWYSHAoUa25vd2xlZGdlX25ldHdvcmtfaWQYASABKAkiywIKFVJldHJpZXZlU2NoZW1hUmVxdWVzdBINCgVxdWVyeRgBIAEoCRI/CgZrbl9pZHMYAiADKAsyLy5jb250ZXh0bG9hZGVyLmtub3dsZWRnZS52MS5Lbm93bGVkZ2VOZXR3b3JrUmVmEhIKCnNlc3Npb25faWQYAyABKAkSGgoSYWRkaXRpb25hbF9jb250ZXh0GAQgASgJEhIKBXRvcF9rGAUgASgFSACIAQESFQoIc2tpcF9sbG0YBiABKAhIAYgBARIbCg5jb21wYWN0X2Zvcm1hdBgHIAEoCEgCiAEBEhkKDHJldHVybl91bmlvbhgIIAEoCEgDiAEBEhQKDHNlc3Npb25fdHlwZRgJIAEoCUIICgZfdG9wX2tCCwoJX3NraXBfbGxtQhEKD19jb21wYWN0X2Zvcm1hdEIPCg1fcmV0dXJuX3VuaW9uInIKD1Byb3BlcnR5Q29uY2VwdBIMCgRuYW1lGAEgASgJEhQKDGRpc3BsYXlfbmFtZRgCIAEoCRIMCgR0eXBlGAMgASgJEg8KB2NvbW1lbnQYBCABKAkSHAoUY29uZGl0aW9uX29wZXJhdGlvbnMYBSADKAkiWQoUTG9naWNQcm9wZXJ0eUNvbmNlcHQSDAoEbmFtZRgBIAEoCRIUCgxkaXNwbGF5X25hbWUYAiABKAkSDAoEdHlwZRgDIAEoCRIPCgdjb21tZW50GAQgASgJItUCChFPYmplY3RUeXBlQ29uY2VwdBIUCgxjb25jZXB0X3R5cGUYASABKAkSEgoKY29uY2VwdF9pZBgCIAEoCRIUCgxjb25jZXB0X25hbWUYAyABKAkSDwoHY29tbWVudBgEIAEoCRI/Cgpwcm9wZXJ0aWVzGAUgAygLMisuY29udGV4dGxvYWRlci5rbm93bGVkZ2UudjEuUHJvcGVydHlDb25jZXB0EhkKEXByaW1hcnlfa2V5X2ZpZWxkGAYgASgJEhQKDHByaW1hcnlfa2V5cxgHIAMoCRITCgtkaXNwbGF5X2tleRgIIAEoCRJKChBsb2dpY19wcm9wZXJ0aWVzGAkgAygLMjAuY29udGV4dGxvYWRlci5rbm93bGVkZ2UudjEuTG9naWNQcm9wZXJ0eUNvbmNlcHQSDQoFa25faWQYCiABKAkSDQoFc2NvcmUYCyABKAEiwgEKE1JlbGF0aW9uVHlwZUNvbmNlcHQSFAoMY29uY2VwdF90eXBlGAEgASgJEhIKCmNvbmNlcHRfaWQYAiABKAkSFAoMY29uY2VwdF9uYW1lGAMgASgJEh0KFXNvdXJjZV9vYmplY3RfdHlwZV9pZBgEIAEoCRIdChV0YXJnZXRfb2JqZWN0X3R5cGVfaWQYBSABKAkSDQoFa25faWQYBiABKAkSDQoFc2NvcmUYByABKAESDwoHY29tbWVudBgIIAEoCSKiAQoRQWN0aW9uVHlwZUNvbmNlcHQSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRITCgthY3Rpb25fdHlwZRgDIAEoCRIWCg5vYmplY3RfdHlwZV9pZBgEIAEoCRIYChBvYmplY3RfdHlwZV9uYW1lGAUgASgJEg8KB2NvbW1lbnQYBiABKAkSDAoEdGFncxgHIAMoCRINCgVrbl9pZBgIIAEoCSKBAwoWUmV0cmlldmVTY2hlbWFSZXNwb25zZRISCgpzZXNzaW9uX2lkGAEgASgJEkMKDG9iamVjdF90eXBlcxgCIAMoCzItLmNvbnRleHRsb2FkZXIua25vd2xlZGdlLnYxLk9iamVjdFR5cGVDb25jZXB0EkcKDnJlbGF0aW9uX3R5cGVzGAMgAygLMi8uY29udGV4dGxvYWRlci5rbm93bGVkZ2UudjEuUmVsYXRpb25UeXBlQ29uY2VwdBJDCgxhY3Rpb25fdHlwZXMYBCADKAsyLS5jb250ZXh0bG9hZGVyLmtub3dsZWRnZS52MS5BY3Rpb25UeXBlQ29uY2VwdBIPCgdvYmplY3RzGAUgASgJEhEKCXJlbGF0aW9ucxgGIAEoCRIWCg5yYW5raW5nX21ldGhvZBgHIAEoCRINCgVyb3VuZBgIIAEoBRI1Cgh3YXJuaW5ncxgJIAMoCzIjLmNvbnRleHRsb2FkZXIua25vd2xlZGdlLnYxLldhcm5pbmciOgoHV2FybmluZxIOCgZ0YXJnZXQYASABKAkSDgoGcmVhc29uGAIgASgJEg8KB21lc3NhZ2UYAyABKAki4QEKHVJldHJpZXZlS2V5d29yZENvbnRleHRSZXF1ZXN0Eg0KBXF1ZXJ5GAEgASgJEj8KBmtuX2lkcxgCIAMoCzIvLmNvbnRleHRsb2FkZXIua25vd2xlZGdlLnYxLktub3dsZWRnZU5ldHdvcmtSZWYSEgoKc2Vzc2lvbl9pZBgDIAEoCRIWCg5vYmplY3RfdHlwZV9pZBgEIAEoCRIbCg5jb21wYWN0X2Zvcm1hdBgFIAEoCEgAiAEBEhQKDHNlc3Npb25fdHlwZRgGIAEoCUIRCg9fY29tcGFjdF9mb3JtYXQi5wEKCE5laWdoYm9yEhMKC2luc3RhbmNlX2lkGAEgASgJEhYKDm9iamVjdF90eXBlX2lkGAIgASgJEhUKDWluc3RhbmNlX25hbWUYAyABKAkSGAoQcmVsYXRpb25fdHlwZV9pZBgEIAEoCRIaChJyZWxhdGlvbl90eXBlX25hbWUYBSABKAkSGgoScmVsYXRpb25fZGlyZWN0aW9uGAYgASgJEisKCnByb3BlcnRpZXMYByABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhgKEGFscmVhZHlfcmV0dXJuZWQYCCABKAgiuwIKD0tleXdvcmRJbnN0YW5jZRITCgtpbnN0YW5jZV9pZBgBIAEoCRIWCg5vYmplY3RfdHlwZV9pZBgCIAEoCRIVCg1pbnN0YW5jZV9uYW1lGAMgASgJEisKCnByb3BlcnRpZXMYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EjcKCW5laWdoYm9ycxgFIAMoCzIkLmNvbnRleHRsb2FkZXIua25vd2xlZGdlLnYxLk5laWdoYm9yEikKCGlkZW50aXR5GAYgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBISCgptYXRjaF90eXBlGAcgASgJEg0KBXNjb3JlGAggASgBEhYKDm1hdGNoZWRfZmllbGRzGAkgAygJEhgKEGFscmVhZHlfcmV0dXJuZWQYCiABKAgiXQoRS2V5d29yZFN0YXRpc3RpY3MSFwoPdG90YWxfaW5zdGFuY2VzGAEgASgFEhcKD3RvdGFsX25laWdoYm9ycxgCIAEoBRIWCg5tYXRjaGVkX2ZpZWxkcxgDIAMoCSLTAQoOS2V5d29yZENvbnRleHQSDwoHa2V5d29yZBgBIAEoCRIWCg5vYmplY3RfdHlwZV9pZBgCIAEoCRIVCg1tYXRjaGVkX2ZpZWxkGAMgASgJEj4KCWluc3RhbmNlcxgEIAMoCzIrLmNvbnRleHRsb2FkZXIua25vd2xlZGdlLnYxLktleXdvcmRJbnN0YW5jZRJBCgpzdGF0aXN0aWNzGAUgASgLMi0uY29udGV4dGxvYWRlci5rbm93bGVkZ2UudjEuS2V5d29yZFN0YXRpc3RpY3MizgEKHlJldHJpZXZlS2V5d29yZENvbnRleHRSZXNwb25zZRJDCg9rZXl3b3JkX2NvbnRleHQYASABKAsyKi5jb250ZXh0bG9hZGVyLmtub3dsZWRnZS52MS5LZXl3b3JkQ29udGV4dBIcChRrZXl3b3JkX2NvbnRleHRfdGV4dBgCIAEoCRI1Cgh3YXJuaW5ncxgDIAMoCzIjLmNvbnRleHRsb2FkZXIua25vd2xlZGdlLnYxLldhcm5pbmcSEgoKc2Vzc2lvbl9pZBgEIAEoCSKoBQoWQ29uY2VwdFJldHJpZXZhbENvbmZpZxISCgV0b3BfaxgBIAEoBUgAiAEBEhUKCHNraXBfbGxtGAIgASgISAGIAQESGQoMcmV0dXJuX3VuaW9uGAMgASgISAKIAQESIAoTaW5jbHVkZV9zYW1wbGVfZGF0YRgEIAEoCEgDiAEBEhkKDHNjaGVtYV9icmllZhgFIAEoCEgEiAEBEiEKFGVuYWJsZV9jb2Fyc2VfcmVjYWxsGAYgASgISAWIAQESIAoTY29hcnNlX29iamVjdF9saW1pdBgHIAEoBUgGiAEBEiIKFWNvYXJzZV9yZWxhdGlvbl9saW1pdBgIIAEoBUgHiAEBEiYKGWNvYXJzZV9taW5fcmVsYXRpb25fY291bnQYCSABKAVICIgBARIiChVlbmFibGVfcHJvcGVydHlfYnJpZWYYCiABKAhICYgBARImChlwZXJfb2JqZWN0X3Byb3BlcnR5X3RvcF9rGAsgASgFSAqIAQESIgoVZ2xvYmFsX3Byb3BlcnR5X3RvcF9rGAwgASgFSAuIAQFCCAoGX3RvcF9rQgsKCV9za2lwX2xsbUIPCg1fcmV0dXJuX3VuaW9uQhYKFF9pbmNsdWRlX3NhbXBsZV9kYXRhQg8KDV9zY2hlbWFfYnJpZWZCFwoVX2VuYWJsZV9jb2Fyc2VfcmVjYWxsQhYKFF9jb2Fyc2Vfb2JqZWN0X2xpbWl0QhgKFl9jb2Fyc2VfcmVsYXRpb25fbGltaXRCHAoaX2NvYXJzZV9taW5fcmVsYXRpb25fY291bnRCGAoWX2VuYWJsZV9wcm9wZXJ0eV9icmllZkIcChpfcGVyX29iamVjdF9wcm9wZXJ0eV90b3Bfa0IYChZfZ2xvYmFsX3Byb3BlcnR5X3RvcF9rIq0GCh9TZW1hbnRpY0luc3RhbmNlUmV0cmlldmFsQ29uZmlnEiQKF2luaXRpYWxfY2FuZGlkYXRlX2NvdW50GAEgASgFSACIAQESJAoXcGVyX3R5cGVfaW5zdGFuY2VfbGltaXQYAiABKAVIAYgBARIoChttYXhfc2VtYW50aWNfc3ViX2NvbmRpdGlvbnMYAyABKAVIAogBARImChlzZW1hbnRpY19maWVsZF9rZWVwX3JhdGlvGAQgASgBSAOIAQESJAoXc2VtYW50aWNfZmllbGRfa2VlcF9taW4YBSABKAVIBIgBARIkChdzZW1hbnRpY19maWVsZF9rZWVwX21heBgGIAEoBUgFiAEBEi0KIHNlbWFudGljX2ZpZWxkX3JlcmFua19iYXRjaF9zaXplGAcgASgFSAaIAQESIQoUbWluX2RpcmVjdF9yZWxldmFuY2UYCCABKAFIB4gBARIzCiZlbmFibGVfZ2xvYmFsX2ZpbmFsX3Njb3JlX3JhdGlvX2ZpbHRlchgJIAEoCEgIiAEBEiUKGGdsb2JhbF9maW5hbF9zY29yZV9yYXRpbxgKIAEoAUgJiAEBEiMKFmV4YWN0X25hbWVfbWF0Y2hfc2NvcmUYCyABKAFICogBAUIaChhfaW5pdGlhbF9jYW5kaWRhdGVfY291bnRCGgoYX3Blcl90eXBlX2luc3RhbmNlX2xpbWl0Qh4KHF9tYXhfc2VtYW50aWNfc3ViX2NvbmRpdGlvbnNCHAoaX3NlbWFudGljX2ZpZWxkX2tlZXBfcmF0aW9CGgoYX3NlbWFudGljX2ZpZWxkX2tlZXBfbWluQhoKGF9zZW1hbnRpY19maWVsZF9rZWVwX21heEIjCiFfc2VtYW50aWNfZmllbGRfcmVyYW5rX2JhdGNoX3NpemVCFwoVX21pbl9kaXJlY3RfcmVsZXZhbmNlQikKJ19lbmFibGVfZ2xvYmFsX2ZpbmFsX3Njb3JlX3JhdGlvX2ZpbHRlckIbChlfZ2xvYmFsX2ZpbmFsX3Njb3JlX3JhdGlvQhkKF19leGFjdF9uYW1lX21hdGNoX3Njb3JlIuYBChRQcm9wZXJ0eUZpbHRlckNvbmZpZxIoChttYXhfcHJvcGVydGllc19wZXJfaW5zdGFuY2UYASABKAVIAIgBARImChltYXhfcHJvcGVydHlfdmFsdWVfbGVuZ3RoGAIgASgFSAGIAQESIwoWZW5hYmxlX3Byb3BlcnR5X2ZpbHRlchgDIAEoCEgCiAEBQh4KHF9tYXhfcHJvcGVydGllc19wZXJfaW5zdGFuY2VCHAoaX21heF9wcm9wZXJ0eV92YWx1ZV9sZW5ndGhCGQoXX2VuYWJsZV9wcm9wZXJ0eV9maWx0ZXIijQIKD1JldHJpZXZhbENvbmZpZxJNChFjb25jZXB0X3JldHJpZXZhbBgBIAEoCzIyLmNvbnRleHRsb2FkZXIua25vd2xlZGdlLnYxLkNvbmNlcHRSZXRyaWV2YWxDb25maWcSYAobc2VtYW50aWNfaW5zdGFuY2VfcmV0cmlldmFsGAIgASgLMjsuY29udGV4dGxvYWRlci5rbm93bGVkZ2UudjEuU2VtYW50aWNJbnN0YW5jZVJldHJpZXZhbENvbmZpZxJJCg9wcm9wZXJ0eV9maWx0ZXIYAyABKAsyMC5jb250ZXh0bG9hZGVyLmtub3dsZWRnZS52MS5Qcm9wZXJ0eUZpbHRlckNvbmZpZyKCAgoPS25TZWFyY2hSZXF1ZXN0Eg0KBXF1ZXJ5GAEgASgJEj8KBmtuX2lkcxgCIAMoCzIvLmNvbnRleHRsb2FkZXIua25vd2xlZGdlLnYxLktub3dsZWRnZU5ldHdvcmtSZWYSEgoKc2Vzc2lvbl9pZBgDIAEoCRIaChJhZGRpdGlvbmFsX2NvbnRleHQYBCABKAkSRQoQcmV0cmlldmFsX2NvbmZpZxgFIAEoCzIrLmNvbnRleHRsb2FkZXIua25vd2xlZGdlLnYxLlJldHJpZXZhbENvbmZpZxIYCgtvbmx5X3NjaGVtYRgGIAEoCEgAiAEBQg4KDF9vbmx5X3NjaGVtYSJxCg5LbkRhdGFQcm9wZXJ0eRIMCgRuYW1lGAEgASgJEhQKDGRpc3BsYXlfbmFtZRgCIAEoCRIMCgR0eXBlGAMgASgJEg8KB2NvbW1lbnQYBCABKAkSHAoUY29uZGl0aW9uX29wZXJhdGlvbnMYBSADKAkirwEKD0tuTG9naWNQcm9wZXJ0eRIMCgRuYW1lGAEgASgJEhQKDGRpc3BsYXlfbmFtZRgCIAEoCRIMCgR0eXBlGAMgASgJEg8KB2NvbW1lbnQYBCABKAkSLAoLZGF0YV9zb3VyY2UYBSABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EisKCnBhcmFtZXRlcnMYBiADKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0IuECCgxLbk9iamVjdFR5cGUSFAoMY29uY2VwdF90eXBlGAEgASgJEhIKCmNvbmNlcHRfaWQYAiABKAkSFAoMY29uY2VwdF9uYW1lGAMgASgJEg8KB2NvbW1lbnQYBCABKAkSQwoPZGF0YV9wcm9wZXJ0aWVzGAUgAygLMiouY29udGV4dGxvYWRlci5rbm93bGVkZ2UudjEuS25EYXRhUHJvcGVydHkSRQoQbG9naWNfcHJvcGVydGllcxgGIAMoCzIrLmNvbnRleHRsb2FkZXIua25vd2xlZGdlLnYxLktuTG9naWNQcm9wZXJ0eRIUCgxwcmltYXJ5X2tleXMYByADKAkSEwoLZGlzcGxheV9rZXkYCCABKAkSLAoLc2FtcGxlX2RhdGEYCSABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EgwKBHRhZ3MYCiADKAkSDQoFa25faWQYCyABKAkirgEKDktuUmVsYXRpb25UeXBlEhQKDGNvbmNlcHRfdHlwZRgBIAEoCRISCgpjb25jZXB0X2lkGAIgASgJEhQKDGNvbmNlcHRfbmFtZRgDIAEoCRIPCgdjb21tZW50GAQgASgJEh0KFXNvdXJjZV9vYmplY3RfdHlwZV9pZBgFIAEoCRIdChV0YXJnZXRfb2JqZWN0X3R5cGVfaWQYBiABKAkSDQoFa25faWQYByABKAkinQEKDEtuQWN0aW9uVHlwZRIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhMKC2FjdGlvbl90eXBlGAMgASgJEhYKDm9iamVjdF90eXBlX2lkGAQgASgJEhgKEG9iamVjdF90eXBlX25hbWUYBSABKAkSDwoHY29tbWVudBgGIAEoCRIMCgR0YWdzGAcgAygJEg0KBWtuX2lkGAggASgJItsBCgZLbk5vZGUSFgoOb2JqZWN0X3R5cGVfaWQYASABKAkSGAoQb2JqZWN0X3R5cGVfbmFtZRgCIAEoCRIVCg1pbnN0YW5jZV9uYW1lGAMgASgJEjIKEXVuaXF1ZV9pZGVudGl0aWVzGAQgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIwCg9kYXRhX3Byb3BlcnRpZXMYBSABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhMKC2ZpbmFsX3Njb3JlGAYgASgBEg0KBWtuX2lkGAcgASgJIuUCChBLblNlYXJjaFJlc3BvbnNlEj4KDG9iamVjdF90eXBlcxgBIAMoCzIoLmNvbnRleHRsb2FkZXIua25vd2xlZGdlLnYxLktuT2JqZWN0VHlwZRJCCg5yZWxhdGlvbl90eXBlcxgCIAMoCzIqLmNvbnRleHRsb2FkZXIua25vd2xlZGdlLnYxLktuUmVsYXRpb25UeXBlEj4KDGFjdGlvbl90eXBlcxgDIAMoCzIoLmNvbnRleHRsb2FkZXIua25vd2xlZGdlLnYxLktuQWN0aW9uVHlwZRIxCgVub2RlcxgEIAMoCzIiLmNvbnRleHRsb2FkZXIua25vd2xlZGdlLnYxLktuTm9kZRIPCgdtZXNzYWdlGAUgASgJEhIKCnNlc3Npb25faWQYBiABKAkSNQoId2FybmluZ3MYByADKAsyIy5jb250ZXh0bG9hZGVyLmtub3dsZWRnZS52MS5XYXJuaW5nIn4KC1F1ZXJ5SW50ZW50EhUKDXF1ZXJ5X3NlZ21lbnQYASABKAkSEgoKY29uZmlkZW5jZRgCIAEoARIRCglyZWFzb25pbmcYAyABKAkSMQoQcmVsYXRlZF9jb25jZXB0cxgEIAMoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QifAoSUXVlcnlVbmRlcnN0YW5kaW5nEhQKDG9yaWdpbl9xdWVyeRgBIAEoCRIXCg9wcm9jZXNzZWRfcXVlcnkYAiABKAkSNwoGaW50ZW50GAMgAygLMicuY29udGV4dGxvYWRlci5rbm93bGVkZ2UudjEuUXVlcnlJbnRlbnQiegoHQ29uY2VwdBIUCgxjb25jZXB0X3R5cGUYASABKAkSEgoKY29uY2VwdF9pZBgCIAEoCRIUCgxjb25jZXB0X25hbWUYAyABKAkSLwoOY29uY2VwdF9kZXRhaWwYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0IucBChVSZXJhbmtDb25jZXB0c1JlcXVlc3QSSwoTcXVlcnlfdW5kZXJzdGFuZGluZxgBIAEoCzIuLmNvbnRleHRsb2FkZXIua25vd2xlZGdlLnYxLlF1ZXJ5VW5kZXJzdGFuZGluZxI1Cghjb25jZXB0cxgCIAMoCzIjLmNvbnRleHRsb2FkZXIua25vd2xlZGdlLnYxLkNvbmNlcHQSDgoGYWN0aW9uGAMgASgJEhcKCmJhdGNoX3NpemUYBCABKAVIAIgBARISCgpzZXNzaW9uX2lkGAUgASgJQg0KC19iYXRjaF9zaXplIp0BCg1SYW5rZWRDb25jZXB0EhQKDGNvbmNlcHRfdHlwZRgBIAEoCRISCgpjb25jZXB0X2lkGAIgASgJEhQKDGNvbmNlcHRfbmFtZRgDIAEoCRIvCg5jb25jZXB0X2RldGFpbBgEIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSDQoFc2NvcmUYBSABKAESDAoEcmFuaxgGIAEoBSJ2ChZSZXJhbmtDb25jZXB0c1Jlc3BvbnNlEkQKEXJlcmFua2VkX2NvbmNlcHRzGAEgAygLMikuY29udGV4dGxvYWRlci5rbm93bGVkZ2UudjEuUmFua2VkQ29uY2VwdBIWCg5maWx0ZXJlZF9jb3VudBgCIAEoBTKGBAoZS25vd2xlZGdlUmV0cmlldmFsU2VydmljZRJ3Cg5SZXRyaWV2ZVNjaGVtYRIxLmNvbnRleHRsb2FkZXIua25vd2xlZGdlLnYxLlJldHJpZXZlU2NoZW1hUmVxdWVzdBoyLmNvbnRleHRsb2FkZXIua25vd2xlZGdlLnYxLlJldHJpZXZlU2NoZW1hUmVzcG9uc2USjwEKFlJldHJpZXZlS2V5d29yZENvbnRleHQSOS5jb250ZXh0bG9hZGVyLmtub3dsZWRnZS52MS5SZXRyaWV2ZUtleXdvcmRDb250ZXh0UmVxdWVzdBo6LmNvbnRleHRsb2FkZXIua25vd2xlZGdlLnYxLlJldHJpZXZlS2V5d29yZENvbnRleHRSZXNwb25zZRJlCghLblNlYXJjaBIrLmNvbnRleHRsb2FkZXIua25vd2xlZGdlLnYxLktuU2VhcmNoUmVxdWVzdBosLmNvbnRleHRsb2FkZXIua25vd2xlZGdlLnYxLktuU2VhcmNoUmVzcG9uc2USdwoOUmVyYW5rQ29uY2VwdHMSMS5jb250ZXh0bG9hZGVyLmtub3dsZWRnZS52MS5SZXJhbmtDb25jZXB0c1JlcXVlc3QaMi5jb250ZXh0bG9hZGVyLmtub3dsZWRnZS52MS5SZXJhbmtDb25jZXB0c1Jlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_struct]);
 
 /**
  * One knowledge network to search, as the specs' `kn_ids` items.
@@ -903,84 +903,91 @@ export const RetrieveKeywordContextResponseSchema: GenMessage<RetrieveKeywordCon
  */
 export type ConceptRetrievalConfig = Message<"contextloader.knowledge.v1.ConceptRetrievalConfig"> & {
   /**
-   * Relation types to return. Default 10.
+   * Relation types to return, 1..100. Default 10. Object types follow from
+   * them (the types at their ends).
    *
    * @generated from field: optional int32 top_k = 1;
    */
   topK?: number | undefined;
 
   /**
-   * Skip LLM filtering of relation types. Default true.
+   * Rank relation types without the LLM (reranker, or embeddings plus a token
+   * score). Default true. false needs an LLM (LLM_BASE_URL) in native mode.
    *
    * @generated from field: optional bool skip_llm = 2;
    */
   skipLlm?: boolean | undefined;
 
   /**
-   * Multi-round: return the union of all rounds. Default false.
+   * Across rounds of one session: true returns the union of all rounds (types
+   * and nodes), false only what is new this round. Default false.
    *
    * @generated from field: optional bool return_union = 3;
    */
   returnUnion?: boolean | undefined;
 
   /**
-   * Include sample instances of each object type. Default false.
+   * Add one sample instance to each returned object type. Default false.
    *
    * @generated from field: optional bool include_sample_data = 4;
    */
   includeSampleData?: boolean | undefined;
 
   /**
-   * Return the brief schema. Default true.
+   * Return the brief schema: object types with concept_id, concept_name,
+   * comment, and properties by name and display_name only. Default true.
    *
    * @generated from field: optional bool schema_brief = 5;
    */
   schemaBrief?: boolean | undefined;
 
   /**
-   * Enable coarse recall of object and relation types. Default true.
+   * Narrow a large network cheaply (by the question's words) before ranking.
+   * Default true.
    *
    * @generated from field: optional bool enable_coarse_recall = 6;
    */
   enableCoarseRecall?: boolean | undefined;
 
   /**
-   * Coarse recall: most object types kept. Default 2000.
+   * Coarse recall: most object types kept, 1..100000. Default 2000.
    *
    * @generated from field: optional int32 coarse_object_limit = 7;
    */
   coarseObjectLimit?: number | undefined;
 
   /**
-   * Coarse recall: most relation types kept. Default 300.
+   * Coarse recall: most relation types kept, 1..100000. Default 300.
    *
    * @generated from field: optional int32 coarse_relation_limit = 8;
    */
   coarseRelationLimit?: number | undefined;
 
   /**
-   * Coarse recall runs only when a network has at least this many relation types. Default 5000.
+   * Coarse recall runs only on a network with at least this many relation
+   * types, 1..1000000. Default 5000.
    *
    * @generated from field: optional int32 coarse_min_relation_count = 9;
    */
   coarseMinRelationCount?: number | undefined;
 
   /**
-   * Trim each object type's properties by relevance. Default true.
+   * Brief schema only: keep each object type's most relevant data properties
+   * (primary and display keys always stay). Default true.
    *
    * @generated from field: optional bool enable_property_brief = 10;
    */
   enablePropertyBrief?: boolean | undefined;
 
   /**
-   * Properties kept per object type. Default 8.
+   * Data properties kept per object type, 1..1000. Default 8.
    *
    * @generated from field: optional int32 per_object_property_top_k = 11;
    */
   perObjectPropertyTopK?: number | undefined;
 
   /**
-   * Properties kept over all object types. Default 30.
+   * Data properties kept over all object types, 1..10000. Default 30.
    *
    * @generated from field: optional int32 global_property_top_k = 12;
    */
@@ -1001,63 +1008,67 @@ export const ConceptRetrievalConfigSchema: GenMessage<ConceptRetrievalConfig> = 
  */
 export type SemanticInstanceRetrievalConfig = Message<"contextloader.knowledge.v1.SemanticInstanceRetrievalConfig"> & {
   /**
-   * Candidates fetched per type. Default 50.
+   * Candidates fetched per object type before scoring, 1..10000. Default 50.
    *
    * @generated from field: optional int32 initial_candidate_count = 1;
    */
   initialCandidateCount?: number | undefined;
 
   /**
-   * Instances kept per type. Default 5.
+   * Instances kept per object type, 1..100. Default 5.
    *
    * @generated from field: optional int32 per_type_instance_limit = 2;
    */
   perTypeInstanceLimit?: number | undefined;
 
   /**
-   * Most sub-conditions in one query. Default 10.
+   * Most sub-conditions in one instance query, 1..100. Default 10.
    *
    * @generated from field: optional int32 max_semantic_sub_conditions = 3;
    */
   maxSemanticSubConditions?: number | undefined;
 
   /**
-   * Share of text fields searched. Default 0.2.
+   * Share of an object type's text properties searched, 0.01..1. Default 0.2.
    *
    * @generated from field: optional double semantic_field_keep_ratio = 4;
    */
   semanticFieldKeepRatio?: number | undefined;
 
   /**
-   * Fewest text fields searched. Default 5.
+   * Fewest text properties searched (when the type has that many), 1..1000.
+   * Default 5. At most semantic_field_keep_max.
    *
    * @generated from field: optional int32 semantic_field_keep_min = 5;
    */
   semanticFieldKeepMin?: number | undefined;
 
   /**
-   * Most text fields searched. Default 15.
+   * Most text properties searched, 1..1000. Default 15.
    *
    * @generated from field: optional int32 semantic_field_keep_max = 6;
    */
   semanticFieldKeepMax?: number | undefined;
 
   /**
-   * Batch size when scoring fields. Default 128.
+   * Property descriptions embedded per request when choosing the properties
+   * to search, 1..1024. Default 128.
    *
    * @generated from field: optional int32 semantic_field_rerank_batch_size = 7;
    */
   semanticFieldRerankBatchSize?: number | undefined;
 
   /**
-   * Instances below this direct relevance are dropped, 0..1. Default 0.3.
+   * Instances whose direct relevance to the query (to at least one keyword)
+   * is below this are dropped, 0..1. Default 0.3.
    *
    * @generated from field: optional double min_direct_relevance = 8;
    */
   minDirectRelevance?: number | undefined;
 
   /**
-   * Drop instances far below the best final_score. Default true.
+   * Drop instances whose final_score is below global_final_score_ratio times
+   * the best final_score of the call. Default true.
    *
    * @generated from field: optional bool enable_global_final_score_ratio_filter = 9;
    */
@@ -1071,7 +1082,8 @@ export type SemanticInstanceRetrievalConfig = Message<"contextloader.knowledge.v
   globalFinalScoreRatio?: number | undefined;
 
   /**
-   * Multi-keyword queries: floor score for an exact name match, 0..1. Default 0.85.
+   * Queries of several keywords: an instance whose name equals one keyword
+   * scores at least this, 0..1. Default 0.85.
    *
    * @generated from field: optional double exact_name_match_score = 11;
    */
@@ -1092,21 +1104,21 @@ export const SemanticInstanceRetrievalConfigSchema: GenMessage<SemanticInstanceR
  */
 export type PropertyFilterConfig = Message<"contextloader.knowledge.v1.PropertyFilterConfig"> & {
   /**
-   * Properties kept per instance. Default 20.
+   * Data properties kept per instance node (the display key first), 1..1000. Default 20.
    *
    * @generated from field: optional int32 max_properties_per_instance = 1;
    */
   maxPropertiesPerInstance?: number | undefined;
 
   /**
-   * Longest property value in characters. Default 500.
+   * Longest text value kept, in characters (longer ones are cut), 1..100000. Default 500.
    *
    * @generated from field: optional int32 max_property_value_length = 2;
    */
   maxPropertyValueLength?: number | undefined;
 
   /**
-   * Apply this filter. Default true.
+   * Apply the two limits above. Default true.
    *
    * @generated from field: optional bool enable_property_filter = 3;
    */
@@ -1162,28 +1174,31 @@ export const RetrievalConfigSchema: GenMessage<RetrievalConfig> = /*@__PURE__*/
  */
 export type KnSearchRequest = Message<"contextloader.knowledge.v1.KnSearchRequest"> & {
   /**
-   * Required. A question, or keywords separated by spaces.
+   * Required. A question ("上气道梗阻有哪些症状"), or keywords separated by
+   * spaces ("上气道梗阻 呼吸困难"; at most 5 are used).
    *
    * @generated from field: string query = 1;
    */
   query: string;
 
   /**
-   * Required. The knowledge networks to search.
+   * Required. The knowledge networks to search, 1..20.
    *
    * @generated from field: repeated contextloader.knowledge.v1.KnowledgeNetworkRef kn_ids = 2;
    */
   knIds: KnowledgeNetworkRef[];
 
   /**
-   * Session for multi-round recall.
+   * The session that keeps earlier rounds (types and nodes) for return_union.
+   * Generated and returned when empty.
    *
    * @generated from field: string session_id = 3;
    */
   sessionId: string;
 
   /**
-   * Extra context for a second attempt.
+   * Extra context for a second attempt: a rewritten question, what failed.
+   * Used when ranking the concepts.
    *
    * @generated from field: string additional_context = 4;
    */
@@ -1197,7 +1212,8 @@ export type KnSearchRequest = Message<"contextloader.knowledge.v1.KnSearchReques
   retrievalConfig?: RetrievalConfig | undefined;
 
   /**
-   * Return concepts only, no instance nodes. Default false.
+   * Return concepts only (object, relation and action types), no instance
+   * nodes and no message. Default false.
    *
    * @generated from field: optional bool only_schema = 6;
    */
@@ -1379,18 +1395,25 @@ export type KnObjectType = Message<"contextloader.knowledge.v1.KnObjectType"> & 
   displayKey: string;
 
   /**
-   * Sample instance (include_sample_data=true).
+   * Sample instance (include_sample_data=true; unset when the type has none).
    *
    * @generated from field: google.protobuf.Struct sample_data = 9;
    */
   sampleData?: JsonObject | undefined;
 
   /**
-   * Tags.
+   * Tags (full schema only).
    *
    * @generated from field: repeated string tags = 10;
    */
   tags: string[];
+
+  /**
+   * The knowledge network this type belongs to.
+   *
+   * @generated from field: string kn_id = 11;
+   */
+  knId: string;
 };
 
 /**
@@ -1447,6 +1470,13 @@ export type KnRelationType = Message<"contextloader.knowledge.v1.KnRelationType"
    * @generated from field: string target_object_type_id = 6;
    */
   targetObjectTypeId: string;
+
+  /**
+   * The knowledge network this type belongs to.
+   *
+   * @generated from field: string kn_id = 7;
+   */
+  knId: string;
 };
 
 /**
@@ -1547,7 +1577,8 @@ export type KnNode = Message<"contextloader.knowledge.v1.KnNode"> & {
   objectTypeName: string;
 
   /**
-   * The instance's display name (the spec's `<object_type_id>_name`).
+   * The instance's display name (the spec's `<object_type_id>_name`, which the
+   * JSON route POST /kn/kn_search uses as the key).
    *
    * @generated from field: string instance_name = 3;
    */
@@ -1561,18 +1592,26 @@ export type KnNode = Message<"contextloader.knowledge.v1.KnNode"> & {
   uniqueIdentities?: JsonObject | undefined;
 
   /**
-   * The instance's properties, after property_filter.
+   * The instance's data properties after property_filter: the display key
+   * first, primary keys left out (they are in unique_identities).
    *
-   * @generated from field: google.protobuf.Struct properties = 5;
+   * @generated from field: google.protobuf.Struct data_properties = 5;
    */
-  properties?: JsonObject | undefined;
+  dataProperties?: JsonObject | undefined;
 
   /**
-   * Final relevance score, 0..1.
+   * Relevance to the query, 0..1; nodes are ordered by it.
    *
    * @generated from field: double final_score = 6;
    */
   finalScore: number;
+
+  /**
+   * The knowledge network the instance belongs to.
+   *
+   * @generated from field: string kn_id = 7;
+   */
+  knId: string;
 };
 
 /**
@@ -1596,28 +1635,28 @@ export type KnSearchResponse = Message<"contextloader.knowledge.v1.KnSearchRespo
   objectTypes: KnObjectType[];
 
   /**
-   * Relation types.
+   * Relation types, most relevant first.
    *
    * @generated from field: repeated contextloader.knowledge.v1.KnRelationType relation_types = 2;
    */
   relationTypes: KnRelationType[];
 
   /**
-   * Action types.
+   * Action types of the returned object types.
    *
    * @generated from field: repeated contextloader.knowledge.v1.KnActionType action_types = 3;
    */
   actionTypes: KnActionType[];
 
   /**
-   * Instance nodes (absent with only_schema).
+   * Instance nodes, most relevant first (none with only_schema).
    *
    * @generated from field: repeated contextloader.knowledge.v1.KnNode nodes = 4;
    */
   nodes: KnNode[];
 
   /**
-   * A note, for example why no instance was found.
+   * Why no node was returned, when none was ("未查询到相关实例数据：…"); empty otherwise.
    *
    * @generated from field: string message = 5;
    */
@@ -1629,6 +1668,14 @@ export type KnSearchResponse = Message<"contextloader.knowledge.v1.KnSearchRespo
    * @generated from field: string session_id = 6;
    */
   sessionId: string;
+
+  /**
+   * Problems that did not stop the call (a network or an object type that
+   * could not be read, a ranking without signal).
+   *
+   * @generated from field: repeated contextloader.knowledge.v1.Warning warnings = 7;
+   */
+  warnings: Warning[];
 };
 
 /**

@@ -1,0 +1,71 @@
+import { ToolError } from "../../errors/tool-error";
+import type { CallContext } from "../../upstream/call-context";
+import type { SchemaDeps } from "../schema-recall";
+import { questionOf, recallConcepts, shapeSchema } from "./concepts";
+import { keywordsOf, type KnSearchInput } from "./input";
+import { recallInstances, type InstanceRecall } from "./instances";
+import { returnNodes } from "./node-rounds";
+import type { KnSearchAnswer } from "./wire";
+
+/** The spec's note when no instance comes back (data-retrieval's words); the reason follows it. */
+const NO_INSTANCES = "未查询到相关实例数据";
+
+/**
+ * kn_search computed here over the knowledge-network backend: concept recall
+ * (concepts.ts), then the schema shaped for the answer and the instances
+ * searched side by side (instances.ts), the nodes recorded in the session
+ * (node-rounds.ts). With only_schema no instance is searched.
+ */
+export async function knSearchNative(deps: SchemaDeps, ctx: CallContext, input: KnSearchInput, sessionId: string): Promise<KnSearchAnswer> {
+  const { concept_retrieval: concept, semantic_instance_retrieval: semantic, property_filter: filter } = input.retrieval_config;
+  if (!concept.skip_llm && !deps.llm) {
+    throw new ToolError({
+      code: "failed_precondition",
+      reason: "LLM_NOT_CONFIGURED",
+      message: "retrieval_config.concept_retrieval.skip_llm=false needs an LLM, and this service has none (LLM_BASE_URL is not set)",
+      violations: [{ field: "retrieval_config.concept_retrieval.skip_llm", description: "no LLM is configured; use skip_llm=true" }],
+      hint: { message: "Call again with skip_llm=true (the default): relation types are then ranked by the reranker or by embeddings and tokens." },
+    });
+  }
+  const concepts = await recallConcepts(deps, ctx, input, sessionId);
+  const keywords = keywordsOf(input.query);
+  const [schema, found] = await Promise.all([
+    shapeSchema(deps, ctx, input, concepts),
+    input.only_schema || concepts.round.length === 0
+      ? Promise.resolve<InstanceRecall>({ nodes: [], searched: [], warnings: [] })
+      : recallInstances(deps, ctx, concepts.round, { question: questionOf(input), keywords }, semantic, filter),
+  ]);
+  const answer: KnSearchAnswer = {
+    session_id: sessionId,
+    object_types: schema.object_types,
+    relation_types: schema.relation_types,
+    action_types: schema.action_types,
+    nodes: undefined,
+    message: undefined,
+    warnings: [...concepts.warnings, ...schema.warnings, ...found.warnings],
+  };
+  if (input.only_schema) return answer;
+  const returned =
+    found.searched.length === 0
+      ? { nodes: [], seenBefore: 0 }
+      : await returnNodes(deps.sessions.pick(""), ctx.identity, sessionId, input.query, found.nodes, concept.return_union);
+  answer.nodes = returned.nodes;
+  if (returned.nodes.length === 0) {
+    answer.message = `${NO_INSTANCES}：${whyNothing(input, concepts.round.map((o) => o.id), found.searched, returned.seenBefore)}`;
+  }
+  return answer;
+}
+
+/** Why no node came back, and what to try, for the agent. */
+function whyNothing(input: KnSearchInput, recalled: string[], searched: string[], seenBefore: number): string {
+  const cfg = input.retrieval_config.semantic_instance_retrieval;
+  if (recalled.length === 0) return "没有召回到与查询相关的对象类型。请换用知识网络中的概念名称描述问题，或在 additional_context 中补充信息后重试。";
+  if (searched.length === 0) return `召回的对象类型（${recalled.join("、")}）没有可按文本检索的属性。`;
+  if (seenBefore > 0) {
+    return `找到的 ${seenBefore} 个实例在本会话之前的轮次中已经返回过。需要再次返回时，设置 retrieval_config.concept_retrieval.return_union=true。`;
+  }
+  return (
+    `在对象类型 ${searched.join("、")} 中，没有实例与「${input.query}」的直接相关度达到 min_direct_relevance=${cfg.min_direct_relevance}。` +
+    "可以改用实例名称中的关键词（多个关键词用空格隔开），或调低 retrieval_config.semantic_instance_retrieval.min_direct_relevance。"
+  );
+}

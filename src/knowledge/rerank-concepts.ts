@@ -1,0 +1,197 @@
+import { z } from "zod";
+import { ToolError } from "../errors/tool-error";
+import type { CallContext } from "../upstream/call-context";
+import { settleWithLimit } from "../upstream/concurrency";
+import type { Embedder } from "../upstream/embeddings";
+import { parsedJson, type Json } from "../upstream/kn-types";
+import type { LlmClient } from "../upstream/llm-client";
+import { cosine } from "../upstream/local-embedder";
+import { rankWithLlm } from "./ranking";
+
+export const MAX_CONCEPTS = 5000;
+const MAX_BATCH = 512;
+/** Batches asked of the LLM at once. */
+const LLM_CONCURRENCY = 4;
+/** Data properties per concept shown to the LLM or embedded: enough to tell concepts apart, short enough for big batches. */
+const PROPERTIES_SHOWN = 12;
+/** Vector mode keeps concepts at least this share of the best one's similarity. */
+const VECTOR_RELATIVE_CUT = 0.5;
+
+// Proto JSON sends an unset string as "": that means the default.
+const unsetIsDefault = (v: unknown) => (v === "" ? undefined : v);
+
+const concept = z.object({
+  concept_type: z.enum(["object_type", "relation_type"], { error: 'concept_type must be "object_type" or "relation_type"' }),
+  concept_id: z.string().trim().min(1, "concept_id is required").max(256),
+  concept_name: z.string().trim().min(1, "concept_name is required").max(512),
+  concept_detail: z.preprocess((v) => (v === null ? undefined : v), z.record(z.string(), parsedJson).default({})),
+});
+
+/** knowledge_rerank's input (data-retrieval-tools §7.2), with the spec's defaults. */
+export const rerankConceptsInput = z
+  .object({
+    query_understanding: z.object(
+      {
+        origin_query: z.string().trim().min(1, "query_understanding.origin_query is required: the user's question").max(4000),
+        processed_query: z.string().trim().min(1, "query_understanding.processed_query is required (the origin_query again if there was no processing)").max(4000),
+        intent: z
+          .array(
+            z.object({
+              query_segment: z.string().default(""),
+              confidence: z.number().min(0).max(1).optional(),
+              reasoning: z.string().default(""),
+              related_concepts: z.array(z.record(z.string(), parsedJson)).default([]),
+            }),
+          )
+          .max(50)
+          .default([]),
+      },
+      { error: (issue) => (issue.input === undefined ? "query_understanding is required: {origin_query, processed_query, intent?}" : "query_understanding must be an object") },
+    ),
+    concepts: z
+      .array(concept)
+      .min(1, "concepts is required: at least one {concept_type, concept_id, concept_name}")
+      .max(MAX_CONCEPTS, `at most ${MAX_CONCEPTS} concepts`),
+    action: z.preprocess(unsetIsDefault, z.enum(["llm", "vector"], { error: 'action must be "llm" or "vector"' }).default("llm")),
+    batch_size: z.number().int().min(1, `batch_size must be between 1 and ${MAX_BATCH}`).max(MAX_BATCH, `batch_size must be between 1 and ${MAX_BATCH}`).default(128),
+    session_id: z.string().max(256).default(""),
+  })
+  .superRefine((v, ctx) => {
+    const seen = new Map<string, number>();
+    v.concepts.forEach((c, i) => {
+      const key = `${c.concept_type}\u0000${c.concept_id}`;
+      const first = seen.get(key);
+      if (first !== undefined) ctx.addIssue({ code: "custom", path: ["concepts", i, "concept_id"], message: `${c.concept_type} ${c.concept_id} is listed twice (first at concepts[${first}])` });
+      else seen.set(key, i);
+    });
+  });
+export type RerankConceptsInput = z.output<typeof rerankConceptsInput>;
+type InputConcept = RerankConceptsInput["concepts"][number];
+
+export interface RankedConcept extends InputConcept {
+  /** 0..1, higher is more relevant. */
+  score: number;
+  /** From 1. */
+  rank: number;
+}
+
+export interface RerankResult {
+  reranked_concepts: RankedConcept[];
+  filtered_count: number;
+}
+
+export interface RerankDeps {
+  llm: LlmClient | undefined;
+  embedder: Embedder;
+  /** Cosines mapped to score 0 and 1 in vector mode (the embedder's calibration). */
+  semanticFloor: number;
+  semanticCeiling: number;
+}
+
+/**
+ * knowledge_rerank (data-retrieval-tools §7.2): orders the concepts by
+ * relevance to the question and drops the unrelated ones.
+ *
+ * - `llm`: the concepts go to the LLM in batches of `batch_size` (in parallel,
+ *   4 at a time), each as a numbered list; the LLM names the relevant numbers,
+ *   most relevant first, and an unusable answer gets one repair round. Within a
+ *   batch of n chosen, the k-th (from 0) scores (n − k) / n: the spec's example
+ *   gives 1.0 and 0.5 for two.
+ * - `vector`: cosine similarity of embeddings of the question (with the intents'
+ *   segments) and of each concept (name, comment, properties), mapped to 0..1
+ *   by the embedder's calibration; a concept is kept when it is above the floor
+ *   and at least half as similar as the best one.
+ */
+export async function rerankConcepts(deps: RerankDeps, ctx: CallContext, input: RerankConceptsInput): Promise<RerankResult> {
+  const started = performance.now();
+  const scored = input.action === "llm" ? await byLlm(deps, ctx, input) : await byVector(deps, ctx, input);
+  const kept = scored
+    .filter((s) => s.score > 0)
+    .sort((a, b) => b.score - a.score || a.index - b.index)
+    .map((s, i): RankedConcept => ({ ...input.concepts[s.index]!, score: s.score, rank: i + 1 }));
+  ctx.log.info(
+    { action: input.action, concepts: input.concepts.length, kept: kept.length, session_id: input.session_id || undefined, ms: Math.round(performance.now() - started) },
+    "concepts reranked",
+  );
+  return { reranked_concepts: kept, filtered_count: kept.length };
+}
+
+interface Scored {
+  index: number;
+  score: number;
+}
+
+function questionOf(input: RerankConceptsInput): { question: string; context: string } {
+  const q = input.query_understanding;
+  const intents = q.intent
+    .map((it) => {
+      const related = it.related_concepts.map((c) => (typeof c["concept_name"] === "string" ? c["concept_name"] : "")).filter((n) => n !== "");
+      return [it.query_segment, it.reasoning, related.length > 0 ? `相关概念: ${related.join(", ")}` : ""].filter((s) => s !== "").join("；");
+    })
+    .filter((s) => s !== "");
+  const question = q.processed_query === q.origin_query ? q.origin_query : `${q.processed_query}（原问题：${q.origin_query}）`;
+  return { question, context: intents.length > 0 ? `意图：\n${intents.map((s) => `- ${s}`).join("\n")}` : "" };
+}
+
+/** One line per concept: type, name, id, comment and the first properties from its detail. */
+function describe(c: InputConcept): string {
+  const detail = c.concept_detail;
+  const comment = typeof detail["comment"] === "string" && detail["comment"] !== "" ? ` — ${detail["comment"]}` : "";
+  const props = Array.isArray(detail["data_properties"]) ? (detail["data_properties"] as Json[]) : [];
+  const names = props
+    .slice(0, PROPERTIES_SHOWN)
+    .map((p) => (p !== null && typeof p === "object" && !Array.isArray(p) ? [p["display_name"], p["name"], p["comment"]].find((v) => typeof v === "string" && v !== "") : undefined))
+    .filter((n): n is string => typeof n === "string");
+  const ends =
+    c.concept_type === "relation_type" && typeof detail["source_object_type_id"] === "string"
+      ? ` (${String(detail["source_object_type_id"])} → ${String(detail["target_object_type_id"] ?? "?")})`
+      : "";
+  return `[${c.concept_type}] ${c.concept_name} (${c.concept_id})${ends}${comment}${names.length > 0 ? `; 属性: ${names.join(", ")}` : ""}`;
+}
+
+async function byLlm(deps: RerankDeps, ctx: CallContext, input: RerankConceptsInput): Promise<Scored[]> {
+  if (!deps.llm) {
+    throw new ToolError({
+      code: "failed_precondition",
+      reason: "LLM_NOT_CONFIGURED",
+      message: "action=llm needs an LLM and this service has none (LLM_BASE_URL is not set)",
+      hint: { message: 'Call again with action="vector" to rerank by embeddings, or ask the operators to configure LLM_BASE_URL.', validValues: ["vector"] },
+    });
+  }
+  const llm = deps.llm;
+  const { question, context } = questionOf(input);
+  const batches: number[][] = [];
+  for (let start = 0; start < input.concepts.length; start += input.batch_size) {
+    batches.push(input.concepts.slice(start, start + input.batch_size).map((_, k) => start + k));
+  }
+  const results = await settleWithLimit(batches, LLM_CONCURRENCY, ctx.signal, async (batch) => {
+    const ranking = await rankWithLlm(
+      ctx,
+      llm,
+      { question, additionalContext: context, history: [], topK: batch.length, what: "concepts", otherwise: 'call with action="vector" to rerank by embeddings' },
+      batch.map((i) => ({ label: describe(input.concepts[i]!) })),
+    );
+    // rankWithLlm scores its choices in order; the order is what counts here.
+    const chosen = batch.map((index, k) => ({ index, llmScore: ranking.scores[k]! })).filter((c) => c.llmScore > 0);
+    chosen.sort((a, b) => b.llmScore - a.llmScore);
+    return chosen.map((c, k): Scored => ({ index: c.index, score: round((chosen.length - k) / chosen.length) }));
+  });
+  const failed = results.find((r) => r.status === "rejected");
+  if (failed) throw (failed as PromiseRejectedResult).reason;
+  return results.flatMap((r) => (r as PromiseFulfilledResult<Scored[]>).value);
+}
+
+async function byVector(deps: RerankDeps, ctx: CallContext, input: RerankConceptsInput): Promise<Scored[]> {
+  const { question, context } = questionOf(input);
+  const [query, ...concepts] = await deps.embedder.embed(ctx, [`${question}\n${context}`, ...input.concepts.map(describe)]);
+  const cosines = concepts.map((v) => cosine(query!, v));
+  const best = Math.max(...cosines);
+  const span = deps.semanticCeiling - deps.semanticFloor;
+  return cosines.map((c, index) => ({
+    index,
+    // A kept concept scores at least 0.001: 0 means dropped.
+    score: c > deps.semanticFloor && c >= best * VECTOR_RELATIVE_CUT ? Math.max(0.001, round(Math.min(1, (c - deps.semanticFloor) / span))) : 0,
+  }));
+}
+
+const round = (x: number) => Math.round(x * 1000) / 1000;
