@@ -132,9 +132,6 @@ export function createApp(config: Config, log: Logger, overrides: { knowledge?: 
     llm,
     dataRetrieval,
     ...config.keywordContext,
-    // RerankConcepts' vector mode maps cosines with the same calibration as memory search.
-    semanticFloor: config.memrecall.semanticFloor,
-    semanticCeiling: config.memrecall.semanticCeiling,
   };
   const resolverDeps: ResolverDeps = {
     backend: knowledge,

@@ -385,12 +385,13 @@ export async function startSimulator(opts: SimulatorOptions): Promise<Simulator>
       if (abort.signal.aborted) return 0;
       if (!(err instanceof ToolError)) log.error({ err }, "kn_search failed");
       const param = err instanceof ToolError && err.code === "invalid_argument";
-      return answer(param ? 400 : 500, {
+      const missing = err instanceof ToolError && err.code === "not_found";
+      return answer(param ? 400 : missing ? 404 : 500, {
         detail: {
-          code: param ? "KnowledgeNetworkParamError" : "KnowledgeNetworkRetrievalError",
-          description: param ? "参数验证失败" : "知识网络检索执行失败",
+          code: param ? "KnowledgeNetworkParamError" : missing ? "KnowledgeNetworkNotFound" : "KnowledgeNetworkRetrievalError",
+          description: param ? "参数验证失败" : missing ? "知识网络不存在" : "知识网络检索执行失败",
           detail: { error: err instanceof ToolError ? err.message : "internal error" },
-          solution: param ? "请检查输入参数是否符合API要求" : "请稍后重试或联系技术支持",
+          solution: param ? "请检查输入参数是否符合API要求" : missing ? "请检查 kn_ids" : "请稍后重试或联系技术支持",
           link: "",
         },
       });

@@ -34,12 +34,19 @@ export function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown, hin
 export function violationsOf(error: z.ZodError): FieldViolation[] {
   const seen = new Set<string>();
   const out: FieldViolation[] = [];
-  for (const issue of error.issues) {
-    const field = fieldPath(issue.path);
-    const key = `${field}\u0000${issue.message}`;
-    if (seen.has(key)) continue;
+  const add = (field: string, description: string) => {
+    const key = `${field}\u0000${description}`;
+    if (seen.has(key)) return;
     seen.add(key);
-    out.push({ field, description: issue.message });
+    out.push({ field, description });
+  };
+  for (const issue of error.issues) {
+    // A strict object names its unknown keys in one issue: each is a violation of its own field.
+    if (issue.code === "unrecognized_keys") {
+      for (const k of issue.keys) add(fieldPath([...issue.path, k]), issue.message);
+    } else {
+      add(fieldPath(issue.path), issue.message);
+    }
   }
   return out;
 }

@@ -19,6 +19,8 @@ export type RankingMethod = "reranker" | "embedding_lexical" | "llm";
 export interface Ranking {
   /** One score per candidate, 0..1. */
   scores: number[];
+  /** The LLM's choices (candidate indices), in its order: the LLM ranking only. */
+  order?: number[];
   method: RankingMethod;
   warnings: { target: string; reason: string; message: string }[];
 }
@@ -161,7 +163,7 @@ export async function rankWithLlm(
       const chosen = [...new Set(choice.selected)].slice(0, input.topK);
       const scores = candidates.map(() => 0);
       chosen.forEach((n, rank) => (scores[n - 1] = round(1 - rank / Math.max(chosen.length, 1) / 2)));
-      return { scores, method: "llm", warnings: [] };
+      return { scores, order: chosen.map((n) => n - 1), method: "llm", warnings: [] };
     }
     problem = choice.problem;
     messages.push({ role: "assistant", content: completion.content }, { role: "user", content: `That answer cannot be used: ${problem}. Answer again with the JSON object only.` });

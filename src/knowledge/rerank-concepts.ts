@@ -5,8 +5,7 @@ import { settleWithLimit } from "../upstream/concurrency";
 import type { Embedder } from "../upstream/embeddings";
 import { parsedJson, type Json } from "../upstream/kn-types";
 import type { LlmClient } from "../upstream/llm-client";
-import { cosine } from "../upstream/local-embedder";
-import { rankWithLlm } from "./ranking";
+import { rankWithLlm, rankWithoutLlm } from "./ranking";
 
 export const MAX_CONCEPTS = 5000;
 const MAX_BATCH = 512;
@@ -14,37 +13,41 @@ const MAX_BATCH = 512;
 const LLM_CONCURRENCY = 4;
 /** Data properties per concept shown to the LLM or embedded: enough to tell concepts apart, short enough for big batches. */
 const PROPERTIES_SHOWN = 12;
-/** Vector mode keeps concepts at least this share of the best one's similarity. */
+/** Vector mode keeps concepts at least this share of the best one's score, and above the minimum. */
 const VECTOR_RELATIVE_CUT = 0.5;
+const VECTOR_MIN_SCORE = 0.1;
 
-// Proto JSON sends an unset string as "": that means the default.
-const unsetIsDefault = (v: unknown) => (v === "" ? undefined : v);
+// Proto JSON sends an unset string as ""; REST clients send null for an unset field: both mean the default.
+const unsetIsDefault = (v: unknown) => (v === "" || v === null ? undefined : v);
+const nullIsAbsent = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === null ? undefined : v), schema);
 
-const concept = z.object({
+const concept = z.strictObject({
   concept_type: z.enum(["object_type", "relation_type"], { error: 'concept_type must be "object_type" or "relation_type"' }),
   concept_id: z.string().trim().min(1, "concept_id is required").max(256),
   concept_name: z.string().trim().min(1, "concept_name is required").max(512),
-  concept_detail: z.preprocess((v) => (v === null ? undefined : v), z.record(z.string(), parsedJson).default({})),
+  concept_detail: nullIsAbsent(z.record(z.string(), parsedJson).default({})),
 });
 
 /** knowledge_rerank's input (data-retrieval-tools §7.2), with the spec's defaults. */
 export const rerankConceptsInput = z
-  .object({
-    query_understanding: z.object(
+  .strictObject({
+    query_understanding: z.strictObject(
       {
         origin_query: z.string().trim().min(1, "query_understanding.origin_query is required: the user's question").max(4000),
         processed_query: z.string().trim().min(1, "query_understanding.processed_query is required (the origin_query again if there was no processing)").max(4000),
-        intent: z
-          .array(
-            z.object({
-              query_segment: z.string().default(""),
-              confidence: z.number().min(0).max(1).optional(),
-              reasoning: z.string().default(""),
-              related_concepts: z.array(z.record(z.string(), parsedJson)).default([]),
-            }),
-          )
-          .max(50)
-          .default([]),
+        intent: nullIsAbsent(
+          z
+            .array(
+              z.object({
+                query_segment: nullIsAbsent(z.string().default("")),
+                confidence: nullIsAbsent(z.number().min(0, "confidence must be between 0 and 1").max(1, "confidence must be between 0 and 1").optional()),
+                reasoning: nullIsAbsent(z.string().default("")),
+                related_concepts: nullIsAbsent(z.array(z.record(z.string(), parsedJson)).default([])),
+              }),
+            )
+            .max(50, "at most 50 intents")
+            .default([]),
+        ),
       },
       { error: (issue) => (issue.input === undefined ? "query_understanding is required: {origin_query, processed_query, intent?}" : "query_understanding must be an object") },
     ),
@@ -53,8 +56,15 @@ export const rerankConceptsInput = z
       .min(1, "concepts is required: at least one {concept_type, concept_id, concept_name}")
       .max(MAX_CONCEPTS, `at most ${MAX_CONCEPTS} concepts`),
     action: z.preprocess(unsetIsDefault, z.enum(["llm", "vector"], { error: 'action must be "llm" or "vector"' }).default("llm")),
-    batch_size: z.number().int().min(1, `batch_size must be between 1 and ${MAX_BATCH}`).max(MAX_BATCH, `batch_size must be between 1 and ${MAX_BATCH}`).default(128),
-    session_id: z.string().max(256).default(""),
+    batch_size: nullIsAbsent(
+      z
+        .number({ error: `batch_size must be a whole number between 1 and ${MAX_BATCH}` })
+        .int(`batch_size must be a whole number between 1 and ${MAX_BATCH}`)
+        .min(1, `batch_size must be between 1 and ${MAX_BATCH}`)
+        .max(MAX_BATCH, `batch_size must be between 1 and ${MAX_BATCH}`)
+        .default(128),
+    ),
+    session_id: nullIsAbsent(z.string().max(256).default("")),
   })
   .superRefine((v, ctx) => {
     const seen = new Map<string, number>();
@@ -83,9 +93,6 @@ export interface RerankResult {
 export interface RerankDeps {
   llm: LlmClient | undefined;
   embedder: Embedder;
-  /** Cosines mapped to score 0 and 1 in vector mode (the embedder's calibration). */
-  semanticFloor: number;
-  semanticCeiling: number;
 }
 
 /**
@@ -97,10 +104,11 @@ export interface RerankDeps {
  *   most relevant first, and an unusable answer gets one repair round. Within a
  *   batch of n chosen, the k-th (from 0) scores (n − k) / n: the spec's example
  *   gives 1.0 and 0.5 for two.
- * - `vector`: cosine similarity of embeddings of the question (with the intents'
- *   segments) and of each concept (name, comment, properties), mapped to 0..1
- *   by the embedder's calibration; a concept is kept when it is above the floor
- *   and at least half as similar as the best one.
+ * - `vector`: no LLM — the concepts ranked as schema recall ranks without one:
+ *   embeddings cosine of the question (with the intents) and of each concept's
+ *   name, comment and properties, combined with the question's words found in
+ *   the concept and its name said verbatim. A concept is kept when it scores
+ *   at least 0.1 and at least half the best.
  */
 export async function rerankConcepts(deps: RerankDeps, ctx: CallContext, input: RerankConceptsInput): Promise<RerankResult> {
   const started = performance.now();
@@ -133,15 +141,26 @@ function questionOf(input: RerankConceptsInput): { question: string; context: st
   return { question, context: intents.length > 0 ? `意图：\n${intents.map((s) => `- ${s}`).join("\n")}` : "" };
 }
 
-/** One line per concept: type, name, id, comment and the first properties from its detail. */
-function describe(c: InputConcept): string {
+/** The comment and the first property names of a concept's detail. */
+function detailWords(c: InputConcept): string[] {
   const detail = c.concept_detail;
-  const comment = typeof detail["comment"] === "string" && detail["comment"] !== "" ? ` — ${detail["comment"]}` : "";
-  const props = Array.isArray(detail["data_properties"]) ? (detail["data_properties"] as Json[]) : [];
-  const names = props
+  const comment = typeof detail["comment"] === "string" ? detail["comment"] : "";
+  return [comment, ...propertyNames(c)].filter((w) => w !== "");
+}
+
+function propertyNames(c: InputConcept): string[] {
+  const props = Array.isArray(c.concept_detail["data_properties"]) ? (c.concept_detail["data_properties"] as Json[]) : [];
+  return props
     .slice(0, PROPERTIES_SHOWN)
     .map((p) => (p !== null && typeof p === "object" && !Array.isArray(p) ? [p["display_name"], p["name"], p["comment"]].find((v) => typeof v === "string" && v !== "") : undefined))
     .filter((n): n is string => typeof n === "string");
+}
+
+/** One line per concept for the LLM: type, name, id, ends of a relation, comment and the first properties. */
+function describe(c: InputConcept): string {
+  const detail = c.concept_detail;
+  const comment = typeof detail["comment"] === "string" && detail["comment"] !== "" ? ` — ${detail["comment"]}` : "";
+  const names = propertyNames(c);
   const ends =
     c.concept_type === "relation_type" && typeof detail["source_object_type_id"] === "string"
       ? ` (${String(detail["source_object_type_id"])} → ${String(detail["target_object_type_id"] ?? "?")})`
@@ -171,10 +190,8 @@ async function byLlm(deps: RerankDeps, ctx: CallContext, input: RerankConceptsIn
       { question, additionalContext: context, history: [], topK: batch.length, what: "concepts", otherwise: 'call with action="vector" to rerank by embeddings' },
       batch.map((i) => ({ label: describe(input.concepts[i]!) })),
     );
-    // rankWithLlm scores its choices in order; the order is what counts here.
-    const chosen = batch.map((index, k) => ({ index, llmScore: ranking.scores[k]! })).filter((c) => c.llmScore > 0);
-    chosen.sort((a, b) => b.llmScore - a.llmScore);
-    return chosen.map((c, k): Scored => ({ index: c.index, score: round((chosen.length - k) / chosen.length) }));
+    const chosen = (ranking.order ?? []).map((k) => batch[k]!);
+    return chosen.map((index, k): Scored => ({ index, score: round((chosen.length - k) / chosen.length) }));
   });
   const failed = results.find((r) => r.status === "rejected");
   if (failed) throw (failed as PromiseRejectedResult).reason;
@@ -183,15 +200,15 @@ async function byLlm(deps: RerankDeps, ctx: CallContext, input: RerankConceptsIn
 
 async function byVector(deps: RerankDeps, ctx: CallContext, input: RerankConceptsInput): Promise<Scored[]> {
   const { question, context } = questionOf(input);
-  const [query, ...concepts] = await deps.embedder.embed(ctx, [`${question}\n${context}`, ...input.concepts.map(describe)]);
-  const cosines = concepts.map((v) => cosine(query!, v));
-  const best = Math.max(...cosines);
-  const span = deps.semanticCeiling - deps.semanticFloor;
-  return cosines.map((c, index) => ({
-    index,
-    // A kept concept scores at least 0.001: 0 means dropped.
-    score: c > deps.semanticFloor && c >= best * VECTOR_RELATIVE_CUT ? Math.max(0.001, round(Math.min(1, (c - deps.semanticFloor) / span))) : 0,
-  }));
+  // The concept's own words only: a "[object_type] … (id)" label would put the same words in every text.
+  const ranking = await rankWithoutLlm(
+    ctx,
+    `${question}\n${context}`,
+    input.concepts.map((c) => ({ text: [c.concept_name, ...detailWords(c)].join(" "), names: [c.concept_name] })),
+    { reranker: undefined, embedder: deps.embedder },
+  );
+  const best = Math.max(...ranking.scores);
+  return ranking.scores.map((score, index) => ({ index, score: score >= VECTOR_MIN_SCORE && score >= best * VECTOR_RELATIVE_CUT ? score : 0 }));
 }
 
 const round = (x: number) => Math.round(x * 1000) / 1000;

@@ -107,10 +107,10 @@ export function knowledgeRoutes(deps: KnowledgeDeps, route: Pick<JsonRouteOption
 }
 
 /**
- * kn_search's error body, the platform's `{code, description, detail,
+ * kn_search's error body, the platform's `{code, description, details,
  * solution, link}` (as agent-retrieval's /kn/kn_search answers): code is the
  * stable reason, description what went wrong, solution what to do next;
- * detail has the field violations, data-retrieval's own error fields when it
+ * details has the field violations, data-retrieval's own error fields when it
  * failed, and the trace id.
  */
 function knSearchError(err: ToolError, traceId: string) {
@@ -118,7 +118,7 @@ function knSearchError(err: ToolError, traceId: string) {
   return {
     code: err.reason,
     description: err.message,
-    detail: {
+    details: {
       ...(err.violations.length > 0 ? { field_violations: err.violations } : {}),
       ...(err.hint?.validValues?.length ? { valid_values: err.hint.validValues } : {}),
       ...Object.fromEntries(upstream.map((k) => [k === "error_code" || k === "description" ? `upstream_${k}` : k, err.metadata[k]])),

@@ -97,12 +97,14 @@ function headersOf(req: NodeServerRequest): Headers {
 }
 
 async function readJson(req: NodeServerRequest, maxBytes: number): Promise<unknown> {
-  const type = String(req.headers["content-type"] ?? "");
-  if (!/^application\/json(;|$)/i.test(type)) {
+  const type = String(req.headers["content-type"] ?? "").trim();
+  // No content-type means JSON (spec kn-search-proxy: Content-Type 可选, 默认 application/json).
+  if (type !== "" && !/^application\/json(;|$)/i.test(type)) {
     throw new ToolError({
       code: "invalid_argument",
       reason: "UNSUPPORTED_CONTENT_TYPE",
       message: `send the body as JSON with content-type: application/json (got ${JSON.stringify(type)})`,
+      hint: { message: "Send content-type: application/json (or no content-type) with a JSON body." },
     });
   }
   const chunks: Buffer[] = [];

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { toJson, type MessageInitShape } from "@bufbuild/protobuf";
-import { createClient, type Client } from "@connectrpc/connect";
+import { Code, ConnectError, createClient, type Client } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { KnowledgeRetrievalService, KnSearchResponseSchema, type KnSearchRequestSchema } from "../../gen/contextloader/knowledge/v1/knowledge_pb";
@@ -83,6 +83,18 @@ describe("kn_search native and proxied to data-retrieval give the same answer", 
     // The comparison means something: there are concepts, and (unless only_schema) nodes or a message.
     expect(raw.objectTypes.length).toBeGreaterThan(0);
     if (!req.onlySchema) expect(raw.nodes.length > 0 || raw.message !== "").toBe(true);
+  });
+
+  it("fail alike: an unknown network is NOT_FOUND on kn_ids, a bad setting INVALID_ARGUMENT on its field", async () => {
+    const errorOf = (p: Promise<unknown>) => p.then(() => undefined, (e: unknown) => ConnectError.from(e));
+    const cases: [Req, Code][] = [
+      [{ query: "肺炎", knIds: [{ knowledgeNetworkId: "kn_nope" }] }, Code.NotFound],
+      [{ query: "肺炎", knIds: KN, retrievalConfig: { semanticInstanceRetrieval: { globalFinalScoreRatio: 2 } } }, Code.InvalidArgument],
+    ];
+    for (const [req, code] of cases) {
+      const [a, b] = await Promise.all([errorOf(clients.native.knSearch(req)), errorOf(clients.proxied.knSearch(req))]);
+      expect([a?.code, b?.code]).toEqual([code, code]);
+    }
   });
 
   it("round after round of one session, with and without return_union", async () => {

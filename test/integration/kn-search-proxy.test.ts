@@ -122,14 +122,15 @@ describe("KnSearch forwarded to data-retrieval", () => {
     expect(info.metadata).toMatchObject({ upstream: "data-retrieval", upstream_status: "422" });
   });
 
-  it("explains a failed run with data-retrieval's cause, keeping its error code in ErrorInfo", async () => {
+  it("reports a network data-retrieval does not know as NOT_FOUND on kn_ids, keeping its error code in ErrorInfo", async () => {
     const err = await failure(client.knSearch({ query: "肺炎", knIds: [{ knowledgeNetworkId: "kn_nope" }] }));
-    expect(err.code).toBe(Code.Unavailable);
+    expect(err.code).toBe(Code.NotFound);
     expect(err.rawMessage).toContain("knowledge network kn_nope does not exist");
+    expect(err.findDetails(BadRequestSchema)[0]!.fieldViolations).toEqual([expect.objectContaining({ field: "kn_ids[0].knowledge_network_id" })]);
     const info = err.findDetails(ErrorInfoSchema)[0]!;
-    expect(info.metadata).toMatchObject({ upstream: "data-retrieval", upstream_status: "500", error_code: "KnowledgeNetworkRetrievalError", description: "知识网络检索执行失败" });
-    expect(info.metadata["upstream_message"]).toContain("HTTP 500");
-    expect(err.findDetails(AgentHintSchema)[0]!.message).toContain("kn_ids (kn_nope)");
+    expect(info.reason).toBe("KNOWLEDGE_NETWORK_NOT_FOUND");
+    expect(info.metadata).toMatchObject({ upstream: "data-retrieval", upstream_status: "404", error_code: "KnowledgeNetworkNotFound", description: "知识网络不存在" });
+    expect(err.findDetails(AgentHintSchema)[0]!.message).toContain("kn_ids");
   });
 
   it("answers UNAVAILABLE with a retry hint when data-retrieval fails, and when its answer is not a kn_search answer", async () => {
@@ -187,7 +188,7 @@ describe("KnSearch forwarded to data-retrieval", () => {
     expect(await anonymous.json()).toMatchObject({
       code: "ACCOUNT_REQUIRED",
       description: expect.stringContaining("x-account-id"),
-      detail: { upstream: "data-retrieval", upstream_status: "422", field_violations: [expect.objectContaining({ field: "x-account-id" })] },
+      details: { upstream: "data-retrieval", upstream_status: "422", field_violations: [expect.objectContaining({ field: "x-account-id" })] },
       solution: expect.stringContaining("x-account-id"),
     });
   });
@@ -219,5 +220,30 @@ describe("KnSearch computed here over the platform's HTTP services", () => {
       ["disease", "上、下气道梗阻"],
     ]);
     expect(res.nodes[1]!.finalScore).toBeLessThan(res.nodes[0]!.finalScore);
+  });
+
+  it("sends at most max_semantic_sub_conditions leaves and asks for initial_candidate_count candidates", async () => {
+    const before = mini.requests().length;
+    await clientOf(overHttp).knSearch({
+      query: "呼吸困难",
+      knIds: [{ knowledgeNetworkId: "kn_mini" }],
+      retrievalConfig: { semanticInstanceRetrieval: { maxSemanticSubConditions: 2, initialCandidateCount: 7 } },
+    });
+    const fuzzy = mini
+      .requests()
+      .slice(before)
+      .filter((r) => r.path === "/api/ontology-query/in/v1/knowledge-networks/kn_mini/object-types/disease")
+      .map((r) => r.body as { limit: number; condition: { operation: string; sub_conditions?: unknown[] } })
+      .filter((b) => b.limit === 7);
+    expect(fuzzy).toHaveLength(1);
+    expect(fuzzy[0]!.condition.sub_conditions?.length ?? 1).toBeLessThanOrEqual(2);
+  });
+
+  it("returns no node for a question nothing in the network is about, though full-text and vector search always have a best hit", async () => {
+    for (const query of ["今天天气怎么样", "汽车保险理赔流程"]) {
+      const res = await clientOf(overHttp).knSearch({ query, knIds: [{ knowledgeNetworkId: "kn_mini" }] });
+      expect(res.nodes, query).toEqual([]);
+      expect(res.message, query).toContain("未查询到相关实例数据");
+    }
   });
 });

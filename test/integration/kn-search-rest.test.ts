@@ -6,7 +6,7 @@ import { startServer, type TestServer } from "../helpers/server";
  * `POST /kn/kn_search`, the spec's route (kn-search-proxy.zh.md): its JSON
  * body in snake_case, its answer shapes (brief and full schema, nodes keyed
  * `<object_type_id>_name`), and errors in the platform's
- * `{code, description, detail, solution, link}`.
+ * `{code, description, details, solution, link}`.
  */
 
 const KN_IDS = [{ knowledge_network_id: "kn_medical" }];
@@ -101,19 +101,19 @@ describe("POST /kn/kn_search", () => {
   it("refuses a key the spec does not list, naming it and the known ones", async () => {
     const res = await knSearch({ query: "上气道梗阻", kn_ids: KN_IDS, retrieval_config: { concept_retrieval: { topk: 3 } }, enable_rerank: true });
     expect(res.status).toBe(400);
-    expect(Object.keys(res.body).sort()).toEqual(["code", "description", "detail", "link", "solution"]);
+    expect(Object.keys(res.body).sort()).toEqual(["code", "description", "details", "link", "solution"]);
     expect(res.body["code"]).toBe("INVALID_ARGUMENT");
-    const violations = res.body["detail"]["field_violations"] as { field: string; description: string }[];
-    expect(violations).toContainEqual({ field: "request", description: expect.stringContaining('"enable_rerank"') });
-    expect(violations).toContainEqual({ field: "retrieval_config.concept_retrieval", description: expect.stringMatching(/"topk".*top_k/) });
+    const violations = res.body["details"]["field_violations"] as { field: string; description: string }[];
+    expect(violations).toContainEqual({ field: "enable_rerank", description: expect.stringContaining('"enable_rerank"') });
+    expect(violations).toContainEqual({ field: "retrieval_config.concept_retrieval.topk", description: expect.stringMatching(/"topk".*top_k/) });
     expect(res.body["solution"]).not.toBe("");
-    expect(res.body["detail"]["trace_id"]).toBe(res.traceId);
+    expect(res.body["details"]["trace_id"]).toBe(res.traceId);
   });
 
   it("rejects out-of-range settings with the field's path", async () => {
     const res = await knSearch({ query: "肺炎", kn_ids: KN_IDS, retrieval_config: { semantic_instance_retrieval: { semantic_field_keep_ratio: 0 } } });
     expect(res.status).toBe(400);
-    expect(res.body["detail"]["field_violations"]).toEqual([
+    expect(res.body["details"]["field_violations"]).toEqual([
       { field: "retrieval_config.semantic_instance_retrieval.semantic_field_keep_ratio", description: "semantic_field_keep_ratio must be from 0.01 to 1" },
     ]);
   });
@@ -121,13 +121,27 @@ describe("POST /kn/kn_search", () => {
   it("refuses an unknown x-account-type, and defaults it to user when absent", async () => {
     const bad = await knSearch({ query: "肺炎", kn_ids: KN_IDS }, { "x-account-id": "u-1", "x-account-type": "robot" });
     expect(bad.status).toBe(400);
-    expect(bad.body["detail"]["field_violations"]).toEqual([expect.objectContaining({ field: "x-account-type" })]);
+    expect(bad.body["details"]["field_violations"]).toEqual([expect.objectContaining({ field: "x-account-type" })]);
     const session_id = randomUUID();
     const asUser = await knSearch({ query: "上气道梗阻", kn_ids: KN_IDS, session_id }, { "x-account-id": "u-1" });
     const again = await knSearch({ query: "上气道梗阻", kn_ids: KN_IDS, session_id }, { "x-account-id": "u-1", "x-account-type": "user" });
     expect(asUser.body["nodes"]).toHaveLength(1);
     // Same account and type, same session: the node was returned already.
     expect(again.body["nodes"]).toEqual([]);
+  });
+
+  it("takes a body without content-type as JSON (the spec's default), and refuses another type", async () => {
+    const plain = await fetch(`${server.baseUrl}/kn/kn_search`, {
+      method: "POST",
+      headers: { "x-account-id": "user_123" },
+      // Bytes, not a string: fetch would label a string text/plain.
+      body: new TextEncoder().encode(JSON.stringify({ query: "肺炎", kn_ids: [{ knowledge_network_id: "kn_medical" }], only_schema: true })),
+    });
+    expect(plain.status).toBe(200);
+    expect(((await plain.json()) as { object_types: unknown[] }).object_types.length).toBeGreaterThan(0);
+    const text = await fetch(`${server.baseUrl}/kn/kn_search`, { method: "POST", headers: { "content-type": "text/plain", "x-account-id": "user_123" }, body: "{}" });
+    expect(text.status).toBe(400);
+    expect(await text.json()).toMatchObject({ code: "UNSUPPORTED_CONTENT_TYPE", solution: expect.stringContaining("application/json") });
   });
 
   it("answers 404 with the platform's error body for an unknown network", async () => {

@@ -152,6 +152,19 @@ describe("KnSearch (native)", () => {
     expect(higher.nodes.find((n) => n.instanceName === "呼吸困难")!.finalScore).toBe(0.97);
   });
 
+  it("says which keywords past the fifth were not searched", async () => {
+    const res = await client.knSearch(req("肺炎 咳嗽 发热 头痛 呼吸困难 上气道梗阻"));
+    expect(res.warnings).toContainEqual(expect.objectContaining({ target: "query", reason: "TOO_MANY_KEYWORDS", message: expect.stringContaining("not searched: 上气道梗阻") }));
+    const five = await client.knSearch(req("肺炎 咳嗽 发热 头痛 呼吸困难"));
+    expect(five.warnings.filter((w) => w.target === "query")).toEqual([]);
+  });
+
+  it("leaves empty property values out of nodes, so max_properties_per_instance keeps real ones", async () => {
+    const res = await client.knSearch(req("上气道梗阻"));
+    expect(res.nodes.length).toBeGreaterThan(0);
+    for (const n of res.nodes) for (const [k, v] of Object.entries(n.dataProperties ?? {})) expect(v, `${n.instanceName}.${k}`).not.toBeNull();
+  });
+
   it("finds an instance stored in another width, and an exact name scores 1", async () => {
     const res = await client.knSearch(req("IgA肾病"));
     expect(res.nodes.map((n) => [n.objectTypeId, n.instanceName, n.finalScore])).toEqual(

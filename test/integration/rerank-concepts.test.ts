@@ -68,7 +68,7 @@ describe("RerankConcepts with an LLM", () => {
     expect(res.rerankedConcepts[1]!.conceptDetail).toEqual(CONCEPTS[0]!.conceptDetail);
   });
 
-  it("asks in batches of batch_size, in parallel, and merges by score", async () => {
+  it("asks in batches of batch_size, in parallel, and merges by score (ties across batches in input order)", async () => {
     llm.setFallback((req) => {
       const n = numbered(req);
       // In each batch, pick what it holds of drug and company, drug first.
@@ -134,6 +134,18 @@ describe("RerankConcepts without an LLM", () => {
     expect(err.findDetails(AgentHintSchema)[0]?.validValues).toEqual(["vector"]);
   });
 
+  it("keeps a concept named in the question with action=vector (the README's example)", async () => {
+    const res = await client.rerankConcepts({
+      queryUnderstanding: { originQuery: "哪些药企生产的药最多", processedQuery: "药企 药品 数量" },
+      concepts: [
+        { conceptType: "object_type", conceptId: "company", conceptName: "企业" },
+        { conceptType: "object_type", conceptId: "drug", conceptName: "药品" },
+      ],
+      action: "vector",
+    });
+    expect(res.rerankedConcepts[0]?.conceptId).toBe("drug");
+  });
+
   it("reranks by embeddings with action=vector: the related concepts first, the unrelated dropped", async () => {
     const res = await client.rerankConcepts({
       queryUnderstanding: { originQuery: "药品的批准文号", processedQuery: "药品 批准文号" },
@@ -174,5 +186,17 @@ describe("RerankConcepts without an LLM", () => {
     ]);
     const none = await failure(client.rerankConcepts({ concepts: CONCEPTS }));
     expect(none.findDetails(BadRequestSchema)[0]!.fieldViolations[0]!.field).toBe("query_understanding");
+  });
+
+  it("refuses unknown fields on POST /tools/knowledge_rerank and reads null as absent", async () => {
+    const post = (body: unknown) => fetch(`${server.baseUrl}/tools/knowledge_rerank`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    const concepts = [{ concept_type: "object_type", concept_id: "drug", concept_name: "药品", concept_detail: null }];
+    const typo = await post({ query_understanding: { origin_query: "药品", processed_query: "药品" }, concepts, actoin: "vector" });
+    expect(typo.status).toBe(400);
+    const body = (await typo.json()) as { detail: { field_violations: { field: string }[] } };
+    expect(body.detail.field_violations.map((v) => v.field)).toEqual(["actoin"]);
+    const nulls = await post({ query_understanding: { origin_query: "药品", processed_query: "药品", intent: null }, concepts, action: "vector", batch_size: null, session_id: null });
+    expect(nulls.status).toBe(200);
+    expect(await nulls.json()).toMatchObject({ reranked_concepts: [{ concept_id: "drug", concept_detail: {}, rank: 1 }], filtered_count: 1 });
   });
 });

@@ -202,9 +202,12 @@ function score(plan: SearchPlan, rows: readonly Row[], keywords: readonly Keywor
   return rows
     .map((row): Scored => {
       const semantic = maxScore > 0 ? (SEMANTIC_WEIGHT * Number(row["_score"] ?? 0)) / maxScore : 0;
-      const perKeyword = keywords.map((k) => instanceRelevance(k, row, plan.fields, semantic));
       const name = typeof row._display === "string" ? comparable(row._display) : "";
-      const { direct, final } = fuse(perKeyword, keys.has(name), cfg.exact_name_match_score);
+      // The engine's _score is relative to the type's best hit, so it is no evidence of relevance on
+      // its own: min_direct_relevance is checked against the words an instance holds, and the
+      // engine's score only lifts the final score of an instance that holds some.
+      const { direct } = fuse(keywords.map((k) => instanceRelevance(k, row, plan.fields, 0)), keys.has(name), cfg.exact_name_match_score);
+      const { final } = fuse(keywords.map((k) => instanceRelevance(k, row, plan.fields, semantic)), keys.has(name), cfg.exact_name_match_score);
       return { ot: plan.ot, row, direct: round(direct), final: round(final) };
     })
     .filter((s) => s.direct > 0 && s.direct >= cfg.min_direct_relevance)
@@ -228,7 +231,8 @@ function nodeOf(s: Scored, filter: PropertyFilterConfig): KnNode {
   const { ot, row } = s;
   const order = [ot.display_key, ...ot.data_properties.map((p) => p.name), ...Object.keys(row)];
   const names = [...new Set(order)].filter((k) => k in row && !k.startsWith("_") && (k === ot.display_key || !ot.primary_keys.includes(k)));
-  const kept = filter.enable_property_filter ? names.slice(0, filter.max_properties_per_instance) : names;
+  // Filtered, empty values go first: they say nothing and would push real ones past max_properties_per_instance.
+  const kept = filter.enable_property_filter ? names.filter((k) => row[k] !== null && row[k] !== "").slice(0, filter.max_properties_per_instance) : names;
   const data: Record<string, Json> = {};
   for (const k of kept) data[k] = filter.enable_property_filter ? cut(row[k]!, filter.max_property_value_length) : row[k]!;
   return {

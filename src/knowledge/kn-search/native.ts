@@ -2,7 +2,7 @@ import { ToolError } from "../../errors/tool-error";
 import type { CallContext } from "../../upstream/call-context";
 import type { SchemaDeps } from "../schema-recall";
 import { questionOf, recallConcepts, shapeSchema } from "./concepts";
-import { keywordsOf, type KnSearchInput } from "./input";
+import { keywordsOf, MAX_KEYWORDS, type KnSearchInput } from "./input";
 import { recallInstances, type InstanceRecall } from "./instances";
 import { returnNodes } from "./node-rounds";
 import type { KnSearchAnswer } from "./wire";
@@ -42,7 +42,7 @@ export async function knSearchNative(deps: SchemaDeps, ctx: CallContext, input: 
     action_types: schema.action_types,
     nodes: undefined,
     message: undefined,
-    warnings: [...concepts.warnings, ...schema.warnings, ...found.warnings],
+    warnings: [...concepts.warnings, ...schema.warnings, ...found.warnings, ...droppedKeywords(input.query)],
   };
   if (input.only_schema) return answer;
   const returned =
@@ -68,4 +68,17 @@ function whyNothing(input: KnSearchInput, recalled: string[], searched: string[]
     `在对象类型 ${searched.join("、")} 中，没有实例与「${input.query}」的直接相关度达到 min_direct_relevance=${cfg.min_direct_relevance}。` +
     "可以改用实例名称中的关键词（多个关键词用空格隔开），或调低 retrieval_config.semantic_instance_retrieval.min_direct_relevance。"
   );
+}
+
+/** The keywords past MAX_KEYWORDS are not searched: said, never silently. */
+function droppedKeywords(query: string): { target: string; reason: string; message: string }[] {
+  const parts = [...new Set(query.split(/\s+/).filter((p) => p !== ""))];
+  if (parts.length <= MAX_KEYWORDS) return [];
+  return [
+    {
+      target: "query",
+      reason: "TOO_MANY_KEYWORDS",
+      message: `only the first ${MAX_KEYWORDS} keywords were searched for instances; not searched: ${parts.slice(MAX_KEYWORDS).join(" ")} (call again with those)`,
+    },
+  ];
 }

@@ -74,7 +74,18 @@ function explain(err: ToolError, input: KnSearchInput): ToolError {
       "Search knowledge networks this account may read, or call as an account that may read these.",
     );
   }
+  if (failure.status === 404 && /KnowledgeNetwork/i.test(failure.code)) {
+    // data-retrieval's own 404 about a network: one it does not know, which native mode calls NOT_FOUND too.
+    return make(
+      "not_found",
+      "KNOWLEDGE_NETWORK_NOT_FOUND",
+      `data-retrieval found no knowledge network ${kns}${cause}`,
+      "Check kn_ids: list the networks this account can read, then call again with one of them.",
+      input.kn_ids.map((_, i) => ({ field: `kn_ids[${i}].knowledge_network_id`, description: "not a knowledge network data-retrieval knows" })),
+    );
+  }
   if (failure.status === 404) {
+    // Any other 404 (FastAPI's bare {"detail": "Not Found"}, another service's): the route itself is missing.
     return make(
       "failed_precondition",
       "DATA_RETRIEVAL_MISCONFIGURED",
