@@ -38,6 +38,15 @@ export const STOP_WORDS = new Set(
   ).split(" "),
 );
 
+/**
+ * jieba's table knows no English: an unknown Latin word is weighed by its
+ * length (6.8 for "pg", 10 for "postgresql" and longer), so "host" counts less
+ * than "analytics" and neither outweighs a rare Chinese word by default.
+ */
+function latinIdf(token: string): number {
+  return 6 + 0.4 * Math.min(token.length, 10);
+}
+
 export function idfOf(token: string): number {
   if (STOP_WORDS.has(token)) return STOP_WORD_IDF;
   if (!idfs) {
@@ -47,7 +56,7 @@ export function idfOf(token: string): number {
       if (space > 0) idfs.set(line.slice(0, space), Number(line.slice(space + 1)));
     }
   }
-  return idfs.get(token) ?? UNKNOWN_IDF;
+  return idfs.get(token) ?? (/^[a-z0-9_.\-]+$/.test(token) ? latinIdf(token) : UNKNOWN_IDF);
 }
 
 /**
