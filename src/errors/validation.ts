@@ -19,7 +19,13 @@ export function validateRequest<D extends DescMessage, S extends z.ZodType>(
   schema: S,
   hint?: Hint,
 ): z.output<S> {
-  const json = toJson(desc, message, { useProtoFieldName: true, alwaysEmitImplicit: true });
+  let json: unknown;
+  try {
+    json = toJson(desc, message, { useProtoFieldName: true, alwaysEmitImplicit: true });
+  } catch (err) {
+    // Binary proto can carry what JSON cannot (NaN or Infinity in a Struct): the request is bad, not the server.
+    throw invalidArgument([{ field: "request", description: `not representable as JSON: ${(err as Error).message}` }], hint);
+  }
   return parseOrThrow(schema, json, hint);
 }
 

@@ -35,6 +35,8 @@ const VERSION_TTL_MS = 30 * 86_400_000;
 const SESSION_TTL_MS = 2 * 3600_000;
 /** Candidates each ranking contributes before fusion and the threshold. */
 const CANDIDATES = 50;
+/** Matches read from the store's full-text index while a user's in-process index loads. */
+const MAX_COLD_MATCHES = 200_000;
 /** Reciprocal rank fusion constant (issue 6: k = 60). */
 const RRF_K = 60;
 const PREVIEW_CHARS = 200;
@@ -73,19 +75,32 @@ async function versionOf(deps: MemoriesDeps, owner: string): Promise<number> {
   return deps.sessions.counter(accountKey(owner, "mem:version"));
 }
 
-/** After a committed write: the new version, and this process's vector index updated in place when it can be. */
+/**
+ * After a committed write: the new version, and this process's index updated
+ * in place when it can be. Writes of one owner in this process run one after
+ * another (`index.serially`), so versions move in commit order here.
+ */
 async function bumpVersion(deps: MemoriesDeps, ctx: CallContext, owner: string, change: IndexChange): Promise<void> {
+  let version: number;
   try {
-    const version = await deps.sessions.increment(accountKey(owner, "mem:version"), VERSION_TTL_MS);
-    deps.index.applied(owner, version, change);
+    version = await deps.sessions.increment(accountKey(owner, "mem:version"), VERSION_TTL_MS);
   } catch (err) {
-    // The write is committed; a stale cache lives at most its TTL (1 minute for searches).
-    ctx.log.warn({ err }, "memory version not bumped: cached searches may be stale for up to a minute");
+    // The write is committed but caches keyed by the old version (searches 1 min, memories 10 min) would
+    // still answer: say so rather than acknowledge a write the next search may not see.
+    deps.index.forget(owner);
+    throw new ToolError({
+      code: "unavailable",
+      reason: "CACHE_NOT_INVALIDATED",
+      message: `the memory was stored, but the session store could not record the change (${(err as Error).message}), so searches may not show it for up to 10 minutes`,
+      hint: { message: "Retry the same call once the session store (Redis) is back: storing the same memory again is harmless." },
+      cause: err,
+    });
   }
+  deps.index.applied(owner, version, change);
 }
 
 /** Cache reads and writes never fail a call: the store is the truth, the cache only saves time. */
-async function cached<T>(ctx: CallContext, deps: MemoriesDeps, key: string, ttlMs: number, compute: () => Promise<T>): Promise<T> {
+async function cached<T>(ctx: CallContext, deps: MemoriesDeps, key: string, ttlMs: number, compute: () => Promise<T>, keep: (value: T) => boolean = () => true): Promise<T> {
   try {
     const hit = await deps.sessions.getJson<T>(key);
     if (hit !== undefined) return hit;
@@ -93,7 +108,7 @@ async function cached<T>(ctx: CallContext, deps: MemoriesDeps, key: string, ttlM
     ctx.log.warn({ err, key }, "cache read failed; computing");
   }
   const value = await compute();
-  deps.sessions.setJson(key, value, ttlMs).catch((err: unknown) => ctx.log.warn({ err, key }, "cache write failed"));
+  if (keep(value)) deps.sessions.setJson(key, value, ttlMs).catch((err: unknown) => ctx.log.warn({ err, key }, "cache write failed"));
   return value;
 }
 
@@ -120,26 +135,29 @@ export async function storeMemory(deps: MemoriesDeps, ctx: CallContext, input: S
       : extractLocally(`${input.summary}\n${content.slice(0, 20_000)}`, "", STORED_KEYWORDS).map(({ keyword, weight }) => ({ keyword, weight }));
   const [embedding] = await deps.embedder.embed(ctx, [`${input.summary}\n${content}`.slice(0, EMBED_CHARS)]);
   const searchText = searchTextOf([input.summary, content, keywords.map((k) => k.keyword).join(" ")]);
-  const result = await deps.store.upsert(owner, {
-    memory_key: input.memory_key,
-    memory_type: input.memory_type,
-    summary: input.summary,
-    content,
-    content_truncated: truncated,
-    keywords,
-    metadata: input.metadata,
-    search_text: searchText,
-    embedding: embedding!,
-  });
-  await bumpVersion(deps, ctx, owner, {
-    put: {
-      memory_key: result.record.memory_key,
-      embedding: embedding!,
+  const result = await deps.index.serially(owner, async () => {
+    const written = await deps.store.upsert(owner, {
+      memory_key: input.memory_key,
+      memory_type: input.memory_type,
+      summary: input.summary,
+      content,
+      content_truncated: truncated,
+      keywords,
+      metadata: input.metadata,
       search_text: searchText,
-      memory_type: result.record.memory_type,
-      created_at: result.record.created_at,
-      keywords: result.record.keywords.map((k) => k.keyword),
-    },
+      embedding: embedding!,
+    });
+    await bumpVersion(deps, ctx, owner, {
+      put: {
+        memory_key: written.record.memory_key,
+        embedding: embedding!,
+        search_text: searchText,
+        memory_type: written.record.memory_type,
+        created_at: written.record.created_at,
+        keywords: written.record.keywords.map((k) => k.keyword),
+      },
+    });
+    return written;
   });
   ctx.log.info({ memory_key: input.memory_key, created: result.created, truncated, bytes: Buffer.byteLength(content) }, "memory stored");
   return result;
@@ -148,9 +166,11 @@ export async function storeMemory(deps: MemoriesDeps, ctx: CallContext, input: S
 /** DeleteMemory: true when the caller had a memory with that key. */
 export async function deleteMemory(deps: MemoriesDeps, ctx: CallContext, memoryKey: string): Promise<boolean> {
   const owner = ownerOf(ctx.identity);
-  const deleted = await deps.store.delete(owner, memoryKey);
-  if (deleted) await bumpVersion(deps, ctx, owner, { remove: memoryKey });
-  return deleted;
+  return deps.index.serially(owner, async () => {
+    const deleted = await deps.store.delete(owner, memoryKey);
+    if (deleted) await bumpVersion(deps, ctx, owner, { remove: memoryKey });
+    return deleted;
+  });
 }
 
 /** A record as cached (JSON has no Date). */
@@ -199,6 +219,8 @@ export interface SearchOutput {
   /** What the search used beyond the query: the agent's keywords and the LLM's expansion, comma-separated. */
   search_query_expanded: string;
   message: string;
+  /** True when the LLM's expansion failed: such an answer is not cached, the next search asks again. */
+  degraded?: boolean;
 }
 
 /**
@@ -217,8 +239,13 @@ export async function searchMemories(deps: MemoriesDeps, ctx: CallContext, input
   const version = await versionOf(deps, owner);
   const { session_id: _session, ...search } = input;
   const started = performance.now();
-  const out = await cached(ctx, deps, accountKey(owner, `mem:search:${version}:${digest(search)}`), SEARCH_TTL_MS, () =>
-    runSearch(deps, ctx, owner, version, search),
+  const out = await cached(
+    ctx,
+    deps,
+    accountKey(owner, `mem:search:${version}:${digest(search)}`),
+    SEARCH_TTL_MS,
+    () => runSearch(deps, ctx, owner, version, search),
+    (o) => !o.degraded,
   );
   ctx.log.info({ mode: input.search_mode, results: out.results.length, ms: Math.round(performance.now() - started) }, "memories searched");
   return out;
@@ -256,6 +283,7 @@ async function runSearch(deps: MemoriesDeps, ctx: CallContext, owner: string, ve
   // glossary's equivalents across languages join hybrid search's word side only
   // (in an embedding, a list of synonyms drowns the query: measured on the eval set).
   const llmTerms = input.search_mode === "keyword" ? [] : await expand(deps, ctx, input.query, input.keywords, notes);
+  const expansionFailed = notes.length > 0;
   const glossaryTerms = input.search_mode === "hybrid" ? equivalentsOf([input.query, ...input.keywords].join(" ")) : [];
   const expansion = [...new Set([...glossaryTerms, ...llmTerms])];
   const queryTokens = searchTokens(input.query);
@@ -271,9 +299,13 @@ async function runSearch(deps: MemoriesDeps, ctx: CallContext, owner: string, ve
       nearest.filter((n) => n.score > deps.semanticFloor).map((n) => ({ memory_key: n.memory_key, relevance: calibrate(n.score, deps.semanticFloor, deps.semanticCeiling) })),
     );
   }
+  // Fusion decides which memories make the cut; they are shown by relevance (spec §2.1: 按相关性分数排序),
+  // the fused order breaking ties.
   const chosen = fuse(lists)
     .filter((r) => r.relevance >= input.min_relevance_score)
-    .slice(0, input.limit);
+    .slice(0, input.limit)
+    .map((r, i) => ({ ...r, i }))
+    .sort((a, b) => b.relevance - a.relevance || a.i - b.i);
   const records = new Map((await deps.store.getMany(owner, chosen.map((c) => c.memory_key))).map((r) => [r.memory_key, r]));
   const results: SearchResultItem[] = chosen.flatMap((c) => {
     const m = records.get(c.memory_key);
@@ -290,6 +322,7 @@ async function runSearch(deps: MemoriesDeps, ctx: CallContext, owner: string, ve
     results,
     search_query_expanded: [...new Set([...input.keywords, ...expansion])].join(", "),
     message: notes.join("；"),
+    ...(expansionFailed ? { degraded: true } : {}),
   };
 }
 
@@ -309,15 +342,18 @@ async function keywordRanking(deps: MemoriesDeps, ctx: CallContext, owner: strin
     const hits = await deps.index.keywordTop(owner, version, query, lookup, filters, CANDIDATES);
     return hits.map((h) => ({ memory_key: h.memory_key, relevance: round(h.score) }));
   }
-  const hits = await deps.store.keywordSearch(owner, lookup, filters, CANDIDATES);
+  // Every match, not the store's best few by its own rank (bm25 counts other users' rows): the
+  // same candidates and order as the index gives, so a search says the same before and after it loads.
+  const hits = await deps.store.keywordSearch(owner, lookup, filters, MAX_COLD_MATCHES);
   deps.index.warm(owner, version, (err) => ctx.log.warn({ err }, "memory index not loaded; searches use the store's full-text index"));
   return hits
-    .map((h, i) => ({
+    .map((h) => ({
       memory_key: h.memory_key,
       relevance: Math.max(coverage(query.tokens, h.search_text), query.extra.length > 0 ? 0.9 * coverage(query.extra, h.search_text) : 0),
-      order: i,
+      tokens: h.search_text.split(" ").length,
     }))
-    .sort((a, b) => b.relevance - a.relevance || a.order - b.order)
+    .sort((a, b) => b.relevance - a.relevance || a.tokens - b.tokens || (a.memory_key < b.memory_key ? -1 : a.memory_key > b.memory_key ? 1 : 0))
+    .slice(0, CANDIDATES)
     .map(({ memory_key, relevance }) => ({ memory_key, relevance: round(relevance) }));
 }
 
@@ -351,7 +387,7 @@ async function expand(deps: MemoriesDeps, ctx: CallContext, query: string, keywo
   if (hit) return hit;
   const extraction = await extractKeywords(deps.llm, ctx, [query, ...keywords].join(" "), "", 5);
   if (extraction.method !== "llm") {
-    // Not cached: the next search asks the LLM again.
+    // Neither the expansion nor the search is cached: the next search asks the LLM again.
     notes.push(`查询扩展不可用（${extraction.note ?? "LLM 无结果"}），已按原查询搜索`);
     return [];
   }

@@ -37,6 +37,8 @@ class UserIndex {
   types: string[] = [];
   created: number[] = [];
   keywords: Set<string>[] = [];
+  /** False for a memory embedded with another size than the rest (another embeddings model): found by words only. */
+  private hasVector: boolean[] = [];
   private readonly slots = new Map<string, number>();
   private capacity = 0;
   private columns = new Float32Array(0);
@@ -46,7 +48,7 @@ class UserIndex {
 
   constructor(
     public version: number,
-    readonly dims: number,
+    public dims: number,
     rows: MemoryVector[],
   ) {
     this.grow(Math.ceil(rows.length * GROWTH));
@@ -57,9 +59,14 @@ class UserIndex {
     return this.keys.length;
   }
 
-  /** Adds the memory, or replaces the one with its key; false (and nothing done) for a vector of another size. */
-  put(v: MemoryVector): boolean {
-    if (v.embedding.length !== this.dims) return false;
+  /** Adds the memory, or replaces the one with its key. */
+  put(v: MemoryVector): void {
+    if (this.size === 0 && v.embedding.length !== this.dims) {
+      // The first memory of a user loaded empty sets the size.
+      this.dims = v.embedding.length;
+      this.capacity = 0;
+      this.columns = new Float32Array(0);
+    }
     let i = this.slots.get(v.memory_key);
     if (i === undefined) {
       if (this.size === this.capacity) this.grow(Math.max(16, Math.ceil(this.capacity * GROWTH)));
@@ -72,11 +79,12 @@ class UserIndex {
     this.types[i] = v.memory_type;
     this.created[i] = v.created_at.getTime();
     this.keywords[i] = new Set(v.keywords.map((k) => k.toLowerCase()));
-    for (let d = 0; d < this.dims; d++) this.columns[d * this.capacity + i] = v.embedding[d]!;
+    const fits = v.embedding.length === this.dims;
+    this.hasVector[i] = fits;
+    for (let d = 0; d < this.dims; d++) this.columns[d * this.capacity + i] = fits ? v.embedding[d]! : 0;
     const tokens = [...new Set(v.search_text.split(" ").filter((t) => t !== ""))].map((t) => this.tokenId(t));
     for (const t of tokens) this.postings[t]!.push(i);
     this.docTokens[i] = tokens;
-    return true;
   }
 
   /** Removes a memory: the last one moves into its slot. */
@@ -92,6 +100,7 @@ class UserIndex {
       this.created[i] = this.created[last]!;
       this.keywords[i] = this.keywords[last]!;
       this.docTokens[i] = this.docTokens[last]!;
+      this.hasVector[i] = this.hasVector[last]!;
       for (let d = 0; d < this.dims; d++) this.columns[d * this.capacity + i] = this.columns[d * this.capacity + last]!;
       // The moved memory was added last, so its slot sits near the end of each list.
       for (const t of this.docTokens[i]!) {
@@ -101,7 +110,7 @@ class UserIndex {
       this.slots.set(moved, i);
     }
     this.slots.delete(key);
-    for (const list of [this.keys, this.types, this.created, this.keywords, this.docTokens]) list.pop();
+    for (const list of [this.keys, this.types, this.created, this.keywords, this.docTokens, this.hasVector]) list.pop();
   }
 
   /**
@@ -128,6 +137,7 @@ class UserIndex {
       const b = used[k]! * cap;
       for (let i = 0; i < n; i++) scores[i]! += w * cols[b + i]!;
     }
+    for (let i = 0; i < n; i++) if (!this.hasVector[i]) scores[i] = -Infinity;
     return scores;
   }
 
@@ -188,6 +198,15 @@ class UserIndex {
   }
 }
 
+/** The embedding size most memories have (after a model change, the minority is found by words only). */
+function commonestLength(rows: MemoryVector[]): number {
+  const counts = new Map<number, number>();
+  for (const r of rows) counts.set(r.embedding.length, (counts.get(r.embedding.length) ?? 0) + 1);
+  let best = 0;
+  for (const [len, n] of counts) if (n > (counts.get(best) ?? 0)) best = len;
+  return best;
+}
+
 function removeFrom(list: number[], slot: number): void {
   const at = list.lastIndexOf(slot);
   if (at === -1) return;
@@ -217,6 +236,26 @@ export class MemoryIndex {
     private readonly maxUsers: number,
   ) {}
 
+  /** Writes of one user in this process, one after another: their versions then move in commit order. */
+  private readonly writing = new Map<string, Promise<unknown>>();
+
+  async serially<T>(userId: string, write: () => Promise<T>): Promise<T> {
+    const before = this.writing.get(userId) ?? Promise.resolve();
+    const mine = before.then(write, write);
+    const tail = mine.catch(() => undefined);
+    this.writing.set(userId, tail);
+    try {
+      return await mine;
+    } finally {
+      if (this.writing.get(userId) === tail) this.writing.delete(userId);
+    }
+  }
+
+  /** Drops the user's index: the next search reads the store. */
+  forget(userId: string): void {
+    this.users.delete(userId);
+  }
+
   /** True when the user's index at this version is in memory (a search then needs no store read). */
   has(userId: string, version: number): boolean {
     const u = this.users.get(userId);
@@ -240,7 +279,7 @@ export class MemoryIndex {
         hint: { message: "Search with search_mode=keyword, or ask the operators to re-embed the memories (store them again) with the current EMBEDDINGS_MODEL." },
       });
     }
-    return top(u, u.cosines(query), filters, limit, () => 0);
+    return top(u, u.cosines(query), filters, limit, () => 0).filter((h) => h.score > -Infinity);
   }
 
   /** The best `limit` memories holding a `lookup` token, by keyword relevance, that pass the filters, best first. */
@@ -257,13 +296,8 @@ export class MemoryIndex {
   applied(userId: string, version: number, change: IndexChange): void {
     const u = this.users.get(userId);
     if (!u || u.version !== version - 1) return;
-    if ("remove" in change) {
-      u.remove(change.remove);
-    } else if (!u.put(change.put)) {
-      // A vector of another size (the first memory of a user loaded empty, say): reload.
-      this.users.delete(userId);
-      return;
-    }
+    if ("remove" in change) u.remove(change.remove);
+    else u.put(change.put);
     u.version = version;
   }
 
@@ -285,7 +319,7 @@ export class MemoryIndex {
 
   private async read(userId: string, version: number): Promise<UserIndex> {
     const rows = await this.store.vectors(userId);
-    const loaded = new UserIndex(version, rows[0]?.embedding.length ?? 0, rows);
+    const loaded = new UserIndex(version, commonestLength(rows), rows);
     this.users.delete(userId);
     this.users.set(userId, loaded);
     while (this.users.size > this.maxUsers) {
@@ -297,12 +331,15 @@ export class MemoryIndex {
   }
 }
 
-/** The best `limit` slots by score that pass the filters (ties: smaller tiebreak, then slot), in a small sorted list. */
+/** The best `limit` slots by score that pass the filters (ties: smaller tiebreak, then memory key), in a small sorted list. */
 function top(u: UserIndex, scores: Float64Array, filters: MemoryFilters, limit: number, tiebreak: (slot: number) => number): Hit[] {
   const types = filters.memory_types && filters.memory_types.length > 0 ? new Set(filters.memory_types) : undefined;
   const since = filters.created_since?.getTime();
   const wanted = filters.keywords && filters.keywords.length > 0 ? filters.keywords.map((k) => k.toLowerCase()) : undefined;
-  const best: { slot: number; score: number; tie: number }[] = [];
+  const best: { slot: number; score: number; tie: number; key: string }[] = [];
+  // a before b?
+  const before = (a: { score: number; tie: number; key: string }, b: { score: number; tie: number; key: string }) =>
+    a.score > b.score || (a.score === b.score && (a.tie < b.tie || (a.tie === b.tie && a.key < b.key)));
   for (let i = 0; i < scores.length; i++) {
     const score = scores[i]!;
     const worst = best[limit - 1];
@@ -310,12 +347,12 @@ function top(u: UserIndex, scores: Float64Array, filters: MemoryFilters, limit: 
     if (types && !types.has(u.types[i]!)) continue;
     if (since !== undefined && u.created[i]! < since) continue;
     if (wanted && !wanted.some((k) => u.keywords[i]!.has(k))) continue;
-    const tie = tiebreak(i);
-    if (worst && score === worst.score && tie >= worst.tie) continue;
+    const entry = { slot: i, score, tie: tiebreak(i), key: u.keys[i]! };
+    if (worst && !before(entry, worst)) continue;
     let at = best.length;
-    while (at > 0 && (best[at - 1]!.score < score || (best[at - 1]!.score === score && best[at - 1]!.tie > tie))) at--;
-    best.splice(at, 0, { slot: i, score, tie });
+    while (at > 0 && before(entry, best[at - 1]!)) at--;
+    best.splice(at, 0, entry);
     if (best.length > limit) best.pop();
   }
-  return best.map((b) => ({ memory_key: u.keys[b.slot]!, score: b.score }));
+  return best.map((b) => ({ memory_key: b.key, score: b.score }));
 }

@@ -19,7 +19,7 @@ export const searchMemoriesInput = z.object({
   time_range_days: z.number().int().min(1, "time_range_days must be between 1 and 365").max(365, "time_range_days must be between 1 and 365").optional().describe("时间范围过滤，最近 N 天内的记忆（1-365）"),
   limit: z.number().int().min(1, `limit must be between 1 and ${MAX_RESULTS}`).max(MAX_RESULTS, `limit must be between 1 and ${MAX_RESULTS}`).default(5).describe("返回结果数量限制（1-10，默认 5）"),
   min_relevance_score: z.number().min(0, "min_relevance_score must be between 0 and 1").max(1, "min_relevance_score must be between 0 and 1").default(0.5).describe("最小相关性分数阈值（0-1，默认 0.5），低于此值的记忆将被过滤"),
-  session_id: z.string().trim().max(256).default("").describe("可选的召回会话ID：同一会话最多连续搜索 3 次"),
+  session_id: z.string().trim().max(256).default("").describe("可选的召回会话ID：同一会话的搜索次数有上限（服务配置，默认 3 次），达到后应调用 handoff"),
 });
 export type SearchMemoriesInput = z.output<typeof searchMemoriesInput>;
 

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
+import Database from "better-sqlite3";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Code, ConnectError, createClient, type Client, type Interceptor } from "@connectrpc/connect";
@@ -220,6 +221,11 @@ describe("MemRecall over the default SQLite store, without an LLM", () => {
     const nul = await failure(c.storeMemory({ memoryKey: "k", content: "a\u0000b", metadata: { note: "x\u0000" } }));
     expect(nul.findDetails(BadRequestSchema)[0]!.fieldViolations.map((v) => v.field).sort()).toEqual(["content", "metadata"]);
 
+    // Binary proto can carry NaN in a Struct, which JSON cannot: a bad request, not a server error.
+    const binary = createClient(MemRecallService, createConnectTransport({ baseUrl: server.baseUrl, httpVersion: "1.1", useBinaryFormat: true }));
+    const nan = await failure(binary.storeMemory({ memoryKey: "k", content: "x", metadata: { ratio: Number.NaN } }, { headers: { "x-account-id": account() } }));
+    expect(nan.code).toBe(Code.InvalidArgument);
+
     const nobody = await failure(clientFor(server, "").searchMemories({ query: "x" }));
     expect([nobody.code, nobody.findDetails(ErrorInfoSchema)[0]?.reason]).toEqual([Code.Unauthenticated, "ACCOUNT_REQUIRED"]);
     const anonymous = await failure(clientFor(server, "guest", "anonymous").storeMemory(DB_CONFIG));
@@ -305,6 +311,59 @@ describe("MemRecall with an LLM", () => {
     expect(res.searchQueryExpanded).not.toContain("Redis");
     expect(res.searchQueryExpanded.split(", ")).toContain("database");
     expect(res.message).toContain("查询扩展不可用");
+  });
+});
+
+describe("MemRecall search before and after the user's index loads", () => {
+  const dir = mkdtempSync(join(tmpdir(), "memrecall-index-"));
+  const path = join(dir, "memories.sqlite");
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startServer({ SQLITE_PATH: path });
+  });
+  afterAll(async () => {
+    await server.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("gives the same keys and scores, whatever other users store", async () => {
+    const other = clientFor(server, account());
+    for (let i = 0; i < 120; i++) await other.storeMemory({ memoryKey: `k8s_${i}`, summary: "kubernetes 集群", content: `kubernetes node ${i}` });
+    const who = account();
+    const c = clientFor(server, who);
+    for (let i = 0; i < 60; i++) await c.storeMemory({ memoryKey: `cfg_${i}`, summary: "配置", content: `配置项 ${i}` });
+    await c.storeMemory({ memoryKey: "m", summary: "kubernetes 部署配置", content: "kubernetes 部署的配置" });
+
+    // A fresh server: nothing of this user is loaded, so the first search reads the store's full-text index.
+    await server.close();
+    server = await startServer({ SQLITE_PATH: path });
+    const fresh = clientFor(server, who);
+    const cold = await fresh.searchMemories({ query: "kubernetes 配置", searchMode: "keyword", limit: 10 });
+    await new Promise((r) => setTimeout(r, 300));
+    // limit 9 misses the result cache; the index has loaded meanwhile.
+    const warm = await fresh.searchMemories({ query: "kubernetes 配置", searchMode: "keyword", limit: 9 });
+    expect(cold.results[0]?.memoryKey).toBe("m");
+    expect(warm.results.map((r) => [r.memoryKey, r.relevanceScore])).toEqual(cold.results.slice(0, 9).map((r) => [r.memoryKey, r.relevanceScore]));
+  });
+
+  it("leaves out memories older than time_range_days, before and after the index loads", async () => {
+    const who = account();
+    const c = clientFor(server, who);
+    await c.storeMemory({ memoryKey: "old", summary: "旧的数据库配置", content: "数据库配置 十天前" });
+    await c.storeMemory({ memoryKey: "new", summary: "新的数据库配置", content: "数据库配置 今天" });
+    await server.close();
+    const db = new Database(path);
+    db.prepare("UPDATE memories SET created_at = created_at - ? WHERE user_id = ? AND memory_key = 'old'").run(10 * 86_400_000, `user:${who}`);
+    db.close();
+    server = await startServer({ SQLITE_PATH: path });
+    const fresh = clientFor(server, who);
+    const cold = await fresh.searchMemories({ query: "数据库配置", searchMode: "keyword", timeRangeDays: 5, minRelevanceScore: 0 });
+    await new Promise((r) => setTimeout(r, 300));
+    const warm = await fresh.searchMemories({ query: "数据库配置", searchMode: "hybrid", timeRangeDays: 5, minRelevanceScore: 0 });
+    const all = await fresh.searchMemories({ query: "数据库配置", searchMode: "hybrid", timeRangeDays: 30, minRelevanceScore: 0 });
+    expect(cold.results.map((r) => r.memoryKey)).toEqual(["new"]);
+    expect(warm.results.map((r) => r.memoryKey)).toEqual(["new"]);
+    expect(all.results.map((r) => r.memoryKey).sort()).toEqual(["new", "old"]);
   });
 });
 
