@@ -1,12 +1,12 @@
 import { randomUUID } from "node:crypto";
 import { toJson, type MessageInitShape } from "@bufbuild/protobuf";
-import { Code, ConnectError, createClient, type Client } from "@connectrpc/connect";
-import { createConnectTransport } from "@connectrpc/connect-node";
+import { Code, ConnectError, type Client } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { KnowledgeRetrievalService, KnSearchResponseSchema, type KnSearchRequestSchema } from "../../gen/contextloader/knowledge/v1/knowledge_pb";
 import { EmbeddedBackend } from "../../src/embedded/engine";
 import { startSimulator, type Simulator } from "../../src/embedded/simulator";
 import { startServer, type TestServer } from "../helpers/server";
+import { clientWith } from "../helpers/rpc";
 
 /**
  * One kn_search contract, two modes: computed natively over the embedded
@@ -24,19 +24,7 @@ let proxied: TestServer;
 let clients: { native: Client<typeof KnowledgeRetrievalService>; proxied: Client<typeof KnowledgeRetrievalService> };
 
 function clientOf(server: TestServer) {
-  return createClient(
-    KnowledgeRetrievalService,
-    createConnectTransport({
-      baseUrl: server.baseUrl,
-      httpVersion: "1.1",
-      interceptors: [
-        (next) => (req) => {
-          req.header.set("x-account-id", "u-contract");
-          return next(req);
-        },
-      ],
-    }),
-  );
+  return clientWith(KnowledgeRetrievalService, server.baseUrl, { "x-account-id": "u-contract" });
 }
 
 beforeAll(async () => {

@@ -1,7 +1,6 @@
 import { randomUUID } from "node:crypto";
 import net from "node:net";
-import { Code, ConnectError, createClient, type Client } from "@connectrpc/connect";
-import { createConnectTransport } from "@connectrpc/connect-node";
+import { Code, type Client } from "@connectrpc/connect";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { AgentHintSchema } from "../../gen/contextloader/common/v1/errors_pb";
 import { KnowledgeRetrievalService } from "../../gen/contextloader/knowledge/v1/knowledge_pb";
@@ -10,6 +9,7 @@ import { EmbeddedBackend } from "../../src/embedded/engine";
 import { startSimulator, type Simulator } from "../../src/embedded/simulator";
 import { miniBundle } from "../fixtures/mini-bundle";
 import { startServer, type TestServer } from "../helpers/server";
+import { clientWith, failure } from "../helpers/rpc";
 
 /**
  * KnSearch against the platform over HTTP. In proxy mode (DATA_RETRIEVAL_URL
@@ -26,29 +26,9 @@ const TRACE = "4bf92f3577b34da6a3ce929d0e0e4736";
 type KnowledgeClient = Client<typeof KnowledgeRetrievalService>;
 
 function clientOf(server: TestServer, headers: Record<string, string> = { "x-account-id": "u-proxy" }): KnowledgeClient {
-  return createClient(
-    KnowledgeRetrievalService,
-    createConnectTransport({
-      baseUrl: server.baseUrl,
-      httpVersion: "1.1",
-      interceptors: [
-        (next) => (req) => {
-          for (const [k, v] of Object.entries(headers)) req.header.set(k, v);
-          return next(req);
-        },
-      ],
-    }),
-  );
+  return clientWith(KnowledgeRetrievalService, server.baseUrl, headers);
 }
 
-async function failure(p: Promise<unknown>): Promise<ConnectError> {
-  return p.then(
-    () => {
-      throw new Error("expected the call to fail");
-    },
-    (e: unknown) => ConnectError.from(e),
-  );
-}
 
 /** A loopback port nothing listens on. */
 async function closedPort(): Promise<number> {

@@ -1,6 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { Code, ConnectError, createClient, type Client } from "@connectrpc/connect";
-import { createConnectTransport } from "@connectrpc/connect-node";
+import { Code, type Client } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AgentHintSchema } from "../../gen/contextloader/common/v1/errors_pb";
 import type { MessageInitShape } from "@bufbuild/protobuf";
@@ -8,6 +7,7 @@ import { KnowledgeRetrievalService, type KnSearchRequestSchema } from "../../gen
 import { BadRequestSchema, ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb";
 import { startScriptedLlm, type ScriptedLlm } from "../helpers/scripted-llm";
 import { startServer, type TestServer } from "../helpers/server";
+import { clientWith, failure } from "../helpers/rpc";
 
 /**
  * KnSearch computed natively (no DATA_RETRIEVAL_URL) over the embedded sample
@@ -20,29 +20,9 @@ type Req = Omit<MessageInitShape<typeof KnSearchRequestSchema>, "$typeName">;
 type KnowledgeClient = Client<typeof KnowledgeRetrievalService>;
 
 function clientOf(server: TestServer, account = "u-kn"): KnowledgeClient {
-  return createClient(
-    KnowledgeRetrievalService,
-    createConnectTransport({
-      baseUrl: server.baseUrl,
-      httpVersion: "1.1",
-      interceptors: [
-        (next) => (req) => {
-          req.header.set("x-account-id", account);
-          return next(req);
-        },
-      ],
-    }),
-  );
+  return clientWith(KnowledgeRetrievalService, server.baseUrl, { "x-account-id": account });
 }
 
-async function failure(p: Promise<unknown>): Promise<ConnectError> {
-  return p.then(
-    () => {
-      throw new Error("expected the call to fail");
-    },
-    (e: unknown) => ConnectError.from(e),
-  );
-}
 
 /** A request in a session of its own. */
 function req(query: string, more: Omit<Req, "query" | "knIds"> = {}): Req {

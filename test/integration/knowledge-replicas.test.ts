@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
-import { Code, ConnectError, createClient, type Client } from "@connectrpc/connect";
-import { createConnectTransport } from "@connectrpc/connect-node";
+import { Code, type Client } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { KnowledgeRetrievalService } from "../../gen/contextloader/knowledge/v1/knowledge_pb";
 import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb";
 import { startServer, type TestServer } from "../helpers/server";
+import { clientWith, failure } from "../helpers/rpc";
 
 /**
  * One agent session served by two replicas behind a load balancer: both share
@@ -21,29 +21,9 @@ const ACCOUNT = "u-replicas";
 type KnowledgeClient = Client<typeof KnowledgeRetrievalService>;
 
 function clientOf(server: TestServer): KnowledgeClient {
-  return createClient(
-    KnowledgeRetrievalService,
-    createConnectTransport({
-      baseUrl: server.baseUrl,
-      httpVersion: "1.1",
-      interceptors: [
-        (next) => (req) => {
-          req.header.set("x-account-id", ACCOUNT);
-          return next(req);
-        },
-      ],
-    }),
-  );
+  return clientWith(KnowledgeRetrievalService, server.baseUrl, { "x-account-id": ACCOUNT });
 }
 
-async function failure(call: Promise<unknown>): Promise<ConnectError> {
-  return call.then(
-    () => {
-      throw new Error("expected the call to fail");
-    },
-    (err: unknown) => ConnectError.from(err),
-  );
-}
 
 const keyword = (client: KnowledgeClient, sessionId: string, sessionType = "") =>
   client.retrieveKeywordContext({ query: "上气道梗阻", knIds: KN, sessionId, objectTypeId: "disease", compactFormat: false, sessionType });

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import Database from "better-sqlite3";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Code, ConnectError, createClient, type Client, type Interceptor } from "@connectrpc/connect";
+import { Code, createClient, type Client, type Interceptor } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AgentHintSchema } from "../../gen/contextloader/common/v1/errors_pb";
@@ -11,6 +11,7 @@ import { MemRecallService } from "../../gen/contextloader/memrecall/v1/memrecall
 import { BadRequestSchema, ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb";
 import { startScriptedLlm, type ScriptedLlm } from "../helpers/scripted-llm";
 import { startServer, type TestServer } from "../helpers/server";
+import { failure } from "../helpers/rpc";
 
 type MemClient = Client<typeof MemRecallService>;
 
@@ -23,14 +24,6 @@ function clientFor(server: TestServer, account: string, type = "user"): MemClien
   return createClient(MemRecallService, createConnectTransport({ baseUrl: server.baseUrl, httpVersion: "1.1", interceptors: [identity] }));
 }
 
-async function failure(p: Promise<unknown>): Promise<ConnectError> {
-  return p.then(
-    () => {
-      throw new Error("expected the call to fail");
-    },
-    (e: unknown) => ConnectError.from(e),
-  );
-}
 
 const DB_CONFIG = {
   memoryKey: "db_config_001",

@@ -1,4 +1,4 @@
-import { Code, ConnectError, createClient, type Client } from "@connectrpc/connect";
+import { Code, createClient, type Client } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { AgentHintSchema } from "../../gen/contextloader/common/v1/errors_pb";
@@ -7,15 +7,8 @@ import { ConceptSchema, KnowledgeRetrievalService } from "../../gen/contextloade
 import { BadRequestSchema, ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb";
 import { startScriptedLlm, type ChatRequest, type ScriptedLlm } from "../helpers/scripted-llm";
 import { startServer, type TestServer } from "../helpers/server";
+import { failure } from "../helpers/rpc";
 
-async function failure(p: Promise<unknown>): Promise<ConnectError> {
-  return p.then(
-    () => {
-      throw new Error("expected the call to fail");
-    },
-    (e: unknown) => ConnectError.from(e),
-  );
-}
 
 const QUERY = { originQuery: "哪些药企的药品上市最多", processedQuery: "药企 药品 上市 数量", intent: [{ querySegment: "药企", confidence: 0.9, reasoning: "问企业", relatedConcepts: [{ concept_name: "企业" }] }] };
 const CONCEPTS: MessageInitShape<typeof ConceptSchema>[] = [

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Code, ConnectError, createClient, type Client } from "@connectrpc/connect";
+import { Code, createClient, type Client } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { AgentHintSchema } from "../../gen/contextloader/common/v1/errors_pb";
@@ -9,6 +9,7 @@ import { LogicPropertyResolverService, MissingParamsSchema } from "../../gen/con
 import { BadRequestSchema, ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb";
 import { startScriptedLlm, type ChatRequest, type Reply, type ScriptedLlm } from "../helpers/scripted-llm";
 import { startServer, type TestServer } from "../helpers/server";
+import { failure } from "../helpers/rpc";
 
 const NOW = Date.parse("2026-11-22T10:30:00+08:00");
 const MONTH_START = (y: number, m: number) => Date.parse(`${y}-${String(m).padStart(2, "0")}-01T00:00:00+08:00`);
@@ -29,14 +30,6 @@ function answers(table: Record<string, unknown | ((req: ChatRequest) => Reply)>)
   };
 }
 
-async function failure(p: Promise<unknown>): Promise<ConnectError> {
-  return p.then(
-    () => {
-      throw new Error("expected the call to fail");
-    },
-    (e: unknown) => ConnectError.from(e),
-  );
-}
 
 function clientOf(server: TestServer): Client<typeof LogicPropertyResolverService> {
   return createClient(LogicPropertyResolverService, createConnectTransport({ baseUrl: server.baseUrl, httpVersion: "1.1" }));
