@@ -5,6 +5,7 @@
  */
 import { benchEngine } from "./engine";
 import { benchKeywordContext } from "./keyword-context";
+import { benchKnSearch } from "./kn-search";
 import { benchMemRecall } from "./memrecall";
 import { benchMemoryStore } from "./memory-store";
 import { benchResolver } from "./resolver";
@@ -13,6 +14,7 @@ import { benchTimeFacts } from "./time-facts";
 const benches: Record<string, () => Promise<void>> = {
   engine: benchEngine,
   "keyword-context": benchKeywordContext,
+  "kn-search": benchKnSearch,
   resolver: benchResolver,
   "resolver-time-facts": benchTimeFacts,
   "memory-store": benchMemoryStore,
