@@ -1,4 +1,5 @@
 import type { CallContext } from "../../upstream/call-context";
+import { settleWithLimit } from "../../upstream/concurrency";
 import type { Embedder } from "../../upstream/embeddings";
 import { cosine } from "../../upstream/local-embedder";
 import { normalizeText } from "../../upstream/text";
@@ -22,7 +23,9 @@ export function lexicalRelevance(question: string, descriptions: readonly string
 
 /**
  * Lexical relevance combined with embeddings cosine (0.6 / 0.4), each 0..1.
- * Descriptions are embedded `batchSize` per request, the requests side by side.
+ * Descriptions are embedded `batchSize` per request, at most 4 requests in
+ * flight (a batch size of 1 on a large network must not open one request per
+ * property at once).
  */
 export async function semanticRelevance(
   ctx: CallContext,
@@ -35,10 +38,17 @@ export async function semanticRelevance(
   const lexical = lexicalRelevance(question, descriptions);
   const batches: string[][] = [];
   for (let i = 0; i < descriptions.length; i += batchSize) batches.push(descriptions.slice(i, i + batchSize));
-  const [[q], ...embedded] = await Promise.all([embedder.embed(ctx, [question]), ...batches.map((b) => embedder.embed(ctx, b))]);
-  const vectors = embedded.flat();
+  const [[q], settled] = await Promise.all([
+    embedder.embed(ctx, [question]),
+    settleWithLimit(batches, EMBED_CONCURRENCY, ctx.signal, (b) => embedder.embed(ctx, b)),
+  ]);
+  const failed = settled.find((r) => r.status === "rejected");
+  if (failed) throw (failed as PromiseRejectedResult).reason;
+  const vectors = settled.flatMap((r) => (r as PromiseFulfilledResult<Float32Array[]>).value);
   return descriptions.map((_, i) => round(0.6 * lexical[i]! + 0.4 * Math.max(0, cosine(q!, vectors[i]!))));
 }
+
+const EMBED_CONCURRENCY = 4;
 
 export function round(x: number): number {
   return Math.round(x * 1000) / 1000;
