@@ -6,6 +6,7 @@ import { createApp } from "../src/app";
 import { loadConfig } from "../src/config";
 import { parseBundle } from "../src/embedded/bundle";
 import { EmbeddedBackend } from "../src/embedded/engine";
+import { manyMetricsBundle } from "../test/fixtures/many-metrics-bundle";
 import { startScriptedLlm } from "../test/helpers/scripted-llm";
 import { formatMicros, line, percentile, timeEach } from "./stats";
 
@@ -26,25 +27,7 @@ export async function benchResolver(): Promise<void> {
     return { delayMs: LLM_LATENCY_MS, content: JSON.stringify({ [property]: { instant: true, start, end: now } }) };
   });
   const bundle = parseBundle(
-    {
-      knowledge_network: { id: "kn_bench_resolver" },
-      object_types: [
-        {
-          id: "company",
-          primary_keys: ["company_id"],
-          display_key: "company_name",
-          data_properties: [{ name: "company_id" }, { name: "company_name" }],
-          logic_properties: PROPERTIES.map((name) => ({
-            name,
-            type: "metric",
-            data_source: { type: "metric", id: name },
-            parameters: ["instant", "start", "end", "step"].map((p) => ({ name: p, type: p === "instant" ? "BOOLEAN" : p === "step" ? "STRING" : "INTEGER", value_from: "input", if_system_generate: true })),
-          })),
-        },
-      ],
-      objects: { company: [{ company_id: "c1", company_name: "一号药企" }] },
-      metrics: Object.fromEntries(PROPERTIES.map((p) => [`company.${p}`, { c1: [[start + 86_400_000, 3]] }])),
-    },
+    manyMetricsBundle("kn_bench_resolver", PROPERTIES, start + 86_400_000),
     "the resolver bench network",
   );
   const log = pino({ level: "silent" });

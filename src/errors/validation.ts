@@ -1,5 +1,5 @@
 import { toJson, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
-import type { z } from "zod";
+import { z } from "zod";
 import { invalidArgument, type FieldViolation, type Hint } from "./tool-error";
 
 /**
@@ -65,3 +65,6 @@ function fieldPath(path: readonly PropertyKey[]): string {
   }
   return out === "" ? "request" : out;
 }
+
+/** A field where JSON null means "not given" (REST clients send it for unset fields): the schema's default applies. */
+export const nullAsAbsent = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === null ? undefined : v), schema);

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ToolError } from "../errors/tool-error";
+import { nullAsAbsent } from "../errors/validation";
 import type { CallContext } from "../upstream/call-context";
 import { settleWithLimit } from "../upstream/concurrency";
 import type { Embedder } from "../upstream/embeddings";
@@ -19,13 +20,12 @@ const VECTOR_MIN_SCORE = 0.1;
 
 // Proto JSON sends an unset string as ""; REST clients send null for an unset field: both mean the default.
 const unsetIsDefault = (v: unknown) => (v === "" || v === null ? undefined : v);
-const nullIsAbsent = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === null ? undefined : v), schema);
 
 const concept = z.strictObject({
   concept_type: z.enum(["object_type", "relation_type"], { error: 'concept_type must be "object_type" or "relation_type"' }),
   concept_id: z.string().trim().min(1, "concept_id is required").max(256),
   concept_name: z.string().trim().min(1, "concept_name is required").max(512),
-  concept_detail: nullIsAbsent(z.record(z.string(), parsedJson).default({})),
+  concept_detail: nullAsAbsent(z.record(z.string(), parsedJson).default({})),
 });
 
 /** knowledge_rerank's input (data-retrieval-tools §7.2), with the spec's defaults. */
@@ -35,14 +35,14 @@ export const rerankConceptsInput = z
       {
         origin_query: z.string().trim().min(1, "query_understanding.origin_query is required: the user's question").max(4000),
         processed_query: z.string().trim().min(1, "query_understanding.processed_query is required (the origin_query again if there was no processing)").max(4000),
-        intent: nullIsAbsent(
+        intent: nullAsAbsent(
           z
             .array(
               z.object({
-                query_segment: nullIsAbsent(z.string().default("")),
-                confidence: nullIsAbsent(z.number().min(0, "confidence must be between 0 and 1").max(1, "confidence must be between 0 and 1").optional()),
-                reasoning: nullIsAbsent(z.string().default("")),
-                related_concepts: nullIsAbsent(z.array(z.record(z.string(), parsedJson)).default([])),
+                query_segment: nullAsAbsent(z.string().default("")),
+                confidence: nullAsAbsent(z.number().min(0, "confidence must be between 0 and 1").max(1, "confidence must be between 0 and 1").optional()),
+                reasoning: nullAsAbsent(z.string().default("")),
+                related_concepts: nullAsAbsent(z.array(z.record(z.string(), parsedJson)).default([])),
               }),
             )
             .max(50, "at most 50 intents")
@@ -56,7 +56,7 @@ export const rerankConceptsInput = z
       .min(1, "concepts is required: at least one {concept_type, concept_id, concept_name}")
       .max(MAX_CONCEPTS, `at most ${MAX_CONCEPTS} concepts`),
     action: z.preprocess(unsetIsDefault, z.enum(["llm", "vector"], { error: 'action must be "llm" or "vector"' }).default("llm")),
-    batch_size: nullIsAbsent(
+    batch_size: nullAsAbsent(
       z
         .number({ error: `batch_size must be a whole number between 1 and ${MAX_BATCH}` })
         .int(`batch_size must be a whole number between 1 and ${MAX_BATCH}`)
@@ -64,7 +64,7 @@ export const rerankConceptsInput = z
         .max(MAX_BATCH, `batch_size must be between 1 and ${MAX_BATCH}`)
         .default(128),
     ),
-    session_id: nullIsAbsent(z.string().max(256).default("")),
+    session_id: nullAsAbsent(z.string().max(256).default("")),
   })
   .superRefine((v, ctx) => {
     const seen = new Map<string, number>();

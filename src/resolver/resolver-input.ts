@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { nullAsAbsent } from "../errors/validation";
 import { isValidTimeZone } from "../upstream/calendar";
 
 const MIN_MS = Date.UTC(2000, 0, 1);
@@ -41,8 +42,7 @@ export const resolveInput = z
       .refine((tz) => tz === "" || isValidTimeZone(tz), "timezone must be an IANA time zone, e.g. Asia/Shanghai")
       .default(""),
     // JSON null is "not given" (REST clients send it for an unset object).
-    options: z.preprocess(
-      (v) => (v === null ? undefined : v),
+    options: nullAsAbsent(
       z
         .object({
           return_debug: z.boolean().default(false),

@@ -1,9 +1,8 @@
 import type { Json } from "../upstream/kn-types";
 
-/** A stored memory, as read back. */
-export interface MemoryRecord {
+/** What a memory holds, as written and as read back. */
+interface MemoryFields {
   memory_key: string;
-  user_id: string;
   memory_type: string;
   summary: string;
   content: string;
@@ -11,19 +10,17 @@ export interface MemoryRecord {
   content_truncated: boolean;
   keywords: { keyword: string; weight: number }[];
   metadata: Record<string, Json>;
+}
+
+/** A stored memory, as read back. */
+export interface MemoryRecord extends MemoryFields {
+  user_id: string;
   created_at: Date;
   updated_at: Date;
 }
 
 /** What a write stores: the memory plus what search needs. */
-export interface MemoryWrite {
-  memory_key: string;
-  memory_type: string;
-  summary: string;
-  content: string;
-  content_truncated: boolean;
-  keywords: { keyword: string; weight: number }[];
-  metadata: Record<string, Json>;
+export interface MemoryWrite extends MemoryFields {
   /** The searchable tokens, space-separated (jieba for Chinese, lower-cased words for English). */
   search_text: string;
   /** The embedding of summary + content (L2-normalised). */

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { ToolError } from "../errors/tool-error";
 import type { CallContext } from "./call-context";
-import { LOCAL_EMBEDDER_NAME, embedLocally } from "./local-embedder";
+import { LOCAL_EMBEDDER_NAME, embedLocally, normalizeInPlace } from "./local-embedder";
 
 /** Turns texts into L2-normalised vectors; cosine similarity is then a dot product. */
 export interface Embedder {
@@ -70,14 +70,7 @@ export function openAiEmbedder(opts: { baseUrl: string; apiKey: string | undefin
 }
 
 function normalise(v: number[]): Float32Array {
-  const out = Float32Array.from(v);
-  let norm = 0;
-  for (const x of out) norm += x * x;
-  if (norm > 0) {
-    const inv = 1 / Math.sqrt(norm);
-    for (let i = 0; i < out.length; i++) out[i]! *= inv;
-  }
-  return out;
+  return normalizeInPlace(Float32Array.from(v));
 }
 
 function embeddingsError(code: ToolError["code"], message: string): ToolError {

@@ -29,6 +29,11 @@ export function embedLocally(text: string): Float32Array {
     }
   }
   for (const token of tokenize(normalized)) add(`w:${token}`, 1.5);
+  return normalizeInPlace(vector);
+}
+
+/** Scales `vector` to unit length (a zero vector stays zero) and returns it. */
+export function normalizeInPlace(vector: Float32Array): Float32Array {
   let norm = 0;
   for (const x of vector) norm += x * x;
   if (norm > 0) {

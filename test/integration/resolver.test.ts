@@ -8,6 +8,7 @@ import { AgentHintSchema } from "../../gen/contextloader/common/v1/errors_pb";
 import { LogicPropertyResolverService, MissingParamsSchema } from "../../gen/contextloader/resolver/v1/resolver_pb";
 import { BadRequestSchema, ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb";
 import { startScriptedLlm, type ChatRequest, type Reply, type ScriptedLlm } from "../helpers/scripted-llm";
+import { manyMetricsBundle } from "../fixtures/many-metrics-bundle";
 import { startServer, type TestServer } from "../helpers/server";
 import { failure } from "../helpers/rpc";
 
@@ -459,25 +460,7 @@ describe("ResolveLogicProperties concurrency", () => {
   const PROPERTIES = Array.from({ length: 8 }, (_, i) => `metric_${i + 1}`);
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "cl-resolver-"));
-    const bundle = {
-      knowledge_network: { id: "kn_many", name: "many metrics" },
-      object_types: [
-        {
-          id: "company",
-          primary_keys: ["company_id"],
-          display_key: "company_name",
-          data_properties: [{ name: "company_id" }, { name: "company_name" }],
-          logic_properties: PROPERTIES.map((name) => ({
-            name,
-            type: "metric",
-            data_source: { type: "metric", id: name },
-            parameters: ["instant", "start", "end", "step"].map((p) => ({ name: p, type: p === "instant" ? "BOOLEAN" : p === "step" ? "STRING" : "INTEGER", value_from: "input", if_system_generate: true })),
-          })),
-        },
-      ],
-      objects: { company: [{ company_id: "c1", company_name: "一号药企" }] },
-      metrics: Object.fromEntries(PROPERTIES.map((p) => [`company.${p}`, { c1: [[MONTH_START(2026, 1), 1]] }])),
-    };
+    const bundle = manyMetricsBundle("kn_many", PROPERTIES, MONTH_START(2026, 1));
     writeFileSync(join(dir, "many.json"), JSON.stringify(bundle));
     llm = await startScriptedLlm(() => ({ delayMs: 150, content: "" }));
     llm.setFallback((req) => ({ delayMs: 150, content: JSON.stringify({ [propertyOf(req)]: { instant: true, start: MONTH_START(2026, 1), end: NOW } }) }));

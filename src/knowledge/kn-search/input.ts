@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { nullAsAbsent } from "../../errors/validation";
 import { MAX_OBJECT_LIMIT, MAX_SUB_CONDITIONS } from "../../upstream/kn-types";
 
 /**
@@ -11,11 +12,8 @@ import { MAX_OBJECT_LIMIT, MAX_SUB_CONDITIONS } from "../../upstream/kn-types";
 
 const MAX_KN_IDS = 20;
 
-/** Absent or null: the default. */
-const opt = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === null ? undefined : v), schema);
-
 const int = (name: string, min: number, max: number, fallback: number) =>
-  opt(
+  nullAsAbsent(
     z
       .number({ error: `${name} must be a whole number from ${min} to ${max}` })
       .int(`${name} must be a whole number from ${min} to ${max}`)
@@ -25,7 +23,7 @@ const int = (name: string, min: number, max: number, fallback: number) =>
   );
 
 const ratio = (name: string, min: number, fallback: number) =>
-  opt(
+  nullAsAbsent(
     z
       .number({ error: `${name} must be a number from ${min} to 1` })
       .min(min, `${name} must be from ${min} to 1`)
@@ -33,7 +31,7 @@ const ratio = (name: string, min: number, fallback: number) =>
       .default(fallback),
   );
 
-const flag = (name: string, fallback: boolean) => opt(z.boolean({ error: `${name} must be true or false` }).default(fallback));
+const flag = (name: string, fallback: boolean) => nullAsAbsent(z.boolean({ error: `${name} must be true or false` }).default(fallback));
 
 /** An object that names its unknown keys and lists the known ones. */
 const section = <S extends z.ZodRawShape>(what: string, shape: S) =>
@@ -90,9 +88,9 @@ export const propertyFilterInput = section("property_filter", {
 });
 
 export const retrievalConfigInput = section("retrieval_config", {
-  concept_retrieval: opt(conceptRetrievalInput.prefault({})),
-  semantic_instance_retrieval: opt(semanticInstanceRetrievalInput.prefault({})),
-  property_filter: opt(propertyFilterInput.prefault({})),
+  concept_retrieval: nullAsAbsent(conceptRetrievalInput.prefault({})),
+  semantic_instance_retrieval: nullAsAbsent(semanticInstanceRetrievalInput.prefault({})),
+  property_filter: nullAsAbsent(propertyFilterInput.prefault({})),
 });
 
 export const knSearchInput = section("the kn_search request", {
@@ -111,9 +109,9 @@ export const knSearchInput = section("the kn_search request", {
     )
     .min(1, 'kn_ids needs at least one knowledge network, e.g. [{"knowledge_network_id": "kn_medical"}]')
     .max(MAX_KN_IDS, `at most ${MAX_KN_IDS} knowledge networks`),
-  session_id: opt(z.string({ error: "session_id must be a string" }).trim().max(256, "session_id must be at most 256 characters").default("")),
-  additional_context: opt(z.string({ error: "additional_context must be a string" }).max(20_000, "additional_context must be at most 20000 characters").default("")),
-  retrieval_config: opt(retrievalConfigInput.prefault({})),
+  session_id: nullAsAbsent(z.string({ error: "session_id must be a string" }).trim().max(256, "session_id must be at most 256 characters").default("")),
+  additional_context: nullAsAbsent(z.string({ error: "additional_context must be a string" }).max(20_000, "additional_context must be at most 20000 characters").default("")),
+  retrieval_config: nullAsAbsent(retrievalConfigInput.prefault({})),
   only_schema: flag("only_schema", false),
 });
 
