@@ -1,9 +1,9 @@
 import { pino } from "pino";
 import { DEFAULT_SEED, generateBundle } from "../data/generator/build";
-import { parseBundle } from "../src/embedded/bundle";
-import { EmbeddedBackend } from "../src/embedded/engine";
-import type { CallContext } from "../src/upstream/call-context";
-import { normalizeText } from "../src/upstream/text";
+import { parseBundle } from "../src/kn/embedded/bundle";
+import { EmbeddedBackend } from "../src/kn/embedded/engine";
+import type { CallContext } from "../src/core/call-context";
+import { normalizeText } from "../src/core/text";
 import { formatMicros, line, percentile, timeEach } from "./stats";
 
 const SCALE = 100_000;
@@ -24,7 +24,7 @@ export async function benchEngine(): Promise<void> {
   line(`engine: bundle of ${total} instances`, `generated+checked in ${((loadStarted - generated) / 1000).toFixed(2)} s, engine built in ${loadMs.toFixed(0)} ms`);
 
   const ctx: CallContext = {
-    identity: { accountId: "bench", accountType: "user" },
+    caller: { accountId: "bench", accountType: "user" },
     traceId: "bench",
     log: pino({ level: "silent" }),
     signal: new AbortController().signal,

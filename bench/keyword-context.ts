@@ -6,12 +6,12 @@ import { parse } from "yaml";
 import { KnowledgeRetrievalService, type RetrieveKeywordContextResponse } from "../gen/contextloader/knowledge/v1/knowledge_pb";
 import { createApp } from "../src/app";
 import { loadConfig } from "../src/config";
-import { parseBundle, type Bundle } from "../src/embedded/bundle";
-import { EmbeddedBackend } from "../src/embedded/engine";
-import { startSimulator } from "../src/embedded/simulator";
-import type { CallContext } from "../src/upstream/call-context";
-import { createHttpBackend } from "../src/upstream/http/http-backend";
-import type { KnowledgeNetworkBackend } from "../src/upstream/kn-backend";
+import { parseBundle, type Bundle } from "../src/kn/embedded/bundle";
+import { EmbeddedBackend } from "../src/kn/embedded/engine";
+import { startSimulator } from "../src/simulator/simulator";
+import type { CallContext } from "../src/core/call-context";
+import { createHttpBackend } from "../src/kn/http/http-backend";
+import type { KnowledgeNetworkBackend } from "../src/kn/backend";
 import { formatMicros, line, percentile, timeEach } from "./stats";
 
 const KN = "kn_bench";
@@ -49,7 +49,7 @@ export async function benchKeywordContext(): Promise<void> {
   const client = createClient(KnowledgeRetrievalService, createConnectTransport({ baseUrl: `http://127.0.0.1:${port}`, httpVersion: "1.1" }));
   const backend = createHttpBackend({ ontologyManagerUrl: sim.url, ontologyQueryUrl: sim.url, operatorMarketUrl: undefined, timeoutMs: 10_000, maxSockets: 64, spelling: "new" });
   const ctx: CallContext = {
-    identity: { accountId: "bench", accountType: "user" },
+    caller: { accountId: "bench", accountType: "user" },
     traceId: "bench",
     log,
     signal: new AbortController().signal,

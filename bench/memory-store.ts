@@ -5,9 +5,9 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import pg from "pg";
 import { pino, type Logger } from "pino";
-import type { MemoryFilters, MemoryStore, MemoryWrite } from "../src/store/memory-store";
-import { PostgresMemoryStore } from "../src/store/postgres-memory-store";
-import { SqliteMemoryStore } from "../src/store/sqlite-memory-store";
+import type { MemoryFilters, MemoryStore, MemoryWrite } from "../src/store/memories/memory-store";
+import { PostgresMemoryStore } from "../src/store/memories/postgres-memory-store";
+import { SqliteMemoryStore } from "../src/store/memories/sqlite-memory-store";
 import { formatMicros, line, percentile, timeEach } from "./stats";
 
 const DATABASE_URL = process.env["DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/test";

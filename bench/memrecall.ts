@@ -8,13 +8,13 @@ import { z } from "zod";
 import { loadConfig } from "../src/config";
 import { searchMemories, storeMemory, type MemoriesDeps } from "../src/memrecall/memories";
 import { searchTextOf } from "../src/memrecall/search-text";
-import { searchMemoriesInput, storeMemoryInput } from "../src/memrecall/tool-inputs";
+import { searchMemoriesInput, storeMemoryInput } from "../src/memrecall/inputs";
 import { MemoryIndex } from "../src/memrecall/memory-index";
-import { MemorySessionStore } from "../src/store/memory-session-store";
-import type { MemoryStore, MemoryWrite } from "../src/store/memory-store";
-import { PostgresMemoryStore } from "../src/store/postgres-memory-store";
-import { SqliteMemoryStore } from "../src/store/sqlite-memory-store";
-import type { CallContext } from "../src/upstream/call-context";
+import { InProcessSessionStore } from "../src/store/in-process-session-store";
+import type { MemoryStore, MemoryWrite } from "../src/store/memories/memory-store";
+import { PostgresMemoryStore } from "../src/store/memories/postgres-memory-store";
+import { SqliteMemoryStore } from "../src/store/memories/sqlite-memory-store";
+import type { CallContext } from "../src/core/call-context";
 import { localEmbedder } from "../src/upstream/embeddings";
 import { embedLocally } from "../src/upstream/local-embedder";
 import { formatMicros, line, percentile, timeEach } from "./stats";
@@ -37,13 +37,13 @@ const log = pino({ level: "silent" });
 const shipped = loadConfig({}).memrecall;
 
 function context(accountId: string): CallContext {
-  return { identity: { accountId, accountType: "user" }, traceId: randomUUID().replaceAll("-", ""), log, signal: new AbortController().signal, remainingMs: () => undefined };
+  return { caller: { accountId, accountType: "user" }, traceId: randomUUID().replaceAll("-", ""), log, signal: new AbortController().signal, remainingMs: () => undefined };
 }
 
 function depsFor(store: MemoryStore): MemoriesDeps {
   return {
     store,
-    sessions: new MemorySessionStore({ maxValueBytes: 1 << 20, maxEntries: 1_000_000, log }),
+    sessions: new InProcessSessionStore({ maxValueBytes: 1 << 20, maxEntries: 1_000_000, log }),
     embedder: localEmbedder,
     llm: undefined,
     index: new MemoryIndex(store, 4),

@@ -3,11 +3,11 @@ import { readFileSync } from "node:fs";
 import { Code, ConnectError, type ConnectRouter } from "@connectrpc/connect";
 import type { Logger } from "pino";
 import type { Config, KnowledgeSource } from "./config";
-import { EmbeddedBackend } from "./embedded/engine";
-import { newTraceId } from "./server/trace";
+import { EmbeddedBackend } from "./kn/embedded/engine";
+import { newTraceId } from "./core/ids";
 import type { ReadinessCheck } from "./server/probes";
-import { createHttpBackend } from "./upstream/http/http-backend";
-import type { KnowledgeNetworkBackend } from "./upstream/kn-backend";
+import { createHttpBackend } from "./kn/http/http-backend";
+import type { KnowledgeNetworkBackend } from "./kn/backend";
 import { file_contextloader_common_v1_errors } from "../gen/contextloader/common/v1/errors_pb";
 import { KnowledgeRetrievalService } from "../gen/contextloader/knowledge/v1/knowledge_pb";
 import { MemRecallService } from "../gen/contextloader/memrecall/v1/memrecall_pb";
@@ -19,17 +19,17 @@ import { registerKnowledge, type KnowledgeDeps } from "./knowledge/knowledge-ser
 import { rerankRoutes } from "./knowledge/rerank-route";
 import { knowledgeRoutes } from "./knowledge/rest-routes";
 import { KnowledgeSessions } from "./knowledge/session";
-import { MemorySessionStore } from "./store/memory-session-store";
+import { InProcessSessionStore } from "./store/in-process-session-store";
 import { RedisSessionStore } from "./store/redis-session-store";
 import { localEmbedder, openAiEmbedder } from "./upstream/embeddings";
 import { LlmClient } from "./upstream/llm-client";
-import { createDataRetrievalClient } from "./upstream/http/data-retrieval";
+import { createDataRetrievalClient } from "./upstream/data-retrieval";
 import { httpReranker } from "./upstream/reranker";
 import { registerMemRecall, type MemRecallDeps } from "./memrecall/memrecall-service";
 import { MemoryIndex } from "./memrecall/memory-index";
-import type { MemoryStore } from "./store/memory-store";
-import { PostgresMemoryStore } from "./store/postgres-memory-store";
-import { SqliteMemoryStore } from "./store/sqlite-memory-store";
+import type { MemoryStore } from "./store/memories/memory-store";
+import { PostgresMemoryStore } from "./store/memories/postgres-memory-store";
+import { SqliteMemoryStore } from "./store/memories/sqlite-memory-store";
 import { ObjectTypeCache, type ResolverDeps } from "./resolver/resolve";
 import { registerResolver } from "./resolver/resolver-service";
 import { resolverRoutes } from "./resolver/rest-routes";
@@ -90,7 +90,7 @@ function upstreamReadiness(knowledge: Knowledge, log: Logger): ReadinessCheck[] 
     {
       name: "ontology-manager",
       async check(signal) {
-        const ctx = { identity: { accountId: "", accountType: "app" as const }, traceId: newTraceId(), log, signal, remainingMs: () => undefined };
+        const ctx = { caller: { accountId: "", accountType: "app" as const }, traceId: newTraceId(), log, signal, remainingMs: () => undefined };
         await knowledge.listKnowledgeNetworks(ctx, { limit: 1 });
       },
     },
@@ -105,7 +105,7 @@ function upstreamReadiness(knowledge: Knowledge, log: Logger): ReadinessCheck[] 
 export function createApp(config: Config, log: Logger, overrides: { knowledge?: Knowledge } = {}): App {
   const metrics = createMetrics();
   const knowledge = overrides.knowledge ?? createKnowledgeBackend(config.knowledge, log);
-  const memorySessions = new MemorySessionStore({ maxValueBytes: config.sessions.maxValueBytes, maxEntries: config.sessions.maxMemoryEntries, log });
+  const memorySessions = new InProcessSessionStore({ maxValueBytes: config.sessions.maxValueBytes, maxEntries: config.sessions.maxMemoryEntries, log });
   const redisSessions = config.sessions.redis
     ? new RedisSessionStore({ ...config.sessions.redis, maxValueBytes: config.sessions.maxValueBytes, log })
     : undefined;

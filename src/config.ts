@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
-import { isValidTimeZone } from "./upstream/calendar";
+import { isValidTimeZone } from "./core/calendar";
 
 /**
  * Every setting of the service, read from the environment once at start-up.

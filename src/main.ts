@@ -1,7 +1,7 @@
 import { pino } from "pino";
 import { createApp } from "./app";
 import { ConfigError, loadConfig } from "./config";
-import { BundleError } from "./embedded/bundle";
+import { BundleError } from "./kn/embedded/bundle";
 
 function main(): void {
   let config;

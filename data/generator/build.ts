@@ -1,4 +1,4 @@
-import type { Json } from "../../src/upstream/kn-types";
+import type { Json } from "../../src/core/json";
 import { isoDate, metricMonths, monthIndex, pad } from "./calendar";
 import {
   BRAND_CHARACTERS, CITIES, COMPANY_SUFFIXES, NATIONAL_UNITS, ROADS, provinceShortName, provinceUnit, type City,

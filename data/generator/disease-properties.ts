@@ -1,4 +1,4 @@
-import type { Json } from "../../src/upstream/kn-types";
+import type { Json } from "../../src/core/json";
 import type { Random } from "./random";
 import { INFECTIOUS_MARKERS, SYSTEMS, TREATMENT_ORDER, type SystemId } from "./vocabulary";
 

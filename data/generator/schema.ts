@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import type { bundleSchema } from "../../src/embedded/bundle";
+import type { bundleSchema } from "../../src/kn/embedded/bundle";
 
 /**
  * The schema of the real `kn_medical` network, copied from its export

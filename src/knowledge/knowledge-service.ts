@@ -18,9 +18,9 @@ import { callContext } from "../server/interceptors";
 import { knSearchInput } from "./kn-search/input";
 import { knSearch, type KnSearchDeps } from "./kn-search/kn-search";
 import type { KnSearchAnswer } from "./kn-search/wire";
-import { rerankConcepts, rerankConceptsInput, type RerankDeps } from "./rerank-concepts";
-import { keywordContextInput, retrieveKeywordContext, type KeywordContextResult, type KeywordDeps } from "./keyword-context";
-import { retrieveSchema, retrieveSchemaInput, type SchemaDeps, type SchemaResult } from "./schema-recall";
+import { rerankConcepts, rerankConceptsInput, type RerankDeps } from "./rerank/rerank-concepts";
+import { keywordContextInput, retrieveKeywordContext, type KeywordContextResult, type KeywordDeps } from "./keyword-context/retrieve-keyword-context";
+import { retrieveSchema, retrieveSchemaInput, type SchemaDeps, type SchemaResult } from "./schema/retrieve-schema";
 
 export type KnowledgeDeps = SchemaDeps & KeywordDeps & KnSearchDeps & RerankDeps;
 

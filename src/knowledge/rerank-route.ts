@@ -1,7 +1,7 @@
 import type { HttpRoute } from "../server/http-routes";
 import { jsonRoute, type JsonRouteOptions } from "../server/json-route";
 import { parseOrThrow } from "../errors/validation";
-import { rerankConcepts, rerankConceptsInput, type RerankDeps } from "./rerank-concepts";
+import { rerankConcepts, rerankConceptsInput, type RerankDeps } from "./rerank/rerank-concepts";
 import { knowledgeError } from "./rest-routes";
 
 /**

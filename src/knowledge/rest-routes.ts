@@ -8,9 +8,9 @@ import { httpStatusOf, jsonRoute, type JsonRouteOptions } from "../server/json-r
 import { knSearchInput } from "./kn-search/input";
 import { knSearch } from "./kn-search/kn-search";
 import { renderAnswer } from "./kn-search/wire";
-import { keywordContextInput, retrieveKeywordContext } from "./keyword-context";
+import { keywordContextInput, retrieveKeywordContext } from "./keyword-context/retrieve-keyword-context";
 import { keywordContextResponse, schemaResponse, type KnowledgeDeps } from "./knowledge-service";
-import { retrieveSchema, retrieveSchemaInput } from "./schema-recall";
+import { retrieveSchema, retrieveSchemaInput } from "./schema/retrieve-schema";
 
 /**
  * The request of `POST /tools/knowledge_retrieve` exactly as the spec lists it

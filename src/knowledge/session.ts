@@ -1,6 +1,6 @@
 import { ToolError } from "../errors/tool-error";
-import type { Identity as Caller } from "../upstream/call-context";
-import type { ActionType, DataProperty, LogicProperty } from "../upstream/kn-types";
+import type { Caller } from "../core/call-context";
+import type { ActionType, DataProperty, LogicProperty } from "../kn/types";
 import { sessionKey, type SessionStore } from "../store/session-store";
 
 /** An object type as recalled into a session: its definition, network and relevance. */

@@ -1,3 +1,5 @@
+import { normalizeText } from "../core/text";
+
 /**
  * A small Chinese–English glossary of the words data agents' users talk in
  * (infrastructure, data work, reporting, planning, medicine), for semantic and
@@ -134,7 +136,7 @@ const terms = groups.flatMap((group, index) =>
  * terms match anywhere (Chinese has no spaces to bound them).
  */
 export function equivalentsOf(text: string): string[] {
-  const lower = text.normalize("NFKC").toLowerCase();
+  const lower = normalizeText(text);
   const found = new Set<number>();
   for (const t of terms) {
     if (found.has(t.group)) continue;

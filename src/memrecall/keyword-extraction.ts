@@ -1,9 +1,9 @@
 import { z } from "zod";
-import type { CallContext } from "../upstream/call-context";
+import type { CallContext } from "../core/call-context";
 import type { LlmClient } from "../upstream/llm-client";
 import { readJsonObject } from "../upstream/llm-json";
-import { normalizeText, tokenizer } from "../upstream/text";
-import { idfOf, STOP_WORDS } from "./search-text";
+import { normalizeText, STOP_WORDS, tokenizer } from "../core/text";
+import { idfOf } from "./search-text";
 
 export const KEYWORD_TYPES = ["entity", "action", "concept", "time"] as const;
 export type KeywordType = (typeof KEYWORD_TYPES)[number];

@@ -1,14 +1,15 @@
 import { createHash } from "node:crypto";
+import { round3 } from "../core/scores";
 import { ToolError } from "../errors/tool-error";
-import type { MemoryFilters, MemoryRecord, MemoryStore } from "../store/memory-store";
+import type { MemoryFilters, MemoryRecord, MemoryStore } from "../store/memories/memory-store";
 import { accountKey, sessionKey, type SessionStore } from "../store/session-store";
-import type { CallContext, Identity } from "../upstream/call-context";
+import type { CallContext, Caller } from "../core/call-context";
 import type { Embedder } from "../upstream/embeddings";
 import type { LlmClient } from "../upstream/llm-client";
 import { equivalentsOf } from "./glossary";
 import { extractKeywords, extractLocally } from "./keyword-extraction";
 import { coverage, lookupTokens, searchTextOf, searchTokens } from "./search-text";
-import { MAX_CONTENT_BYTES, type SearchMemoriesInput, type StoreMemoryInput } from "./tool-inputs";
+import { MAX_CONTENT_BYTES, type SearchMemoriesInput, type StoreMemoryInput } from "./inputs";
 import type { IndexChange, KeywordQuery, MemoryIndex } from "./memory-index";
 
 export interface MemoriesDeps {
@@ -50,8 +51,8 @@ const EMBED_CHARS = 8000;
  * (spec §7: all tools require user_id), and an anonymous one has no memories.
  * The type is part of the id, so an app and a user with the same id are two owners.
  */
-export function ownerOf(identity: Identity): string {
-  if (identity.accountId === "") {
+export function ownerOf(caller: Caller): string {
+  if (caller.accountId === "") {
     throw new ToolError({
       code: "unauthenticated",
       reason: "ACCOUNT_REQUIRED",
@@ -59,7 +60,7 @@ export function ownerOf(identity: Identity): string {
       hint: { message: "Call again with the x-account-id header of the user whose memories these are." },
     });
   }
-  if (identity.accountType === "anonymous") {
+  if (caller.accountType === "anonymous") {
     throw new ToolError({
       code: "permission_denied",
       reason: "ANONYMOUS_NOT_ALLOWED",
@@ -67,7 +68,7 @@ export function ownerOf(identity: Identity): string {
       hint: { message: "Call with x-account-type user (or app) and that account's x-account-id." },
     });
   }
-  return `${identity.accountType}:${identity.accountId}`;
+  return `${caller.accountType}:${caller.accountId}`;
 }
 
 /** The owner's memory version: a counter every write increments, so every cache keyed by it is invalid at once. */
@@ -127,7 +128,7 @@ export interface StoredMemory {
  * next search finds it.
  */
 export async function storeMemory(deps: MemoriesDeps, ctx: CallContext, input: StoreMemoryInput): Promise<StoredMemory> {
-  const owner = ownerOf(ctx.identity);
+  const owner = ownerOf(ctx.caller);
   const { text: content, truncated } = capBytes(input.content, MAX_CONTENT_BYTES);
   const keywords =
     input.keywords.length > 0
@@ -165,7 +166,7 @@ export async function storeMemory(deps: MemoriesDeps, ctx: CallContext, input: S
 
 /** DeleteMemory: true when the caller had a memory with that key. */
 export async function deleteMemory(deps: MemoriesDeps, ctx: CallContext, memoryKey: string): Promise<boolean> {
-  const owner = ownerOf(ctx.identity);
+  const owner = ownerOf(ctx.caller);
   return deps.index.serially(owner, async () => {
     const deleted = await deps.store.delete(owner, memoryKey);
     if (deleted) await bumpVersion(deps, ctx, owner, { remove: memoryKey });
@@ -182,7 +183,7 @@ type CachedRecord = Omit<MemoryRecord, "created_at" | "updated_at"> & { created_
  * — absent, or another user's — is the same NOT_FOUND with the spec's text.
  */
 export async function getMemoryDetail(deps: MemoriesDeps, ctx: CallContext, memoryKey: string): Promise<MemoryRecord> {
-  const owner = ownerOf(ctx.identity);
+  const owner = ownerOf(ctx.caller);
   const version = await versionOf(deps, owner);
   const hit = await cached<CachedRecord | null>(ctx, deps, accountKey(owner, `mem:detail:${version}:${digest(memoryKey)}`), DETAIL_TTL_MS, async () => {
     const record = await deps.store.get(owner, memoryKey);
@@ -234,7 +235,7 @@ export interface SearchOutput {
  * minute per user and search; any write of the user's invalidates them.
  */
 export async function searchMemories(deps: MemoriesDeps, ctx: CallContext, input: SearchMemoriesInput): Promise<SearchOutput> {
-  const owner = ownerOf(ctx.identity);
+  const owner = ownerOf(ctx.caller);
   if (input.session_id !== "") await countSearch(deps, owner, input.session_id);
   const version = await versionOf(deps, owner);
   const { session_id: _session, ...search } = input;
@@ -340,7 +341,7 @@ async function keywordRanking(deps: MemoriesDeps, ctx: CallContext, owner: strin
   const lookup = lookupTokens(query.tokens, query.extra);
   if (deps.index.has(owner, version)) {
     const hits = await deps.index.keywordTop(owner, version, query, lookup, filters, CANDIDATES);
-    return hits.map((h) => ({ memory_key: h.memory_key, relevance: round(h.score) }));
+    return hits.map((h) => ({ memory_key: h.memory_key, relevance: round3(h.score) }));
   }
   // Every match, not the store's best few by its own rank (bm25 counts other users' rows): the
   // same candidates and order as the index gives, so a search says the same before and after it loads.
@@ -354,11 +355,10 @@ async function keywordRanking(deps: MemoriesDeps, ctx: CallContext, owner: strin
     }))
     .sort((a, b) => b.relevance - a.relevance || a.tokens - b.tokens || (a.memory_key < b.memory_key ? -1 : a.memory_key > b.memory_key ? 1 : 0))
     .slice(0, CANDIDATES)
-    .map(({ memory_key, relevance }) => ({ memory_key, relevance: round(relevance) }));
+    .map(({ memory_key, relevance }) => ({ memory_key, relevance: round3(relevance) }));
 }
 
-const calibrate = (cosine: number, floor: number, ceiling: number) => round(Math.min(1, Math.max(0, (cosine - floor) / (ceiling - floor))));
-const round = (x: number) => Math.round(x * 1000) / 1000;
+const calibrate = (cosine: number, floor: number, ceiling: number) => round3(Math.min(1, Math.max(0, (cosine - floor) / (ceiling - floor))));
 
 /** One list as it is; several fused by reciprocal rank, relevance the best a memory got. */
 function fuse(lists: Ranked[][]): Ranked[] {

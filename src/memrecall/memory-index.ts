@@ -1,5 +1,5 @@
 import { ToolError } from "../errors/tool-error";
-import type { MemoryFilters, MemoryStore, MemoryVector } from "../store/memory-store";
+import type { MemoryFilters, MemoryStore, MemoryVector } from "../store/memories/memory-store";
 import { idfOf } from "./search-text";
 
 /** A loaded index is dropped after this long even without a write (a safety net for missed versions). */

@@ -16,8 +16,8 @@ import { expandContextWindow, expandContextWindowInput } from "./expand-context-
 import { handoff, handoffInput } from "./handoff";
 import { extractKeywords } from "./keyword-extraction";
 import { deleteMemory, getMemoryDetail, ownerOf, searchMemories, storeMemory, type MemoriesDeps } from "./memories";
-import { toolDefinitions } from "./registry";
-import { deleteMemoryInput, extractKeywordsInput, getMemoryDetailInput, searchMemoriesInput, storeMemoryInput } from "./tool-inputs";
+import { toolDefinitions } from "./tool-definitions";
+import { deleteMemoryInput, extractKeywordsInput, getMemoryDetailInput, searchMemoriesInput, storeMemoryInput } from "./inputs";
 
 export interface MemRecallDeps extends MemoriesDeps {
   /** Largest context window ExpandContextWindow grants. */
@@ -33,7 +33,7 @@ export function registerMemRecall(router: ConnectRouter, deps: MemRecallDeps): v
   const tools = toolDefinitions(deps.maxContextWindow);
   const context = (ctx: Parameters<typeof callContext>[0]) => {
     const c = callContext(ctx);
-    ownerOf(c.identity);
+    ownerOf(c.caller);
     return c;
   };
   router.service(MemRecallService, {

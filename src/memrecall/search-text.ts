@@ -1,5 +1,6 @@
 import { idf as idfTable } from "@node-rs/jieba/dict";
-import { tokenize } from "../upstream/text";
+import { weightedCoverage } from "../core/scores";
+import { STOP_WORDS, tokenize } from "../core/text";
 
 /**
  * How memories are found by words: both the stored text and the query are cut
@@ -17,26 +18,15 @@ export function searchTextOf(parts: readonly string[]): string {
   return searchTokens(parts.filter((p) => p !== "").join("\n")).join(" ");
 }
 
-/** jieba's inverse document frequencies; a word it does not know counts as rare, a stop word as common. */
+/**
+ * jieba's inverse document frequencies; a word it does not know counts as rare,
+ * a stop word (core/text.ts) as the commonest: jieba knows no English and would
+ * weigh "the" like "database", and in a short query one 之前 among three words
+ * would reach the top.
+ */
 let idfs: Map<string, number> | undefined;
 const UNKNOWN_IDF = 11.74;
 const STOP_WORD_IDF = 0.5;
-
-/**
- * Words that carry no topic in either language. They weigh as little as the
- * commonest words (jieba knows no English, and would weigh "the" like
- * "database"), are not looked up in the index, and are never extracted as
- * keywords (in a short query, one 之前 among three words would reach the top).
- */
-export const STOP_WORDS = new Set(
-  (
-    "的 了 和 是 在 我 你 他 她 它 我们 你们 他们 这 那 这个 那个 这些 那些 之前 以前 上次 一下 一个 什么 怎么 如何 哪些 哪个 有 没有 " +
-    "吗 呢 吧 啊 就 都 也 还 要 把 被 让 给 用 对 从 到 与 及 或 并 等 请 帮 帮我 按照 关于 那次 说 说过 提到 提过 " +
-    "a an the of to in on at for and or but is are was were be been being this that these those it its my your our their i you we they " +
-    "me us what which who how when where why do does did done have has had with from by as about into than then so not no yes " +
-    "please previous previously before last earlier mentioned said"
-  ).split(" "),
-);
 
 /**
  * jieba's table knows no English: an unknown Latin word is weighed by its
@@ -66,14 +56,7 @@ export function idfOf(token: string): number {
  */
 export function coverage(queryTokens: readonly string[], searchText: string): number {
   const have = new Set(searchText.split(" "));
-  let total = 0;
-  let found = 0;
-  for (const t of queryTokens) {
-    const w = idfOf(t);
-    total += w;
-    if (have.has(t)) found += w;
-  }
-  return total === 0 ? 0 : found / total;
+  return weightedCoverage(queryTokens, (t) => have.has(t), idfOf);
 }
 
 /** Below this IDF a word is in most texts: looking it up costs much and finds nothing particular. */

@@ -1,5 +1,6 @@
-import { CALENDAR_UNITS } from "../upstream/calendar";
-import type { Json, LogicParameter, LogicProperty, OperatorDetail } from "../upstream/kn-types";
+import { CALENDAR_UNITS } from "../core/calendar";
+import type { LogicParameter, LogicProperty, OperatorDetail } from "../kn/types";
+import type { Json } from "../core/json";
 
 /** Metric parameters the platform computes from time (spec §7.3: always generated). */
 export const METRIC_SYSTEM_PARAMS = ["instant", "start", "end", "step"] as const;

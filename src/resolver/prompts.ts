@@ -1,10 +1,11 @@
 import type { ChatMessage } from "../upstream/llm-client";
-import type { Identity, Json, LogicProperty, OperatorDetail } from "../upstream/kn-types";
+import type { InstanceIdentity, LogicProperty, OperatorDetail } from "../kn/types";
+import type { Json } from "../core/json";
 import { inputParameters } from "./parameters";
 
 export interface PromptInput {
   query: string;
-  identities: Identity[];
+  identities: InstanceIdentity[];
   additionalContext: string;
   nowMs: number;
   timeZone: string;

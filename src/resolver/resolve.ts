@@ -1,9 +1,10 @@
 import { ToolError, type MissingPropertyParams } from "../errors/tool-error";
-import { newSpanId } from "../server/trace";
-import type { CallContext } from "../upstream/call-context";
-import { settleWithLimit } from "../upstream/concurrency";
-import type { KnowledgeNetworkBackend } from "../upstream/kn-backend";
-import type { Identity, Json, LogicProperty, ObjectType, OperatorDetail } from "../upstream/kn-types";
+import { newSpanId } from "../core/ids";
+import type { CallContext } from "../core/call-context";
+import { settleWithLimit } from "../core/concurrency";
+import type { KnowledgeNetworkBackend } from "../kn/backend";
+import type { InstanceIdentity, LogicProperty, ObjectType, OperatorDetail } from "../kn/types";
+import type { Json } from "../core/json";
 import type { ChatMessage, LlmClient } from "../upstream/llm-client";
 import { readJsonObject } from "../upstream/llm-json";
 import { checkOperatorParameters, checkParameters, inputParameters, METRIC_SYSTEM_PARAMS, type ParamProblem } from "./parameters";
@@ -35,7 +36,7 @@ export interface PropertyDebug {
 export interface ResolveResult {
   /** One row per requested identity, in request order. */
   datas: Record<string, Json>[];
-  unmatched_identities: Identity[];
+  unmatched_identities: InstanceIdentity[];
   debug:
     | { now_ms: number; timezone: string; dynamic_params: Record<string, Record<string, Json>>; properties: PropertyDebug[]; warnings: string[]; trace_id: string }
     | undefined;
@@ -320,7 +321,7 @@ function checkRequest(ot: ObjectType, input: ResolveInput): LogicProperty[] {
   return input.properties.map((p) => logic.get(p)!);
 }
 
-function unmatchedRow(identity: Identity, properties: string[]): Record<string, Json> {
+function unmatchedRow(identity: InstanceIdentity, properties: string[]): Record<string, Json> {
   const row: Record<string, Json> = { ...identity };
   for (const p of properties) row[p] = null;
   return row;

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { nullAsAbsent } from "../errors/validation";
-import { isValidTimeZone } from "../upstream/calendar";
+import { isValidTimeZone } from "../core/calendar";
 
 const MIN_MS = Date.UTC(2000, 0, 1);
 const MAX_MS = Date.UTC(2100, 0, 1);

@@ -17,7 +17,7 @@ import {
   startOf,
   wallClock,
   type CalendarUnit,
-} from "../upstream/calendar";
+} from "../core/calendar";
 
 export interface TimeFact {
   param: "now_ms" | "start" | "end" | "step" | "instant";

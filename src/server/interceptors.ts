@@ -2,15 +2,15 @@ import { Code, createContextKey, type HandlerContext, type Interceptor } from "@
 import type { Logger } from "pino";
 import { grpcCodeName, toConnectError } from "../errors/connect-mapping";
 import type { ToolError } from "../errors/tool-error";
-import type { CallContext, Identity } from "../upstream/call-context";
-import { identityFromHeaders } from "./identity";
+import type { CallContext, Caller } from "../core/call-context";
+import { callerFromHeaders } from "./caller";
 import type { Metrics } from "./metrics";
 import { traceIdFromHeaders } from "./trace";
 
 interface CallValues {
   traceId: string;
   log: Logger;
-  identity: Identity;
+  caller: Caller;
 }
 
 const kCall = createContextKey<CallValues | undefined>(undefined, { description: "contextloader call" });
@@ -42,7 +42,7 @@ export function callInterceptor(deps: { log: Logger; metrics: Metrics }): Interc
     const rpc = `${req.service.typeName}/${req.method.name}`;
     const traceId = traceIdFromHeaders(req.header);
     const log = deps.log.child({ trace_id: traceId, rpc });
-    let account: Identity | undefined;
+    let account: Caller | undefined;
     let done = false;
     // A call ended from outside (client gone, deadline, shutdown) is reported when
     // it ends: a response stream whose client vanished may never be iterated again.
@@ -71,8 +71,8 @@ export function callInterceptor(deps: { log: Logger; metrics: Metrics }): Interc
       return mapped.error;
     };
     try {
-      account = identityFromHeaders(req.header);
-      req.contextValues.set(kCall, { traceId, log: log.child({ account: account.accountId }), identity: account });
+      account = callerFromHeaders(req.header);
+      req.contextValues.set(kCall, { traceId, log: log.child({ account: account.accountId }), caller: account });
       const problem = req.contextValues.get(kRequestProblem);
       if (problem) throw problem;
       const res = await next(req);
@@ -117,7 +117,7 @@ export function callContext(ctx: HandlerContext): CallContext {
   const values = ctx.values.get(kCall);
   if (!values) throw new Error("callContext: the call did not pass through callInterceptor");
   return {
-    identity: values.identity,
+    caller: values.caller,
     traceId: values.traceId,
     log: values.log,
     signal: ctx.signal,

@@ -1,8 +1,8 @@
 import type { Logger } from "pino";
 import { ToolError, type ErrorCode } from "../errors/tool-error";
-import type { CallContext } from "../upstream/call-context";
+import type { CallContext } from "../core/call-context";
 import { sendJson, type HttpRoute } from "./http-routes";
-import { identityFromHeaders } from "./identity";
+import { callerFromHeaders } from "./caller";
 import type { NodeServerRequest } from "./node-types";
 import { traceIdFromHeaders } from "./trace";
 
@@ -59,10 +59,10 @@ export function jsonRoute(opts: JsonRouteOptions): HttpRoute {
       let log = opts.log.child({ trace_id: traceId, route: opts.path });
       let status = 200;
       try {
-        const identity = identityFromHeaders(headers);
+        const identity = callerFromHeaders(headers);
         log = log.child({ account: identity.accountId });
         const ctx: CallContext = {
-          identity,
+          caller: identity,
           traceId,
           log,
           signal: AbortSignal.any([gone.signal, opts.stopping]),

@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { newTraceId } from "../core/ids";
 
 const TRACEPARENT = /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/;
 
@@ -10,13 +10,4 @@ export function traceIdFromHeaders(headers: Headers): string {
   const match = TRACEPARENT.exec((headers.get("traceparent") ?? "").trim().toLowerCase());
   if (match?.[1] && !/^0+$/.test(match[1])) return match[1];
   return newTraceId();
-}
-
-export function newTraceId(): string {
-  return randomBytes(16).toString("hex");
-}
-
-/** A span id (16 hex), e.g. one per resolver property. */
-export function newSpanId(): string {
-  return randomBytes(8).toString("hex");
 }

@@ -8,7 +8,7 @@
  * stays valid JSON.
  */
 export interface SessionStore {
-  readonly kind: "memory" | "redis";
+  readonly kind: "in_memory" | "redis";
   /** How long entries live unless a call says otherwise, ms. */
   readonly defaultTtlMs: number;
 
@@ -36,7 +36,7 @@ export interface SessionStore {
 }
 
 /** Entries of the in-memory store live 24 hours; Redis entries 2 hours (spec §2.5). */
-export const MEMORY_TTL_MS = 24 * 3600_000;
+export const IN_PROCESS_TTL_MS = 24 * 3600_000;
 export const REDIS_TTL_MS = 2 * 3600_000;
 
 /**

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { ToolError } from "../errors/tool-error";
-import type { CallContext } from "./call-context";
+import type { CallContext } from "../core/call-context";
 import { LOCAL_EMBEDDER_NAME, embedLocally, normalizeInPlace } from "./local-embedder";
 
 /** Turns texts into L2-normalised vectors; cosine similarity is then a dot product. */

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { ToolError } from "../errors/tool-error";
-import type { CallContext } from "./call-context";
+import type { CallContext } from "../core/call-context";
 
 export interface ChatMessage {
   role: "system" | "user" | "assistant";

@@ -1,4 +1,4 @@
-import { normalizeText, tokenize } from "./text";
+import { normalizeText, tokenize } from "../core/text";
 
 /** Dimensions of the local lexical embedding. */
 export const LOCAL_EMBEDDING_DIMENSIONS = 512;

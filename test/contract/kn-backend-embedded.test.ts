@@ -1,4 +1,4 @@
-import { EmbeddedBackend } from "../../src/embedded/engine";
+import { EmbeddedBackend } from "../../src/kn/embedded/engine";
 import { miniBundle } from "../fixtures/mini-bundle";
 import { describeKnowledgeBackendContract } from "./kn-backend.contract";
 

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { EmbeddedBackend } from "../../src/embedded/engine";
-import { startSimulator, type Simulator } from "../../src/embedded/simulator";
-import type { KnowledgeNetworkBackend } from "../../src/upstream/kn-backend";
-import { createHttpBackend } from "../../src/upstream/http/http-backend";
+import { EmbeddedBackend } from "../../src/kn/embedded/engine";
+import { startSimulator, type Simulator } from "../../src/simulator/simulator";
+import type { KnowledgeNetworkBackend } from "../../src/kn/backend";
+import { createHttpBackend } from "../../src/kn/http/http-backend";
 import { testContext } from "../helpers/call-context";
 import { miniBundle } from "../fixtures/mini-bundle";
 import { describeKnowledgeBackendContract, failureOf, shanghaiMonth } from "./kn-backend.contract";
@@ -141,7 +141,7 @@ for (const spelling of ["new", "old"] as const) {
 
     it("leave x-account-id out for a caller without an account, and still send x-account-type", async () => {
       pair.sim.clearRequests();
-      await pair.http.listKnowledgeNetworks(testContext({ identity: { accountId: "", accountType: "anonymous" } }), {});
+      await pair.http.listKnowledgeNetworks(testContext({ caller: { accountId: "", accountType: "anonymous" } }), {});
       const [request] = pair.sim.requests();
       expect(request!.headers["x-account-id"]).toBeUndefined();
       expect(request!.headers["x-account-type"]).toBe("anonymous");

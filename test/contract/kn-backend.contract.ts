@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ToolError } from "../../src/errors/tool-error";
-import type { KnowledgeNetworkBackend } from "../../src/upstream/kn-backend";
-import type { Condition, Json, ObjectQuery, PathEdge, Row } from "../../src/upstream/kn-types";
+import type { KnowledgeNetworkBackend } from "../../src/kn/backend";
+import type { Condition, ObjectQuery, PathEdge, Row } from "../../src/kn/types";
+import type { Json } from "../../src/core/json";
 import { testContext } from "../helpers/call-context";
 
 /** The first instant of a month in Asia/Shanghai, as the fixture's metric series use. */

@@ -3,8 +3,8 @@ import { toJson, type MessageInitShape } from "@bufbuild/protobuf";
 import { Code, ConnectError, type Client } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { KnowledgeRetrievalService, KnSearchResponseSchema, type KnSearchRequestSchema } from "../../gen/contextloader/knowledge/v1/knowledge_pb";
-import { EmbeddedBackend } from "../../src/embedded/engine";
-import { startSimulator, type Simulator } from "../../src/embedded/simulator";
+import { EmbeddedBackend } from "../../src/kn/embedded/engine";
+import { startSimulator, type Simulator } from "../../src/simulator/simulator";
 import { startServer, type TestServer } from "../helpers/server";
 import { clientWith } from "../helpers/rpc";
 

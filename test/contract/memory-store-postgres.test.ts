@@ -3,7 +3,7 @@ import pg from "pg";
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { ToolError } from "../../src/errors/tool-error";
-import { PostgresMemoryStore } from "../../src/store/postgres-memory-store";
+import { PostgresMemoryStore } from "../../src/store/memories/postgres-memory-store";
 import { describeMemoryStoreContract } from "./memory-store.contract";
 
 // The real PostgreSQL on this machine (CI starts it).

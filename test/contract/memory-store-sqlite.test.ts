@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { pino } from "pino";
 import { afterAll, describe, expect, it } from "vitest";
 import { ToolError } from "../../src/errors/tool-error";
-import { SqliteMemoryStore } from "../../src/store/sqlite-memory-store";
+import { SqliteMemoryStore } from "../../src/store/memories/sqlite-memory-store";
 import { describeMemoryStoreContract } from "./memory-store.contract";
 
 const log = pino({ level: "silent" });

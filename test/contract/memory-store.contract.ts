@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { MemoryStore, MemoryWrite } from "../../src/store/memory-store";
+import type { MemoryStore, MemoryWrite } from "../../src/store/memories/memory-store";
 
 /**
  * The memory store's contract, run against every implementation. `make`

@@ -2,8 +2,8 @@ import { readFileSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createHttpBackend } from "../../src/upstream/http/http-backend";
-import type { Condition } from "../../src/upstream/kn-types";
+import { createHttpBackend } from "../../src/kn/http/http-backend";
+import type { Condition } from "../../src/kn/types";
 import { testContext } from "../helpers/call-context";
 
 /**

@@ -6,7 +6,7 @@ import type { Client } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { KnowledgeRetrievalService, type KnSearchRequestSchema, type KnSearchResponse } from "../../gen/contextloader/knowledge/v1/knowledge_pb";
 import { DEFAULT_BUNDLE } from "../../src/config";
-import { loadBundleFile } from "../../src/embedded/bundle";
+import { loadBundleFile } from "../../src/kn/embedded/bundle";
 import { embedLocally } from "../../src/upstream/local-embedder";
 import { clientWith } from "../helpers/rpc";
 import { startScriptedLlm, type ScriptedLlm } from "../helpers/scripted-llm";

@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { BundleError, loadBundleFile, parseBundle } from "../../src/embedded/bundle";
-import { EmbeddedBackend } from "../../src/embedded/engine";
+import { BundleError, loadBundleFile, parseBundle } from "../../src/kn/embedded/bundle";
+import { EmbeddedBackend } from "../../src/kn/embedded/engine";
 
 const dir = mkdtempSync(join(tmpdir(), "cl-bundle-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -72,7 +72,7 @@ describe("KN bundle loading", () => {
   it("reports the operations each property allows: declared ones, else its type's defaults", async () => {
     const engine = new EmbeddedBackend([parseBundle(minimal, "inline")], { timeZone: "UTC" });
     const signal = new AbortController().signal;
-    const ctx = { identity: { accountId: "", accountType: "user" as const }, traceId: "t", log: (await import("pino")).pino({ level: "silent" }), signal, remainingMs: () => undefined };
+    const ctx = { caller: { accountId: "", accountType: "user" as const }, traceId: "t", log: (await import("pino")).pino({ level: "silent" }), signal, remainingMs: () => undefined };
     const [thing] = await engine.getObjectTypes(ctx, "kn_x", ["thing"]);
     const ops = Object.fromEntries(thing!.data_properties.map((p) => [p.name, p.condition_operations]));
     expect(ops["name"]).toEqual(["==", "!=", "in", "not_in", "like", "not_like", "regex", "exist", "not_exist"]);

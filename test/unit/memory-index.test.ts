@@ -1,8 +1,8 @@
 import { pino } from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { MemoryIndex } from "../../src/memrecall/memory-index";
-import type { MemoryVector } from "../../src/store/memory-store";
-import { SqliteMemoryStore } from "../../src/store/sqlite-memory-store";
+import type { MemoryVector } from "../../src/store/memories/memory-store";
+import { SqliteMemoryStore } from "../../src/store/memories/sqlite-memory-store";
 
 const DIMS = 8;
 const lookup = (q: { tokens: string[]; extra: string[] }) => [...q.tokens, ...q.extra];

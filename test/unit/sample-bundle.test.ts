@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { DEFAULT_SEED, generateBundle, type GeneratedBundle } from "../../data/generator/build";
 import { metricMonths } from "../../data/generator/calendar";
 import { serializeBundle } from "../../data/generator/serialize";
-import { parseBundle, type Bundle } from "../../src/embedded/bundle";
+import { parseBundle, type Bundle } from "../../src/kn/embedded/bundle";
 
 const SAMPLE = fileURLToPath(new URL("../../data/kn_medical.bundle.json", import.meta.url));
 /** The real export of kn_medical (a copy of the platform's published sample). */

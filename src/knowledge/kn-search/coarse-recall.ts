@@ -1,8 +1,9 @@
-import type { CallContext } from "../../upstream/call-context";
-import type { KnowledgeNetworkBackend } from "../../upstream/kn-backend";
-import type { KnowledgeNetwork } from "../../upstream/kn-types";
+import type { CallContext } from "../../core/call-context";
+import type { KnowledgeNetworkBackend } from "../../kn/backend";
+import type { KnowledgeNetwork } from "../../kn/types";
 import type { ConceptRetrievalConfig } from "./input";
-import { lexicalRelevance } from "./relevance";
+import { topIndexes } from "../../core/scores";
+import { lexicalRelevance } from "../relevance/lexical";
 
 /**
  * Coarse recall: a network with at least `coarse_min_relation_count` relation
@@ -19,14 +20,14 @@ export function coarseNetwork(kn: KnowledgeNetwork, question: string, cfg: Conce
     question,
     kn.relation_types.map((r) => `${r.id} ${r.name} ${r.comment} ${typeName.get(r.source_object_type_id) ?? ""} ${typeName.get(r.target_object_type_id) ?? ""}`),
   );
-  const relations = best(relationScores, cfg.coarse_relation_limit).map((i) => kn.relation_types[i]!);
+  const relations = topIndexes(relationScores, cfg.coarse_relation_limit).map((i) => kn.relation_types[i]!);
   const typeScores = lexicalRelevance(
     question,
     kn.object_types.map((o) => `${o.id} ${o.name} ${o.comment} ${o.data_properties.map((p) => p.display_name || p.name).join(" ")}`),
   );
   const kept = new Set<string>();
   for (const r of relations) for (const end of [r.source_object_type_id, r.target_object_type_id]) if (kept.size < cfg.coarse_object_limit) kept.add(end);
-  for (const i of best(typeScores, kn.object_types.length)) if (kept.size < cfg.coarse_object_limit) kept.add(kn.object_types[i]!.id);
+  for (const i of topIndexes(typeScores, kn.object_types.length)) if (kept.size < cfg.coarse_object_limit) kept.add(kn.object_types[i]!.id);
   return {
     ...kn,
     object_types: kn.object_types.filter((o) => kept.has(o.id)),
@@ -35,14 +36,6 @@ export function coarseNetwork(kn: KnowledgeNetwork, question: string, cfg: Conce
   };
 }
 
-/** Indexes of the `k` best scores, best first; ties in the original order. */
-function best(scores: readonly number[], k: number): number[] {
-  return scores
-    .map((s, i) => [s, i] as const)
-    .sort((a, b) => b[0] - a[0] || a[1] - b[1])
-    .slice(0, k)
-    .map(([, i]) => i);
-}
 
 /**
  * The backend as schema recall sees it during one kn_search: networks come

@@ -1,12 +1,13 @@
 import { ToolError } from "../../errors/tool-error";
-import type { CallContext } from "../../upstream/call-context";
-import { settleWithLimit } from "../../upstream/concurrency";
-import type { Json, KnowledgeNetwork, ObjectType } from "../../upstream/kn-types";
-import { retrieveSchema, type SchemaDeps } from "../schema-recall";
+import type { CallContext } from "../../core/call-context";
+import { settleWithLimit } from "../../core/concurrency";
+import type { KnowledgeNetwork, ObjectType } from "../../kn/types";
+import type { Json } from "../../core/json";
+import { retrieveSchema, type SchemaDeps } from "../schema/retrieve-schema";
 import { unionOf, type RecalledActionType, type RecalledObjectType, type RecalledRelationType } from "../session";
 import { coarseNetwork, NarrowedBackend } from "./coarse-recall";
 import type { ConceptRetrievalConfig, KnSearchInput } from "./input";
-import { semanticRelevance } from "./relevance";
+import { semanticRelevance } from "../relevance/semantic";
 import type { KnActionType, KnObjectType, KnProperty, KnRelationType, KnWarning } from "./wire";
 
 /** Sample instances fetched at once. */
@@ -61,7 +62,7 @@ export async function recallConcepts(deps: SchemaDeps, ctx: CallContext, input: 
   if (union.object_types.length === 0 && union.relation_types.length === 0) {
     return { round: [], shown: { object_types: [], relation_types: [], action_types: [] }, networks: backend.fetched, warnings };
   }
-  const rounds = await deps.sessions.rounds(deps.sessions.pick(""), ctx.identity, sessionId);
+  const rounds = await deps.sessions.rounds(deps.sessions.pick(""), ctx.caller, sessionId);
   const thisRound = rounds.find((r) => r.round === union.round);
   if (!thisRound) throw new Error(`kn_search: round ${union.round} of session ${sessionId} is not in the session after it was recorded`);
   if (cfg.return_union) return { round: thisRound.object_types, shown: union, networks: backend.fetched, warnings };

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { nullAsAbsent } from "../../errors/validation";
-import { MAX_OBJECT_LIMIT, MAX_SUB_CONDITIONS } from "../../upstream/kn-types";
+import { MAX_OBJECT_LIMIT, MAX_SUB_CONDITIONS } from "../../kn/types";
 
 /**
  * kn_search's input (spec kn-search-proxy.zh.md "请求参数"), every default of

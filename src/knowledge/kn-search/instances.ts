@@ -1,14 +1,17 @@
 import { ToolError } from "../../errors/tool-error";
-import type { CallContext } from "../../upstream/call-context";
-import { settleWithLimit } from "../../upstream/concurrency";
+import type { CallContext } from "../../core/call-context";
+import { settleWithLimit } from "../../core/concurrency";
 import type { Embedder } from "../../upstream/embeddings";
-import type { KnowledgeNetworkBackend } from "../../upstream/kn-backend";
-import type { Condition, DataProperty, Json, LeafCondition, ObjectQueryResult, Row } from "../../upstream/kn-types";
-import { comparable, keywordVariants } from "../keyword-matching";
+import type { KnowledgeNetworkBackend } from "../../kn/backend";
+import type { Condition, DataProperty, LeafCondition, ObjectQueryResult, Row } from "../../kn/types";
+import type { Json } from "../../core/json";
+import { comparable } from "../../core/text";
+import { round3 } from "../../core/scores";
+import { keywordVariants } from "../matching/keyword-matching";
 import type { RecalledObjectType } from "../session";
 import type { PropertyFilterConfig, SemanticInstanceConfig } from "./input";
-import { fuse, instanceRelevance, keywordOf, type Keyword, type WeightedField } from "./instance-scoring";
-import { round, semanticRelevance } from "./relevance";
+import { fuse, instanceRelevance, keywordOf, type Keyword, type WeightedField } from "../matching/instance-scoring";
+import { semanticRelevance } from "../relevance/semantic";
 import type { KnNode, KnWarning } from "./wire";
 
 /** Properties whose values are text: only these are searched by keyword. */
@@ -208,7 +211,7 @@ function score(plan: SearchPlan, rows: readonly Row[], keywords: readonly Keywor
       // engine's score only lifts the final score of an instance that holds some.
       const { direct } = fuse(keywords.map((k) => instanceRelevance(k, row, plan.fields, 0)), keys.has(name), cfg.exact_name_match_score);
       const { final } = fuse(keywords.map((k) => instanceRelevance(k, row, plan.fields, semantic)), keys.has(name), cfg.exact_name_match_score);
-      return { ot: plan.ot, row, direct: round(direct), final: round(final) };
+      return { ot: plan.ot, row, direct: round3(direct), final: round3(final) };
     })
     .filter((s) => s.direct > 0 && s.direct >= cfg.min_direct_relevance)
     .sort((a, b) => b.final - a.final || nameOf(a).length - nameOf(b).length || (a.row._instance_id < b.row._instance_id ? -1 : 1))

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
-import type { CallContext } from "../../upstream/call-context";
-import type { DataRetrievalClient } from "../../upstream/http/data-retrieval";
-import type { SchemaDeps } from "../schema-recall";
+import type { CallContext } from "../../core/call-context";
+import type { DataRetrievalClient } from "../../upstream/data-retrieval";
+import type { SchemaDeps } from "../schema/retrieve-schema";
 import type { KnSearchInput } from "./input";
 import { knSearchNative } from "./native";
 import { knSearchProxy } from "./proxy";

@@ -1,6 +1,6 @@
 import { ToolError } from "../../errors/tool-error";
-import type { CallContext } from "../../upstream/call-context";
-import type { SchemaDeps } from "../schema-recall";
+import type { CallContext } from "../../core/call-context";
+import type { SchemaDeps } from "../schema/retrieve-schema";
 import { questionOf, recallConcepts, shapeSchema } from "./concepts";
 import { keywordsOf, MAX_KEYWORDS, type KnSearchInput } from "./input";
 import { recallInstances, type InstanceRecall } from "./instances";
@@ -48,7 +48,7 @@ export async function knSearchNative(deps: SchemaDeps, ctx: CallContext, input: 
   const returned =
     found.searched.length === 0
       ? { nodes: [], seenBefore: 0 }
-      : await returnNodes(deps.sessions.pick(""), ctx.identity, sessionId, input.query, found.nodes, concept.return_union);
+      : await returnNodes(deps.sessions.pick(""), ctx.caller, sessionId, input.query, found.nodes, concept.return_union);
   answer.nodes = returned.nodes;
   if (returned.nodes.length === 0) {
     answer.message = `${NO_INSTANCES}：${whyNothing(input, concepts.round.map((o) => o.id), found.searched, returned.seenBefore)}`;

@@ -1,5 +1,5 @@
 import { sessionKey, type SessionStore } from "../../store/session-store";
-import type { Identity as Caller } from "../../upstream/call-context";
+import type { Caller } from "../../core/call-context";
 import type { KnNode } from "./wire";
 
 /** What one kn_search round of a session found. */

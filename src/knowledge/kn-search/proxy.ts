@@ -1,6 +1,6 @@
 import { ToolError, type ErrorCode, type FieldViolation } from "../../errors/tool-error";
-import type { CallContext } from "../../upstream/call-context";
-import { DATA_RETRIEVAL, readFailure, type DataRetrievalClient } from "../../upstream/http/data-retrieval";
+import type { CallContext } from "../../core/call-context";
+import { DATA_RETRIEVAL, readFailure, type DataRetrievalClient } from "../../upstream/data-retrieval";
 import type { KnSearchInput } from "./input";
 import { requestBody, upstreamAnswerSchema, type KnSearchAnswer } from "./wire";
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { parsedJson, type Json } from "../../upstream/kn-types";
+import { parsedJson, type Json } from "../../core/json";
 import type { KnSearchInput } from "./input";
 
 /**

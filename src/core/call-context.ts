@@ -1,0 +1,26 @@
+import type { Logger } from "pino";
+
+/** Account types the platform knows (`x-account-type`). */
+export type AccountType = "user" | "app" | "anonymous";
+
+/** Who is calling, from the `x-account-id` / `x-account-type` request headers. */
+export interface Caller {
+  /** "" when the caller sent no x-account-id. */
+  accountId: string;
+  accountType: AccountType;
+}
+
+/**
+ * What every domain function and upstream call receives about the call it
+ * serves: who is calling (forwarded upstream), the trace id, a logger bound to
+ * both, the abort signal (client cancel, deadline, shutdown) and the remaining
+ * time budget. It holds no transport types.
+ */
+export interface CallContext {
+  caller: Caller;
+  traceId: string;
+  log: Logger;
+  signal: AbortSignal;
+  /** Milliseconds left before the caller's deadline, or undefined when it set none. */
+  remainingMs(): number | undefined;
+}

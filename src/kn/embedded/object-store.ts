@@ -1,0 +1,244 @@
+import type { InstanceIdentity, ObjectType, Row } from "../types";
+import type { Json } from "../../core/json";
+import { cosine, embedLocally } from "../../upstream/local-embedder";
+import { bigrams, normalizeText, textOf, tokenize } from "../../core/text";
+
+/** Operations a data property allows when its bundle declares none, by type. */
+const defaultOperations: { types: RegExp; ops: string[] }[] = [
+  { types: /^(text)$/i, ops: ["==", "!=", "in", "not_in", "like", "not_like", "regex", "exist", "not_exist", "match", "match_phrase", "multi_match"] },
+  { types: /^(varchar|char|string|keyword)$/i, ops: ["==", "!=", "in", "not_in", "like", "not_like", "regex", "exist", "not_exist"] },
+  {
+    types: /^(int|integer|long|short|byte|float|double|decimal|number|date|datetime|timestamp|time)$/i,
+    ops: ["==", "!=", ">", ">=", "<", "<=", "in", "not_in", "range", "out_range", "exist", "not_exist"],
+  },
+  { types: /^(bool|boolean)$/i, ops: ["==", "!=", "exist", "not_exist"] },
+  { types: /^(vector)$/i, ops: ["knn", "exist", "not_exist"] },
+];
+
+/** Token statistics of one property, for full-text scoring. */
+interface TokenIndex {
+  /** Distinct tokens of each row's value. */
+  docs: (Set<string> | undefined)[];
+  /** Row indexes per token. */
+  postings: Map<string, number[]>;
+}
+
+/**
+ * The instances of one object type, sorted by primary key, with the indexes
+ * that make lookups cheap. Indexes are built the first time a property is
+ * queried in a way that needs them, so memory goes to what is used:
+ * - exact values → rows (==, in);
+ * - character bigrams of the normalised text → rows (like: intersect, then verify);
+ * - tokens → rows (match, match_phrase, multi_match);
+ * - local embeddings (knn).
+ */
+export class ObjectStore {
+  readonly rows: Row[];
+  private readonly byKey = new Map<string, number>();
+  private readonly allowed = new Map<string, ReadonlySet<string>>();
+  private readonly exact = new Map<string, Map<string, number[]>>();
+  private readonly grams = new Map<string, Map<string, Int32Array>>();
+  private readonly texts = new Map<string, (string | undefined)[]>();
+  private readonly tokens = new Map<string, TokenIndex>();
+  private readonly vectors = new Map<string, (Float32Array | undefined)[]>();
+
+  constructor(
+    readonly type: ObjectType,
+    rawRows: Record<string, Json>[],
+  ) {
+    const keyed = rawRows.map((raw) => ({ raw, pk: type.primary_keys.map((k) => raw[k] ?? null) }));
+    keyed.sort((a, b) => comparePrimaryKeys(a.pk, b.pk));
+    this.rows = keyed.map(({ raw, pk }) => {
+      const identity: InstanceIdentity = {};
+      type.primary_keys.forEach((k, i) => (identity[k] = pk[i]!));
+      return {
+        ...raw,
+        _instance_id: `${type.id}-${pk.map((v) => String(v)).join("_")}`,
+        _instance_identity: identity,
+        _display: raw[type.display_key] ?? null,
+      } as Row;
+    });
+    this.rows.forEach((row, i) => this.byKey.set(keyOf(type.primary_keys.map((k) => row[k] ?? null)), i));
+    for (const p of type.data_properties) {
+      const declared = p.condition_operations;
+      const ops = declared.length > 0 ? declared : (defaultOperations.find((d) => d.types.test(p.type))?.ops ?? []);
+      this.allowed.set(p.name, new Set(ops.map((op) => (op === "=" ? "==" : op))));
+    }
+  }
+
+  get size(): number {
+    return this.rows.length;
+  }
+
+  /** The row with this identity (every primary key present), or undefined. */
+  find(identity: InstanceIdentity): number | undefined {
+    return this.byKey.get(keyOf(this.type.primary_keys.map((k) => identity[k] ?? null)));
+  }
+
+  /** The row whose primary key value is `key` (a value, or a map of every primary key). */
+  findByKey(key: Json): number | undefined {
+    if (key !== null && typeof key === "object" && !Array.isArray(key)) return this.find(key);
+    return this.type.primary_keys.length === 1 ? this.byKey.get(keyOf([key])) : undefined;
+  }
+
+  hasProperty(name: string): boolean {
+    return this.allowed.has(name);
+  }
+
+  /** The operations a condition may use on `property`. */
+  operationsOf(property: string): ReadonlySet<string> {
+    return this.allowed.get(property) ?? new Set();
+  }
+
+  /** Rows whose `property` equals `value` exactly (strings by their characters, numbers by value). */
+  equalTo(property: string, value: Json): readonly number[] {
+    let index = this.exact.get(property);
+    if (!index) {
+      index = new Map();
+      this.rows.forEach((row, i) => {
+        const v = row[property];
+        if (v === undefined || v === null) return;
+        const k = valueKey(v);
+        const list = index!.get(k);
+        if (list) list.push(i);
+        else index!.set(k, [i]);
+      });
+      this.exact.set(property, index);
+    }
+    return index.get(valueKey(value)) ?? [];
+  }
+
+  /** The normalised text of every row's `property` (undefined where it has none). */
+  normalizedTexts(property: string): readonly (string | undefined)[] {
+    let texts = this.texts.get(property);
+    if (!texts) {
+      texts = this.rows.map((row) => {
+        const t = textOf(row[property]);
+        return t === undefined ? undefined : normalizeText(t);
+      });
+      this.texts.set(property, texts);
+    }
+    return texts;
+  }
+
+  /** Rows whose normalised `property` contains the normalised `needle`, in row order. */
+  containing(property: string, needle: string): number[] {
+    const texts = this.normalizedTexts(property);
+    if (needle === "") return texts.flatMap((t, i) => (t === undefined ? [] : [i]));
+    const index = this.gramIndex(property);
+    // Intersect the posting lists of the needle's grams, rarest first, then verify.
+    const lists = bigrams(needle).map((g) => index.get(g));
+    if (lists.some((l) => l === undefined)) return [];
+    const sorted = (lists as Int32Array[]).sort((a, b) => a.length - b.length);
+    let candidates: ArrayLike<number> = sorted[0]!;
+    for (const list of sorted.slice(1, 3)) candidates = intersectSorted(candidates, list);
+    const out: number[] = [];
+    for (let j = 0; j < candidates.length; j++) {
+      const i = candidates[j]!;
+      if (texts[i]!.includes(needle)) out.push(i);
+    }
+    return out;
+  }
+
+  private gramIndex(property: string): Map<string, Int32Array> {
+    let index = this.grams.get(property);
+    if (!index) {
+      const building = new Map<string, number[]>();
+      this.normalizedTexts(property).forEach((text, i) => {
+        if (text === undefined) return;
+        const grams = new Set([...bigrams(text), ...text]);
+        for (const g of grams) {
+          const list = building.get(g);
+          if (list) list.push(i);
+          else building.set(g, [i]);
+        }
+      });
+      index = new Map([...building].map(([g, list]) => [g, Int32Array.from(list)]));
+      this.grams.set(property, index);
+    }
+    return index;
+  }
+
+  /** Token postings and per-row token sets of `property`. */
+  tokenIndex(property: string): TokenIndex {
+    let index = this.tokens.get(property);
+    if (!index) {
+      const postings = new Map<string, number[]>();
+      const docs = this.rows.map((row, i) => {
+        const t = textOf(row[property]);
+        if (t === undefined) return undefined;
+        const set = new Set(tokenize(t));
+        for (const token of set) {
+          const list = postings.get(token);
+          if (list) list.push(i);
+          else postings.set(token, [i]);
+        }
+        return set;
+      });
+      index = { docs, postings };
+      this.tokens.set(property, index);
+    }
+    return index;
+  }
+
+  /** Cosine similarity of every row's `property` embedding with `query` (undefined where it has no text). */
+  similarities(property: string, query: Float32Array): (number | undefined)[] {
+    let vectors = this.vectors.get(property);
+    if (!vectors) {
+      vectors = this.rows.map((row) => {
+        const t = textOf(row[property]);
+        return t === undefined ? undefined : embedLocally(t);
+      });
+      this.vectors.set(property, vectors);
+    }
+    return vectors.map((v) => (v === undefined ? undefined : cosine(v, query)));
+  }
+}
+
+/** A stable map key for a JSON value: numbers and their string forms match, as SQL comparison would. */
+export function valueKey(value: Json): string {
+  if (typeof value === "number" || typeof value === "boolean") return String(value);
+  if (typeof value === "string") return value;
+  return JSON.stringify(value);
+}
+
+function keyOf(pk: Json[]): string {
+  return pk.length === 1 ? valueKey(pk[0]!) : JSON.stringify(pk.map((v) => valueKey(v)));
+}
+
+/** Orders values: numbers numerically, everything else by its string form, nulls first. */
+export function compareValues(a: Json | undefined, b: Json | undefined): number {
+  if (a === b) return 0;
+  if (a === null || a === undefined) return -1;
+  if (b === null || b === undefined) return 1;
+  if (typeof a === "number" && typeof b === "number") return a - b;
+  const sa = valueKey(a);
+  const sb = valueKey(b);
+  return sa < sb ? -1 : sa > sb ? 1 : 0;
+}
+
+export function comparePrimaryKeys(a: Json[], b: Json[]): number {
+  for (let i = 0; i < a.length; i++) {
+    const c = compareValues(a[i], b[i]);
+    if (c !== 0) return c;
+  }
+  return 0;
+}
+
+/** The common elements of two ascending lists. */
+export function intersectSorted(a: ArrayLike<number>, b: ArrayLike<number>): number[] {
+  const out: number[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) {
+    const x = a[i]!;
+    const y = b[j]!;
+    if (x === y) {
+      out.push(x);
+      i++;
+      j++;
+    } else if (x < y) i++;
+    else j++;
+  }
+  return out;
+}

@@ -1,0 +1,33 @@
+import type { CallContext } from "../../core/call-context";
+import type { KnowledgeNetwork, KnowledgeNetworkSummary, ObjectType } from "../types";
+import { segment, type JsonClient } from "../../upstream/http-json";
+import { knowledgeNetworkListSchema, knowledgeNetworkSchema, objectTypesResponseSchema } from "./platform-wire";
+
+const BASE = "/api/ontology-manager/in/v1/knowledge-networks";
+
+/** ontology-manager: knowledge networks and object type definitions. */
+export class OntologyManagerClient {
+  constructor(private readonly http: JsonClient) {}
+
+  listKnowledgeNetworks(
+    ctx: CallContext,
+    query: { name_pattern?: string; limit?: number; offset?: number },
+  ): Promise<{ entries: KnowledgeNetworkSummary[]; total_count: number }> {
+    return this.http.call(ctx, { method: "GET", path: BASE, query }, knowledgeNetworkListSchema);
+  }
+
+  /** The network with its object, relation and action types (`mode=export`). */
+  getKnowledgeNetwork(ctx: CallContext, knId: string): Promise<KnowledgeNetwork> {
+    return this.http.call(ctx, { method: "GET", path: `${BASE}/${segment(knId)}`, query: { mode: "export" } }, knowledgeNetworkSchema);
+  }
+
+  /** The definitions, logic properties included, in the platform's order. */
+  getObjectTypes(ctx: CallContext, knId: string, objectTypeIds: string[]): Promise<ObjectType[]> {
+    const ids = objectTypeIds.map(segment).join(",");
+    return this.http.call(
+      ctx,
+      { method: "GET", path: `${BASE}/${segment(knId)}/object-types/${ids}`, query: { include_detail: true } },
+      objectTypesResponseSchema,
+    );
+  }
+}

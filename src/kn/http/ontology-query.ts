@@ -1,0 +1,70 @@
+import type { z } from "zod";
+import type { CallContext } from "../../core/call-context";
+import type { InstanceIdentity, ObjectQuery, SubgraphQuery, SubgraphResult } from "../types";
+import type { Json } from "../../core/json";
+import { segment, type JsonClient } from "../../upstream/http-json";
+import { objectQueryResponseSchema, propertiesResponseSchema, subgraphResponseSchema, toSubgraphEntry } from "./platform-wire";
+
+const BASE = "/api/ontology-query/in/v1/knowledge-networks";
+
+/** Every ontology-query read is a POST that must say it is a GET. */
+export const METHOD_OVERRIDE_HEADERS = { "x-http-method-override": "GET" };
+
+/**
+ * ontology-query: instances, subgraphs and property values, as the platform
+ * answers them. Rows are returned raw (system fields may be missing); the
+ * backend completes and aligns them.
+ */
+export class OntologyQueryClient {
+  constructor(
+    private readonly http: JsonClient,
+    /** The name of the identity list in property queries. */
+    private readonly spelling: "new" | "old",
+  ) {}
+
+  queryObjects(ctx: CallContext, knId: string, objectTypeId: string, query: ObjectQuery): Promise<z.output<typeof objectQueryResponseSchema>> {
+    const body = {
+      condition: query.condition,
+      properties: query.properties,
+      limit: query.limit,
+      need_total: query.need_total,
+      sort: query.sort,
+      search_after: query.search_after,
+    };
+    return this.http.call(ctx, { method: "POST", path: `${BASE}/${segment(knId)}/object-types/${segment(objectTypeId)}`, body }, objectQueryResponseSchema);
+  }
+
+  async querySubgraph(ctx: CallContext, knId: string, query: SubgraphQuery): Promise<SubgraphResult> {
+    const answer = await this.http.call(
+      ctx,
+      {
+        method: "POST",
+        path: `${BASE}/${segment(knId)}/subgraph`,
+        query: { query_type: "relation_path" },
+        body: { relation_type_paths: query.relation_type_paths },
+      },
+      subgraphResponseSchema,
+    );
+    return { entries: (answer.entries ?? []).map(toSubgraphEntry) };
+  }
+
+  /** The matched rows, in the platform's order (not the identities' order). */
+  async queryProperties(
+    ctx: CallContext,
+    knId: string,
+    objectTypeId: string,
+    query: { identities: InstanceIdentity[]; properties: string[]; dynamic_params?: Record<string, Record<string, Json>> },
+  ): Promise<Record<string, Json>[]> {
+    const body = {
+      [this.spelling === "new" ? "_instance_identities" : "unique_identities"]: query.identities,
+      properties: query.properties,
+      dynamic_params: query.dynamic_params,
+    };
+    const answer = await this.http.call(
+      ctx,
+      { method: "POST", path: `${BASE}/${segment(knId)}/object-types/${segment(objectTypeId)}/properties`, body },
+      propertiesResponseSchema,
+    );
+    return answer.datas ?? [];
+  }
+}

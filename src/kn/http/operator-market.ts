@@ -1,0 +1,28 @@
+import { ToolError } from "../../errors/tool-error";
+import type { CallContext } from "../../core/call-context";
+import type { OperatorDetail } from "../types";
+import { segment, type JsonClient } from "../../upstream/http-json";
+import { operatorSchema } from "./platform-wire";
+
+const BASE = "/api/agent-operator-integration/internal-v1/operator/market";
+
+/** The operator market (agent-operator-integration): operator definitions. */
+export class OperatorMarketClient {
+  /** `http` is undefined when OPERATOR_MARKET_URL is not set. */
+  constructor(private readonly http: JsonClient | undefined) {}
+
+  getOperator(ctx: CallContext, operatorId: string): Promise<OperatorDetail> {
+    if (this.http === undefined) {
+      return Promise.reject(
+        new ToolError({
+          code: "failed_precondition",
+          reason: "OPERATOR_MARKET_NOT_CONFIGURED",
+          message: `operator ${operatorId} cannot be looked up: this service has no operator market configured (OPERATOR_MARKET_URL is not set)`,
+          metadata: { upstream: "operator-market", setting: "OPERATOR_MARKET_URL" },
+          hint: { message: "Operator definitions are unavailable in this deployment; retrying will not help until OPERATOR_MARKET_URL is set." },
+        }),
+      );
+    }
+    return this.http.call(ctx, { method: "GET", path: `${BASE}/${segment(operatorId)}` }, operatorSchema);
+  }
+}

@@ -1,0 +1,259 @@
+import { z } from "zod";
+import { type InstanceIdentity, type ObjectType, type Row, type SubgraphEntry, type SubgraphObject } from "../types";
+import { parsedJson, type Json } from "../../core/json";
+import { badResponse } from "../../upstream/http-json";
+
+/**
+ * The platform's response bodies as zod schemas, and their normalisation to
+ * the interface's types. Lenient where the platform is: extra fields are
+ * dropped, absent or null optional fields get their defaults (Go services send
+ * `null` for empty lists), both spellings of the system fields are read
+ * (2026: `_instance_id`, `_instance_identity`, `_display`; before: `id`,
+ * `unique_identities`, `display` on subgraph objects, nothing in rows; see
+ * toRow).
+ */
+
+const text = z
+  .string()
+  .nullish()
+  .transform((v) => v ?? "");
+const texts = z
+  .array(z.string())
+  .nullish()
+  .transform((v) => v ?? []);
+const list = <T extends z.ZodType>(item: T) =>
+  z
+    .array(item)
+    .nullish()
+    .transform((v): z.output<T>[] => v ?? []);
+const jsonRecord = z.record(z.string(), parsedJson);
+const identitySchema = jsonRecord;
+
+// ---------------------------------------------------------------------------
+// ontology-manager
+
+const dataPropertySchema = z.object({
+  name: z.string().min(1),
+  display_name: text,
+  type: text,
+  comment: text,
+  condition_operations: texts,
+});
+
+const parameterSchema = z.object({
+  name: z.string().min(1),
+  type: text,
+  value_from: z.enum(["input", "property", "const"]),
+  value: parsedJson.optional(),
+  if_system_generate: z
+    .boolean()
+    .nullish()
+    .transform((v) => v ?? false),
+  operation: z.string().optional(),
+  source: z
+    .enum(["header", "query", "body", "path", ""])
+    .nullish()
+    .transform((v) => v ?? ""),
+  comment: text,
+});
+
+const logicPropertySchema = z.object({
+  name: z.string().min(1),
+  display_name: text,
+  type: z.enum(["metric", "operator"]),
+  comment: text,
+  data_source: z.object({ type: text, id: z.string().min(1), name: z.string().optional() }),
+  parameters: list(parameterSchema),
+});
+
+const objectTypeSchema: z.ZodType<ObjectType, unknown> = z.object({
+  id: z.string().min(1),
+  name: text,
+  comment: text,
+  tags: texts,
+  primary_keys: z.array(z.string().min(1)).min(1, "an object type needs its primary_keys"),
+  display_key: text,
+  data_properties: list(dataPropertySchema),
+  logic_properties: list(logicPropertySchema),
+});
+
+/** `{entries: [...]}`, or a bare array as one published spec shows. */
+export const objectTypesResponseSchema = z.union([
+  z.object({ entries: list(objectTypeSchema) }).transform((r) => r.entries),
+  z.array(objectTypeSchema),
+]);
+
+const summarySchema = z.object({ id: z.string().min(1), name: text, comment: text, tags: texts });
+
+export const knowledgeNetworkListSchema = z.object({
+  entries: list(summarySchema),
+  total_count: z
+    .number()
+    .int()
+    .nullish()
+    .transform((v) => v ?? 0),
+});
+
+export const knowledgeNetworkSchema = summarySchema.extend({
+  object_types: list(objectTypeSchema),
+  relation_types: list(
+    z.object({
+      id: z.string().min(1),
+      name: text,
+      comment: text,
+      source_object_type_id: z.string().min(1),
+      target_object_type_id: z.string().min(1),
+    }),
+  ),
+  action_types: list(
+    z.object({
+      id: z.string().min(1),
+      name: text,
+      action_type: text,
+      object_type_id: z.string().min(1),
+      comment: text,
+      tags: texts,
+    }),
+  ),
+});
+
+// ---------------------------------------------------------------------------
+// ontology-query
+
+/** Instance rows: `datas` must be there (null is an empty page), the rest is optional. */
+export const objectQueryResponseSchema = z.object({
+  datas: z.array(jsonRecord).nullable(),
+  total_count: z.number().int().nullish(),
+  search_after: z.array(parsedJson).nullish(),
+});
+
+export const propertiesResponseSchema = z.object({
+  datas: z.array(jsonRecord).nullable(),
+});
+
+const subgraphObjectSchema = z.object({
+  _instance_id: z.string().min(1).optional(),
+  id: z.string().min(1).optional(),
+  _instance_identity: identitySchema.optional(),
+  unique_identities: identitySchema.optional(),
+  _display: parsedJson.optional(),
+  display: parsedJson.optional(),
+  object_type_id: z.string().min(1),
+  object_type_name: text,
+  properties: jsonRecord.nullish().transform((v) => v ?? {}),
+});
+
+const relationSchema = z.object({
+  relation_type_id: z.string().min(1),
+  relation_type_name: text,
+  source_object_id: z.string().min(1),
+  target_object_id: z.string().min(1),
+});
+
+export const subgraphResponseSchema = z.object({
+  entries: z
+    .array(
+      z.object({
+        objects: z
+          .record(z.string(), subgraphObjectSchema)
+          .nullish()
+          .transform((v) => v ?? {}),
+        relation_paths: list(z.object({ relations: list(relationSchema), length: z.number().int().optional() })),
+      }),
+    )
+    .nullable(),
+});
+
+type WireSubgraphEntry = NonNullable<z.output<typeof subgraphResponseSchema>["entries"]>[number];
+
+/**
+ * A subgraph entry keyed by each object's own id. The id and identity come
+ * from the system fields, never from splitting the key: type ids may contain
+ * "-". Relations name objects by the platform's keys, so they are mapped
+ * through the same table.
+ */
+export function toSubgraphEntry(entry: WireSubgraphEntry): SubgraphEntry {
+  const objects: Record<string, SubgraphObject> = {};
+  const idOfKey = new Map<string, string>();
+  for (const [key, o] of Object.entries(entry.objects)) {
+    const id = o._instance_id ?? o.id ?? key;
+    const identity = o._instance_identity ?? o.unique_identities;
+    if (identity === undefined) {
+      throw badResponse("ontology-query", `subgraph object ${key} has neither _instance_identity nor unique_identities`);
+    }
+    idOfKey.set(key, id);
+    objects[id] = {
+      _instance_id: id,
+      _instance_identity: identity,
+      _display: o._display ?? o.display ?? null,
+      object_type_id: o.object_type_id,
+      object_type_name: o.object_type_name,
+      properties: o.properties,
+    };
+  }
+  return {
+    objects,
+    relation_paths: entry.relation_paths.map((p) => ({
+      relations: p.relations.map((r) => ({
+        ...r,
+        source_object_id: idOfKey.get(r.source_object_id) ?? r.source_object_id,
+        target_object_id: idOfKey.get(r.target_object_id) ?? r.target_object_id,
+      })),
+      length: p.length ?? p.relations.length,
+    })),
+  };
+}
+
+/** What building a row's system fields needs of its object type. */
+export type RowShape = Pick<ObjectType, "id" | "primary_keys" | "display_key">;
+
+/** True when a row carries the 2026 system fields and needs nothing else to be a Row. */
+export function hasSystemFields(raw: Record<string, Json>): boolean {
+  return typeof raw["_instance_id"] === "string" && isRecord(raw["_instance_identity"]);
+}
+
+/**
+ * A platform row as a Row. Rows with the system fields are taken as they are;
+ * rows without (the platform before 2026 sent none in instance and property
+ * rows) get them built from the object type: the identity from its primary
+ * keys, the id as "{type}-{pk values joined by _}", the display from its
+ * display key. The old names `id` and `display` are not read in rows: there
+ * they may be data properties (ontology-query's own examples use `id` as a
+ * primary key).
+ */
+export function toRow(raw: Record<string, Json>, shape: RowShape | undefined): Row {
+  if (hasSystemFields(raw)) return { ...raw, _display: raw["_display"] ?? null } as Row;
+  if (shape === undefined) throw new Error("toRow: a row without system fields needs its object type");
+  const missing = shape.primary_keys.filter((k) => raw[k] === undefined || raw[k] === null);
+  if (missing.length > 0) {
+    throw badResponse("ontology-query", `a ${shape.id} row has no system fields and no value for primary key ${missing.join(", ")}: ${JSON.stringify(raw).slice(0, 200)}`);
+  }
+  const identity: InstanceIdentity = {};
+  for (const k of shape.primary_keys) identity[k] = raw[k]!;
+  return {
+    ...raw,
+    _instance_id: `${shape.id}-${shape.primary_keys.map((k) => String(identity[k])).join("_")}`,
+    _instance_identity: identity,
+    _display: raw[shape.display_key] ?? null,
+  };
+}
+
+function isRecord(v: Json | undefined): v is Record<string, Json> {
+  return v !== null && typeof v === "object" && !Array.isArray(v);
+}
+
+// ---------------------------------------------------------------------------
+// operator market
+
+const jsonObject = jsonRecord.nullish().transform((v) => v ?? {});
+
+export const operatorSchema = z.object({
+  operator_id: z.string().min(1),
+  name: text,
+  metadata: z
+    .object({ api_spec: jsonObject })
+    .catchall(parsedJson)
+    .nullish()
+    .transform((v) => v ?? { api_spec: {} }),
+  operator_info: jsonObject,
+});

@@ -1,0 +1,176 @@
+import { z } from "zod";
+import { ToolError } from "../../errors/tool-error";
+import type { CallContext } from "../../core/call-context";
+import type { Embedder } from "../../upstream/embeddings";
+import { cosine } from "../../upstream/local-embedder";
+import type { ChatMessage, LlmClient } from "../../upstream/llm-client";
+import { readJsonObject } from "../../upstream/llm-json";
+import type { Reranker } from "../../upstream/reranker";
+import { clamp01, round3, weightedCoverage } from "../../core/scores";
+import { contentTokens, normalizeText } from "../../core/text";
+
+/** Something to rank: the text that describes it, and the names a question may mention verbatim. */
+export interface Candidate {
+  text: string;
+  names: string[];
+}
+
+export type RankingMethod = "reranker" | "embedding_lexical" | "llm";
+
+export interface Ranking {
+  /** One score per candidate, 0..1. */
+  scores: number[];
+  /** The LLM's choices (candidate indices), in its order: the LLM ranking only. */
+  order?: number[];
+  method: RankingMethod;
+  warnings: { target: string; reason: string; message: string }[];
+}
+
+/**
+ * Ranks candidates against a question without an LLM: by the reranker service
+ * when one is configured, else by embeddings cosine combined with a lexical
+ * score (the question's tokens found in the candidate, weighted by rarity) and
+ * a bonus for names the question contains verbatim. A failing reranker is
+ * reported in `warnings` and the other method used, never silently.
+ */
+export async function rankWithoutLlm(
+  ctx: CallContext,
+  question: string,
+  candidates: readonly Candidate[],
+  deps: { reranker: Reranker | undefined; embedder: Embedder },
+): Promise<Ranking> {
+  if (candidates.length === 0) return { scores: [], method: deps.reranker ? "reranker" : "embedding_lexical", warnings: [] };
+  const warnings: Ranking["warnings"] = [];
+  if (deps.reranker) {
+    try {
+      const raw = await deps.reranker.rerank(ctx, question, candidates.map((c) => c.text));
+      // Rerankers may answer probabilities or raw logits: a logistic keeps the order and maps either into 0..1.
+      const scores = raw.every((s) => s >= 0 && s <= 1) ? raw : raw.map((s) => 1 / (1 + Math.exp(-s)));
+      return withSignalCheck({ scores: scores.map(round3), method: "reranker", warnings });
+    } catch (err) {
+      if (!(err instanceof ToolError)) throw err;
+      warnings.push({
+        target: "reranker",
+        reason: err.reason,
+        message: `the reranker failed (${err.message}); ranked by embeddings and tokens instead`,
+      });
+    }
+  }
+  const [q, ...docs] = await deps.embedder.embed(ctx, [question, ...candidates.map((c) => c.text)]);
+  const lexical = lexicalScores(question, candidates);
+  const normalizedQuestion = normalizeText(question);
+  const scores = candidates.map((c, i) => {
+    const semantic = clamp01(cosine(q!, docs[i]!));
+    const named = c.names.some((n) => n.length >= 2 && normalizedQuestion.includes(normalizeText(n))) ? 1 : 0;
+    return round3(0.5 * lexical[i]! + 0.3 * semantic + 0.2 * named);
+  });
+  return withSignalCheck({ scores, method: "embedding_lexical", warnings });
+}
+
+/**
+ * When every candidate scores the same, the ranking says nothing and the order
+ * kept is the network's: say so rather than pass it off as relevance.
+ */
+function withSignalCheck(r: Ranking): Ranking {
+  if (r.scores.length > 1 && r.scores.every((s) => s === r.scores[0])) {
+    r.warnings.push({
+      target: "ranking",
+      reason: "NO_RELEVANCE_SIGNAL",
+      message: `every candidate scored ${r.scores[0]} (${r.method}): nothing in the question told them apart, so they are in network order; rephrase the question with the entities or relations it is about`,
+    });
+  }
+  return r;
+}
+
+/** Share of the question's token weight (rarer tokens weigh more) found in each candidate. */
+function lexicalScores(question: string, candidates: readonly Candidate[]): number[] {
+  const q = contentTokens(question);
+  const docTokens = candidates.map((c) => new Set(contentTokens(c.text)));
+  const normalizedDocs = candidates.map((c) => normalizeText(c.text));
+  const idf = (t: string) => {
+    const df = docTokens.filter((d) => d.has(t)).length;
+    return Math.log(1 + (candidates.length + 1) / (df + 1));
+  };
+  const weights = new Map(q.map((t) => [t, idf(t)]));
+  return candidates.map((_, i) => weightedCoverage(q, (t) => docTokens[i]!.has(t) || normalizedDocs[i]!.includes(t), (t) => weights.get(t)!));
+}
+
+const llmChoiceSchema = z.object({
+  selected: z.array(z.number().int()),
+  reason: z.string().optional(),
+});
+
+/** Candidates shown to the LLM at most: larger networks are narrowed by the lexical ranking first. */
+export const MAX_LLM_CANDIDATES = 150;
+
+/**
+ * Lets the LLM choose the relevant candidates from a numbered list, with the
+ * session's earlier questions as history. Its answer must be JSON listing
+ * numbers that exist, without repeats; one repair round, then an error.
+ * Scores follow the LLM's order (first = 1).
+ */
+export async function rankWithLlm(
+  ctx: CallContext,
+  llm: LlmClient,
+  input: {
+    question: string;
+    additionalContext: string;
+    history: string[];
+    topK: number;
+    what: string;
+    /** What the agent can do instead when the LLM's answers stay unusable. */
+    otherwise: string;
+  },
+  candidates: readonly { label: string }[],
+): Promise<Ranking> {
+  const list = candidates.map((c, i) => `${i + 1}. ${c.label}`).join("\n");
+  const messages: ChatMessage[] = [
+    {
+      role: "system",
+      content:
+        `You select the ${input.what} of a business knowledge network that a user's question needs. ` +
+        `Answer with one JSON object: {"selected": [numbers from the list, most relevant first], "reason": "one sentence"}. ` +
+        `Select at most ${input.topK}. Select nothing only if nothing in the list is relevant.`,
+    },
+    {
+      role: "user",
+      content: [
+        `Question: ${input.question}`,
+        input.additionalContext ? `Additional context: ${input.additionalContext}` : "",
+        input.history.length > 0 ? `Earlier rounds of this session (question → what was selected):\n${input.history.map((h) => `- ${h}`).join("\n")}` : "",
+        `${input.what}:\n${list}`,
+      ]
+        .filter((s) => s !== "")
+        .join("\n\n"),
+    },
+  ];
+  let problem = "";
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const completion = await llm.complete(ctx, messages, { json: true });
+    const choice = parseChoice(completion.content, candidates.length);
+    if ("selected" in choice) {
+      const chosen = [...new Set(choice.selected)].slice(0, input.topK);
+      const scores = candidates.map(() => 0);
+      chosen.forEach((n, rank) => (scores[n - 1] = round3(1 - rank / Math.max(chosen.length, 1) / 2)));
+      return { scores, order: chosen.map((n) => n - 1), method: "llm", warnings: [] };
+    }
+    problem = choice.problem;
+    messages.push({ role: "assistant", content: completion.content }, { role: "user", content: `That answer cannot be used: ${problem}. Answer again with the JSON object only.` });
+  }
+  throw new ToolError({
+    code: "unavailable",
+    reason: "LLM_BAD_ANSWER",
+    message: `the LLM did not choose ${input.what} in a usable form (${problem})`,
+    hint: { message: `Retry, or ${input.otherwise}.` },
+  });
+}
+
+function parseChoice(text: string, count: number): { selected: number[] } | { problem: string } {
+  const read = readJsonObject(text);
+  if (!read.ok) return { problem: read.problem };
+  const parsed = llmChoiceSchema.safeParse(read.value);
+  if (!parsed.success) return { problem: `"selected" must be a list of whole numbers` };
+  const bad = parsed.data.selected.filter((n) => n < 1 || n > count);
+  if (bad.length > 0) return { problem: `numbers ${bad.join(", ")} are not in the list (1..${count})` };
+  return { selected: parsed.data.selected };
+}

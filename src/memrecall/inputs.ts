@@ -1,0 +1,74 @@
+import { z } from "zod";
+import { parsedJson } from "../core/json";
+
+/** Content is capped at 100 KB (spec §6.2); longer content is cut and flagged. */
+export const MAX_CONTENT_BYTES = 100 * 1024;
+export const MAX_RESULTS = 10;
+
+const keyword = z.string().trim().min(1, "keywords must not be empty").max(64, "a keyword is at most 64 characters");
+
+/** search_memories (spec §2.1). */
+export const searchMemoriesInput = z.object({
+  query: z.string().trim().min(1, "query is required: what to look for").max(2000, "query must be at most 2000 characters").describe("搜索查询，可以是自然语言描述或关键词。例如：'用户之前配置的数据库参数'"),
+  // Proto JSON sends an unset string as "": that means the default.
+  search_mode: z
+    .preprocess((m) => (m === "" ? undefined : m), z.enum(["semantic", "keyword", "hybrid"], { error: 'search_mode must be "semantic", "keyword" or "hybrid"' }).default("hybrid"))
+    .describe("搜索模式: semantic-语义匹配, keyword-关键词匹配, hybrid-混合（默认）"),
+  keywords: z.array(keyword).max(20, "at most 20 keywords").default([]).describe("可选的精确关键词列表，用于精确过滤（记忆至少包含其中一个）。例如：['database', 'config']"),
+  memory_types: z.array(z.string().trim().min(1).max(64)).max(20, "at most 20 memory types").default([]).describe("按记忆类型过滤，如 ['user_preference', 'command_output', 'general']"),
+  time_range_days: z.number().int().min(1, "time_range_days must be between 1 and 365").max(365, "time_range_days must be between 1 and 365").optional().describe("时间范围过滤，最近 N 天内的记忆（1-365）"),
+  limit: z.number().int().min(1, `limit must be between 1 and ${MAX_RESULTS}`).max(MAX_RESULTS, `limit must be between 1 and ${MAX_RESULTS}`).default(5).describe("返回结果数量限制（1-10，默认 5）"),
+  min_relevance_score: z.number().min(0, "min_relevance_score must be between 0 and 1").max(1, "min_relevance_score must be between 0 and 1").default(0.5).describe("最小相关性分数阈值（0-1，默认 0.5），低于此值的记忆将被过滤"),
+  session_id: z.string().trim().max(256).default("").describe("可选的召回会话ID：同一会话的搜索次数有上限（服务配置，默认 3 次），达到后应调用 handoff"),
+});
+export type SearchMemoriesInput = z.output<typeof searchMemoriesInput>;
+
+/** get_memory_detail (spec §2.2). */
+export const getMemoryDetailInput = z.object({
+  memory_key: z.string().trim().min(1, "memory_key is required: a key from search_memories results").max(128).describe("记忆的唯一标识符（从 search_memories 结果中获取）"),
+});
+
+/** extract_search_keywords (spec §2.3). */
+export const extractKeywordsInput = z.object({
+  query: z.string().trim().min(1, "query is required: the user's original query").max(4000).describe("用户原始查询"),
+  context: z.string().max(20_000).default("").describe("可选的上下文信息，帮助更准确地提取关键词"),
+  max_keywords: z.number().int().min(1, "max_keywords must be between 1 and 10").max(10, "max_keywords must be between 1 and 10").default(5).describe("最多提取的关键词数量（1-10，默认 5）"),
+});
+export type ExtractKeywordsInput = z.output<typeof extractKeywordsInput>;
+
+/** PostgreSQL cannot store NUL in text or JSON: refused on every store, so both behave alike. */
+const nulMessage = (field: string) => `${field} must not contain NUL (\\u0000) characters`;
+const hasNul = (v: unknown): boolean =>
+  typeof v === "string" ? v.includes("\u0000") : Array.isArray(v) ? v.some(hasNul) : v !== null && typeof v === "object" ? Object.entries(v).some(([k, x]) => hasNul(k) || hasNul(x)) : false;
+
+/** StoreMemory: what there is to recall. */
+export const storeMemoryInput = z.object({
+  memory_key: z
+    .string()
+    .trim()
+    .min(1, "memory_key is required")
+    .max(128, "memory_key must be at most 128 characters")
+    .regex(/^[^\u0000-\u001f\u007f]+$/, "memory_key must be printable"),
+  memory_type: z.string().trim().max(64, "memory_type must be at most 64 characters").refine((v) => !hasNul(v), nulMessage("memory_type")).default(""),
+  summary: z.string().trim().max(2000, "summary must be at most 2000 characters").refine((v) => !hasNul(v), nulMessage("summary")).default(""),
+  content: z.string().min(1, "content is required").refine((v) => !hasNul(v), nulMessage("content")),
+  keywords: z
+    .array(
+      z.object({
+        keyword: keyword.refine((v) => !hasNul(v), nulMessage("keyword")),
+        weight: z.number().min(0, "weight must be between 0 and 1").max(1, "weight must be between 0 and 1"),
+      }),
+    )
+    .max(20, "at most 20 keywords")
+    .default([]),
+  metadata: z
+    .record(z.string(), parsedJson)
+    .default({})
+    .refine((m) => JSON.stringify(m).length <= 16_384, "metadata must be at most 16 KB of JSON")
+    .refine((m) => !hasNul(m), nulMessage("metadata")),
+});
+export type StoreMemoryInput = z.output<typeof storeMemoryInput>;
+
+export const deleteMemoryInput = z.object({
+  memory_key: z.string().trim().min(1, "memory_key is required").max(128),
+});

@@ -1,0 +1,83 @@
+import type { Json } from "../../core/json";
+
+/** What a memory holds, as written and as read back. */
+interface MemoryFields {
+  memory_key: string;
+  memory_type: string;
+  summary: string;
+  content: string;
+  /** True when the content was cut at the size limit when stored. */
+  content_truncated: boolean;
+  keywords: { keyword: string; weight: number }[];
+  metadata: Record<string, Json>;
+}
+
+/** A stored memory, as read back. */
+export interface MemoryRecord extends MemoryFields {
+  user_id: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** What a write stores: the memory plus what search needs. */
+export interface MemoryWrite extends MemoryFields {
+  /** The searchable tokens, space-separated (jieba for Chinese, lower-cased words for English). */
+  search_text: string;
+  /** The embedding of summary + content (L2-normalised). */
+  embedding: Float32Array;
+}
+
+/** Filters every search applies before ranking. */
+export interface MemoryFilters {
+  /** Only these memory types (any of them). */
+  memory_types?: string[];
+  /** Only memories created at or after this instant. */
+  created_since?: Date;
+  /** Only memories carrying at least one of these keywords (exact, case-insensitive). */
+  keywords?: string[];
+}
+
+/** A keyword search hit: the memory and the tokens it is searched by. */
+export interface KeywordHit {
+  memory_key: string;
+  search_text: string;
+  /** The store's own rank (bm25 / ts_rank): larger is better; comparable within one answer only. */
+  rank: number;
+}
+
+/** What the in-process search index holds of a memory: its embedding, its search tokens, and what the filters look at. */
+export interface MemoryVector {
+  memory_key: string;
+  embedding: Float32Array;
+  /** The searchable tokens, space-separated, as written. */
+  search_text: string;
+  memory_type: string;
+  created_at: Date;
+  keywords: string[];
+}
+
+/**
+ * Durable storage of users' memories: SQLite (the default, a file under
+ * ./data, FTS5) or PostgreSQL (tsvector with a GIN index). Every method is
+ * scoped to one user by a parameterised `user_id`: no call can read or change
+ * another user's rows. Writes resolve only after they are committed.
+ */
+export interface MemoryStore {
+  readonly kind: "sqlite" | "postgres";
+  /** Creates or upgrades the schema; safe to run at every start. */
+  migrate(): Promise<void>;
+  /** Creates the memory, or replaces the user's memory with that key; `created` tells which. */
+  upsert(userId: string, memory: MemoryWrite): Promise<{ created: boolean; record: MemoryRecord }>;
+  get(userId: string, memoryKey: string): Promise<MemoryRecord | undefined>;
+  /** The user's memories with these keys, in any order; unknown keys are skipped. */
+  getMany(userId: string, memoryKeys: string[]): Promise<MemoryRecord[]>;
+  /** True when a memory was deleted. */
+  delete(userId: string, memoryKey: string): Promise<boolean>;
+  /** Memories whose search text contains any of `tokens` (OR), best `limit` first, after the filters. */
+  keywordSearch(userId: string, tokens: string[], filters: MemoryFilters, limit: number): Promise<KeywordHit[]>;
+  /** Every memory of the user as the in-process search index needs it (embedding, search text, filter fields). */
+  vectors(userId: string): Promise<MemoryVector[]>;
+  count(userId: string): Promise<number>;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,314 @@
+import { randomBytes } from "node:crypto";
+import http from "node:http";
+import https from "node:https";
+import { z } from "zod";
+import { ToolError, type ErrorCode, type FieldViolation } from "../errors/tool-error";
+import type { CallContext } from "../core/call-context";
+
+/**
+ * JSON over HTTP/1.1 to one platform service, on node:http with a keep-alive
+ * pool of its own. Every call has a timeout (the configured one, or the
+ * caller's remaining deadline when that is shorter), follows the caller's
+ * abort signal, forwards the caller's identity and trace, and logs one line.
+ * Every failure becomes a ToolError an agent can act on; a caller's abort is
+ * rethrown as it came, for the server to map.
+ */
+export interface JsonClient {
+  /** The service's name in logs and error metadata, e.g. "ontology-query". */
+  readonly upstream: string;
+  /** Sends one request and returns the body parsed with `schema`. */
+  call<S extends z.ZodType>(ctx: CallContext, request: JsonRequest, schema: S): Promise<z.output<S>>;
+  /** Closes the pooled sockets. */
+  close(): void;
+}
+
+export interface JsonClientOptions {
+  upstream: string;
+  /** scheme://host[:port][/prefix], without a trailing slash. */
+  baseUrl: string;
+  timeoutMs: number;
+  maxSockets: number;
+  /** Sent on every call, e.g. ontology-query's `X-HTTP-Method-Override: GET`. */
+  headers?: Record<string, string>;
+}
+
+export interface JsonRequest {
+  method: "GET" | "POST";
+  /** Below the base URL, each segment already encoded (see `segment`). */
+  path: string;
+  query?: Record<string, string | number | boolean | undefined>;
+  /** Sent as JSON. */
+  body?: unknown;
+}
+
+/** A larger answer is refused rather than buffered. */
+const MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
+const EXCERPT_CHARS = 200;
+
+/** Encodes one path segment (an id may hold "/", "?", "," or non-ASCII). */
+export function segment(value: string): string {
+  return encodeURIComponent(value);
+}
+
+/** The platform's error body. */
+const platformErrorSchema = z.object({
+  error_code: z.string().min(1),
+  description: z.string().nullish(),
+  solution: z.unknown().optional(),
+  error_details: z.unknown().optional(),
+});
+
+const violationListSchema = z.array(z.object({ field: z.string(), description: z.string() })).min(1);
+
+export function createJsonClient(opts: JsonClientOptions): JsonClient {
+  const base = new URL(opts.baseUrl);
+  const secure = base.protocol === "https:";
+  const agent = secure
+    ? new https.Agent({ keepAlive: true, maxSockets: opts.maxSockets })
+    : new http.Agent({ keepAlive: true, maxSockets: opts.maxSockets });
+  const basePath = base.pathname.replace(/\/+$/, "");
+
+  return {
+    upstream: opts.upstream,
+    close: () => agent.destroy(),
+    async call(ctx, request, schema) {
+      const url = new URL(base.origin + basePath + request.path);
+      for (const [k, v] of Object.entries(request.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
+      const where: Where = { upstream: opts.upstream, method: request.method, path: basePath + request.path };
+      const started = performance.now();
+      const elapsed = () => Math.round(performance.now() - started);
+
+      ctx.signal.throwIfAborted();
+      const remaining = ctx.remainingMs();
+      const callerBound = remaining !== undefined && remaining < opts.timeoutMs;
+      const budgetMs = Math.floor(callerBound ? remaining : opts.timeoutMs);
+      if (budgetMs <= 0) {
+        const err = timedOut(where, 0, true);
+        ctx.log.warn({ ...where, status: 0, ms: 0, reason: err.reason }, "upstream call not made: no time left");
+        throw err;
+      }
+
+      const payload = request.body === undefined ? undefined : Buffer.from(JSON.stringify(request.body), "utf8");
+      const headers: Record<string, string> = {
+        accept: "application/json",
+        "x-account-type": ctx.caller.accountType,
+        ...opts.headers,
+      };
+      if (ctx.caller.accountId !== "") headers["x-account-id"] = ctx.caller.accountId;
+      const traceparent = traceparentOf(ctx.traceId);
+      if (traceparent) headers["traceparent"] = traceparent;
+      if (payload) {
+        headers["content-type"] = "application/json";
+        headers["content-length"] = String(payload.length);
+      }
+
+      const timer = new AbortController();
+      const timeout = setTimeout(() => timer.abort(), budgetMs);
+      let status = 0;
+      try {
+        const res = await send(url, { method: request.method, headers, agent, signal: AbortSignal.any([ctx.signal, timer.signal]) }, payload);
+        status = res.status;
+        const value = readBody(where, res, schema);
+        ctx.log.debug({ ...where, status, ms: elapsed() }, "upstream call");
+        return value;
+      } catch (err) {
+        if (ctx.signal.aborted) {
+          ctx.log.debug({ ...where, status, ms: elapsed() }, "upstream call abandoned: the caller went away");
+          throw ctx.signal.reason;
+        }
+        const failure = err instanceof ToolError ? err : timer.signal.aborted ? timedOut(where, budgetMs, callerBound) : unreachable(where, err);
+        ctx.log.warn({ ...where, status, ms: elapsed(), reason: failure.reason }, "upstream call failed");
+        throw failure;
+      } finally {
+        clearTimeout(timeout);
+      }
+    },
+  };
+}
+
+interface Where {
+  upstream: string;
+  method: string;
+  path: string;
+}
+
+interface RawResponse {
+  status: number;
+  body: Buffer;
+}
+
+function send(url: URL, options: http.RequestOptions, payload: Buffer | undefined): Promise<RawResponse> {
+  return new Promise((resolve, reject) => {
+    const transport = url.protocol === "https:" ? https : http;
+    const req = transport.request(url, options, (res) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      res.on("data", (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > MAX_RESPONSE_BYTES) req.destroy(new ResponseTooLarge());
+        else chunks.push(chunk);
+      });
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks) }));
+      res.on("error", reject);
+      res.on("close", () => {
+        if (!res.complete) reject(new Error("the connection closed before the whole answer arrived"));
+      });
+    });
+    req.on("error", reject);
+    req.end(payload);
+  });
+}
+
+class ResponseTooLarge extends Error {
+  override name = "ResponseTooLarge";
+  constructor() {
+    super(`the answer is larger than ${MAX_RESPONSE_BYTES} bytes`);
+  }
+}
+
+function readBody<S extends z.ZodType>(where: Where, res: RawResponse, schema: S): z.output<S> {
+  const text = res.body.toString("utf8");
+  if (res.status < 200 || res.status > 299) throw fromStatus(where, res.status, text);
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw badResponse(where.upstream, `${where.method} ${where.path} answered HTTP ${res.status} with a body that is not JSON: ${excerpt(text)}`, res.status);
+  }
+  const parsed = schema.safeParse(json);
+  if (!parsed.success) {
+    const issues = parsed.error.issues
+      .slice(0, 3)
+      .map((i) => `${i.path.join(".") || "(top level)"}: ${i.message}`)
+      .join("; ");
+    throw badResponse(where.upstream, `${where.method} ${where.path} answered with a body of an unexpected shape (${issues}): ${excerpt(text)}`, res.status);
+  }
+  return parsed.data;
+}
+
+interface StatusMapping {
+  code: ErrorCode;
+  reason: string;
+  what: string;
+  hint: string;
+}
+
+const RETRY_LATER = "Retrying in a moment may help; if it keeps failing, the platform needs attention.";
+const DO_NOT_RETRY = "Retrying the same request will fail again.";
+
+function mappingOf(status: number): StatusMapping {
+  switch (status) {
+    case 400:
+    case 422:
+      return { code: "invalid_argument", reason: "UPSTREAM_INVALID_ARGUMENT", what: "rejected the request", hint: `Correct the request. ${DO_NOT_RETRY}` };
+    case 401:
+      return { code: "unauthenticated", reason: "UPSTREAM_UNAUTHENTICATED", what: "did not accept the caller's identity", hint: `Call with a valid x-account-id and x-account-type. ${DO_NOT_RETRY}` };
+    case 403:
+      return { code: "permission_denied", reason: "UPSTREAM_PERMISSION_DENIED", what: "denied the caller access", hint: `The account lacks access to this resource. ${DO_NOT_RETRY}` };
+    case 404:
+      return { code: "not_found", reason: "UPSTREAM_NOT_FOUND", what: "does not have it", hint: `Check the ids in the request. ${DO_NOT_RETRY}` };
+    case 408:
+    case 504:
+      return { code: "deadline_exceeded", reason: "UPSTREAM_TIMEOUT", what: "timed out", hint: RETRY_LATER };
+    case 409:
+      return { code: "failed_precondition", reason: "UPSTREAM_FAILED_PRECONDITION", what: "cannot do this in its current state", hint: DO_NOT_RETRY };
+    case 429:
+      return { code: "unavailable", reason: "UPSTREAM_RATE_LIMITED", what: "is rate limiting calls", hint: "Wait a little, then retry." };
+  }
+  if (status >= 500) return { code: "unavailable", reason: "UPSTREAM_UNAVAILABLE", what: "failed", hint: RETRY_LATER };
+  // Other 4xx (405, 413, 415, ...) and anything unexpected: this service and the platform disagree.
+  return {
+    code: "failed_precondition",
+    reason: "UPSTREAM_REJECTED",
+    what: "refused the call",
+    hint: `The platform's version or address may not match this service's settings. ${DO_NOT_RETRY}`,
+  };
+}
+
+/** The ToolError for a non-2xx answer, keeping the platform's error_code and description. */
+function fromStatus(where: Where, status: number, text: string): ToolError {
+  const m = mappingOf(status);
+  let platform: z.output<typeof platformErrorSchema> | undefined;
+  try {
+    const parsed = platformErrorSchema.safeParse(JSON.parse(text));
+    if (parsed.success) platform = parsed.data;
+  } catch {
+    // Not JSON: a proxy's page or an empty body; its excerpt goes into the message.
+  }
+  const description = platform?.description?.trim() || "";
+  const metadata: Record<string, string> = { upstream: where.upstream, upstream_status: String(status) };
+  if (platform) {
+    metadata["error_code"] = platform.error_code;
+    metadata["description"] = description;
+  }
+  const solution = typeof platform?.solution === "string" ? platform.solution.trim() : "";
+  // error_details is free-form; when it lists field violations, the agent gets them as such.
+  const listed = violationListSchema.safeParse(platform?.error_details);
+  const violations: FieldViolation[] = listed.success ? listed.data : [];
+  const retry = m.code === "unavailable" || m.code === "deadline_exceeded" ? "retrying in a moment may help" : "retrying will not help";
+  return new ToolError({
+    code: m.code,
+    reason: m.reason,
+    message:
+      description === ""
+        ? `${where.upstream} ${m.what} (HTTP ${status} on ${where.method} ${where.path}; ${retry}): ${excerpt(text)}`
+        : m.code === "invalid_argument"
+          ? description
+          : `${description} (${where.upstream} answered HTTP ${status}; ${retry})`,
+    metadata,
+    violations,
+    hint: { message: solution ? `${solution} ${m.hint}` : m.hint },
+  });
+}
+
+function timedOut(where: Where, budgetMs: number, callerBound: boolean): ToolError {
+  return new ToolError({
+    code: "deadline_exceeded",
+    reason: "UPSTREAM_TIMEOUT",
+    message: callerBound
+      ? `${where.upstream} did not answer ${where.method} ${where.path} within the ${budgetMs} ms left of the caller's deadline; retrying needs a longer deadline`
+      : `${where.upstream} did not answer ${where.method} ${where.path} within ${budgetMs} ms; retrying in a moment may help`,
+    metadata: { upstream: where.upstream, timeout_ms: String(budgetMs), limited_by: callerBound ? "caller_deadline" : "upstream_timeout" },
+    hint: { message: callerBound ? "Call again with a longer deadline." : RETRY_LATER },
+  });
+}
+
+function unreachable(where: Where, err: unknown): ToolError {
+  const e = err as NodeJS.ErrnoException;
+  if (e instanceof ResponseTooLarge) return badResponse(where.upstream, `${where.method} ${where.path}: ${e.message}`);
+  const cause = [e?.code, e?.message].filter(Boolean).join(" ") || String(err);
+  return new ToolError({
+    code: "unavailable",
+    reason: "UPSTREAM_UNREACHABLE",
+    message: `${where.upstream} cannot be reached for ${where.method} ${where.path} (${cause}); retrying in a moment may help`,
+    metadata: { upstream: where.upstream, ...(e?.code ? { network_error: e.code } : {}) },
+    hint: { message: RETRY_LATER },
+    cause: err,
+  });
+}
+
+/**
+ * UNAVAILABLE for an answer this service cannot read (not JSON, or not the
+ * shape the platform documents); `detail` says what was wrong, with an excerpt.
+ */
+export function badResponse(upstream: string, detail: string, status?: number): ToolError {
+  return new ToolError({
+    code: "unavailable",
+    reason: "UPSTREAM_BAD_RESPONSE",
+    message: `${upstream} gave an answer this service cannot read (retrying may help if it was restarting): ${detail}`,
+    metadata: { upstream, ...(status === undefined ? {} : { upstream_status: String(status) }) },
+    hint: { message: "Retrying may help if the platform was restarting; otherwise its version does not match this service." },
+  });
+}
+
+function excerpt(text: string): string {
+  const t = text.replace(/\s+/g, " ").trim();
+  if (t === "") return "(empty body)";
+  return t.length > EXCERPT_CHARS ? `${t.slice(0, EXCERPT_CHARS)}…` : t;
+}
+
+/** A W3C traceparent continuing the caller's trace with a new span, or undefined when the trace id is not one. */
+function traceparentOf(traceId: string): string | undefined {
+  if (!/^[0-9a-f]{32}$/.test(traceId) || /^0+$/.test(traceId)) return undefined;
+  return `00-${traceId}-${randomBytes(8).toString("hex")}-01`;
+}
