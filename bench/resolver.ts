@@ -32,7 +32,7 @@ export async function benchResolver(): Promise<void> {
   );
   const log = pino({ level: "silent" });
   const app = createApp(loadConfig({ PORT: "0", HOST: "127.0.0.1", SQLITE_PATH: ":memory:", LLM_BASE_URL: llm.baseUrl, LOG_LEVEL: "silent" }), log, {
-    knowledge: new EmbeddedBackend([bundle], { timeZone: "Asia/Shanghai" }),
+    backend: new EmbeddedBackend([bundle], { timeZone: "Asia/Shanghai" }),
   });
   const port = await app.listen();
   const client = createClient(LogicPropertyResolverService, createConnectTransport({ baseUrl: `http://127.0.0.1:${port}`, httpVersion: "1.1" }));

@@ -10,6 +10,7 @@ import { knSearch } from "./kn-search/kn-search";
 import { renderAnswer } from "./kn-search/wire";
 import { keywordContextInput, retrieveKeywordContext } from "./keyword-context/retrieve-keyword-context";
 import { keywordContextResponse, schemaResponse, type KnowledgeDeps } from "./knowledge-service";
+import { rerankConcepts, rerankConceptsInput } from "./rerank/rerank-concepts";
 import { retrieveSchema, retrieveSchemaInput } from "./schema/retrieve-schema";
 
 /**
@@ -36,12 +37,17 @@ const knowledgeRetrieveBody = z
   .strict();
 
 /**
- * `POST /tools/knowledge_retrieve`, the route agent configurations already
- * call: `enable_keyword_context` chooses schema recall or keyword context, the
+ * The knowledge tools' JSON routes, as agent configurations already call them.
+ *
+ * `POST /tools/knowledge_retrieve`: `enable_keyword_context` chooses schema recall or keyword context, the
  * answers take the spec's JSON shapes, and errors `{error, status_code,
  * detail: {message, suggestion}}`. In keyword mode the schema-only parameters
  * (top_k, skip_llm, return_union, additional_context) are ignored, since agent
  * configurations often fix them for every call.
+ *
+ * `POST /tools/knowledge_rerank` and `POST /kn/kn_search`: the specs' bodies
+ * and answers; kn_search errors in the platform's `{code, description,
+ * details, solution, link}`, the others in the knowledge tools' shape.
  */
 export function knowledgeRoutes(deps: KnowledgeDeps, route: Pick<JsonRouteOptions, "log" | "maxBytes" | "stopping">): HttpRoute[] {
   return [
@@ -94,6 +100,13 @@ export function knowledgeRoutes(deps: KnowledgeDeps, route: Pick<JsonRouteOption
       },
       renderError: (err, traceId) => knowledgeError(err, traceId),
     }),
+    // data-retrieval-tools §7.2: the spec's body and answer {reranked_concepts, filtered_count}.
+    jsonRoute({
+      ...route,
+      path: "/tools/knowledge_rerank",
+      handle: async (raw, ctx) => rerankConcepts(deps, ctx, parseOrThrow(rerankConceptsInput, raw ?? {})),
+      renderError: knowledgeError,
+    }),
     // The spec's route (kn-search-proxy.zh.md): its JSON body and answer shapes.
     jsonRoute({
       ...route,
@@ -129,8 +142,8 @@ function knSearchError(err: ToolError, traceId: string) {
   };
 }
 
-/** The spec's error body for knowledge_retrieve (keyword-context-recall §7.3, §7.4). */
-export function knowledgeError(err: ToolError, traceId: string) {
+/** The spec's error body for knowledge_retrieve and knowledge_rerank (keyword-context-recall §7.3, §7.4). */
+function knowledgeError(err: ToolError, traceId: string) {
   const { message, suggestion, ...extra } = err.detail;
   return {
     error: err.message,

@@ -1,0 +1,142 @@
+import type { Logger } from "pino";
+import type { Config, KnowledgeSource } from "./config";
+import { newTraceId } from "./core/ids";
+import type { KnowledgeNetworkBackend } from "./kn/backend";
+import { EmbeddedBackend } from "./kn/embedded/engine";
+import { createHttpBackend } from "./kn/http/http-backend";
+import type { KnowledgeDeps } from "./knowledge/knowledge-service";
+import { KnowledgeSessions } from "./knowledge/session";
+import { MemoryIndex } from "./memrecall/memory-index";
+import type { MemRecallDeps } from "./memrecall/memrecall-service";
+import { ObjectTypeCache, type ResolverDeps } from "./resolver/resolve";
+import type { ReadinessCheck } from "./server/probes";
+import { InProcessSessionStore } from "./store/in-process-session-store";
+import type { MemoryStore } from "./store/memories/memory-store";
+import { PostgresMemoryStore } from "./store/memories/postgres-memory-store";
+import { SqliteMemoryStore } from "./store/memories/sqlite-memory-store";
+import { RedisSessionStore } from "./store/redis-session-store";
+import { createDataRetrievalClient } from "./upstream/data-retrieval";
+import { localEmbedder, openAiEmbedder } from "./upstream/embeddings";
+import { LlmClient } from "./upstream/llm-client";
+import { httpReranker } from "./upstream/reranker";
+
+/** A knowledge-network backend the app can close on shutdown. */
+export type ClosableBackend = KnowledgeNetworkBackend & { close?(): void };
+
+/** What the three services are built from: every client and store, made once. */
+export interface Deps {
+  knowledge: KnowledgeDeps;
+  resolver: ResolverDeps;
+  memrecall: MemRecallDeps;
+  /** The dependencies /readyz checks. */
+  readiness: ReadinessCheck[];
+  /** Prepares what must be ready before the first call (the memory store's schema). */
+  start(): Promise<void>;
+  /** Closes every pool, connection and store. */
+  close(): Promise<void>;
+}
+
+/**
+ * Builds the clients and stores the settings ask for, once, and hands each
+ * service the ones it uses. `overrides.backend` lets tests and benchmarks
+ * bring a knowledge-network backend built elsewhere.
+ */
+export function buildDeps(config: Config, log: Logger, overrides: { backend?: ClosableBackend } = {}): Deps {
+  const backend = overrides.backend ?? createKnowledgeBackend(config.knowledge, log);
+  const inProcess = new InProcessSessionStore({ maxValueBytes: config.sessions.maxValueBytes, maxEntries: config.sessions.maxMemoryEntries, log });
+  const redis = config.sessions.redis ? new RedisSessionStore({ ...config.sessions.redis, maxValueBytes: config.sessions.maxValueBytes, log }) : undefined;
+  const llm = config.llm ? new LlmClient(config.llm) : undefined;
+  const embedder = config.embeddings ? openAiEmbedder(config.embeddings) : localEmbedder;
+  const reranker = config.reranker ? httpReranker(config.reranker) : undefined;
+  const dataRetrieval = config.dataRetrieval ? createDataRetrievalClient(config.dataRetrieval) : undefined;
+  const memories = createMemoryStore(config, log);
+  log.info(
+    {
+      sessions: redis ? "redis (default) + in_memory" : "in_memory",
+      memory_store: config.memrecall.store.kind === "sqlite" ? `sqlite ${config.memrecall.store.path}` : "postgres",
+      llm: llm?.model ?? null,
+      embeddings: embedder.name,
+      reranker: reranker?.name ?? null,
+      kn_search: config.dataRetrieval ? `proxied to ${config.dataRetrieval.url}` : "native",
+    },
+    "clients",
+  );
+  return {
+    knowledge: {
+      backend,
+      sessions: new KnowledgeSessions({ memory: inProcess, redis }),
+      embedder,
+      reranker,
+      llm,
+      dataRetrieval,
+      ...config.keywordContext,
+    },
+    resolver: {
+      backend,
+      llm,
+      defaultTimeZone: config.resolver.defaultTimeZone,
+      objectTypeCache: config.resolver.objectTypeCacheMs > 0 ? new ObjectTypeCache(config.resolver.objectTypeCacheMs) : undefined,
+    },
+    memrecall: {
+      store: memories,
+      sessions: redis ?? inProcess,
+      embedder,
+      llm,
+      index: new MemoryIndex(memories, config.memrecall.indexUsers),
+      maxSearchesPerSession: config.memrecall.maxSearchesPerSession,
+      semanticFloor: config.memrecall.semanticFloor,
+      semanticCeiling: config.memrecall.semanticCeiling,
+      maxContextWindow: config.memrecallMaxContextWindow,
+    },
+    readiness: [
+      ...upstreamReadiness(backend, log),
+      ...(redis ? [{ name: "redis", check: () => redis.ping() }] : []),
+      { name: `memory-store (${memories.kind})`, check: () => memories.ping() },
+    ],
+    start: () => memories.migrate(),
+    async close() {
+      backend.close?.();
+      dataRetrieval?.close();
+      await Promise.all([inProcess.close(), redis?.close(), memories.close()]);
+    },
+  };
+}
+
+/**
+ * The knowledge-network backend the settings ask for: the platform's services
+ * over HTTP, or the embedded engine over the KN bundles (the default). A bad
+ * bundle throws a BundleError naming the file.
+ */
+export function createKnowledgeBackend(source: KnowledgeSource, log: Logger): ClosableBackend {
+  if (source.kind === "http") {
+    log.info({ ontology_manager: source.ontologyManagerUrl, ontology_query: source.ontologyQueryUrl, operator_market: source.operatorMarketUrl ?? null }, "knowledge networks: the platform over HTTP");
+    return createHttpBackend(source);
+  }
+  const started = performance.now();
+  const engine = EmbeddedBackend.fromFiles(source.bundlePaths, { timeZone: source.timeZone });
+  log.info(
+    { bundles: source.bundlePaths, instances: engine.stats(), ms: Math.round(performance.now() - started) },
+    "knowledge networks: the embedded engine over KN bundles",
+  );
+  return engine;
+}
+
+/** The memory store the settings ask for (its schema is migrated by Deps.start). */
+function createMemoryStore(config: Config, log: Logger): MemoryStore {
+  const where = config.memrecall.store;
+  return where.kind === "postgres" ? new PostgresMemoryStore({ connectionString: where.url, log }) : new SqliteMemoryStore({ path: where.path, log });
+}
+
+/** Readiness of the platform's services: ontology-manager answers a one-entry list. */
+function upstreamReadiness(backend: KnowledgeNetworkBackend, log: Logger): ReadinessCheck[] {
+  if (backend.kind !== "http") return [];
+  return [
+    {
+      name: "ontology-manager",
+      async check(signal) {
+        const ctx = { caller: { accountId: "", accountType: "app" as const }, traceId: newTraceId(), log, signal, remainingMs: () => undefined };
+        await backend.listKnowledgeNetworks(ctx, { limit: 1 });
+      },
+    },
+  ];
+}

@@ -1,0 +1,49 @@
+import { readFileSync } from "node:fs";
+import type { ConnectRouter } from "@connectrpc/connect";
+import { file_contextloader_common_v1_errors } from "../gen/contextloader/common/v1/errors_pb";
+import { KnowledgeRetrievalService } from "../gen/contextloader/knowledge/v1/knowledge_pb";
+import { MemRecallService } from "../gen/contextloader/memrecall/v1/memrecall_pb";
+import { LogicPropertyResolverService } from "../gen/contextloader/resolver/v1/resolver_pb";
+import { file_google_rpc_error_details } from "../gen/google/rpc/error_details_pb";
+import { file_google_rpc_status } from "../gen/google/rpc/status_pb";
+import { Health } from "../gen/grpc/health/v1/health_pb";
+import type { Deps } from "./deps";
+import { registerKnowledge } from "./knowledge/knowledge-service";
+import { knowledgeRoutes } from "./knowledge/rest-routes";
+import { registerMemRecall } from "./memrecall/memrecall-service";
+import { registerResolver } from "./resolver/resolver-service";
+import { resolverRoutes } from "./resolver/rest-routes";
+import { type HealthState, registerHealth } from "./server/health";
+import type { HttpRoute } from "./server/http-routes";
+import type { JsonRouteOptions } from "./server/json-route";
+import { registerReflection, documentedDescriptors } from "./server/reflection";
+
+/** The three product services, in the order reflection lists them. */
+export const productServices = [KnowledgeRetrievalService, LogicPropertyResolverService, MemRecallService] as const;
+
+/**
+ * Every RPC the service answers, registered on a Connect router: the three
+ * product services, grpc.health.v1 over `health`, and server reflection (with
+ * the error-detail messages, so grpcurl can print them). What
+ * connectNodeAdapter and createRouterTransport both take.
+ */
+export function routes(deps: Deps, health: HealthState): (router: ConnectRouter) => void {
+  const documented = documentedDescriptors(readFileSync(new URL("../gen/descriptors.binpb", import.meta.url)));
+  return (router) => {
+    registerKnowledge(router, deps.knowledge);
+    registerResolver(router, deps.resolver);
+    registerMemRecall(router, deps.memrecall);
+    registerHealth(router, health);
+    registerReflection(
+      router,
+      [...productServices, Health],
+      [file_google_rpc_error_details, file_google_rpc_status, file_contextloader_common_v1_errors],
+      documented,
+    );
+  };
+}
+
+/** The plain JSON routes of the specs (the platform's tool endpoints) beside the RPCs. */
+export function httpRoutes(deps: Deps, route: Pick<JsonRouteOptions, "log" | "maxBytes" | "stopping">): HttpRoute[] {
+  return [...knowledgeRoutes(deps.knowledge, route), ...resolverRoutes(deps.resolver, route)];
+}
