@@ -81,7 +81,7 @@ async function versionOf(deps: MemoriesDeps, owner: string): Promise<number> {
  * in place when it can be. Writes of one owner in this process run one after
  * another (`index.serially`), so versions move in commit order here.
  */
-async function bumpVersion(deps: MemoriesDeps, ctx: CallContext, owner: string, change: IndexChange): Promise<void> {
+async function bumpVersion(deps: MemoriesDeps, owner: string, change: IndexChange): Promise<void> {
   let version: number;
   try {
     version = await deps.sessions.increment(accountKey(owner, "mem:version"), VERSION_TTL_MS);
@@ -148,7 +148,7 @@ export async function storeMemory(deps: MemoriesDeps, ctx: CallContext, input: S
       search_text: searchText,
       embedding: embedding!,
     });
-    await bumpVersion(deps, ctx, owner, {
+    await bumpVersion(deps, owner, {
       put: {
         memory_key: written.record.memory_key,
         embedding: embedding!,
@@ -169,7 +169,7 @@ export async function deleteMemory(deps: MemoriesDeps, ctx: CallContext, memoryK
   const owner = ownerOf(ctx.caller);
   return deps.index.serially(owner, async () => {
     const deleted = await deps.store.delete(owner, memoryKey);
-    if (deleted) await bumpVersion(deps, ctx, owner, { remove: memoryKey });
+    if (deleted) await bumpVersion(deps, owner, { remove: memoryKey });
     return deleted;
   });
 }

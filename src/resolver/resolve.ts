@@ -11,6 +11,7 @@ import { checkOperatorParameters, checkParameters, inputParameters, METRIC_SYSTE
 import { buildPrompt } from "./prompts";
 import type { ResolveInput } from "./resolver-input";
 import { extractTimeFacts, type TimeFacts } from "./time-facts";
+import { llmNotConfigured } from "../errors/common";
 
 export interface ResolverDeps {
   backend: KnowledgeNetworkBackend;
@@ -67,11 +68,9 @@ export async function resolveLogicProperties(deps: ResolverDeps, ctx: CallContex
 
   const needsLlm = wanted.filter((lp) => undetermined(lp, metricFacts(lp, facts)).length > 0);
   if (needsLlm.length > 0 && !deps.llm) {
-    throw new ToolError({
-      code: "failed_precondition",
-      reason: "LLM_NOT_CONFIGURED",
-      message: `resolving ${needsLlm.map((p) => p.name).join(", ")} needs an LLM to generate dynamic_params, and this service has none (LLM_BASE_URL is not set)`,
-      hint: { message: "Give every parameter explicitly in additional_context (e.g. instant=true, start/end in ms), or ask the operators to configure LLM_BASE_URL." },
+    throw llmNotConfigured({
+      needs: `resolving ${needsLlm.map((p) => p.name).join(", ")} needs an LLM to generate dynamic_params`,
+      instead: "Give every parameter explicitly in additional_context (e.g. instant=true, start/end in ms), or ask the operators to configure LLM_BASE_URL.",
     });
   }
 

@@ -1,4 +1,3 @@
-import { ToolError } from "../../errors/tool-error";
 import type { CallContext } from "../../core/call-context";
 import type { SchemaDeps } from "../schema/retrieve-schema";
 import { questionOf, recallConcepts, shapeSchema } from "./concepts";
@@ -6,6 +5,7 @@ import { keywordsOf, MAX_KEYWORDS, type KnSearchInput } from "./input";
 import { recallInstances, type InstanceRecall } from "./instances";
 import { returnNodes } from "./node-rounds";
 import type { KnSearchAnswer } from "./wire";
+import { llmNotConfigured } from "../../errors/common";
 
 /** The spec's note when no instance comes back (data-retrieval's words); the reason follows it. */
 const NO_INSTANCES = "未查询到相关实例数据";
@@ -19,12 +19,10 @@ const NO_INSTANCES = "未查询到相关实例数据";
 export async function knSearchNative(deps: SchemaDeps, ctx: CallContext, input: KnSearchInput, sessionId: string): Promise<KnSearchAnswer> {
   const { concept_retrieval: concept, semantic_instance_retrieval: semantic, property_filter: filter } = input.retrieval_config;
   if (!concept.skip_llm && !deps.llm) {
-    throw new ToolError({
-      code: "failed_precondition",
-      reason: "LLM_NOT_CONFIGURED",
-      message: "retrieval_config.concept_retrieval.skip_llm=false needs an LLM, and this service has none (LLM_BASE_URL is not set)",
-      violations: [{ field: "retrieval_config.concept_retrieval.skip_llm", description: "no LLM is configured; use skip_llm=true" }],
-      hint: { message: "Call again with skip_llm=true (the default): relation types are then ranked by the reranker or by embeddings and tokens." },
+    throw llmNotConfigured({
+      needs: "retrieval_config.concept_retrieval.skip_llm=false needs an LLM",
+      field: { field: "retrieval_config.concept_retrieval.skip_llm", description: "no LLM is configured; use skip_llm=true" },
+      instead: "Call again with skip_llm=true (the default): relation types are then ranked by the reranker or by embeddings and tokens.",
     });
   }
   const concepts = await recallConcepts(deps, ctx, input, sessionId);

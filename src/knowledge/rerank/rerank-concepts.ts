@@ -1,5 +1,4 @@
 import { z } from "zod";
-import { ToolError } from "../../errors/tool-error";
 import { nullAsAbsent } from "../../errors/validation";
 import type { CallContext } from "../../core/call-context";
 import { settleWithLimit } from "../../core/concurrency";
@@ -8,6 +7,7 @@ import type { Embedder } from "../../upstream/embeddings";
 import { parsedJson, type Json } from "../../core/json";
 import type { LlmClient } from "../../upstream/llm-client";
 import { rankWithLlm, rankWithoutLlm } from "../relevance/rank";
+import { llmNotConfigured } from "../../errors/common";
 
 export const MAX_CONCEPTS = 5000;
 const MAX_BATCH = 512;
@@ -171,11 +171,10 @@ function describe(c: InputConcept): string {
 
 async function byLlm(deps: RerankDeps, ctx: CallContext, input: RerankConceptsInput): Promise<Scored[]> {
   if (!deps.llm) {
-    throw new ToolError({
-      code: "failed_precondition",
-      reason: "LLM_NOT_CONFIGURED",
-      message: "action=llm needs an LLM and this service has none (LLM_BASE_URL is not set)",
-      hint: { message: 'Call again with action="vector" to rerank by embeddings, or ask the operators to configure LLM_BASE_URL.', validValues: ["vector"] },
+    throw llmNotConfigured({
+      needs: "action=llm needs an LLM",
+      instead: 'Call again with action="vector" to rerank by embeddings, or ask the operators to configure LLM_BASE_URL.',
+      validValues: ["vector"],
     });
   }
   const llm = deps.llm;

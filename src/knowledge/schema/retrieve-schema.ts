@@ -10,6 +10,7 @@ import type { LlmClient } from "../../upstream/llm-client";
 import type { Reranker } from "../../upstream/reranker";
 import { compactObjects, compactRelations } from "./compact";
 import { MAX_LLM_CANDIDATES, rankWithLlm, rankWithoutLlm, type Candidate, type Ranking } from "../relevance/rank";
+import { llmNotConfigured } from "../../errors/common";
 import {
   unionOf,
   type KnowledgeSessions,
@@ -69,12 +70,10 @@ export interface SchemaResult {
 export async function retrieveSchema(deps: SchemaDeps, ctx: CallContext, input: RetrieveSchemaInput): Promise<SchemaResult> {
   const store = deps.sessions.pick(input.session_type);
   if (!input.skip_llm && !deps.llm) {
-    throw new ToolError({
-      code: "failed_precondition",
-      reason: "LLM_NOT_CONFIGURED",
-      message: "skip_llm=false needs an LLM, and this service has none (LLM_BASE_URL is not set)",
-      violations: [{ field: "skip_llm", description: "no LLM is configured; use skip_llm=true" }],
-      hint: { message: "Call again with skip_llm=true: relation types are then ranked by the reranker or by embeddings and tokens." },
+    throw llmNotConfigured({
+      needs: "skip_llm=false needs an LLM",
+      field: { field: "skip_llm", description: "no LLM is configured; use skip_llm=true" },
+      instead: "Call again with skip_llm=true: relation types are then ranked by the reranker or by embeddings and tokens.",
     });
   }
   const sessionId = input.session_id || randomUUID();
