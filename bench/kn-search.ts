@@ -13,7 +13,7 @@ import { loadConfig } from "../src/config";
 import { EmbeddedBackend } from "../src/kn/embedded/engine";
 import { startSimulator } from "../src/simulator/simulator";
 import { knSearchInput } from "../src/knowledge/kn-search/input";
-import { requestBody } from "../src/knowledge/kn-search/wire";
+import { requestBody } from "../src/knowledge/kn-search/data-retrieval-wire";
 import { formatMicros, line, percentile } from "./stats";
 
 const KN = "kn_medical";

@@ -4,7 +4,7 @@ import { newTraceId } from "./core/ids";
 import type { KnowledgeNetworkBackend } from "./kn/backend";
 import { EmbeddedBackend } from "./kn/embedded/engine";
 import { createHttpBackend } from "./kn/http/http-backend";
-import type { KnowledgeDeps } from "./knowledge/knowledge-service";
+import type { KnowledgeDeps } from "./knowledge/deps";
 import { KnowledgeSessions } from "./knowledge/session";
 import { MemoryIndex } from "./memrecall/memory-index";
 import type { MemRecallDeps } from "./memrecall/memrecall-service";
@@ -69,7 +69,7 @@ export function buildDeps(config: Config, log: Logger, overrides: { backend?: Cl
       reranker,
       llm,
       dataRetrieval,
-      ...config.keywordContext,
+      keywordContext: config.keywordContext,
     },
     resolver: {
       backend,

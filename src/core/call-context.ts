@@ -24,3 +24,8 @@ export interface CallContext {
   /** Milliseconds left before the caller's deadline, or undefined when it set none. */
   remainingMs(): number | undefined;
 }
+
+/** The caller as a key prefix ("user:u-1"): an app and a user with the same id are two callers. */
+export function callerKey(caller: Caller): string {
+  return `${caller.accountType}:${caller.accountId}`;
+}

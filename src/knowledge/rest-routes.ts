@@ -7,11 +7,15 @@ import type { HttpRoute } from "../server/http-routes";
 import { httpStatusOf, jsonRoute, type JsonRouteOptions } from "../server/json-route";
 import { knSearchInput } from "./kn-search/input";
 import { knSearch } from "./kn-search/kn-search";
-import { renderAnswer } from "./kn-search/wire";
-import { keywordContextInput, retrieveKeywordContext } from "./keyword-context/retrieve-keyword-context";
-import { keywordContextResponse, schemaResponse, type KnowledgeDeps } from "./knowledge-service";
-import { rerankConcepts, rerankConceptsInput } from "./rerank/rerank-concepts";
-import { retrieveSchema, retrieveSchemaInput } from "./schema/retrieve-schema";
+import { renderAnswer } from "./kn-search/rest-shape";
+import type { KnowledgeDeps } from "./deps";
+import { keywordContextResponse, schemaResponse } from "./encode";
+import { keywordContextInput } from "./keyword-context/input";
+import { retrieveKeywordContext } from "./keyword-context/retrieve-keyword-context";
+import { rerankConceptsInput } from "./rerank/input";
+import { rerankConcepts } from "./rerank/rerank-concepts";
+import { retrieveSchemaInput } from "./schema/input";
+import { retrieveSchema } from "./schema/retrieve-schema";
 
 /**
  * The request of `POST /tools/knowledge_retrieve` exactly as the spec lists it

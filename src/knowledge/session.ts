@@ -1,7 +1,9 @@
 import { ToolError } from "../errors/tool-error";
-import type { Caller } from "../core/call-context";
+import { callerKey, type Caller } from "../core/call-context";
+import { identityKey } from "../kn/identity";
 import type { ActionType, DataProperty, LogicProperty } from "../kn/types";
 import { sessionKey, type SessionStore } from "../store/session-store";
+import type { KnNode } from "./kn-search/answer";
 
 /** An object type as recalled into a session: its definition, network and relevance. */
 export interface RecalledObjectType {
@@ -54,10 +56,11 @@ export interface SessionSchema {
 export type SessionType = "" | "redis" | "in_memory";
 
 /**
- * Where each session's state lives and how it is keyed: by the caller's account
- * and the session id, so one account never reads another's session. Rounds are
- * appended atomically, so concurrent calls of one session never lose a round,
- * whichever replica serves them.
+ * Every piece of a knowledge session — schema rounds, instances returned by
+ * keyword context, kn_search rounds — where it lives and how it is keyed: by
+ * the caller's account and the session id, so one account never reads
+ * another's session. Rounds are appended atomically, so concurrent calls of
+ * one session never lose a round, whichever replica serves them.
  */
 export class KnowledgeSessions {
   constructor(private readonly stores: { memory: SessionStore; redis: SessionStore | undefined }) {}
@@ -102,6 +105,39 @@ export class KnowledgeSessions {
     await store.touch([key(caller, sessionId, "schema_rounds")]);
     return fresh;
   }
+
+  /**
+   * Records a kn_search round's nodes and returns what the round answers: with
+   * `returnUnion`, every node of the session (this round's first, then earlier
+   * rounds', latest first); without, only the nodes no earlier round found.
+   * The append numbers the round, so of concurrent rounds each compares itself
+   * with exactly the rounds recorded before it.
+   */
+  async returnNodes(store: SessionStore, caller: Caller, sessionId: string, query: string, current: KnNode[], returnUnion: boolean): Promise<ReturnedNodes> {
+    const k = key(caller, sessionId, "kn_search_nodes");
+    const count = await store.append(k, { query, nodes: current } satisfies NodeRound);
+    const earlier = (await store.list<NodeRound>(k)).slice(0, count - 1);
+    const seen = new Set(earlier.flatMap((r) => r.nodes.map(nodeKey)));
+    if (!returnUnion) {
+      const fresh = current.filter((n) => !seen.has(nodeKey(n)));
+      return { nodes: fresh, seenBefore: current.length - fresh.length };
+    }
+    const union = new Map(current.map((n) => [nodeKey(n), n]));
+    for (const round of [...earlier].reverse()) for (const n of round.nodes) if (!union.has(nodeKey(n))) union.set(nodeKey(n), n);
+    return { nodes: [...union.values()], seenBefore: 0 };
+  }
+}
+
+/** What one kn_search round of a session found. */
+interface NodeRound {
+  query: string;
+  nodes: KnNode[];
+}
+
+export interface ReturnedNodes {
+  nodes: KnNode[];
+  /** Nodes of this round left out because an earlier round of the session had them (return_union=false). */
+  seenBefore: number;
 }
 
 /** Merges rounds: one entry per (network, id), the latest round's definition winning. */
@@ -126,5 +162,10 @@ export function unionOf(rounds: readonly SchemaRound[]): SessionSchema {
 }
 
 function key(caller: Caller, sessionId: string, name: string): string {
-  return sessionKey(`${caller.accountType}:${caller.accountId}`, sessionId, name);
+  return sessionKey(callerKey(caller), sessionId, name);
+}
+
+/** One instance across kn_search rounds: its network, type and whole identity. */
+function nodeKey(n: KnNode): string {
+  return JSON.stringify([n.kn_id, n.object_type_id, identityKey(n.unique_identities)]);
 }

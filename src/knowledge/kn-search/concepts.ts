@@ -3,12 +3,13 @@ import type { CallContext } from "../../core/call-context";
 import { settleWithLimit } from "../../core/concurrency";
 import type { KnowledgeNetwork, ObjectType } from "../../kn/types";
 import type { Json } from "../../core/json";
-import { retrieveSchema, type SchemaDeps } from "../schema/retrieve-schema";
+import type { SchemaDeps } from "../deps";
+import { retrieveSchema } from "../schema/retrieve-schema";
 import { unionOf, type RecalledActionType, type RecalledObjectType, type RecalledRelationType } from "../session";
 import { coarseNetwork, NarrowedBackend } from "./coarse-recall";
 import type { ConceptRetrievalConfig, KnSearchInput } from "./input";
 import { semanticRelevance } from "../relevance/semantic";
-import type { KnActionType, KnObjectType, KnProperty, KnRelationType, KnWarning } from "./wire";
+import type { KnActionType, KnObjectType, KnProperty, KnRelationType, KnWarning } from "./answer";
 
 /** Sample instances fetched at once. */
 const SAMPLE_CONCURRENCY = 8;

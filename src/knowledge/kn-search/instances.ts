@@ -12,7 +12,7 @@ import type { RecalledObjectType } from "../session";
 import type { PropertyFilterConfig, SemanticInstanceConfig } from "./input";
 import { fuse, instanceRelevance, keywordOf, type Keyword, type WeightedField } from "../matching/instance-scoring";
 import { semanticRelevance } from "../relevance/semantic";
-import type { KnNode, KnWarning } from "./wire";
+import type { KnNode, KnWarning } from "./answer";
 
 /** Properties whose values are text: only these are searched by keyword. */
 const TEXT_TYPES = /char|text|string|keyword/i;

@@ -1,16 +1,10 @@
 import { randomUUID } from "node:crypto";
 import type { CallContext } from "../../core/call-context";
-import type { DataRetrievalClient } from "../../upstream/data-retrieval";
-import type { SchemaDeps } from "../schema/retrieve-schema";
+import type { KnSearchDeps } from "../deps";
 import type { KnSearchInput } from "./input";
 import { knSearchNative } from "./native";
 import { knSearchProxy } from "./proxy";
-import type { KnSearchAnswer } from "./wire";
-
-export interface KnSearchDeps extends SchemaDeps {
-  /** data-retrieval, when DATA_RETRIEVAL_URL is set: kn_search is then forwarded to it. */
-  dataRetrieval: DataRetrievalClient | undefined;
-}
+import type { KnSearchAnswer } from "./answer";
 
 /**
  * kn_search (spec kn-search-proxy.zh.md): forwarded to data-retrieval when

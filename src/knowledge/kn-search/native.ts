@@ -1,10 +1,9 @@
 import type { CallContext } from "../../core/call-context";
-import type { SchemaDeps } from "../schema/retrieve-schema";
+import type { SchemaDeps } from "../deps";
 import { questionOf, recallConcepts, shapeSchema } from "./concepts";
 import { keywordsOf, MAX_KEYWORDS, type KnSearchInput } from "./input";
 import { recallInstances, type InstanceRecall } from "./instances";
-import { returnNodes } from "./node-rounds";
-import type { KnSearchAnswer } from "./wire";
+import type { KnSearchAnswer } from "./answer";
 import { llmNotConfigured } from "../../errors/common";
 
 /** The spec's note when no instance comes back (data-retrieval's words); the reason follows it. */
@@ -14,7 +13,7 @@ const NO_INSTANCES = "未查询到相关实例数据";
  * kn_search computed here over the knowledge-network backend: concept recall
  * (concepts.ts), then the schema shaped for the answer and the instances
  * searched side by side (instances.ts), the nodes recorded in the session
- * (node-rounds.ts). With only_schema no instance is searched.
+ * (KnowledgeSessions.returnNodes). With only_schema no instance is searched.
  */
 export async function knSearchNative(deps: SchemaDeps, ctx: CallContext, input: KnSearchInput, sessionId: string): Promise<KnSearchAnswer> {
   const { concept_retrieval: concept, semantic_instance_retrieval: semantic, property_filter: filter } = input.retrieval_config;
@@ -46,7 +45,7 @@ export async function knSearchNative(deps: SchemaDeps, ctx: CallContext, input: 
   const returned =
     found.searched.length === 0
       ? { nodes: [], seenBefore: 0 }
-      : await returnNodes(deps.sessions.pick(""), ctx.caller, sessionId, input.query, found.nodes, concept.return_union);
+      : await deps.sessions.returnNodes(deps.sessions.pick(""), ctx.caller, sessionId, input.query, found.nodes, concept.return_union);
   answer.nodes = returned.nodes;
   if (returned.nodes.length === 0) {
     answer.message = `${NO_INSTANCES}：${whyNothing(input, concepts.round.map((o) => o.id), found.searched, returned.seenBefore)}`;

@@ -2,7 +2,8 @@ import { ToolError, type ErrorCode, type FieldViolation } from "../../errors/too
 import type { CallContext } from "../../core/call-context";
 import { DATA_RETRIEVAL, readFailure, type DataRetrievalClient } from "../../upstream/data-retrieval";
 import type { KnSearchInput } from "./input";
-import { requestBody, upstreamAnswerSchema, type KnSearchAnswer } from "./wire";
+import type { KnSearchAnswer } from "./answer";
+import { requestBody, upstreamAnswerSchema } from "./data-retrieval-wire";
 
 /**
  * kn_search forwarded to data-retrieval's `POST /tools/kn_search` with the

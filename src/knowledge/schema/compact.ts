@@ -1,11 +1,10 @@
-import { stringify } from "yaml";
+import { yaml } from "../compact-yaml";
 import type { RecalledObjectType, RecalledRelationType } from "../session";
 
 /**
- * The compact format of knowledge_retrieve (data-retrieval-tools §7.1): YAML
- * text, fewer tokens than JSON for an LLM to read. Built with a YAML library
- * from the data, so names with colons, quotes or newlines stay intact. When a
- * session spans several networks, keys are "<kn_id>/<id>".
+ * RetrieveSchema's compact answer: the object types as YAML (see
+ * compact-yaml.ts). When a session spans several networks, keys are
+ * "<kn_id>/<id>".
  */
 export function compactObjects(objectTypes: readonly RecalledObjectType[], withNetwork: boolean): string {
   const objects: Record<string, unknown> = {};
@@ -30,6 +29,7 @@ export function compactObjects(objectTypes: readonly RecalledObjectType[], withN
   return yaml({ objects });
 }
 
+/** The relation types as YAML, keyed like compactObjects. */
 export function compactRelations(relationTypes: readonly RecalledRelationType[], withNetwork: boolean): string {
   const relations: Record<string, unknown> = {};
   const id = (kn: string, x: string) => (withNetwork ? `${kn}/${x}` : x);
@@ -43,9 +43,4 @@ export function compactRelations(relationTypes: readonly RecalledRelationType[],
     };
   }
   return yaml({ relations });
-}
-
-/** YAML without line folding, so long Chinese texts stay on one line. */
-export function yaml(value: unknown): string {
-  return stringify(value, { lineWidth: 0 });
 }

@@ -1,52 +1,20 @@
 import { randomUUID } from "node:crypto";
 import { topIndexes } from "../../core/scores";
-import { z } from "zod";
 import { ToolError } from "../../errors/tool-error";
 import type { CallContext } from "../../core/call-context";
-import type { Embedder } from "../../upstream/embeddings";
-import type { KnowledgeNetworkBackend } from "../../kn/backend";
 import type { KnowledgeNetwork, ObjectType, RelationType } from "../../kn/types";
-import type { LlmClient } from "../../upstream/llm-client";
-import type { Reranker } from "../../upstream/reranker";
 import { compactObjects, compactRelations } from "./compact";
 import { MAX_LLM_CANDIDATES, rankWithLlm, rankWithoutLlm, type Candidate, type Ranking } from "../relevance/rank";
 import { llmNotConfigured } from "../../errors/common";
 import {
   unionOf,
-  type KnowledgeSessions,
   type RecalledActionType,
   type RecalledObjectType,
   type RecalledRelationType,
   type SchemaRound,
 } from "../session";
-
-const MAX_KN_IDS = 20;
-
-/** Input of knowledge_retrieve in schema mode (spec keyword-context-recall §2, data-retrieval-tools §7.1). */
-export const retrieveSchemaInput = z.object({
-  query: z.string().trim().min(1, "query is required: the user's full question").max(4000, "query must be at most 4000 characters"),
-  kn_ids: z
-    .array(z.object({ knowledge_network_id: z.string().trim().min(1, "knowledge_network_id is required") }))
-    .min(1, "kn_ids needs at least one knowledge network, e.g. [{\"knowledge_network_id\": \"kn_medical\"}]")
-    .max(MAX_KN_IDS, `at most ${MAX_KN_IDS} knowledge networks`),
-  session_id: z.string().trim().max(256, "session_id must be at most 256 characters").default(""),
-  additional_context: z.string().max(20_000, "additional_context must be at most 20000 characters").default(""),
-  top_k: z.number().int().min(1, "top_k must be between 1 and 100").max(100, "top_k must be between 1 and 100").default(10),
-  skip_llm: z.boolean().default(true),
-  compact_format: z.boolean().default(true),
-  // The spec's parameter table says false (its prose calls true the default); the table wins.
-  return_union: z.boolean().default(false),
-  session_type: z.enum(["", "redis", "in_memory"], { error: 'session_type must be "redis" or "in_memory"' }).default(""),
-});
-export type RetrieveSchemaInput = z.output<typeof retrieveSchemaInput>;
-
-export interface SchemaDeps {
-  backend: KnowledgeNetworkBackend;
-  sessions: KnowledgeSessions;
-  embedder: Embedder;
-  reranker: Reranker | undefined;
-  llm: LlmClient | undefined;
-}
+import type { SchemaDeps } from "../deps";
+import type { RetrieveSchemaInput } from "./input";
 
 export interface SchemaResult {
   session_id: string;

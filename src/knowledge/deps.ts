@@ -1,0 +1,39 @@
+import type { KnowledgeNetworkBackend } from "../kn/backend";
+import type { DataRetrievalClient } from "../upstream/data-retrieval";
+import type { Embedder } from "../upstream/embeddings";
+import type { LlmClient } from "../upstream/llm-client";
+import type { Reranker } from "../upstream/reranker";
+import type { KnowledgeSessions } from "./session";
+
+/** Keyword context's settings (KEYWORD_* in the README). */
+export interface KeywordContextSettings {
+  /** Instances fetched by the fuzzy query before local scoring. */
+  candidateLimit: number;
+  /** Neighbour requests in flight at once. */
+  concurrency: number;
+  /** Neighbour paths per subgraph request. */
+  pathsPerRequest: number;
+}
+
+/** What KnowledgeRetrievalService is built from (deps.ts makes each once). */
+export interface KnowledgeDeps {
+  backend: KnowledgeNetworkBackend;
+  sessions: KnowledgeSessions;
+  embedder: Embedder;
+  /** The platform's reranker, when RERANKER_URL is set. */
+  reranker: Reranker | undefined;
+  /** The chat LLM, when LLM_BASE_URL is set. */
+  llm: LlmClient | undefined;
+  /** data-retrieval, when DATA_RETRIEVAL_URL is set: kn_search is then forwarded to it. */
+  dataRetrieval: DataRetrievalClient | undefined;
+  keywordContext: KeywordContextSettings;
+}
+
+/** What schema recall reads (also concept recall in kn_search). */
+export type SchemaDeps = Pick<KnowledgeDeps, "backend" | "sessions" | "embedder" | "reranker" | "llm">;
+/** What kn_search reads, in either mode. */
+export type KnSearchDeps = SchemaDeps & Pick<KnowledgeDeps, "dataRetrieval">;
+/** What keyword context reads. */
+export type KeywordContextDeps = Pick<KnowledgeDeps, "backend" | "sessions" | "keywordContext">;
+/** What concept rerank reads. */
+export type RerankDeps = Pick<KnowledgeDeps, "llm" | "embedder">;
