@@ -161,6 +161,17 @@ export function unionOf(rounds: readonly SchemaRound[]): SessionSchema {
   };
 }
 
+/** What `round` adds to a session whose schema was `before`: the types `before` does not have. */
+export function newSince(before: SessionSchema, round: Pick<SchemaRound, "object_types" | "relation_types" | "action_types">): Pick<SessionSchema, "object_types" | "relation_types" | "action_types"> {
+  const known = (list: readonly { kn_id: string; id: string }[]) => new Set(list.map((c) => `${c.kn_id}/${c.id}`));
+  const [objects, relations, actions] = [known(before.object_types), known(before.relation_types), known(before.action_types)];
+  return {
+    object_types: round.object_types.filter((o) => !objects.has(`${o.kn_id}/${o.id}`)),
+    relation_types: round.relation_types.filter((r) => !relations.has(`${r.kn_id}/${r.id}`)),
+    action_types: round.action_types.filter((a) => !actions.has(`${a.kn_id}/${a.id}`)),
+  };
+}
+
 function key(caller: Caller, sessionId: string, name: string): string {
   return sessionKey(callerKey(caller), sessionId, name);
 }

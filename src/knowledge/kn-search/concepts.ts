@@ -5,7 +5,7 @@ import type { KnowledgeNetwork, ObjectType } from "../../kn/types";
 import type { Json } from "../../core/json";
 import type { SchemaDeps } from "../deps";
 import { retrieveSchema } from "../schema/retrieve-schema";
-import { unionOf, type RecalledActionType, type RecalledObjectType, type RecalledRelationType } from "../session";
+import { newSince, unionOf, type RecalledActionType, type RecalledObjectType, type RecalledRelationType } from "../session";
 import { coarseNetwork, NarrowedBackend } from "./coarse-recall";
 import type { ConceptRetrievalConfig, KnSearchInput } from "./input";
 import { semanticRelevance } from "../relevance/semantic";
@@ -67,15 +67,9 @@ export async function recallConcepts(deps: SchemaDeps, ctx: CallContext, input: 
   const thisRound = rounds.find((r) => r.round === union.round);
   if (!thisRound) throw new Error(`kn_search: round ${union.round} of session ${sessionId} is not in the session after it was recorded`);
   if (cfg.return_union) return { round: thisRound.object_types, shown: union, networks: backend.fetched, warnings };
-  const before = unionOf(rounds.filter((r) => r.round < union.round));
-  const isNew = (kind: "object_types" | "relation_types" | "action_types", knId: string, id: string) => !before[kind].some((b) => b.kn_id === knId && b.id === id);
   return {
     round: thisRound.object_types,
-    shown: {
-      object_types: thisRound.object_types.filter((o) => isNew("object_types", o.kn_id, o.id)),
-      relation_types: thisRound.relation_types.filter((r) => isNew("relation_types", r.kn_id, r.id)),
-      action_types: thisRound.action_types.filter((a) => isNew("action_types", a.kn_id, a.id)),
-    },
+    shown: newSince(unionOf(rounds.filter((r) => r.round < union.round)), thisRound),
     networks: backend.fetched,
     warnings,
   };

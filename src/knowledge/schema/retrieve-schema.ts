@@ -6,13 +6,7 @@ import type { KnowledgeNetwork, ObjectType, RelationType } from "../../kn/types"
 import { compactObjects, compactRelations } from "./compact";
 import { MAX_LLM_CANDIDATES, rankWithLlm, rankWithoutLlm, type Candidate, type Ranking } from "../relevance/rank";
 import { llmNotConfigured } from "../../errors/common";
-import {
-  unionOf,
-  type RecalledActionType,
-  type RecalledObjectType,
-  type RecalledRelationType,
-  type SchemaRound,
-} from "../session";
+import { newSince, unionOf, type RecalledActionType, type RecalledObjectType, type RecalledRelationType, type SchemaRound, type SessionSchema } from "../session";
 import type { SchemaDeps } from "../deps";
 import type { RetrieveSchemaInput } from "./input";
 
@@ -45,8 +39,56 @@ export async function retrieveSchema(deps: SchemaDeps, ctx: CallContext, input: 
     });
   }
   const sessionId = input.session_id || randomUUID();
-  const knIds = [...new Set(input.kn_ids.map((k) => k.knowledge_network_id))];
   const warnings: SchemaResult["warnings"] = [];
+  // 1. The networks (one that cannot be read is a warning while another can).
+  const networks = await fetchNetworks(deps, ctx, input, warnings);
+  // 2. The ranking, with the session's earlier rounds as the LLM's history.
+  const prior = await deps.sessions.rounds(store, ctx.caller, sessionId);
+  const recalled = await recall(deps, ctx, input, networks, prior, warnings);
+  const answer = (round: number, shown: Pick<SessionSchema, "object_types" | "relation_types" | "action_types">): SchemaResult => {
+    const multiNetwork = new Set([...shown.object_types.map((o) => o.kn_id), ...shown.relation_types.map((r) => r.kn_id)]).size > 1;
+    return {
+      session_id: sessionId,
+      round,
+      ranking_method: recalled.ranking_method,
+      object_types: shown.object_types,
+      relation_types: shown.relation_types,
+      action_types: shown.action_types,
+      compact: input.compact_format
+        ? { objects: compactObjects(shown.object_types, multiNetwork), relations: compactRelations(shown.relation_types, multiNetwork) }
+        : undefined,
+      warnings,
+    };
+  };
+  if (recalled.object_types.length === 0 && recalled.relation_types.length === 0) {
+    // Nothing recalled (the LLM chose nothing): the session keeps what it had, and the agent is told.
+    warnings.push({
+      target: "schema",
+      reason: recalled.ranking_method === "llm" ? "LLM_SELECTED_NOTHING" : "NOTHING_RECALLED",
+      message:
+        "no relation or object type was judged relevant to the question; the session's schema is unchanged. Rephrase the question, or call with skip_llm=true for the best-ranked types.",
+    });
+    return answer(prior.length, { object_types: [], relation_types: [], action_types: [] });
+  }
+  // 3. The round recorded; the answer is what it added to the session, or with return_union the whole session.
+  const round = await deps.sessions.addRound(store, ctx.caller, sessionId, recalled);
+  ctx.log.info(
+    {
+      session_id: sessionId,
+      round,
+      method: recalled.ranking_method,
+      relation_types: recalled.relation_types.length,
+      object_types: recalled.object_types.length,
+      warnings: warnings.length,
+    },
+    "schema recalled",
+  );
+  return answer(round, input.return_union ? unionOf([...prior, { ...recalled, round }]) : newSince(unionOf(prior), recalled));
+}
+
+/** The networks asked for; one that cannot be read is a warning, all of them failing the first one's error. */
+async function fetchNetworks(deps: SchemaDeps, ctx: CallContext, input: RetrieveSchemaInput, warnings: SchemaResult["warnings"]): Promise<KnowledgeNetwork[]> {
+  const knIds = [...new Set(input.kn_ids.map((k) => k.knowledge_network_id))];
   const fetched = await Promise.allSettled(knIds.map((id) => deps.backend.getKnowledgeNetwork(ctx, id)));
   const networks: KnowledgeNetwork[] = [];
   fetched.forEach((f, i) => {
@@ -55,19 +97,33 @@ export async function retrieveSchema(deps: SchemaDeps, ctx: CallContext, input: 
     else throw f.reason;
   });
   if (networks.length === 0) throw (fetched[0] as PromiseRejectedResult).reason;
+  return networks;
+}
 
+/**
+ * This round: the top_k relation types and the object types at their ends
+ * (an end's score is the best of its relations'), the best 2·top_k object
+ * types of networks without relation types, and the action types of every
+ * object type recalled.
+ */
+async function recall(
+  deps: SchemaDeps,
+  ctx: CallContext,
+  input: RetrieveSchemaInput,
+  networks: readonly KnowledgeNetwork[],
+  prior: readonly SchemaRound[],
+  warnings: SchemaResult["warnings"],
+): Promise<Omit<SchemaRound, "round">> {
   const question = input.additional_context ? `${input.query}\n${input.additional_context}` : input.query;
+  const withNetwork = networks.length > 1;
   const relations = networks.flatMap((kn) => kn.relation_types.map((r) => ({ kn, r })));
   const loneTypes = networks.filter((kn) => kn.relation_types.length === 0).flatMap((kn) => kn.object_types.map((o) => ({ kn, o })));
-  const prior = await deps.sessions.rounds(store, ctx.caller, sessionId);
-
-  const relationRanking = await rank(deps, ctx, input, question, prior, relations.map(({ kn, r }) => relationCandidate(kn, r)), "relation types", relations.map(({ kn, r }) => relationLabel(kn, r, networks.length > 1)));
-  const typeRanking = await rank(deps, ctx, input, question, prior, loneTypes.map(({ o }) => objectCandidate(o)), "object types", loneTypes.map(({ kn, o }) => `${networks.length > 1 ? `[${kn.id}] ` : ""}${o.id} ${o.name}: ${o.comment}`));
+  const relationRanking = await rank(deps, ctx, input, question, prior, relations.map(({ kn, r }) => relationCandidate(kn, r)), "relation types", relations.map(({ kn, r }) => relationLabel(kn, r, withNetwork)));
+  const typeRanking = await rank(deps, ctx, input, question, prior, loneTypes.map(({ o }) => objectCandidate(o)), "object types", loneTypes.map(({ kn, o }) => `${withNetwork ? `[${kn.id}] ` : ""}${o.id} ${o.name}: ${o.comment}`));
   warnings.push(...relationRanking.warnings, ...typeRanking.warnings);
 
   const keptRelations = top(relationRanking.scores, input.top_k, input.skip_llm).map((i) => ({ ...relations[i]!, score: relationRanking.scores[i]! }));
   const keptTypes = top(typeRanking.scores, 2 * input.top_k, input.skip_llm).map((i) => ({ ...loneTypes[i]!, score: typeRanking.scores[i]! }));
-
   const objectTypes = new Map<string, RecalledObjectType>();
   const addType = (kn: KnowledgeNetwork, id: string, score: number) => {
     const key = `${kn.id}/${id}`;
@@ -83,73 +139,25 @@ export async function retrieveSchema(deps: SchemaDeps, ctx: CallContext, input: 
     addType(kn, r.target_object_type_id, score);
   }
   for (const { kn, o, score } of keptTypes) addType(kn, o.id, score);
-  const relationTypes: RecalledRelationType[] = keptRelations.map(({ kn, r, score }) => ({
-    kn_id: kn.id,
-    id: r.id,
-    name: r.name,
-    comment: r.comment,
-    source_object_type_id: r.source_object_type_id,
-    target_object_type_id: r.target_object_type_id,
-    score,
-  }));
-  const actionTypes: RecalledActionType[] = networks.flatMap((kn) =>
-    kn.action_types
-      .filter((a) => objectTypes.has(`${kn.id}/${a.object_type_id}`))
-      .map((a) => ({ ...a, kn_id: kn.id, object_type_name: objectTypes.get(`${kn.id}/${a.object_type_id}`)!.name })),
-  );
-
-  const method = relations.length > 0 ? relationRanking.method : typeRanking.method;
-  if (objectTypes.size === 0 && relationTypes.length === 0) {
-    // Nothing recalled (the LLM chose nothing): the session keeps what it had, and the agent is told.
-    warnings.push({
-      target: "schema",
-      reason: method === "llm" ? "LLM_SELECTED_NOTHING" : "NOTHING_RECALLED",
-      message: "no relation or object type was judged relevant to the question; the session's schema is unchanged. Rephrase the question, or call with skip_llm=true for the best-ranked types.",
-    });
-    return {
-      session_id: sessionId,
-      round: prior.length,
-      ranking_method: method,
-      object_types: [],
-      relation_types: [],
-      action_types: [],
-      compact: input.compact_format ? { objects: compactObjects([], false), relations: compactRelations([], false) } : undefined,
-      warnings,
-    };
-  }
-  const thisRound: Omit<SchemaRound, "round"> = {
+  return {
     query: input.query,
     kn_ids: networks.map((kn) => kn.id),
-    ranking_method: method,
+    ranking_method: relations.length > 0 ? relationRanking.method : typeRanking.method,
     object_types: [...objectTypes.values()],
-    relation_types: relationTypes,
-    action_types: actionTypes,
-  };
-  const round = await deps.sessions.addRound(store, ctx.caller, sessionId, thisRound);
-  const before = unionOf(prior);
-  const shown = input.return_union
-    ? unionOf([...prior, { ...thisRound, round }])
-    : {
-        object_types: thisRound.object_types.filter((o) => !before.object_types.some((b) => b.kn_id === o.kn_id && b.id === o.id)),
-        relation_types: thisRound.relation_types.filter((r) => !before.relation_types.some((b) => b.kn_id === r.kn_id && b.id === r.id)),
-        action_types: thisRound.action_types.filter((a) => !before.action_types.some((b) => b.kn_id === a.kn_id && b.id === a.id)),
-      };
-  const multiNetwork = new Set([...shown.object_types.map((o) => o.kn_id), ...shown.relation_types.map((r) => r.kn_id)]).size > 1;
-  ctx.log.info(
-    { session_id: sessionId, round, method, relation_types: relationTypes.length, object_types: objectTypes.size, warnings: warnings.length },
-    "schema recalled",
-  );
-  return {
-    session_id: sessionId,
-    round,
-    ranking_method: method,
-    object_types: shown.object_types,
-    relation_types: shown.relation_types,
-    action_types: shown.action_types,
-    compact: input.compact_format
-      ? { objects: compactObjects(shown.object_types, multiNetwork), relations: compactRelations(shown.relation_types, multiNetwork) }
-      : undefined,
-    warnings,
+    relation_types: keptRelations.map(({ kn, r, score }) => ({
+      kn_id: kn.id,
+      id: r.id,
+      name: r.name,
+      comment: r.comment,
+      source_object_type_id: r.source_object_type_id,
+      target_object_type_id: r.target_object_type_id,
+      score,
+    })),
+    action_types: networks.flatMap((kn) =>
+      kn.action_types
+        .filter((a) => objectTypes.has(`${kn.id}/${a.object_type_id}`))
+        .map((a) => ({ ...a, kn_id: kn.id, object_type_name: objectTypes.get(`${kn.id}/${a.object_type_id}`)!.name })),
+    ),
   };
 }
 
