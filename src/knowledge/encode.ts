@@ -9,7 +9,7 @@ import {
   type RetrieveKeywordContextResponse,
   type RetrieveSchemaResponse,
 } from "../../gen/contextloader/knowledge/v1/knowledge_pb";
-import type { KeywordContextResult } from "./keyword-context/retrieve-keyword-context";
+import type { KeywordContextResult } from "./keyword-context/result";
 import type { KnSearchAnswer } from "./kn-search/answer";
 import type { RerankResult } from "./rerank/rerank-concepts";
 import type { SchemaResult } from "./schema/retrieve-schema";

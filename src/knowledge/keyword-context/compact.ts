@@ -1,5 +1,5 @@
 import { yaml } from "../compact-yaml";
-import type { KeywordContextResult } from "./retrieve-keyword-context";
+import type { KeywordContextResult } from "./result";
 
 /**
  * The context as YAML: instances with their properties, neighbours grouped by

@@ -5,7 +5,7 @@ import type { KeywordContextDeps } from "../deps";
 import { keywordConditions } from "../matching/keyword-matching";
 import type { RecalledObjectType } from "../session";
 import { objectTypeNotSearchable } from "./errors";
-import type { KeywordContextWarning } from "./retrieve-keyword-context";
+import type { KeywordContextWarning } from "./result";
 
 /** Spec §4.2 step 5: at most 10 instances. */
 export const MAX_INSTANCES = 10;

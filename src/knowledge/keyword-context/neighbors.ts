@@ -5,7 +5,7 @@ import { identityCondition, instanceIdOf } from "../../kn/identity";
 import { MAX_OBJECT_LIMIT, type RelationTypePath, type Row, type SubgraphEntry, type SubgraphObject } from "../../kn/types";
 import type { KeywordContextDeps } from "../deps";
 import type { RecalledObjectType, RecalledRelationType } from "../session";
-import type { KeywordContextWarning } from "./retrieve-keyword-context";
+import type { KeywordContextWarning } from "./result";
 
 /** Spec §4.2 step 5: at most 10 neighbours per relation type, 50 per instance. */
 export const MAX_NEIGHBORS_PER_RELATION = 10;

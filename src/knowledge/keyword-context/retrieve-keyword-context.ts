@@ -5,7 +5,7 @@ import { displayOf, identityKey, instanceIdOf } from "../../kn/identity";
 import type { InstanceIdentity, Row } from "../../kn/types";
 import type { SessionStore } from "../../store/session-store";
 import type { KeywordContextDeps } from "../deps";
-import { scoreCandidates, type MatchType } from "../matching/keyword-matching";
+import { scoreCandidates } from "../matching/keyword-matching";
 import { unionOf, type RecalledObjectType, type SessionSchema } from "../session";
 import { compactContext } from "./compact";
 import {
@@ -19,50 +19,9 @@ import {
   sessionIdRequired,
 } from "./errors";
 import type { KeywordContextInput } from "./input";
+import type { InstanceContext, KeywordContextResult, KeywordContextWarning, NeighborContext } from "./result";
 import { findInstances, MAX_INSTANCES } from "./instances";
 import { findNeighbors, type FoundNeighbor } from "./neighbors";
-
-export interface KeywordContextWarning {
-  target: string;
-  reason: string;
-  message: string;
-}
-
-export interface NeighborContext {
-  instance_id: string;
-  object_type_id: string;
-  instance_name: string;
-  relation_type_id: string;
-  relation_type_name: string;
-  relation_direction: "outgoing" | "incoming";
-  properties: Record<string, Json> | undefined;
-  already_returned: boolean;
-}
-
-export interface InstanceContext {
-  instance_id: string;
-  object_type_id: string;
-  instance_name: string;
-  identity: InstanceIdentity;
-  properties: Record<string, Json> | undefined;
-  match_type: MatchType;
-  score: number;
-  matched_fields: string[];
-  already_returned: boolean;
-  neighbors: NeighborContext[];
-}
-
-export interface KeywordContextResult {
-  session_id: string;
-  keyword: string;
-  object_type_id: string;
-  matched_field: string;
-  instances: InstanceContext[];
-  statistics: { total_instances: number; total_neighbors: number; matched_fields: string[] };
-  warnings: KeywordContextWarning[];
-  /** YAML of the context, when compact_format. */
-  compact: string | undefined;
-}
 
 /**
  * Step two of the two-step retrieval (spec keyword-context-recall §4–§5): the
