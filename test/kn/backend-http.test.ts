@@ -5,7 +5,7 @@ import type { KnowledgeNetworkBackend } from "../../src/kn/backend";
 import { createHttpBackend } from "../../src/kn/http/http-backend";
 import { testContext } from "../helpers/call-context";
 import { miniBundle } from "../fixtures/mini-bundle";
-import { describeKnowledgeBackendContract, failureOf, shanghaiMonth } from "./kn-backend.contract";
+import { describeKnowledgeBackendContract, failureOf, shanghaiMonth } from "./backend.contract";
 
 const KN = "kn_mini";
 const ctx = testContext();

@@ -5,11 +5,12 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import * as net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { Code, createClient } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HealthCheckRequestSchema } from "../../gen/grpc/health/v1/health_pb";
 import { MemRecallService } from "../../gen/contextloader/memrecall/v1/memrecall_pb";
+import { failure } from "../helpers/rpc";
 import { startServer, type TestServer } from "../helpers/server";
 
 const HANDOFF = "/contextloader.memrecall.v1.MemRecallService/Handoff";
@@ -17,15 +18,6 @@ const handoffBody = { reason: "完成", search_summary: "找到了", confidence:
 /** Every MemRecall call needs the caller's account. */
 const ACCOUNT_ID = "u-1";
 const account = { headers: { "x-account-id": ACCOUNT_ID } };
-
-async function failure(p: Promise<unknown>): Promise<ConnectError> {
-  return p.then(
-    () => {
-      throw new Error("expected the call to fail");
-    },
-    (e: unknown) => ConnectError.from(e),
-  );
-}
 
 describe("CORS", () => {
   let server: TestServer;

@@ -6,7 +6,7 @@ import { EmbeddedBackend } from "../../src/kn/embedded/engine";
 import { startSimulator, type SimRequest, type Simulator } from "../../src/simulator/simulator";
 import type { ErrorCode } from "../../src/errors/tool-error";
 import { createHttpBackend, type HttpBackendOptions } from "../../src/kn/http/http-backend";
-import { failureOf } from "../contract/kn-backend.contract";
+import { failureOf } from "./backend.contract";
 import { testContext } from "../helpers/call-context";
 import { miniBundle } from "../fixtures/mini-bundle";
 

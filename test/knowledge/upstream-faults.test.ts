@@ -1,12 +1,12 @@
 import { randomUUID } from "node:crypto";
 import { toJson } from "@bufbuild/protobuf";
-import { Code, ConnectError, createClient, type Client } from "@connectrpc/connect";
-import { createConnectTransport } from "@connectrpc/connect-node";
+import { Code, type Client } from "@connectrpc/connect";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { KeywordContextSchema, KnowledgeRetrievalService } from "../../gen/contextloader/knowledge/v1/knowledge_pb";
 import { EmbeddedBackend } from "../../src/kn/embedded/engine";
 import { startSimulator, type SimRequest, type Simulator } from "../../src/simulator/simulator";
 import type { SubgraphQuery } from "../../src/kn/types";
+import { clientWith, failure } from "../helpers/rpc";
 import { startServer, type TestServer } from "../helpers/server";
 
 /**
@@ -31,7 +31,7 @@ let embedded: TestServer;
 let client: KnowledgeClient;
 
 function clientOf(server: TestServer): KnowledgeClient {
-  return createClient(KnowledgeRetrievalService, createConnectTransport({ baseUrl: server.baseUrl, httpVersion: "1.1" }));
+  return clientWith(KnowledgeRetrievalService, server.baseUrl);
 }
 
 beforeAll(async () => {
@@ -60,15 +60,6 @@ async function recallSchema(on: KnowledgeClient = client): Promise<string> {
 
 const keyword = (sessionId: string, on: KnowledgeClient = client, signal?: AbortSignal) =>
   on.retrieveKeywordContext({ query: "上气道梗阻", knIds: KN, sessionId, objectTypeId: "disease", compactFormat: false }, { signal });
-
-async function failure(call: Promise<unknown>): Promise<ConnectError> {
-  return call.then(
-    () => {
-      throw new Error("expected the call to fail");
-    },
-    (err: unknown) => ConnectError.from(err),
-  );
-}
 
 const isObjectQuery = (r: SimRequest) => r.path === OBJECT_QUERY;
 const isSubgraph = (r: SimRequest) => r.path === SUBGRAPH;

@@ -1,11 +1,11 @@
 import { randomUUID } from "node:crypto";
-import { Code, ConnectError, createClient, type Client } from "@connectrpc/connect";
-import { createConnectTransport } from "@connectrpc/connect-node";
+import { Code, type Client } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { AgentHintSchema } from "../../gen/contextloader/common/v1/errors_pb";
 import { KnowledgeRetrievalService } from "../../gen/contextloader/knowledge/v1/knowledge_pb";
 import { BadRequestSchema, ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb";
+import { clientWith, failure } from "../helpers/rpc";
 import { startServer, type TestServer } from "../helpers/server";
 import { startScriptedLlm, type ScriptedLlm } from "../helpers/scripted-llm";
 
@@ -13,19 +13,7 @@ const KN = [{ knowledgeNetworkId: "kn_medical" }];
 const QUESTION = "上气道梗阻有哪些症状";
 
 function clientOf(server: TestServer, account = "u-kr"): Client<typeof KnowledgeRetrievalService> {
-  return createClient(
-    KnowledgeRetrievalService,
-    createConnectTransport({ baseUrl: server.baseUrl, httpVersion: "1.1", interceptors: [(next) => (req) => { req.header.set("x-account-id", account); return next(req); }] }),
-  );
-}
-
-async function failure(p: Promise<unknown>): Promise<ConnectError> {
-  return p.then(
-    () => {
-      throw new Error("expected the call to fail");
-    },
-    (e: unknown) => ConnectError.from(e),
-  );
+  return clientWith(KnowledgeRetrievalService, server.baseUrl, { "x-account-id": account });
 }
 
 describe("RetrieveSchema (step one)", () => {
