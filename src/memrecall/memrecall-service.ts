@@ -12,12 +12,20 @@ import {
 } from "../../gen/contextloader/memrecall/v1/memrecall_pb";
 import { validateRequest } from "../errors/validation";
 import { callContext } from "../server/interceptors";
-import { expandContextWindow, expandContextWindowInput } from "./expand-context-window";
-import { handoff, handoffInput } from "./handoff";
+import { expandContextWindow } from "./expand-context-window";
+import { handoff } from "./handoff";
 import { extractKeywords } from "./keyword-extraction";
 import { deleteMemory, getMemoryDetail, ownerOf, searchMemories, storeMemory, type MemoriesDeps } from "./memories";
 import { toolDefinitions } from "./tool-definitions";
-import { deleteMemoryInput, extractKeywordsInput, getMemoryDetailInput, searchMemoriesInput, storeMemoryInput } from "./inputs";
+import {
+  deleteMemoryInput,
+  expandContextWindowInput,
+  extractKeywordsInput,
+  getMemoryDetailInput,
+  handoffInput,
+  searchMemoriesInput,
+  storeMemoryInput,
+} from "./inputs";
 
 export interface MemRecallDeps extends MemoriesDeps {
   /** Largest context window ExpandContextWindow grants. */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { expandContextWindow, expandContextWindowInput } from "../../src/memrecall/expand-context-window";
-import { handoff, handoffInput, percent } from "../../src/memrecall/handoff";
+import { expandContextWindow } from "../../src/memrecall/expand-context-window";
+import { handoff, percent } from "../../src/memrecall/handoff";
+import { expandContextWindowInput, handoffInput } from "../../src/memrecall/inputs";
 
 const expandInput = expandContextWindowInput(200);
 
