@@ -15,7 +15,11 @@ import { callContext } from "../server/interceptors";
 import { expandContextWindow } from "./expand-context-window";
 import { handoff } from "./handoff";
 import { extractKeywords } from "./keyword-extraction";
-import { deleteMemory, getMemoryDetail, ownerOf, searchMemories, storeMemory, type MemoriesDeps } from "./memories";
+import type { MemoriesDeps } from "./memories-deps";
+import { ownerOf } from "./owner";
+import { getMemoryDetail } from "./read";
+import { searchMemories } from "./search";
+import { deleteMemory, storeMemory } from "./write";
 import { toolDefinitions } from "./tool-definitions";
 import {
   deleteMemoryInput,
