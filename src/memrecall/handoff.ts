@@ -1,3 +1,4 @@
+import type { CallContext } from "../core/call-context";
 import type { HandoffInput } from "./inputs";
 
 export interface HandoffResult {
@@ -6,8 +7,21 @@ export interface HandoffResult {
   task_completed: true;
 }
 
-/** handoff (spec §2.5): renders the final report the calling agent hands on. */
-export function handoff(input: HandoffInput): HandoffResult {
+/**
+ * handoff (spec §2.5): renders the final report the calling agent hands on,
+ * and logs how the recall ended (its outcome, not its text).
+ */
+export function handoff(ctx: CallContext, input: HandoffInput): HandoffResult {
+  ctx.log.info(
+    {
+      confidence: input.confidence,
+      relevant_memory_keys: input.relevant_memory_keys.length,
+      needs_more_info: input.needs_more_info,
+      iteration_used: input.iteration_used,
+      context_window_used: input.context_window_used,
+    },
+    "memory recall handed off",
+  );
   const parts = [`## 记忆搜索完成 (信心度: ${percent(input.confidence)})`, "", "### 搜索总结", input.search_summary];
   if (input.reasoning !== "") parts.push("", "### 相关性分析", input.reasoning);
   if (input.relevant_memory_keys.length > 0) {
