@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type { CallContext, Caller } from "../core/call-context";
-import { ToolError } from "../errors/tool-error";
+import { ToolError, type ErrorCode } from "../errors/tool-error";
 import { accountKey } from "../store/session-store";
 import type { MemoriesDeps } from "./memories-deps";
 import type { IndexChange } from "./memory-index";
@@ -9,28 +9,32 @@ import type { IndexChange } from "./memory-index";
 const VERSION_TTL_MS = 30 * 86_400_000;
 
 /**
- * The memory owner for the caller: every MemRecall call needs an account
- * (spec §7: all tools require user_id), and an anonymous one has no memories.
+ * The callers who own no memories, by the reason they are refused: every
+ * MemRecall call needs an account (spec §7: all tools require user_id), and an
+ * anonymous one has no memories.
+ */
+const REFUSALS = {
+  ACCOUNT_REQUIRED: {
+    code: "unauthenticated",
+    message: "MemRecall needs the caller's account: send the x-account-id header (and x-account-type user or app)",
+    hint: "Call again with the x-account-id header of the user whose memories these are.",
+  },
+  ANONYMOUS_NOT_ALLOWED: {
+    code: "permission_denied",
+    message: "anonymous accounts have no memories: MemRecall serves user and app accounts only",
+    hint: "Call with x-account-type user (or app) and that account's x-account-id.",
+  },
+} as const satisfies Record<string, { code: ErrorCode; message: string; hint: string }>;
+
+/**
+ * The memory owner for the caller, or the refusal of a caller who has none.
  * The type is part of the id, so an app and a user with the same id are two owners.
  */
 export function ownerOf(caller: Caller): string {
-  if (caller.accountId === "") {
-    throw new ToolError({
-      code: "unauthenticated",
-      reason: "ACCOUNT_REQUIRED",
-      message: "MemRecall needs the caller's account: send the x-account-id header (and x-account-type user or app)",
-      hint: { message: "Call again with the x-account-id header of the user whose memories these are." },
-    });
-  }
-  if (caller.accountType === "anonymous") {
-    throw new ToolError({
-      code: "permission_denied",
-      reason: "ANONYMOUS_NOT_ALLOWED",
-      message: "anonymous accounts have no memories: MemRecall serves user and app accounts only",
-      hint: { message: "Call with x-account-type user (or app) and that account's x-account-id." },
-    });
-  }
-  return `${caller.accountType}:${caller.accountId}`;
+  const refused = caller.accountId === "" ? "ACCOUNT_REQUIRED" : caller.accountType === "anonymous" ? "ANONYMOUS_NOT_ALLOWED" : undefined;
+  if (refused === undefined) return `${caller.accountType}:${caller.accountId}`;
+  const { code, message, hint } = REFUSALS[refused];
+  throw new ToolError({ code, reason: refused, message, hint: { message: hint } });
 }
 
 /** The owner's memory version: a counter every write increments, so every cache keyed by it is invalid at once. */
