@@ -1,45 +1,215 @@
 import { z } from "zod";
 import { parsedJson } from "../core/json";
 
+/**
+ * The seven MemRecall tool inputs, in the spec's terms (snake_case, the
+ * spec's limits and defaults). The service validates every request with them
+ * and ListTools derives the five spec tools' JSON Schemas from them, so what
+ * an agent is told is what is enforced: a `.describe()` text here is the
+ * agent-facing parameter description.
+ */
+
 /** Content is capped at 100 KB (spec §6.2); longer content is cut and flagged. */
 export const MAX_CONTENT_BYTES = 100 * 1024;
 export const MAX_RESULTS = 10;
+/** Iterations a recall may take when the caller does not say (spec: max_iterations). */
+const DEFAULT_MAX_ITERATIONS = 3;
+const MAX_ITERATIONS_LIMIT = 10;
+/** Memory keys a handoff may name. */
+const MAX_HANDOFF_KEYS = 50;
 
 const keyword = z.string().trim().min(1, "keywords must not be empty").max(64, "a keyword is at most 64 characters");
 
 /** search_memories (spec §2.1). */
 export const searchMemoriesInput = z.object({
-  query: z.string().trim().min(1, "query is required: what to look for").max(2000, "query must be at most 2000 characters").describe("搜索查询，可以是自然语言描述或关键词。例如：'用户之前配置的数据库参数'"),
+  query: z
+    .string()
+    .trim()
+    .min(1, "query is required: what to look for")
+    .max(2000, "query must be at most 2000 characters")
+    .describe("搜索查询，可以是自然语言描述或关键词。例如：'用户之前配置的数据库参数'"),
   // Proto JSON sends an unset string as "": that means the default.
   search_mode: z
-    .preprocess((m) => (m === "" ? undefined : m), z.enum(["semantic", "keyword", "hybrid"], { error: 'search_mode must be "semantic", "keyword" or "hybrid"' }).default("hybrid"))
+    .preprocess(
+      (m) => (m === "" ? undefined : m),
+      z.enum(["semantic", "keyword", "hybrid"], { error: 'search_mode must be "semantic", "keyword" or "hybrid"' }).default("hybrid"),
+    )
     .describe("搜索模式: semantic-语义匹配, keyword-关键词匹配, hybrid-混合（默认）"),
-  keywords: z.array(keyword).max(20, "at most 20 keywords").default([]).describe("可选的精确关键词列表，用于精确过滤（记忆至少包含其中一个）。例如：['database', 'config']"),
-  memory_types: z.array(z.string().trim().min(1).max(64)).max(20, "at most 20 memory types").default([]).describe("按记忆类型过滤，如 ['user_preference', 'command_output', 'general']"),
-  time_range_days: z.number().int().min(1, "time_range_days must be between 1 and 365").max(365, "time_range_days must be between 1 and 365").optional().describe("时间范围过滤，最近 N 天内的记忆（1-365）"),
-  limit: z.number().int().min(1, `limit must be between 1 and ${MAX_RESULTS}`).max(MAX_RESULTS, `limit must be between 1 and ${MAX_RESULTS}`).default(5).describe("返回结果数量限制（1-10，默认 5）"),
-  min_relevance_score: z.number().min(0, "min_relevance_score must be between 0 and 1").max(1, "min_relevance_score must be between 0 and 1").default(0.5).describe("最小相关性分数阈值（0-1，默认 0.5），低于此值的记忆将被过滤"),
-  session_id: z.string().trim().max(256).default("").describe("可选的召回会话ID：同一会话的搜索次数有上限（服务配置，默认 3 次），达到后应调用 handoff"),
+  keywords: z
+    .array(keyword)
+    .max(20, "at most 20 keywords")
+    .default([])
+    .describe("可选的精确关键词列表，用于精确过滤（记忆至少包含其中一个）。例如：['database', 'config']"),
+  memory_types: z
+    .array(z.string().trim().min(1).max(64))
+    .max(20, "at most 20 memory types")
+    .default([])
+    .describe("按记忆类型过滤，如 ['user_preference', 'command_output', 'general']"),
+  time_range_days: z
+    .number()
+    .int()
+    .min(1, "time_range_days must be between 1 and 365")
+    .max(365, "time_range_days must be between 1 and 365")
+    .optional()
+    .describe("时间范围过滤，最近 N 天内的记忆（1-365）"),
+  limit: z
+    .number()
+    .int()
+    .min(1, `limit must be between 1 and ${MAX_RESULTS}`)
+    .max(MAX_RESULTS, `limit must be between 1 and ${MAX_RESULTS}`)
+    .default(5)
+    .describe("返回结果数量限制（1-10，默认 5）"),
+  min_relevance_score: z
+    .number()
+    .min(0, "min_relevance_score must be between 0 and 1")
+    .max(1, "min_relevance_score must be between 0 and 1")
+    .default(0.5)
+    .describe("最小相关性分数阈值（0-1，默认 0.5），低于此值的记忆将被过滤"),
+  session_id: z
+    .string()
+    .trim()
+    .max(256)
+    .default("")
+    .describe("可选的召回会话ID：同一会话的搜索次数有上限（服务配置，默认 3 次），达到后应调用 handoff"),
 });
 export type SearchMemoriesInput = z.output<typeof searchMemoriesInput>;
 
 /** get_memory_detail (spec §2.2). */
 export const getMemoryDetailInput = z.object({
-  memory_key: z.string().trim().min(1, "memory_key is required: a key from search_memories results").max(128).describe("记忆的唯一标识符（从 search_memories 结果中获取）"),
+  memory_key: z
+    .string()
+    .trim()
+    .min(1, "memory_key is required: a key from search_memories results")
+    .max(128)
+    .describe("记忆的唯一标识符（从 search_memories 结果中获取）"),
 });
 
 /** extract_search_keywords (spec §2.3). */
 export const extractKeywordsInput = z.object({
   query: z.string().trim().min(1, "query is required: the user's original query").max(4000).describe("用户原始查询"),
   context: z.string().max(20_000).default("").describe("可选的上下文信息，帮助更准确地提取关键词"),
-  max_keywords: z.number().int().min(1, "max_keywords must be between 1 and 10").max(10, "max_keywords must be between 1 and 10").default(5).describe("最多提取的关键词数量（1-10，默认 5）"),
+  max_keywords: z
+    .number()
+    .int()
+    .min(1, "max_keywords must be between 1 and 10")
+    .max(10, "max_keywords must be between 1 and 10")
+    .default(5)
+    .describe("最多提取的关键词数量（1-10，默认 5）"),
 });
-export type ExtractKeywordsInput = z.output<typeof extractKeywordsInput>;
+
+/**
+ * expand_context_window (spec §2.4): the spec's model, plus the iteration
+ * state (current_iteration, max_iterations) that the spec passes as function
+ * arguments. `maxWindow` is the largest window the service grants.
+ */
+export function expandContextWindowInput(maxWindow: number) {
+  return z
+    .object({
+      reason: z
+        .string()
+        .trim()
+        .min(1, "reason is required: say why more history is needed")
+        .max(2000, "reason must be at most 2000 characters")
+        .describe("需要拓展的原因，例如：'搜索结果不理想，需要查看更早的对话'"),
+      current_size: z
+        .number()
+        .int()
+        .min(0, "current_size must be at least 0")
+        .max(maxWindow, `current_size must be at most ${maxWindow}`)
+        .describe("当前使用的消息数"),
+      requested_size: z
+        .number()
+        .int()
+        .max(maxWindow, `requested_size must be at most ${maxWindow}, the largest window this service grants`)
+        .describe("请求拓展到的消息数（必须大于 current_size）"),
+      current_iteration: z
+        .number()
+        .int()
+        .min(1, "current_iteration counts from 1")
+        .default(1)
+        .describe("当前迭代轮数（从1开始），默认 1"),
+      max_iterations: z
+        .number()
+        .int()
+        .min(1, "max_iterations must be at least 1")
+        .max(MAX_ITERATIONS_LIMIT, `max_iterations must be at most ${MAX_ITERATIONS_LIMIT}`)
+        .default(DEFAULT_MAX_ITERATIONS)
+        .describe(`最大允许迭代次数，默认 ${DEFAULT_MAX_ITERATIONS}`),
+    })
+    .superRefine((v, ctx) => {
+      if (v.requested_size <= v.current_size) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["requested_size"],
+          message: `requested_size (${v.requested_size}) must be greater than current_size (${v.current_size})`,
+        });
+      }
+    });
+}
+export type ExpandContextWindowInput = z.output<ReturnType<typeof expandContextWindowInput>>;
+
+/** handoff (spec §2.5), plus the `reasoning` field the spec's code reads. */
+export const handoffInput = z
+  .object({
+    reason: z
+      .string()
+      .trim()
+      .min(1, "reason is required: say why the task ends")
+      .max(2000, "reason must be at most 2000 characters")
+      .describe("结束任务的原因，例如：'已找到相关记忆，搜索完成' 或 '达到最大迭代次数，返回当前最佳结果'"),
+    search_summary: z
+      .string()
+      .trim()
+      .min(1, "search_summary is required: summarise what was found (or that nothing was)")
+      .max(20_000, "search_summary must be at most 20000 characters")
+      .describe("搜索结果的总结，包括找到的相关记忆和关键信息"),
+    relevant_memory_keys: z
+      .array(z.string().trim().min(1, "memory keys must not be empty").max(128, "memory keys are at most 128 characters"))
+      .max(MAX_HANDOFF_KEYS, `at most ${MAX_HANDOFF_KEYS} relevant_memory_keys`)
+      .default([])
+      .describe("相关记忆的 key 列表"),
+    confidence: z
+      .number({ error: (issue) => (issue.input === undefined ? "confidence is required (0.0..1.0)" : "confidence must be a number") })
+      .min(0, "confidence must be between 0.0 and 1.0")
+      .max(1, "confidence must be between 0.0 and 1.0")
+      .describe("对搜索结果相关性的信心度 0.0-1.0"),
+    needs_more_info: z.boolean().default(false).describe("是否需要更多信息来精确定位记忆"),
+    follow_up_question: z
+      .string()
+      .trim()
+      .max(2000, "follow_up_question must be at most 2000 characters")
+      .default("")
+      .describe("如果需要更多信息，向用户提出的问题"),
+    iteration_used: z.number().int().min(1, "iteration_used counts from 1").default(1).describe("完成时使用的迭代轮数"),
+    context_window_used: z
+      .number()
+      .int()
+      .min(0, "context_window_used must be at least 0")
+      .default(5)
+      .describe("最终使用的上下文窗口大小（消息数）"),
+    reasoning: z.string().trim().max(20_000, "reasoning must be at most 20000 characters").default("").describe("相关性分析（可选）"),
+  })
+  .superRefine((v, ctx) => {
+    if (v.needs_more_info && v.follow_up_question === "") {
+      ctx.addIssue({
+        code: "custom",
+        path: ["follow_up_question"],
+        message: "follow_up_question is required when needs_more_info is true: it is what the user will be asked",
+      });
+    }
+  });
+export type HandoffInput = z.output<typeof handoffInput>;
 
 /** PostgreSQL cannot store NUL in text or JSON: refused on every store, so both behave alike. */
 const nulMessage = (field: string) => `${field} must not contain NUL (\\u0000) characters`;
 const hasNul = (v: unknown): boolean =>
-  typeof v === "string" ? v.includes("\u0000") : Array.isArray(v) ? v.some(hasNul) : v !== null && typeof v === "object" ? Object.entries(v).some(([k, x]) => hasNul(k) || hasNul(x)) : false;
+  typeof v === "string"
+    ? v.includes("\u0000")
+    : Array.isArray(v)
+      ? v.some(hasNul)
+      : v !== null && typeof v === "object"
+        ? Object.entries(v).some(([k, x]) => hasNul(k) || hasNul(x))
+        : false;
 
 /** StoreMemory: what there is to recall. */
 export const storeMemoryInput = z.object({
@@ -49,8 +219,18 @@ export const storeMemoryInput = z.object({
     .min(1, "memory_key is required")
     .max(128, "memory_key must be at most 128 characters")
     .regex(/^[^\u0000-\u001f\u007f]+$/, "memory_key must be printable"),
-  memory_type: z.string().trim().max(64, "memory_type must be at most 64 characters").refine((v) => !hasNul(v), nulMessage("memory_type")).default(""),
-  summary: z.string().trim().max(2000, "summary must be at most 2000 characters").refine((v) => !hasNul(v), nulMessage("summary")).default(""),
+  memory_type: z
+    .string()
+    .trim()
+    .max(64, "memory_type must be at most 64 characters")
+    .refine((v) => !hasNul(v), nulMessage("memory_type"))
+    .default(""),
+  summary: z
+    .string()
+    .trim()
+    .max(2000, "summary must be at most 2000 characters")
+    .refine((v) => !hasNul(v), nulMessage("summary"))
+    .default(""),
   content: z.string().min(1, "content is required").refine((v) => !hasNul(v), nulMessage("content")),
   keywords: z
     .array(
@@ -69,6 +249,7 @@ export const storeMemoryInput = z.object({
 });
 export type StoreMemoryInput = z.output<typeof storeMemoryInput>;
 
+/** DeleteMemory: the key of the caller's memory to delete. */
 export const deleteMemoryInput = z.object({
   memory_key: z.string().trim().min(1, "memory_key is required").max(128),
 });

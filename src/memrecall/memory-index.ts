@@ -144,7 +144,10 @@ class UserIndex {
   /**
    * Keyword relevance of every memory holding a query token: the share of the
    * query's IDF weight it holds, or 0.9 × the share of the expansion's, the
-   * better of the two. Memories holding none score 0.
+   * better of the two. Memories holding none score 0. It is search-text.ts
+   * `coverage` (core/scores.ts `weightedCoverage`), which the store path uses,
+   * turned inside out: each query token adds its share to the memories on its
+   * posting list, so a search touches only those, not every memory.
    */
   relevances(q: KeywordQuery, lookup: string[]): Float64Array {
     const scores = new Float64Array(this.size);

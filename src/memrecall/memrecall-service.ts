@@ -1,5 +1,6 @@
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import type { ConnectRouter } from "@connectrpc/connect";
+import type { DescMessage, MessageShape } from "@bufbuild/protobuf";
+import type { ConnectRouter, HandlerContext } from "@connectrpc/connect";
+import type { z } from "zod";
 import {
   DeleteMemoryRequestSchema,
   ExpandContextWindowRequestSchema,
@@ -10,14 +11,36 @@ import {
   SearchMemoriesRequestSchema,
   StoreMemoryRequestSchema,
 } from "../../gen/contextloader/memrecall/v1/memrecall_pb";
+import type { CallContext } from "../core/call-context";
 import { validateRequest } from "../errors/validation";
 import { callContext } from "../server/interceptors";
-import { expandContextWindow, expandContextWindowInput } from "./expand-context-window";
-import { handoff, handoffInput } from "./handoff";
+import {
+  expandContextWindowResponse,
+  extractKeywordsResponse,
+  handoffResponse,
+  listToolsResponse,
+  memoryDetailResponse,
+  searchMemoriesResponse,
+  storeMemoryResponse,
+} from "./encode";
+import { expandContextWindow } from "./expand-context-window";
+import { handoff } from "./handoff";
+import {
+  deleteMemoryInput,
+  expandContextWindowInput,
+  extractKeywordsInput,
+  getMemoryDetailInput,
+  handoffInput,
+  searchMemoriesInput,
+  storeMemoryInput,
+} from "./inputs";
 import { extractKeywords } from "./keyword-extraction";
-import { deleteMemory, getMemoryDetail, ownerOf, searchMemories, storeMemory, type MemoriesDeps } from "./memories";
+import type { MemoriesDeps } from "./memories-deps";
+import { ownerOf } from "./owner";
+import { getMemoryDetail } from "./read";
+import { searchMemories } from "./search";
 import { toolDefinitions } from "./tool-definitions";
-import { deleteMemoryInput, extractKeywordsInput, getMemoryDetailInput, searchMemoriesInput, storeMemoryInput } from "./inputs";
+import { deleteMemory, storeMemory } from "./write";
 
 export interface MemRecallDeps extends MemoriesDeps {
   /** Largest context window ExpandContextWindow grants. */
@@ -31,99 +54,61 @@ export interface MemRecallDeps extends MemoriesDeps {
 export function registerMemRecall(router: ConnectRouter, deps: MemRecallDeps): void {
   const expandInput = expandContextWindowInput(deps.maxContextWindow);
   const tools = toolDefinitions(deps.maxContextWindow);
-  const context = (ctx: Parameters<typeof callContext>[0]) => {
-    const c = callContext(ctx);
-    ownerOf(c.caller);
-    return c;
-  };
+  // In the proto's order. Each handler: decode and validate, the tool, encode.
   router.service(MemRecallService, {
     async searchMemories(req, ctx) {
-      const c = context(ctx);
-      const out = await searchMemories(deps, c, validateRequest(SearchMemoriesRequestSchema, req, searchMemoriesInput));
-      return {
-        success: true,
-        totalFound: out.results.length,
-        results: out.results.map((r) => ({
-          memoryKey: r.memory_key,
-          summary: r.summary,
-          contentPreview: r.content_preview,
-          memoryType: r.memory_type,
-          relevanceScore: r.relevance_score,
-          createdAt: timestampFromDate(new Date(r.created_at)),
-          keywords: r.keywords,
-        })),
-        searchQueryExpanded: out.search_query_expanded,
-        message: out.message,
-      };
+      const { c, input } = decode(ctx, SearchMemoriesRequestSchema, req, searchMemoriesInput);
+      return searchMemoriesResponse(await searchMemories(deps, c, input));
     },
     async getMemoryDetail(req, ctx) {
-      const c = context(ctx);
-      const m = await getMemoryDetail(deps, c, validateRequest(GetMemoryDetailRequestSchema, req, getMemoryDetailInput).memory_key);
-      return {
-        success: true,
-        memoryKey: m.memory_key,
-        summary: m.summary,
-        content: m.content,
-        memoryType: m.memory_type,
-        createdAt: timestampFromDate(m.created_at),
-        updatedAt: timestampFromDate(m.updated_at),
-        metadata: m.metadata,
-        keywords: m.keywords,
-        contentTruncated: m.content_truncated,
-      };
+      const { c, input } = decode(ctx, GetMemoryDetailRequestSchema, req, getMemoryDetailInput);
+      return memoryDetailResponse(await getMemoryDetail(deps, c, input.memory_key));
     },
     async extractSearchKeywords(req, ctx) {
-      const c = context(ctx);
-      const input = validateRequest(ExtractSearchKeywordsRequestSchema, req, extractKeywordsInput);
-      const r = await extractKeywords(deps.llm, c, input.query, input.context, input.max_keywords);
-      return {
-        success: true,
-        keywords: r.keywords,
-        expandedQuery: r.expanded_query,
-        method: r.method,
-        message: r.note ?? (r.method === "fallback" ? "未配置 LLM（LLM_BASE_URL），使用本地提取（jieba TF-IDF + 时间表达式）" : ""),
-      };
-    },
-    async storeMemory(req, ctx) {
-      const c = context(ctx);
-      const { record, created } = await storeMemory(deps, c, validateRequest(StoreMemoryRequestSchema, req, storeMemoryInput));
-      return {
-        memoryKey: record.memory_key,
-        created,
-        contentTruncated: record.content_truncated,
-        keywords: record.keywords,
-        createdAt: timestampFromDate(record.created_at),
-        updatedAt: timestampFromDate(record.updated_at),
-      };
-    },
-    async deleteMemory(req, ctx) {
-      const c = context(ctx);
-      return { deleted: await deleteMemory(deps, c, validateRequest(DeleteMemoryRequestSchema, req, deleteMemoryInput).memory_key) };
+      const { c, input } = decode(ctx, ExtractSearchKeywordsRequestSchema, req, extractKeywordsInput);
+      return extractKeywordsResponse(await extractKeywords(deps.llm, c, input.query, input.context, input.max_keywords));
     },
     expandContextWindow(req, ctx) {
-      context(ctx);
-      const r = expandContextWindow(validateRequest(ExpandContextWindowRequestSchema, req, expandInput));
-      return { approved: r.approved, newSize: r.new_size, iteration: r.iteration, maxIterations: r.max_iterations, message: r.message };
+      const { input } = decode(ctx, ExpandContextWindowRequestSchema, req, expandInput);
+      return expandContextWindowResponse(expandContextWindow(input));
     },
     handoff(req, ctx) {
-      const c = context(ctx);
-      const input = validateRequest(HandoffRequestSchema, req, handoffInput);
-      c.log.info(
-        {
-          confidence: input.confidence,
-          relevant_memory_keys: input.relevant_memory_keys.length,
-          needs_more_info: input.needs_more_info,
-          iteration_used: input.iteration_used,
-          context_window_used: input.context_window_used,
-        },
-        "memory recall handed off",
-      );
-      const r = handoff(input);
-      return { success: r.success, message: r.message, taskCompleted: r.task_completed };
+      const { c, input } = decode(ctx, HandoffRequestSchema, req, handoffInput);
+      return handoffResponse(handoff(c, input));
     },
     listTools(_req, ctx) {
-      context(ctx);
-      return { tools: tools.map((t) => ({ type: t.type, function: t.function })) };
+      withAccount(ctx);
+      return listToolsResponse(tools);
+    },
+    async storeMemory(req, ctx) {
+      const { c, input } = decode(ctx, StoreMemoryRequestSchema, req, storeMemoryInput);
+      return storeMemoryResponse(await storeMemory(deps, c, input));
+    },
+    async deleteMemory(req, ctx) {
+      const { c, input } = decode(ctx, DeleteMemoryRequestSchema, req, deleteMemoryInput);
+      return { deleted: await deleteMemory(deps, c, input.memory_key) };
     },
   });
+}
+
+/**
+ * A request's call context and validated input, in the order every MemRecall
+ * call is checked: the caller's account first (no account, no memories),
+ * then the request against its zod input.
+ */
+function decode<D extends DescMessage, S extends z.ZodType>(
+  ctx: HandlerContext,
+  desc: D,
+  req: MessageShape<D>,
+  schema: S,
+): { c: CallContext; input: z.output<S> } {
+  const c = withAccount(ctx);
+  return { c, input: validateRequest(desc, req, schema) };
+}
+
+/** The call's context, once the caller is known to have an account with memories (else the call fails here). */
+function withAccount(ctx: HandlerContext): CallContext {
+  const c = callContext(ctx);
+  ownerOf(c.caller);
+  return c;
 }

@@ -1,8 +1,6 @@
 import { z } from "zod";
 import type { Json } from "../core/json";
-import { expandContextWindowInput } from "./expand-context-window";
-import { handoffInput } from "./handoff";
-import { extractKeywordsInput, getMemoryDetailInput, searchMemoriesInput } from "./inputs";
+import { expandContextWindowInput, extractKeywordsInput, getMemoryDetailInput, handoffInput, searchMemoriesInput } from "./inputs";
 
 /** An OpenAI function-calling tool definition. */
 export interface ToolDefinition {
@@ -90,7 +88,8 @@ export function toolDefinitions(maxContextWindow: number): ToolDefinition[] {
     ["handoff", handoffInput],
   ];
   return inputs.map(([name, schema]) => {
-    const { $schema: _draft, ...parameters } = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as Record<string, Json>;
+    const jsonSchema = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as Record<string, Json>;
+    const { $schema: _draft, ...parameters } = jsonSchema;
     return { type: "function", function: { name, description: descriptions[name], parameters } };
   });
 }

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import Database from "better-sqlite3";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Code, createClient, type Client, type Interceptor } from "@connectrpc/connect";
+import { Code, createClient, type Client } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AgentHintSchema } from "../../gen/contextloader/common/v1/errors_pb";
@@ -11,19 +11,14 @@ import { MemRecallService } from "../../gen/contextloader/memrecall/v1/memrecall
 import { BadRequestSchema, ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb";
 import { startScriptedLlm, type ScriptedLlm } from "../helpers/scripted-llm";
 import { startServer, type TestServer } from "../helpers/server";
-import { failure } from "../helpers/rpc";
+import { clientWith, failure } from "../helpers/rpc";
 
 type MemClient = Client<typeof MemRecallService>;
 
+/** A MemRecall client calling as `account` (no x-account-id when "") of account type `type`. */
 function clientFor(server: TestServer, account: string, type = "user"): MemClient {
-  const identity: Interceptor = (next) => (req) => {
-    if (account !== "") req.header.set("x-account-id", account);
-    req.header.set("x-account-type", type);
-    return next(req);
-  };
-  return createClient(MemRecallService, createConnectTransport({ baseUrl: server.baseUrl, httpVersion: "1.1", interceptors: [identity] }));
+  return clientWith(MemRecallService, server.baseUrl, { ...(account !== "" ? { "x-account-id": account } : {}), "x-account-type": type });
 }
-
 
 const DB_CONFIG = {
   memoryKey: "db_config_001",

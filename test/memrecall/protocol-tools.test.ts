@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { expandContextWindow, expandContextWindowInput } from "../../src/memrecall/expand-context-window";
-import { handoff, handoffInput, percent } from "../../src/memrecall/handoff";
+import { expandContextWindow } from "../../src/memrecall/expand-context-window";
+import { handoff, percent } from "../../src/memrecall/handoff";
+import { expandContextWindowInput, handoffInput } from "../../src/memrecall/inputs";
+import { testContext } from "../helpers/call-context";
 
 const expandInput = expandContextWindowInput(200);
 
@@ -52,7 +54,7 @@ describe("handoff", () => {
       needs_more_info: true,
       follow_up_question: "是生产库还是测试库？",
     });
-    expect(handoff(input).message).toBe(
+    expect(handoff(testContext(), input).message).toBe(
       [
         "## 记忆搜索完成 (信心度: 85%)",
         "",
@@ -75,7 +77,7 @@ describe("handoff", () => {
 
   it("leaves out the sections that have nothing to say", () => {
     const input = handoffInput.parse({ reason: "r", search_summary: "未找到用户提到的历史记忆", confidence: 0 });
-    expect(handoff(input)).toEqual({
+    expect(handoff(testContext(), input)).toEqual({
       success: true,
       task_completed: true,
       message: "## 记忆搜索完成 (信心度: 0%)\n\n### 搜索总结\n未找到用户提到的历史记忆",

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { equivalentsOf } from "../../src/memrecall/glossary";
 import { extractLocally } from "../../src/memrecall/keyword-extraction";
-import { coverage, searchTextOf, searchTokens } from "../../src/memrecall/search-text";
+import { coverage, lookupTokens, searchTextOf, searchTokens } from "../../src/memrecall/search-text";
 
 describe("equivalentsOf", () => {
   it("brings the other language's terms and abbreviations, not the ones already there", () => {
@@ -56,5 +56,40 @@ describe("search text and coverage", () => {
     expect(rare).toBeGreaterThan(common);
     expect(coverage(query, searchTextOf(["我的数据库"]))).toBe(1);
     expect(coverage(query, searchTextOf(["无关 内容"]))).toBe(0);
+  });
+});
+
+// IDFs the tables use (search-text.ts idfOf): a Latin word jieba does not know weighs 6 + 0.4 × its length
+// (at most 10 letters): redis 8, host 7.6, pg 6.8, postgresql 10, w00 7.2; a stop word 0.5 (the, 之前);
+// a Chinese word jieba does not know 11.74 (龘); jieba's table: 数据库 8.917071, 配置 5.949118.
+describe("coverage: the keyword relevance of a memory, the share of the query's IDF weight its search text holds", () => {
+  it.each([
+    { query: ["redis", "host"], text: "redis cache", expected: 0.5128, why: "8 / (8 + 7.6)" },
+    { query: ["redis", "host"], text: "host redis cache", expected: 1, why: "every query word held" },
+    { query: ["redis", "host"], text: "cache", expected: 0, why: "no query word held" },
+    { query: ["the", "redis"], text: "redis", expected: 0.9412, why: "8 / (0.5 + 8): a stop word weighs little" },
+    { query: ["the", "redis"], text: "the cache", expected: 0.0588, why: "0.5 / (0.5 + 8)" },
+    { query: ["postgresql", "pg"], text: "pg", expected: 0.4048, why: "6.8 / (10 + 6.8)" },
+    { query: ["龘", "redis"], text: "龘", expected: 0.5947, why: "11.74 / (11.74 + 8): an unknown word counts as rare" },
+    { query: ["数据库", "配置"], text: "数据库 备份", expected: 0.5998, why: "8.917071 / (8.917071 + 5.949118)" },
+    { query: ["config"], text: "configs", expected: 0, why: "whole tokens only, no stemming" },
+    { query: [], text: "redis", expected: 0, why: "a query without weight covers nothing" },
+  ])("$query in '$text' → $expected ($why)", ({ query, text, expected }) => {
+    expect(coverage(query, text)).toBeCloseTo(expected, 4);
+  });
+});
+
+describe("lookupTokens: the words looked up in the full-text index", () => {
+  const twenty = Array.from({ length: 20 }, (_, i) => `w${String(i).padStart(2, "0")}`);
+  it.each([
+    { query: ["host", "postgresql"], extra: ["pg"], expected: ["postgresql", "host", "pg"], why: "rarest first: 10 > 7.6" },
+    { query: ["pg"], extra: ["postgresql"], expected: ["pg", "postgresql"], why: "the query's own before the expansion's" },
+    { query: ["the", "redis", "之前"], extra: [], expected: ["redis"], why: "IDF 0.5 < 2: common words left out" },
+    { query: ["the", "之前"], extra: [], expected: ["the", "之前"], why: "only common words: kept, in query order" },
+    { query: [], extra: ["the"], expected: ["the"], why: "an expansion of common words alone is kept too" },
+    { query: ["redis", "redis"], extra: ["redis", "host"], expected: ["redis", "host"], why: "each word once" },
+    { query: twenty, extra: ["pg"], expected: twenty.slice(0, 16), why: "at most 16; equal IDFs (7.2) keep their order" },
+  ])("$why", ({ query, extra, expected }) => {
+    expect(lookupTokens(query, extra)).toEqual(expected);
   });
 });

@@ -1,0 +1,87 @@
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import type {
+  ExpandContextWindowResponseSchema,
+  ExtractSearchKeywordsResponseSchema,
+  GetMemoryDetailResponseSchema,
+  HandoffResponseSchema,
+  ListToolsResponseSchema,
+  SearchMemoriesResponseSchema,
+  StoreMemoryResponseSchema,
+} from "../../gen/contextloader/memrecall/v1/memrecall_pb";
+import type { MemoryRecord } from "../store/memories/memory-store";
+import type { ExpandContextWindowResult } from "./expand-context-window";
+import type { HandoffResult } from "./handoff";
+import type { Extraction } from "./keyword-extraction";
+import type { SearchOutput } from "./search";
+import type { ToolDefinition } from "./tool-definitions";
+import type { StoredMemory } from "./write";
+
+/** Domain results as MemRecallService's proto messages: field renames and timestamps, nothing decided here. */
+
+export function searchMemoriesResponse(out: SearchOutput): MessageInitShape<typeof SearchMemoriesResponseSchema> {
+  return {
+    success: true,
+    totalFound: out.results.length,
+    results: out.results.map((r) => ({
+      memoryKey: r.memory_key,
+      summary: r.summary,
+      contentPreview: r.content_preview,
+      memoryType: r.memory_type,
+      relevanceScore: r.relevance_score,
+      createdAt: timestampFromDate(new Date(r.created_at)),
+      keywords: r.keywords,
+    })),
+    searchQueryExpanded: out.search_query_expanded,
+    message: out.message,
+  };
+}
+
+export function memoryDetailResponse(m: MemoryRecord): MessageInitShape<typeof GetMemoryDetailResponseSchema> {
+  return {
+    success: true,
+    memoryKey: m.memory_key,
+    summary: m.summary,
+    content: m.content,
+    memoryType: m.memory_type,
+    createdAt: timestampFromDate(m.created_at),
+    updatedAt: timestampFromDate(m.updated_at),
+    metadata: m.metadata,
+    keywords: m.keywords,
+    contentTruncated: m.content_truncated,
+  };
+}
+
+/** Without an LLM the message says why the extraction is local (spec §2.3's fallback). */
+export function extractKeywordsResponse(r: Extraction): MessageInitShape<typeof ExtractSearchKeywordsResponseSchema> {
+  return {
+    success: true,
+    keywords: r.keywords,
+    expandedQuery: r.expanded_query,
+    method: r.method,
+    message: r.note ?? (r.method === "fallback" ? "未配置 LLM（LLM_BASE_URL），使用本地提取（jieba TF-IDF + 时间表达式）" : ""),
+  };
+}
+
+export function storeMemoryResponse({ record, created }: StoredMemory): MessageInitShape<typeof StoreMemoryResponseSchema> {
+  return {
+    memoryKey: record.memory_key,
+    created,
+    contentTruncated: record.content_truncated,
+    keywords: record.keywords,
+    createdAt: timestampFromDate(record.created_at),
+    updatedAt: timestampFromDate(record.updated_at),
+  };
+}
+
+export function expandContextWindowResponse(r: ExpandContextWindowResult): MessageInitShape<typeof ExpandContextWindowResponseSchema> {
+  return { approved: r.approved, newSize: r.new_size, iteration: r.iteration, maxIterations: r.max_iterations, message: r.message };
+}
+
+export function handoffResponse(r: HandoffResult): MessageInitShape<typeof HandoffResponseSchema> {
+  return { success: r.success, message: r.message, taskCompleted: r.task_completed };
+}
+
+export function listToolsResponse(tools: ToolDefinition[]): MessageInitShape<typeof ListToolsResponseSchema> {
+  return { tools: tools.map((t) => ({ type: t.type, function: t.function })) };
+}

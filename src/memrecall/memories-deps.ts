@@ -1,0 +1,21 @@
+import type { Embedder } from "../upstream/embeddings";
+import type { LlmClient } from "../upstream/llm-client";
+import type { MemoryStore } from "../store/memories/memory-store";
+import type { SessionStore } from "../store/session-store";
+import type { MemoryIndex } from "./memory-index";
+
+/** What the memory verbs (owner, write, read, search) are built from: one record, passed to each. */
+export interface MemoriesDeps {
+  store: MemoryStore;
+  /** Caches, the per-user memory version and the per-session search counts. */
+  sessions: SessionStore;
+  embedder: Embedder;
+  llm: LlmClient | undefined;
+  /** The in-process search index of each user's memories. */
+  index: MemoryIndex;
+  /** Searches allowed per recall session (spec §6.2: 3). */
+  maxSearchesPerSession: number;
+  /** Cosines mapped to relevance 0 and 1 for the configured embedder. */
+  semanticFloor: number;
+  semanticCeiling: number;
+}
