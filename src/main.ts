@@ -1,6 +1,7 @@
 import { pino } from "pino";
 import { createApp } from "./app";
-import { ConfigError, loadConfig } from "./config";
+import { loadConfig } from "./config";
+import { ConfigError } from "./config-fields";
 import { BundleError } from "./kn/embedded/bundle";
 
 function main(): void {

@@ -1,11 +1,12 @@
 import { pino } from "pino";
-import { ConfigError, loadSimulatorConfig, type SimulatorConfig } from "../config";
+import { ConfigError } from "../config-fields";
 import { BundleError } from "../kn/embedded/bundle";
 import { EmbeddedBackend } from "../kn/embedded/engine";
+import { loadSimulatorConfig, type SimulatorConfig } from "./config";
 import { startSimulator } from "./simulator";
 
 /**
- * `npm run sim`: the embedded engine over the KN bundles (KN_BUNDLE), served
+ * `npm run simulator`: the embedded engine over the KN bundles (KN_BUNDLE), served
  * behind the platform's REST contract with the faults SIM_* configure. Point
  * ONTOLOGY_MANAGER_URL, ONTOLOGY_QUERY_URL and OPERATOR_MARKET_URL at the URL
  * it logs.

@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { pino, type Logger } from "pino";
 import { z } from "zod";
-import type { SimulatorFaults } from "../config";
+import type { SimulatorFaults } from "./config";
 import { ToolError, type ErrorCode } from "../errors/tool-error";
 import { parseOrThrow, violationsOf } from "../errors/validation";
 import { knSearchInput } from "../knowledge/kn-search/input";
