@@ -5,7 +5,8 @@ import { createConnectTransport } from "@connectrpc/connect-node";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { KeywordContextSchema, KnowledgeRetrievalService } from "../../gen/contextloader/knowledge/v1/knowledge_pb";
 import { EmbeddedBackend } from "../../src/kn/embedded/engine";
-import { startSimulator, type SimRequest, type Simulator } from "../../src/simulator/simulator";
+import type { SimRequest } from "../../src/simulator/request-log";
+import { startSimulator, type Simulator } from "../../src/simulator/simulator";
 import type { SubgraphQuery } from "../../src/kn/types";
 import { startServer, type TestServer } from "../helpers/server";
 
