@@ -45,10 +45,10 @@ export function createApp(config: Config, log: Logger, overrides: { backend?: Cl
       grpc: true,
       grpcWeb: true,
       connect: true,
-      readMaxBytes: config.readMaxBytes,
-      writeMaxBytes: config.writeMaxBytes,
+      readMaxBytes: config.server.readMaxBytes,
+      writeMaxBytes: config.server.writeMaxBytes,
       // Compressing a few kilobytes costs more time than it saves on the networks agents run in.
-      compressMinBytes: config.compressMinBytes,
+      compressMinBytes: config.server.compressMinBytes,
       // Agents compose JSON by hand: a misspelt field is an error, not silently ignored.
       // Zero values are written too, so every answer has the spec's full shape (false, 0, [] included).
       jsonOptions: JSON_OPTIONS,
@@ -58,19 +58,19 @@ export function createApp(config: Config, log: Logger, overrides: { backend?: Cl
     fallback: createHttpRoutes({
       routes: [
         ...probeRoutes({ health, metrics, checks: deps.readiness }),
-        ...httpRoutes(deps, { log, maxBytes: config.readMaxBytes, stopping: stopping.signal }),
+        ...httpRoutes(deps, { log, maxBytes: config.server.readMaxBytes, stopping: stopping.signal }),
       ],
       metrics,
       log,
     }),
     log,
   });
-  const cors = createCors(config.corsAllowedOrigins);
+  const cors = createCors(config.server.corsAllowedOrigins);
   const listener = new Listener({
     handler: (req, res) => {
       if (!cors(req, res)) rpc(req, res);
     },
-    tls: config.tls,
+    tls: config.server.tls,
     log,
   });
 
@@ -80,15 +80,16 @@ export function createApp(config: Config, log: Logger, overrides: { backend?: Cl
     metrics,
     async listen() {
       await deps.start();
-      const port = await listener.listen(config.port, config.host);
-      log.info({ port, host: config.host, tls: config.tls !== undefined }, "listening: gRPC, gRPC-web and Connect on one port");
+      const { host, tls } = config.server;
+      const port = await listener.listen(config.server.port, host);
+      log.info({ port, host, tls: tls !== undefined }, "listening: gRPC, gRPC-web and Connect on one port");
       return port;
     },
     shutdown() {
       stopped ??= (async () => {
-        log.info({ grace_ms: config.shutdownGraceMs }, "shutting down: not serving, draining in-flight calls");
+        log.info({ grace_ms: config.server.shutdownGraceMs }, "shutting down: not serving, draining in-flight calls");
         health.markNotServing();
-        await listener.shutdown(config.shutdownGraceMs, () =>
+        await listener.shutdown(config.server.shutdownGraceMs, () =>
           stopping.abort(new ConnectError("the server is shutting down; retry on another replica", Code.Unavailable)),
         );
         await deps.close();

@@ -45,10 +45,10 @@ export function buildDeps(config: Config, log: Logger, overrides: { backend?: Cl
   const backend = overrides.backend ?? createKnowledgeBackend(config.knowledge, log);
   const inProcess = new InProcessSessionStore({ maxValueBytes: config.sessions.maxValueBytes, maxEntries: config.sessions.maxMemoryEntries, log });
   const redis = config.sessions.redis ? new RedisSessionStore({ ...config.sessions.redis, maxValueBytes: config.sessions.maxValueBytes, log }) : undefined;
-  const llm = config.llm ? new LlmClient(config.llm) : undefined;
-  const embedder = config.embeddings ? openAiEmbedder(config.embeddings) : localEmbedder;
-  const reranker = config.reranker ? httpReranker(config.reranker) : undefined;
-  const dataRetrieval = config.dataRetrieval ? createDataRetrievalClient(config.dataRetrieval) : undefined;
+  const llm = config.clients.llm ? new LlmClient(config.clients.llm) : undefined;
+  const embedder = config.clients.embeddings ? openAiEmbedder(config.clients.embeddings) : localEmbedder;
+  const reranker = config.clients.reranker ? httpReranker(config.clients.reranker) : undefined;
+  const dataRetrieval = config.clients.dataRetrieval ? createDataRetrievalClient(config.clients.dataRetrieval) : undefined;
   const memories = createMemoryStore(config, log);
   log.info(
     {
@@ -57,7 +57,7 @@ export function buildDeps(config: Config, log: Logger, overrides: { backend?: Cl
       llm: llm?.model ?? null,
       embeddings: embedder.name,
       reranker: reranker?.name ?? null,
-      kn_search: config.dataRetrieval ? `proxied to ${config.dataRetrieval.url}` : "native",
+      kn_search: config.clients.dataRetrieval ? `proxied to ${config.clients.dataRetrieval.url}` : "native",
     },
     "clients",
   );
@@ -86,7 +86,7 @@ export function buildDeps(config: Config, log: Logger, overrides: { backend?: Cl
       maxSearchesPerSession: config.memrecall.maxSearchesPerSession,
       semanticFloor: config.memrecall.semanticFloor,
       semanticCeiling: config.memrecall.semanticCeiling,
-      maxContextWindow: config.memrecallMaxContextWindow,
+      maxContextWindow: config.memrecall.maxContextWindow,
     },
     readiness: [
       ...upstreamReadiness(backend, log),

@@ -1,7 +1,9 @@
 import { pino } from "pino";
 import { createApp } from "./app";
-import { ConfigError, loadConfig } from "./config";
+import { loadConfig } from "./config";
+import { ConfigError } from "./config-fields";
 import { BundleError } from "./kn/embedded/bundle";
+import { stopOnSignals } from "./stop-on-signals";
 
 function main(): void {
   let config;
@@ -30,24 +32,7 @@ function main(): void {
     }
     throw err;
   }
-  let signals = 0;
-  const stop = (signal: NodeJS.Signals) => {
-    signals += 1;
-    if (signals > 1) {
-      log.warn({ signal }, "second signal: exiting without waiting");
-      process.exit(1);
-    }
-    log.info({ signal }, "signal received");
-    app.shutdown().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        log.error({ err }, "shutdown failed");
-        process.exit(1);
-      },
-    );
-  };
-  process.on("SIGTERM", stop);
-  process.on("SIGINT", stop);
+  stopOnSignals(log, () => app.shutdown());
 
   app.listen().catch((err: unknown) => {
     log.fatal({ err }, "cannot listen");

@@ -1,14 +1,16 @@
 import { pino } from "pino";
-import { ConfigError, loadSimulatorConfig, type SimulatorConfig } from "../config";
+import { ConfigError } from "../config-fields";
 import { BundleError } from "../kn/embedded/bundle";
 import { EmbeddedBackend } from "../kn/embedded/engine";
+import { stopOnSignals } from "../stop-on-signals";
+import { loadSimulatorConfig, type SimulatorConfig } from "./config";
 import { startSimulator } from "./simulator";
 
 /**
- * `npm run sim`: the embedded engine over the KN bundles (KN_BUNDLE), served
- * behind the platform's REST contract with the faults SIM_* configure. Point
- * ONTOLOGY_MANAGER_URL, ONTOLOGY_QUERY_URL and OPERATOR_MARKET_URL at the URL
- * it logs.
+ * `npm run simulator`: the embedded engine over the KN bundles (KN_BUNDLE),
+ * served behind the platform's REST contract with the faults SIM_* configure.
+ * Point ONTOLOGY_MANAGER_URL, ONTOLOGY_QUERY_URL and OPERATOR_MARKET_URL at the
+ * URL it logs.
  */
 async function main(): Promise<void> {
   let config: SimulatorConfig;
@@ -24,21 +26,10 @@ async function main(): Promise<void> {
     throw err;
   }
   const log = pino({ level: config.logLevel, base: { service: "kn-simulator" } });
-  const sim = await startSimulator({ backend, port: config.port, host: config.host, faults: config.faults, spelling: config.spelling, log });
-  log.info({ url: sim.url, instances: backend.stats(), spelling: config.spelling, faults: config.faults }, "kn simulator listening");
-
-  const stop = (signal: NodeJS.Signals) => {
-    log.info({ signal }, "signal received: stopping");
-    sim.close().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        log.error({ err }, "stopping failed");
-        process.exit(1);
-      },
-    );
-  };
-  process.once("SIGTERM", stop);
-  process.once("SIGINT", stop);
+  const { port, host, faults, spelling } = config;
+  const sim = await startSimulator({ backend, port, host, faults, spelling, log });
+  log.info({ url: sim.url, instances: backend.stats(), spelling, faults }, "kn simulator listening");
+  stopOnSignals(log, () => sim.close());
 }
 
 main().catch((err: unknown) => {

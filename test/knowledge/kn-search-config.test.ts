@@ -5,7 +5,7 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { Client } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { KnowledgeRetrievalService, type KnSearchRequestSchema, type KnSearchResponse } from "../../gen/contextloader/knowledge/v1/knowledge_pb";
-import { DEFAULT_BUNDLE } from "../../src/config";
+import { DEFAULT_BUNDLE } from "../../src/config-fields";
 import { loadBundleFile } from "../../src/kn/embedded/bundle";
 import { embedLocally } from "../../src/upstream/local-embedder";
 import { clientWith } from "../helpers/rpc";

@@ -1,0 +1,300 @@
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { loadConfig } from "../src/config";
+import {
+  bundles,
+  ConfigError,
+  DEFAULT_BUNDLE,
+  fraction,
+  httpUrl,
+  integer,
+  list,
+  logLevel,
+  readEnv,
+  regex,
+  timeZone,
+} from "../src/config-fields";
+import { loadSimulatorConfig } from "../src/simulator/config";
+
+describe("loadConfig", () => {
+  it("runs with nothing set: port 8080 on every interface, no TLS, no cross-origin callers, the embedded engine", () => {
+    const c = loadConfig({});
+    expect(c.server).toEqual({
+      port: 8080,
+      host: "0.0.0.0",
+      tls: undefined,
+      corsAllowedOrigins: [],
+      readMaxBytes: 4 * 1024 * 1024,
+      writeMaxBytes: 32 * 1024 * 1024,
+      compressMinBytes: 64 * 1024,
+      shutdownGraceMs: 10_000,
+    });
+    expect(c.logLevel).toBe("info");
+    expect(c.knowledge).toEqual({ kind: "embedded", bundlePaths: [DEFAULT_BUNDLE], timeZone: "Asia/Shanghai" });
+    expect(c.memrecall).toMatchObject({ store: { kind: "sqlite", path: "./data/memories.sqlite" }, maxContextWindow: 200 });
+    expect(c.clients).toEqual({ llm: undefined, embeddings: undefined, reranker: undefined, dataRetrieval: undefined });
+  });
+
+  it("reads every setting from the environment into its section", () => {
+    const c = loadConfig({
+      PORT: "9090",
+      HOST: "127.0.0.1",
+      CORS_ALLOWED_ORIGINS: "http://a.example:3000, https://b.example",
+      READ_MAX_BYTES: "2048",
+      WRITE_MAX_BYTES: "4096",
+      COMPRESS_MIN_BYTES: "0",
+      SHUTDOWN_GRACE_MS: "0",
+      LOG_LEVEL: "warn",
+      ONTOLOGY_MANAGER_URL: "http://om:13014/",
+      ONTOLOGY_QUERY_URL: "http://oq:13018",
+      OPERATOR_MARKET_URL: "http://market:9000",
+      UPSTREAM_TIMEOUT_MS: "5000",
+      UPSTREAM_MAX_SOCKETS: "8",
+      UPSTREAM_ID_SPELLING: "old",
+      KEYWORD_CANDIDATE_LIMIT: "20",
+      KEYWORD_NEIGHBOR_CONCURRENCY: "2",
+      KEYWORD_PATHS_PER_REQUEST: "10",
+      RESOLVER_DEFAULT_TIMEZONE: "Europe/Paris",
+      RESOLVER_OBJECT_TYPE_CACHE_MS: "60000",
+      MEMORY_STORE: "postgres",
+      DATABASE_URL: "postgres://u@db:5432/memories",
+      MEMRECALL_MAX_SEARCHES_PER_SESSION: "5",
+      MEMRECALL_SEMANTIC_FLOOR: "0.2",
+      MEMRECALL_SEMANTIC_CEILING: ".6",
+      MEMRECALL_INDEX_USERS: "7",
+      MEMRECALL_MAX_CONTEXT_WINDOW: "50",
+      REDIS_URL: "redis://cache:6379",
+      REDIS_CLUSTER: "true",
+      REDIS_COMMAND_TIMEOUT_MS: "300",
+      SESSION_VALUE_MAX_BYTES: "2048",
+      SESSION_MAX_ENTRIES: "1000",
+      LLM_BASE_URL: "http://llm/v1",
+      LLM_API_KEY: "k1",
+      LLM_MODEL: "m1",
+      LLM_TIMEOUT_MS: "40000",
+      EMBEDDINGS_BASE_URL: "http://emb/v1",
+      EMBEDDINGS_API_KEY: "k2",
+      EMBEDDINGS_MODEL: "m2",
+      EMBEDDINGS_TIMEOUT_MS: "700",
+      RERANKER_URL: "http://rerank",
+      RERANKER_API_KEY: "k3",
+      RERANKER_MODEL: "m3",
+      RERANKER_TIMEOUT_MS: "800",
+      DATA_RETRIEVAL_URL: "http://dr:9100",
+    });
+    expect(c).toEqual({
+      server: {
+        port: 9090,
+        host: "127.0.0.1",
+        tls: undefined,
+        corsAllowedOrigins: ["http://a.example:3000", "https://b.example"],
+        readMaxBytes: 2048,
+        writeMaxBytes: 4096,
+        compressMinBytes: 0,
+        shutdownGraceMs: 0,
+      },
+      logLevel: "warn",
+      knowledge: {
+        kind: "http",
+        ontologyManagerUrl: "http://om:13014",
+        ontologyQueryUrl: "http://oq:13018",
+        operatorMarketUrl: "http://market:9000",
+        timeoutMs: 5000,
+        maxSockets: 8,
+        spelling: "old",
+      },
+      keywordContext: { candidateLimit: 20, concurrency: 2, pathsPerRequest: 10 },
+      resolver: { defaultTimeZone: "Europe/Paris", objectTypeCacheMs: 60_000 },
+      memrecall: {
+        store: { kind: "postgres", url: "postgres://u@db:5432/memories" },
+        maxSearchesPerSession: 5,
+        semanticFloor: 0.2,
+        semanticCeiling: 0.6,
+        indexUsers: 7,
+        maxContextWindow: 50,
+      },
+      sessions: { redis: { url: "redis://cache:6379", cluster: true, commandTimeoutMs: 300 }, maxValueBytes: 2048, maxMemoryEntries: 1000 },
+      clients: {
+        llm: { baseUrl: "http://llm/v1", apiKey: "k1", model: "m1", timeoutMs: 40_000 },
+        embeddings: { baseUrl: "http://emb/v1", apiKey: "k2", model: "m2", timeoutMs: 700 },
+        reranker: { url: "http://rerank", apiKey: "k3", model: "m3", timeoutMs: 800 },
+        dataRetrieval: { url: "http://dr:9100", timeoutMs: 5000, maxSockets: 8 },
+      },
+    });
+  });
+
+  it("gives embeddings and the reranker UPSTREAM_TIMEOUT_MS's value when their own timeouts are not set", () => {
+    const env = { EMBEDDINGS_BASE_URL: "http://emb/v1", RERANKER_URL: "http://rerank" };
+    expect(loadConfig(env).clients.embeddings!.timeoutMs).toBe(10_000);
+    expect(loadConfig(env).clients.reranker!.timeoutMs).toBe(10_000);
+    const clients = loadConfig({ ...env, UPSTREAM_TIMEOUT_MS: "1234" }).clients;
+    expect(clients.embeddings!.timeoutMs).toBe(1234);
+    expect(clients.reranker!.timeoutMs).toBe(1234);
+  });
+
+  it("lets EMBEDDINGS_TIMEOUT_MS and RERANKER_TIMEOUT_MS override UPSTREAM_TIMEOUT_MS for their client only", () => {
+    const c = loadConfig({
+      EMBEDDINGS_BASE_URL: "http://emb/v1",
+      RERANKER_URL: "http://rerank",
+      DATA_RETRIEVAL_URL: "http://dr:9100",
+      UPSTREAM_TIMEOUT_MS: "1234",
+      EMBEDDINGS_TIMEOUT_MS: "50",
+      RERANKER_TIMEOUT_MS: "60",
+    });
+    expect(c.clients.embeddings!.timeoutMs).toBe(50);
+    expect(c.clients.reranker!.timeoutMs).toBe(60);
+    expect(c.clients.dataRetrieval!.timeoutMs).toBe(1234);
+  });
+
+  it("picks the semantic range of the embedder when MEMRECALL_SEMANTIC_FLOOR and CEILING are not set", () => {
+    expect(loadConfig({}).memrecall).toMatchObject({ semanticFloor: 0.1, semanticCeiling: 0.5 });
+    expect(loadConfig({ EMBEDDINGS_BASE_URL: "http://emb/v1" }).memrecall).toMatchObject({ semanticFloor: 0.25, semanticCeiling: 0.7 });
+  });
+
+  it.each([
+    [{ PORT: "http" }, /PORT: PORT must be a whole number \(got "http"\)/],
+    [{ PORT: "70000" }, /PORT: PORT must be between 0 and 65535/],
+    [{ LOG_LEVEL: "loud" }, /LOG_LEVEL: LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent \(got "loud"\)/],
+    [{ CORS_ALLOWED_ORIGINS: "agent.example" }, /CORS_ALLOWED_ORIGINS: each origin must be/],
+    [{ READ_MAX_BYTES: "10" }, /READ_MAX_BYTES: READ_MAX_BYTES must be between 1024/],
+    [{ EMBEDDINGS_TIMEOUT_MS: "0" }, /EMBEDDINGS_TIMEOUT_MS: EMBEDDINGS_TIMEOUT_MS must be between 1 and 600000 \(got "0"\)/],
+    [{ RERANKER_TIMEOUT_MS: "soon" }, /RERANKER_TIMEOUT_MS: RERANKER_TIMEOUT_MS must be a whole number \(got "soon"\)/],
+    [{ TLS_CERT: "/tmp/cert.pem" }, /TLS_CERT and TLS_KEY must be set together/],
+    [{ TLS_CERT: "/nonexistent/cert.pem", TLS_KEY: "/nonexistent/key.pem" }, /TLS_CERT: cannot read \/nonexistent\/cert.pem/],
+    [{ ONTOLOGY_MANAGER_URL: "http://om" }, /ONTOLOGY_MANAGER_URL and ONTOLOGY_QUERY_URL must be set together/],
+    [{ ONTOLOGY_MANAGER_URL: "http://om", ONTOLOGY_QUERY_URL: "http://oq", KN_BUNDLE: "a.json" }, /KN_BUNDLE is for the embedded engine/],
+    [{ MEMORY_STORE: "postgres" }, /MEMORY_STORE=postgres needs DATABASE_URL/],
+    [
+      { MEMRECALL_SEMANTIC_FLOOR: "0.5", MEMRECALL_SEMANTIC_CEILING: "0.5" },
+      /MEMRECALL_SEMANTIC_CEILING \(0.5\) must be above MEMRECALL_SEMANTIC_FLOOR \(0.5\)/,
+    ],
+  ])("stops start-up naming the variable for %o", (env, message) => {
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    expect(() => loadConfig(env)).toThrow(message);
+  });
+
+  it("treats empty values as unset", () => {
+    expect(loadConfig({ PORT: "", CORS_ALLOWED_ORIGINS: " " }).server.port).toBe(8080);
+  });
+});
+
+describe("field parsers", () => {
+  // Each parser under the variable name it is tested with, as a settings schema uses it.
+  const schema = z.object({
+    COUNT: integer("COUNT", 1, 10).optional(),
+    SHARE: fraction("SHARE").optional(),
+    URL: httpUrl.optional(),
+    NAMES: list.optional(),
+    ZONE: timeZone("ZONE").optional(),
+    LOG_LEVEL: logLevel.optional(),
+    KN_BUNDLE: bundles.optional(),
+    PATTERN: regex("PATTERN").optional(),
+  });
+  type Name = keyof z.output<typeof schema>;
+  const read = (name: Name, value: string) => readEnv(schema, { [name]: value }, "test settings")[name];
+
+  it.each<[Name, string, unknown]>([
+    ["COUNT", "1", 1],
+    ["COUNT", " 10 ", 10],
+    ["SHARE", "0", 0],
+    ["SHARE", "1", 1],
+    ["SHARE", "1.0", 1],
+    ["SHARE", "0.25", 0.25],
+    ["SHARE", ".5", 0.5],
+    ["URL", "http://host:8080", "http://host:8080"],
+    ["URL", "https://host/base//", "https://host/base"],
+    ["NAMES", "a, b,,c ", ["a", "b", "c"]],
+    ["ZONE", "Asia/Shanghai", "Asia/Shanghai"],
+    ["ZONE", " UTC ", "UTC"],
+    ["LOG_LEVEL", "debug", "debug"],
+    ["LOG_LEVEL", "silent", "silent"],
+    ["KN_BUNDLE", "a.json", ["a.json"]],
+    ["KN_BUNDLE", "a.json, b.json", ["a.json", "b.json"]],
+    ["PATTERN", "object-types/disease .*\"operation\"", 'object-types/disease .*"operation"'],
+    ["PATTERN", " subgraph", " subgraph"],
+  ])("reads %s=%j as %j", (name, value, expected) => {
+    expect(read(name, value)).toEqual(expected);
+  });
+
+  it.each<[Name, string, string]>([
+    ["COUNT", "ten", 'COUNT: COUNT must be a whole number (got "ten")'],
+    ["COUNT", "-1", 'COUNT: COUNT must be a whole number (got "-1")'],
+    ["COUNT", "2.5", 'COUNT: COUNT must be a whole number (got "2.5")'],
+    ["COUNT", "0", 'COUNT: COUNT must be between 1 and 10 (got "0")'],
+    ["COUNT", "11", 'COUNT: COUNT must be between 1 and 10 (got "11")'],
+    ["SHARE", "1.5", 'SHARE: SHARE must be a number from 0 to 1 (got "1.5")'],
+    ["SHARE", "-0.1", 'SHARE: SHARE must be a number from 0 to 1 (got "-0.1")'],
+    ["SHARE", "half", 'SHARE: SHARE must be a number from 0 to 1 (got "half")'],
+    ["SHARE", "1e-1", 'SHARE: SHARE must be a number from 0 to 1 (got "1e-1")'],
+    ["URL", "host:8080", 'URL: must be an http(s) URL (got "host:8080")'],
+    ["URL", "ftp://host", 'URL: must be an http(s) URL (got "ftp://host")'],
+    ["ZONE", "Mars/Olympus", 'ZONE: ZONE must be an IANA time zone such as Asia/Shanghai (got "Mars/Olympus")'],
+    ["LOG_LEVEL", "loud", 'LOG_LEVEL: LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent (got "loud")'],
+    ["KN_BUNDLE", " , ", 'KN_BUNDLE: KN_BUNDLE must name at least one file (got " , ")'],
+    ["PATTERN", "(", 'PATTERN: PATTERN must be a regular expression (got "(")'],
+    ["PATTERN", "[a-", 'PATTERN: PATTERN must be a regular expression (got "[a-")'],
+  ])("refuses %s=%j with a message naming it", (name, value, message) => {
+    expect(() => read(name, value)).toThrow(new ConfigError("test settings", [message]));
+  });
+
+  it("lists every bad variable, one per line, under the name of the settings", () => {
+    expect(() => readEnv(schema, { COUNT: "0", SHARE: "2", URL: "http://fine" }, "test settings")).toThrow(
+      'invalid test settings:\n  COUNT: COUNT must be between 1 and 10 (got "0")\n  SHARE: SHARE must be a number from 0 to 1 (got "2")',
+    );
+  });
+
+  it("treats empty and blank values as unset", () => {
+    expect(readEnv(schema, { COUNT: "", SHARE: "  ", PATTERN: undefined }, "test settings")).toEqual({});
+  });
+});
+
+describe("loadSimulatorConfig", () => {
+  it("runs with nothing set: port 9180 on loopback, the sample bundle, no faults", () => {
+    expect(loadSimulatorConfig({})).toEqual({
+      port: 9180,
+      host: "127.0.0.1",
+      bundlePaths: [DEFAULT_BUNDLE],
+      timeZone: "Asia/Shanghai",
+      spelling: "new",
+      faults: { latencyMs: 0, jitterMs: 0, errorRate: 0, timeoutRate: 0, malformedRate: 0, match: undefined },
+      logLevel: "info",
+    });
+  });
+
+  it("reads the SIM_* settings and the service's KN_BUNDLE, EMBEDDED_TIMEZONE and LOG_LEVEL", () => {
+    expect(
+      loadSimulatorConfig({
+        SIM_PORT: "0",
+        SIM_HOST: "0.0.0.0",
+        KN_BUNDLE: "a.json,b.json",
+        EMBEDDED_TIMEZONE: "UTC",
+        SIM_SPELLING: "old",
+        SIM_LATENCY_MS: "20",
+        SIM_JITTER_MS: "5",
+        SIM_ERROR_RATE: "0.1",
+        SIM_TIMEOUT_RATE: ".2",
+        SIM_MALFORMED_RATE: "1",
+        SIM_FAULT_MATCH: "subgraph|has_alias",
+        LOG_LEVEL: "debug",
+      }),
+    ).toEqual({
+      port: 0,
+      host: "0.0.0.0",
+      bundlePaths: ["a.json", "b.json"],
+      timeZone: "UTC",
+      spelling: "old",
+      faults: { latencyMs: 20, jitterMs: 5, errorRate: 0.1, timeoutRate: 0.2, malformedRate: 1, match: "subgraph|has_alias" },
+      logLevel: "debug",
+    });
+  });
+
+  it.each([
+    [{ SIM_ERROR_RATE: "1.5" }, 'SIM_ERROR_RATE: SIM_ERROR_RATE must be a number from 0 to 1 (got "1.5")'],
+    [{ SIM_TIMEOUT_RATE: "often" }, 'SIM_TIMEOUT_RATE: SIM_TIMEOUT_RATE must be a number from 0 to 1 (got "often")'],
+    [{ SIM_FAULT_MATCH: "(subgraph" }, 'SIM_FAULT_MATCH: SIM_FAULT_MATCH must be a regular expression (got "(subgraph")'],
+    [{ SIM_PORT: "99999" }, 'SIM_PORT: SIM_PORT must be between 0 and 65535 (got "99999")'],
+    [{ EMBEDDED_TIMEZONE: "UTC+8" }, 'EMBEDDED_TIMEZONE: EMBEDDED_TIMEZONE must be an IANA time zone such as Asia/Shanghai (got "UTC+8")'],
+  ])("stops start-up naming the variable for %o", (env, problem) => {
+    expect(() => loadSimulatorConfig(env)).toThrow(new ConfigError("simulator settings", [problem]));
+  });
+});
