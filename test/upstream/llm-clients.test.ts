@@ -2,7 +2,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ToolError } from "../../src/errors/tool-error";
 import { openAiEmbedder } from "../../src/upstream/embeddings";
 import { LlmClient } from "../../src/upstream/llm-client";
-import { readJsonObject } from "../../src/upstream/llm-json";
 import { cosine } from "../../src/upstream/local-embedder";
 import { httpReranker } from "../../src/upstream/reranker";
 import { testContext } from "../helpers/call-context";
@@ -15,7 +14,8 @@ beforeAll(async () => {
 afterAll(() => llm.close());
 
 const client = () => new LlmClient({ baseUrl: llm.baseUrl, apiKey: "sk-test", model: "test-model", timeoutMs: 300 });
-const failure = (p: Promise<unknown>) => p.then(() => undefined, (e: unknown) => e as ToolError);
+/** The ToolError a client call failed with (test/helpers/rpc.ts `failure` is for RPCs, which fail with a ConnectError). */
+const toolError = (p: Promise<unknown>) => p.then(() => undefined, (e: unknown) => e as ToolError);
 
 describe("LLM client (OpenAI-compatible chat completions)", () => {
   it("asks for a JSON object with the key and model and returns the answer", async () => {
@@ -43,7 +43,7 @@ describe("LLM client (OpenAI-compatible chat completions)", () => {
   it("gives up after three attempts with UNAVAILABLE", async () => {
     llm.queue({ status: 500, body: "a" }, { status: 500, body: "b" }, { status: 500, body: "c" });
     const before = llm.requests.length;
-    const err = await failure(client().complete(testContext(), [{ role: "user", content: "x" }]));
+    const err = await toolError(client().complete(testContext(), [{ role: "user", content: "x" }]));
     expect(err).toBeInstanceOf(ToolError);
     expect(err).toMatchObject({ code: "unavailable", reason: "LLM_UNAVAILABLE" });
     expect(llm.requests.length - before).toBe(3);
@@ -58,33 +58,44 @@ describe("LLM client (OpenAI-compatible chat completions)", () => {
   it("does not retry a request the LLM refuses (4xx other than 429)", async () => {
     llm.queue({ status: 401, body: '{"error":"bad key"}' });
     const before = llm.requests.length;
-    const err = await failure(client().complete(testContext(), [{ role: "user", content: "x" }]));
+    const err = await toolError(client().complete(testContext(), [{ role: "user", content: "x" }]));
     expect(err).toMatchObject({ code: "failed_precondition", reason: "LLM_REJECTED" });
     expect(err!.message).toContain("LLM_API_KEY");
     expect(llm.requests.length - before).toBe(1);
+  });
+
+  it("gives up on an endpoint that keeps timing out with DEADLINE_EXCEEDED LLM_TIMEOUT", async () => {
+    llm.queue({ delayMs: 600, content: "late" }, { delayMs: 600, content: "late" }, { delayMs: 600, content: "late" });
+    const before = llm.requests.length;
+    const err = await toolError(client().complete(testContext(), [{ role: "user", content: "x" }]));
+    expect(err).toMatchObject({ code: "deadline_exceeded", reason: "LLM_TIMEOUT", message: "the LLM did not answer within 300 ms" });
+    expect(llm.requests.length - before).toBe(3);
+  });
+
+  it("does not retry a body that is not a chat completion (LLM_BAD_RESPONSE, with an excerpt)", async () => {
+    llm.queue({ body: "<html>  gateway\n page </html>" });
+    const before = llm.requests.length;
+    const err = await toolError(client().complete(testContext(), [{ role: "user", content: "x" }]));
+    expect(err).toMatchObject({ code: "unavailable", reason: "LLM_BAD_RESPONSE" });
+    expect(err!.message).toContain("the LLM answered with an unexpected body: <html> gateway page </html> (");
+    expect(llm.requests.length - before).toBe(1);
+  });
+
+  it("rethrows the caller's abort as it came, not as an LLM failure", async () => {
+    llm.queue({ delayMs: 400, content: "late" });
+    const caller = new AbortController();
+    const reason = new Error("the caller went away");
+    setTimeout(() => caller.abort(reason), 50);
+    await expect(client().complete(testContext({ signal: caller.signal }), [{ role: "user", content: "x" }])).rejects.toBe(reason);
   });
 
   it("stops when the caller's deadline is shorter than the timeout", async () => {
     llm.queue({ delayMs: 400, content: "late" }, { delayMs: 400, content: "late" }, { delayMs: 400, content: "late" });
     const started = Date.now();
     const deadline = started + 150;
-    const err = await failure(client().complete(testContext({ remainingMs: () => deadline - Date.now() }), [{ role: "user", content: "x" }]));
+    const err = await toolError(client().complete(testContext({ remainingMs: () => deadline - Date.now() }), [{ role: "user", content: "x" }]));
     expect(err).toBeInstanceOf(ToolError);
     expect(Date.now() - started).toBeLessThan(900);
-  });
-});
-
-describe("reading the JSON an LLM wrote", () => {
-  it.each([
-    ['{"a":1}', { a: 1 }, false],
-    ['Here you go:\n```json\n{"a": [1, 2]}\n```', { a: [1, 2] }, false],
-    ["{'a': 1, 'b': 'x',}", { a: 1, b: "x" }, true],
-  ])("reads %j", (text, value, repaired) => {
-    expect(readJsonObject(text)).toEqual({ ok: true, value, repaired });
-  });
-
-  it("says why when there is no object", () => {
-    expect(readJsonObject("sorry, I cannot")).toEqual({ ok: false, problem: "the answer contains no JSON object" });
   });
 });
 
@@ -102,9 +113,39 @@ describe("embeddings and reranker clients", () => {
     expect(scores[0]).toBeGreaterThan(scores[1]!);
   });
 
+  it("reports an HTTP error of the embeddings endpoint as EMBEDDINGS_UNAVAILABLE", async () => {
+    const embedder = openAiEmbedder({ baseUrl: `${llm.baseUrl}/missing`, apiKey: undefined, model: "emb", timeoutMs: 2000 });
+    const err = await toolError(embedder.embed(testContext(), ["a"]));
+    expect(err).toMatchObject({ code: "unavailable", reason: "EMBEDDINGS_UNAVAILABLE", message: "the embeddings endpoint answered HTTP 404: " });
+  });
+
   it("reports an unreachable reranker as UNAVAILABLE", async () => {
     const reranker = httpReranker({ url: "http://127.0.0.1:1/rerank", model: "rr", apiKey: undefined, timeoutMs: 500 });
-    const err = await failure(reranker.rerank(testContext(), "q", ["d"]));
+    const err = await toolError(reranker.rerank(testContext(), "q", ["d"]));
     expect(err).toMatchObject({ code: "unavailable", reason: "RERANKER_UNAVAILABLE" });
+  });
+});
+
+describe("a reranker that misbehaves", () => {
+  // A scripted chat endpoint of its own plays the reranker: its queue is not shared with the tests above.
+  let endpoint: ScriptedLlm;
+  beforeAll(async () => {
+    endpoint = await startScriptedLlm();
+  });
+  afterAll(() => endpoint.close());
+  const reranker = (timeoutMs: number) =>
+    httpReranker({ url: `${endpoint.baseUrl}/chat/completions`, model: "rr", apiKey: undefined, timeoutMs });
+
+  it("reports a slow reranker as DEADLINE_EXCEEDED RERANKER_TIMEOUT", async () => {
+    endpoint.queue({ delayMs: 500, content: "late" });
+    const err = await toolError(reranker(100).rerank(testContext(), "q", ["d"]));
+    expect(err).toMatchObject({ code: "deadline_exceeded", reason: "RERANKER_TIMEOUT", message: "the reranker timed out" });
+  });
+
+  it("reports a reranker answer without results as RERANKER_UNAVAILABLE", async () => {
+    endpoint.queue({ content: "not a ranking" });
+    const err = await toolError(reranker(2000).rerank(testContext(), "q", ["d"]));
+    expect(err).toMatchObject({ code: "unavailable", reason: "RERANKER_UNAVAILABLE" });
+    expect(err!.message).toMatch(/^the reranker answered with an unexpected body: /);
   });
 });
