@@ -67,7 +67,9 @@ export async function generate(ctx: CallContext, lp: LogicProperty, env: Generat
     dynamic_params: {},
     notes: [],
   };
-  for (const f of env.facts.facts) if (f.param in facts) debug.notes.push(`fact ${f.param}=${String(f.value)} from "${f.source}" (${f.rule})`);
+  for (const f of env.facts.facts) {
+    if (f.param in facts) debug.notes.push(`fact ${f.param}=${String(f.value)} from "${f.source}" (${f.rule})`);
+  }
   const finish = ({ params, problems, llmError }: Answer): Generated => {
     debug.latency_ms = Math.round(performance.now() - started);
     debug.dynamic_params = params;

@@ -22,10 +22,17 @@ export function undetermined(lp: LogicProperty, facts: Record<string, Json>): st
 }
 
 /** The LLM's parameters with the facts written over them (a fact wins, and debug says so). */
-export function withFacts(lp: LogicProperty, answer: Record<string, Json>, facts: Record<string, Json>, notes: string[]): Record<string, Json> {
+export function withFacts(
+  lp: LogicProperty,
+  answer: Record<string, Json>,
+  facts: Record<string, Json>,
+  notes: string[],
+): Record<string, Json> {
   const out = { ...answer };
   for (const [k, v] of Object.entries(facts)) {
-    if (out[k] !== undefined && out[k] !== v) notes.push(`the LLM gave ${k}=${JSON.stringify(out[k])}; the time fact ${JSON.stringify(v)} wins`);
+    if (out[k] !== undefined && out[k] !== v) {
+      notes.push(`the LLM gave ${k}=${JSON.stringify(out[k])}; the time fact ${JSON.stringify(v)} wins`);
+    }
     out[k] = v;
   }
   if (lp.type === "metric" && out["instant"] === true && out["step"] !== undefined && facts["step"] === undefined) {

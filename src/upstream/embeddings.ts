@@ -39,8 +39,8 @@ export function openAiEmbedder(opts: { baseUrl: string; apiKey: string | undefin
       const out: Float32Array[] = [];
       for (let i = 0; i < texts.length; i += BATCH) {
         const batch = texts.slice(i, i + BATCH);
-        const request = { url: `${opts.baseUrl}/embeddings`, apiKey: opts.apiKey, timeoutMs: opts.timeoutMs, body: { model: opts.model, input: batch } };
-        const posted = await postJson(ctx, request, embeddingsSchema);
+        const request = { url: `${opts.baseUrl}/embeddings`, apiKey: opts.apiKey, timeoutMs: opts.timeoutMs };
+        const posted = await postJson(ctx, { ...request, body: { model: opts.model, input: batch } }, embeddingsSchema);
         if (!posted.ok) throw embeddingsError(posted.failure);
         if (posted.value.data.length !== batch.length) {
           throw toolError("unavailable", `the embeddings endpoint returned ${posted.value.data.length} vectors for ${batch.length} inputs`);

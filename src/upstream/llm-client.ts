@@ -99,7 +99,8 @@ function llmError(failure: PostFailure): ToolError {
       return toolError("unavailable", "LLM_UNREACHABLE", `the LLM endpoint cannot be reached: ${failure.message}`);
     case "status":
       if (isRetryable(failure)) {
-        return toolError("unavailable", "LLM_UNAVAILABLE", `the LLM answered HTTP ${failure.status}: ${excerpt(failure.body)}`, failure.status);
+        const message = `the LLM answered HTTP ${failure.status}: ${excerpt(failure.body)}`;
+        return toolError("unavailable", "LLM_UNAVAILABLE", message, failure.status);
       }
       return toolError(
         "failed_precondition",

@@ -5,7 +5,7 @@ import { LlmClient } from "../../src/upstream/llm-client";
 import { cosine } from "../../src/upstream/local-embedder";
 import { httpReranker } from "../../src/upstream/reranker";
 import { testContext } from "../helpers/call-context";
-import { startScriptedLlm, type ScriptedLlm } from "../helpers/scripted-llm";
+import { startScriptedLlm, type Reply, type ScriptedLlm } from "../helpers/scripted-llm";
 
 let llm: ScriptedLlm;
 beforeAll(async () => {
@@ -40,45 +40,48 @@ describe("LLM client (OpenAI-compatible chat completions)", () => {
     expect(c! - b!).toBeGreaterThanOrEqual(195);
   });
 
-  it("gives up after three attempts with UNAVAILABLE", async () => {
-    llm.queue({ status: 500, body: "a" }, { status: 500, body: "b" }, { status: 500, body: "c" });
+  it.each([
+    [
+      "gives up after three attempts with UNAVAILABLE",
+      [{ status: 500, body: "a" }, { status: 500, body: "b" }, { status: 500, body: "c" }],
+      { code: "unavailable", reason: "LLM_UNAVAILABLE" },
+      3,
+    ],
+    [
+      "does not retry a request the LLM refuses (4xx other than 429)",
+      [{ status: 401, body: '{"error":"bad key"}' }],
+      { code: "failed_precondition", reason: "LLM_REJECTED", message: expect.stringContaining("LLM_API_KEY") },
+      1,
+    ],
+    [
+      "gives up on an endpoint that keeps timing out with DEADLINE_EXCEEDED LLM_TIMEOUT",
+      [{ delayMs: 600, content: "late" }, { delayMs: 600, content: "late" }, { delayMs: 600, content: "late" }],
+      { code: "deadline_exceeded", reason: "LLM_TIMEOUT", message: "the LLM did not answer within 300 ms" },
+      3,
+    ],
+    [
+      "does not retry a body that is not a chat completion (LLM_BAD_RESPONSE, with an excerpt)",
+      [{ body: "<html>  gateway\n page </html>" }],
+      {
+        code: "unavailable",
+        reason: "LLM_BAD_RESPONSE",
+        message: expect.stringContaining("the LLM answered with an unexpected body: <html> gateway page </html> ("),
+      },
+      1,
+    ],
+  ] as [string, Reply[], Partial<ToolError>, number][])("%s", async (_what, replies, error, calls) => {
+    llm.queue(...replies);
     const before = llm.requests.length;
     const err = await toolError(client().complete(testContext(), [{ role: "user", content: "x" }]));
     expect(err).toBeInstanceOf(ToolError);
-    expect(err).toMatchObject({ code: "unavailable", reason: "LLM_UNAVAILABLE" });
-    expect(llm.requests.length - before).toBe(3);
+    expect(err).toMatchObject(error);
+    expect(llm.requests.length - before).toBe(calls);
   });
 
   it("retries a timeout", async () => {
     llm.queue({ delayMs: 600, content: "slow" }, { content: "fast" });
     const out = await client().complete(testContext(), [{ role: "user", content: "x" }]);
     expect(out).toMatchObject({ content: "fast", attempts: 2 });
-  });
-
-  it("does not retry a request the LLM refuses (4xx other than 429)", async () => {
-    llm.queue({ status: 401, body: '{"error":"bad key"}' });
-    const before = llm.requests.length;
-    const err = await toolError(client().complete(testContext(), [{ role: "user", content: "x" }]));
-    expect(err).toMatchObject({ code: "failed_precondition", reason: "LLM_REJECTED" });
-    expect(err!.message).toContain("LLM_API_KEY");
-    expect(llm.requests.length - before).toBe(1);
-  });
-
-  it("gives up on an endpoint that keeps timing out with DEADLINE_EXCEEDED LLM_TIMEOUT", async () => {
-    llm.queue({ delayMs: 600, content: "late" }, { delayMs: 600, content: "late" }, { delayMs: 600, content: "late" });
-    const before = llm.requests.length;
-    const err = await toolError(client().complete(testContext(), [{ role: "user", content: "x" }]));
-    expect(err).toMatchObject({ code: "deadline_exceeded", reason: "LLM_TIMEOUT", message: "the LLM did not answer within 300 ms" });
-    expect(llm.requests.length - before).toBe(3);
-  });
-
-  it("does not retry a body that is not a chat completion (LLM_BAD_RESPONSE, with an excerpt)", async () => {
-    llm.queue({ body: "<html>  gateway\n page </html>" });
-    const before = llm.requests.length;
-    const err = await toolError(client().complete(testContext(), [{ role: "user", content: "x" }]));
-    expect(err).toMatchObject({ code: "unavailable", reason: "LLM_BAD_RESPONSE" });
-    expect(err!.message).toContain("the LLM answered with an unexpected body: <html> gateway page </html> (");
-    expect(llm.requests.length - before).toBe(1);
   });
 
   it("rethrows the caller's abort as it came, not as an LLM failure", async () => {
@@ -93,7 +96,8 @@ describe("LLM client (OpenAI-compatible chat completions)", () => {
     llm.queue({ delayMs: 400, content: "late" }, { delayMs: 400, content: "late" }, { delayMs: 400, content: "late" });
     const started = Date.now();
     const deadline = started + 150;
-    const err = await toolError(client().complete(testContext({ remainingMs: () => deadline - Date.now() }), [{ role: "user", content: "x" }]));
+    const ctx = testContext({ remainingMs: () => deadline - Date.now() });
+    const err = await toolError(client().complete(ctx, [{ role: "user", content: "x" }]));
     expect(err).toBeInstanceOf(ToolError);
     expect(Date.now() - started).toBeLessThan(900);
   });
@@ -116,7 +120,11 @@ describe("embeddings and reranker clients", () => {
   it("reports an HTTP error of the embeddings endpoint as EMBEDDINGS_UNAVAILABLE", async () => {
     const embedder = openAiEmbedder({ baseUrl: `${llm.baseUrl}/missing`, apiKey: undefined, model: "emb", timeoutMs: 2000 });
     const err = await toolError(embedder.embed(testContext(), ["a"]));
-    expect(err).toMatchObject({ code: "unavailable", reason: "EMBEDDINGS_UNAVAILABLE", message: "the embeddings endpoint answered HTTP 404: " });
+    expect(err).toMatchObject({
+      code: "unavailable",
+      reason: "EMBEDDINGS_UNAVAILABLE",
+      message: "the embeddings endpoint answered HTTP 404: ",
+    });
   });
 
   it("reports an unreachable reranker as UNAVAILABLE", async () => {
