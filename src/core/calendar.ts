@@ -4,6 +4,15 @@
  * next such boundary. Used for metric buckets and relative time expressions.
  */
 
+/**
+ * The time window the platform accepts, in ms (UTC): metric timestamps, a
+ * request's now_ms and every time the resolver works out lie between
+ * 2000-01-01 and 2100-01-01. Outside it a number is a mistake (seconds given
+ * for milliseconds, say), never a time to compute with.
+ */
+export const MIN_MS = Date.UTC(2000, 0, 1);
+export const MAX_MS = Date.UTC(2100, 0, 1);
+
 export type CalendarUnit = "day" | "week" | "month" | "quarter" | "year";
 export const CALENDAR_UNITS: readonly CalendarUnit[] = ["day", "week", "month", "quarter", "year"];
 

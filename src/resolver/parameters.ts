@@ -1,11 +1,9 @@
-import { CALENDAR_UNITS } from "../core/calendar";
+import { CALENDAR_UNITS, MAX_MS, MIN_MS } from "../core/calendar";
 import type { LogicParameter, LogicProperty, OperatorDetail } from "../kn/types";
 import type { Json } from "../core/json";
 
 /** Metric parameters the platform computes from time (spec §7.3: always generated). */
 export const METRIC_SYSTEM_PARAMS = ["instant", "start", "end", "step"] as const;
-const MIN_MS = Date.UTC(2000, 0, 1);
-const MAX_MS = Date.UTC(2100, 0, 1);
 
 /** A parameter the answer lacks or got wrong, in the MissingParams shape. */
 export interface ParamProblem {

@@ -1,9 +1,7 @@
 import { z } from "zod";
 import { nullAsAbsent } from "../errors/validation";
-import { isValidTimeZone } from "../core/calendar";
+import { isValidTimeZone, MAX_MS, MIN_MS } from "../core/calendar";
 
-const MIN_MS = Date.UTC(2000, 0, 1);
-const MAX_MS = Date.UTC(2100, 0, 1);
 export const MAX_IDENTITIES = 1000;
 export const MAX_PROPERTIES = 20;
 

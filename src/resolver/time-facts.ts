@@ -13,6 +13,8 @@ import {
   daysInMonth,
   instantOf,
   isValidTimeZone,
+  MAX_MS,
+  MIN_MS,
   shiftUnits,
   startOf,
   wallClock,
@@ -52,12 +54,10 @@ export interface TimeFactsInput {
   defaultTimeZone: string;
 }
 
-/** The platform takes metric timestamps between these (UTC); anything outside is no fact. */
-const MIN_MS = Date.UTC(2000, 0, 1);
-const MAX_MS = Date.UTC(2100, 0, 1);
 /** Longer text is cut before matching: relative-period words sit in the first sentences, and the regexes stay linear. */
 const MAX_SCAN_CHARS = 4000;
 
+/** A time outside the platform's window is no fact. */
 const inRange = (ms: number) => Number.isInteger(ms) && ms >= MIN_MS && ms <= MAX_MS;
 
 /** A value with where it came from, as reported in the facts. */

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { ToolError } from "../errors/tool-error";
 import type { CallContext } from "../core/call-context";
 import { LOCAL_EMBEDDER_NAME, embedLocally, normalizeInPlace } from "./local-embedder";
+import { failureMessage, postJson, type PostFailure } from "./post-json";
 
 /** Turns texts into L2-normalised vectors; cosine similarity is then a dot product. */
 export interface Embedder {
@@ -38,31 +39,13 @@ export function openAiEmbedder(opts: { baseUrl: string; apiKey: string | undefin
       const out: Float32Array[] = [];
       for (let i = 0; i < texts.length; i += BATCH) {
         const batch = texts.slice(i, i + BATCH);
-        const timeout = AbortSignal.timeout(Math.max(1, Math.min(opts.timeoutMs, ctx.remainingMs() ?? Infinity)));
-        let res: Response;
-        try {
-          res = await fetch(`${opts.baseUrl}/embeddings`, {
-            method: "POST",
-            headers: { "content-type": "application/json", ...(opts.apiKey ? { authorization: `Bearer ${opts.apiKey}` } : {}) },
-            body: JSON.stringify({ model: opts.model, input: batch }),
-            signal: AbortSignal.any([ctx.signal, timeout]),
-          });
-        } catch (err) {
-          ctx.signal.throwIfAborted();
-          throw embeddingsError(timeout.aborted ? "deadline_exceeded" : "unavailable", timeout.aborted ? "the embeddings endpoint timed out" : `the embeddings endpoint cannot be reached: ${(err as Error).message}`);
+        const request = { url: `${opts.baseUrl}/embeddings`, apiKey: opts.apiKey, timeoutMs: opts.timeoutMs };
+        const posted = await postJson(ctx, { ...request, body: { model: opts.model, input: batch } }, embeddingsSchema);
+        if (!posted.ok) throw embeddingsError(posted.failure);
+        if (posted.value.data.length !== batch.length) {
+          throw toolError("unavailable", `the embeddings endpoint returned ${posted.value.data.length} vectors for ${batch.length} inputs`);
         }
-        const text = await res.text();
-        if (!res.ok) throw embeddingsError("unavailable", `the embeddings endpoint answered HTTP ${res.status}: ${text.slice(0, 200)}`);
-        let parsed: z.output<typeof embeddingsSchema>;
-        try {
-          parsed = embeddingsSchema.parse(JSON.parse(text));
-        } catch (err) {
-          throw embeddingsError("unavailable", `the embeddings endpoint answered with an unexpected body: ${(err as Error).message}`);
-        }
-        if (parsed.data.length !== batch.length) {
-          throw embeddingsError("unavailable", `the embeddings endpoint returned ${parsed.data.length} vectors for ${batch.length} inputs`);
-        }
-        for (const item of [...parsed.data].sort((a, b) => a.index - b.index)) out.push(normalise(item.embedding));
+        for (const item of [...posted.value.data].sort((a, b) => a.index - b.index)) out.push(normalise(item.embedding));
       }
       return out;
     },
@@ -73,6 +56,12 @@ function normalise(v: number[]): Float32Array {
   return normalizeInPlace(Float32Array.from(v));
 }
 
-function embeddingsError(code: ToolError["code"], message: string): ToolError {
-  return new ToolError({ code, reason: code === "deadline_exceeded" ? "EMBEDDINGS_TIMEOUT" : "EMBEDDINGS_UNAVAILABLE", message, metadata: { upstream: "embeddings" } });
+/** DEADLINE_EXCEEDED EMBEDDINGS_TIMEOUT or UNAVAILABLE EMBEDDINGS_UNAVAILABLE. */
+function embeddingsError(failure: PostFailure): ToolError {
+  return toolError(failure.kind === "timeout" ? "deadline_exceeded" : "unavailable", failureMessage("the embeddings endpoint", failure));
+}
+
+function toolError(code: ToolError["code"], message: string): ToolError {
+  const reason = code === "deadline_exceeded" ? "EMBEDDINGS_TIMEOUT" : "EMBEDDINGS_UNAVAILABLE";
+  return new ToolError({ code, reason, message, metadata: { upstream: "embeddings" } });
 }

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { ToolError } from "../errors/tool-error";
 import type { CallContext } from "../core/call-context";
+import { failureMessage, postJson, type PostFailure } from "./post-json";
 
 /** Scores documents against a query with the platform's reranker service. */
 export interface Reranker {
@@ -23,34 +24,22 @@ export function httpReranker(opts: { url: string; model: string; apiKey: string 
     name: opts.model,
     async rerank(ctx, query, documents) {
       if (documents.length === 0) return [];
-      const timeout = AbortSignal.timeout(Math.max(1, Math.min(opts.timeoutMs, ctx.remainingMs() ?? Infinity)));
-      let res: Response;
-      try {
-        res = await fetch(opts.url, {
-          method: "POST",
-          headers: { "content-type": "application/json", ...(opts.apiKey ? { authorization: `Bearer ${opts.apiKey}` } : {}) },
-          body: JSON.stringify({ query, documents, model: opts.model }),
-          signal: AbortSignal.any([ctx.signal, timeout]),
-        });
-      } catch (err) {
-        ctx.signal.throwIfAborted();
-        throw rerankError(timeout.aborted ? "deadline_exceeded" : "unavailable", timeout.aborted ? "the reranker timed out" : `the reranker cannot be reached: ${(err as Error).message}`);
-      }
-      const text = await res.text();
-      if (!res.ok) throw rerankError("unavailable", `the reranker answered HTTP ${res.status}: ${text.slice(0, 200)}`);
-      let parsed: z.output<typeof rerankSchema>;
-      try {
-        parsed = rerankSchema.parse(JSON.parse(text));
-      } catch (err) {
-        throw rerankError("unavailable", `the reranker answered with an unexpected body: ${(err as Error).message}`);
-      }
+      const request = { url: opts.url, apiKey: opts.apiKey, timeoutMs: opts.timeoutMs, body: { query, documents, model: opts.model } };
+      const posted = await postJson(ctx, request, rerankSchema);
+      if (!posted.ok) throw rerankError(posted.failure);
       const scores = documents.map(() => 0);
-      for (const r of parsed.results) if (r.index < scores.length) scores[r.index] = r.relevance_score;
+      for (const r of posted.value.results) if (r.index < scores.length) scores[r.index] = r.relevance_score;
       return scores;
     },
   };
 }
 
-function rerankError(code: ToolError["code"], message: string): ToolError {
-  return new ToolError({ code, reason: code === "deadline_exceeded" ? "RERANKER_TIMEOUT" : "RERANKER_UNAVAILABLE", message, metadata: { upstream: "reranker" } });
+/** DEADLINE_EXCEEDED RERANKER_TIMEOUT or UNAVAILABLE RERANKER_UNAVAILABLE. */
+function rerankError(failure: PostFailure): ToolError {
+  return toolError(failure.kind === "timeout" ? "deadline_exceeded" : "unavailable", failureMessage("the reranker", failure));
+}
+
+function toolError(code: ToolError["code"], message: string): ToolError {
+  const reason = code === "deadline_exceeded" ? "RERANKER_TIMEOUT" : "RERANKER_UNAVAILABLE";
+  return new ToolError({ code, reason, message, metadata: { upstream: "reranker" } });
 }

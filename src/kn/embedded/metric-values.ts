@@ -1,21 +1,21 @@
 import { z } from "zod";
 import { ToolError } from "../../errors/tool-error";
-import { addUnits, CALENDAR_UNITS, startOf, type CalendarUnit } from "../../core/calendar";
+import { addUnits, CALENDAR_UNITS, MAX_MS, MIN_MS, startOf, type CalendarUnit } from "../../core/calendar";
 import type { MetricValue } from "../types";
 import type { Json } from "../../core/json";
 import { violationsOf } from "../../errors/validation";
 
-/** Metric timestamps must fall between 2000-01-01 and 2100-01-01 (UTC), in milliseconds. */
-export const MIN_METRIC_MS = Date.UTC(2000, 0, 1);
-export const MAX_METRIC_MS = Date.UTC(2100, 0, 1);
+// operators.ts reads the bounds under these names.
+export { MAX_MS as MAX_METRIC_MS, MIN_MS as MIN_METRIC_MS } from "../../core/calendar";
+
 /** A trend longer than this many buckets is refused rather than computed. */
 const MAX_BUCKETS = 5000;
 
 const timestamp = z
   .number()
   .int("must be an integer number of milliseconds")
-  .min(MIN_METRIC_MS, "must be a millisecond timestamp between 2000 and 2100")
-  .max(MAX_METRIC_MS, "must be a millisecond timestamp between 2000 and 2100");
+  .min(MIN_MS, "must be a millisecond timestamp between 2000 and 2100")
+  .max(MAX_MS, "must be a millisecond timestamp between 2000 and 2100");
 
 /** A metric's dynamic parameters, as the platform takes them (the resolver's rules on instant/step). */
 export const metricParamsSchema = z

@@ -4,7 +4,7 @@ import type { CallContext } from "../../core/call-context";
 import type { Embedder } from "../../upstream/embeddings";
 import { cosine } from "../../upstream/local-embedder";
 import type { ChatMessage, LlmClient } from "../../upstream/llm-client";
-import { readJsonObject } from "../../upstream/llm-json";
+import { askJson, readJsonObject, type Reading } from "../../upstream/llm-json";
 import type { Reranker } from "../../upstream/reranker";
 import { clamp01, round3, weightedCoverage } from "../../core/scores";
 import { contentTokens, normalizeText } from "../../core/text";
@@ -144,33 +144,31 @@ export async function rankWithLlm(
         .join("\n\n"),
     },
   ];
-  let problem = "";
-  for (let attempt = 0; attempt < 2; attempt++) {
-    const completion = await llm.complete(ctx, messages, { json: true });
-    const choice = parseChoice(completion.content, candidates.length);
-    if ("selected" in choice) {
-      const chosen = [...new Set(choice.selected)].slice(0, input.topK);
-      const scores = candidates.map(() => 0);
-      chosen.forEach((n, rank) => (scores[n - 1] = round3(1 - rank / Math.max(chosen.length, 1) / 2)));
-      return { scores, order: chosen.map((n) => n - 1), method: "llm", warnings: [] };
-    }
-    problem = choice.problem;
-    messages.push({ role: "assistant", content: completion.content }, { role: "user", content: `That answer cannot be used: ${problem}. Answer again with the JSON object only.` });
-  }
-  throw new ToolError({
-    code: "unavailable",
-    reason: "LLM_BAD_ANSWER",
-    message: `the LLM did not choose ${input.what} in a usable form (${problem})`,
-    hint: { message: `Retry, or ${input.otherwise}.` },
+  const asked = await askJson(llm, ctx, messages, (answer) => readChoice(answer, candidates.length), {
+    repairs: 1,
+    repairMessage: (problem) => `That answer cannot be used: ${problem}. Answer again with the JSON object only.`,
   });
+  if (!asked.ok) {
+    throw new ToolError({
+      code: "unavailable",
+      reason: "LLM_BAD_ANSWER",
+      message: `the LLM did not choose ${input.what} in a usable form (${asked.problem})`,
+      hint: { message: `Retry, or ${input.otherwise}.` },
+    });
+  }
+  const chosen = [...new Set(asked.value)].slice(0, input.topK);
+  const scores = candidates.map(() => 0);
+  chosen.forEach((n, rank) => (scores[n - 1] = round3(1 - rank / Math.max(chosen.length, 1) / 2)));
+  return { scores, order: chosen.map((n) => n - 1), method: "llm", warnings: [] };
 }
 
-function parseChoice(text: string, count: number): { selected: number[] } | { problem: string } {
+/** The numbers the LLM selected, each in 1..count. */
+function readChoice(text: string, count: number): Reading<number[]> {
   const read = readJsonObject(text);
-  if (!read.ok) return { problem: read.problem };
+  if (!read.ok) return read;
   const parsed = llmChoiceSchema.safeParse(read.value);
-  if (!parsed.success) return { problem: `"selected" must be a list of whole numbers` };
+  if (!parsed.success) return { ok: false, problem: `"selected" must be a list of whole numbers` };
   const bad = parsed.data.selected.filter((n) => n < 1 || n > count);
-  if (bad.length > 0) return { problem: `numbers ${bad.join(", ")} are not in the list (1..${count})` };
-  return { selected: parsed.data.selected };
+  if (bad.length > 0) return { ok: false, problem: `numbers ${bad.join(", ")} are not in the list (1..${count})` };
+  return { ok: true, value: parsed.data.selected };
 }

@@ -1,8 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Code, createClient, type Client } from "@connectrpc/connect";
-import { createConnectTransport } from "@connectrpc/connect-node";
+import { Code, type Client } from "@connectrpc/connect";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { AgentHintSchema } from "../../gen/contextloader/common/v1/errors_pb";
 import { LogicPropertyResolverService, MissingParamsSchema } from "../../gen/contextloader/resolver/v1/resolver_pb";
@@ -10,7 +9,7 @@ import { BadRequestSchema, ErrorInfoSchema } from "../../gen/google/rpc/error_de
 import { startScriptedLlm, type ChatRequest, type Reply, type ScriptedLlm } from "../helpers/scripted-llm";
 import { manyMetricsBundle } from "../fixtures/many-metrics-bundle";
 import { startServer, type TestServer } from "../helpers/server";
-import { failure } from "../helpers/rpc";
+import { clientWith, failure } from "../helpers/rpc";
 
 const NOW = Date.parse("2026-11-22T10:30:00+08:00");
 const MONTH_START = (y: number, m: number) => Date.parse(`${y}-${String(m).padStart(2, "0")}-01T00:00:00+08:00`);
@@ -31,11 +30,6 @@ function answers(table: Record<string, unknown | ((req: ChatRequest) => Reply)>)
   };
 }
 
-
-function clientOf(server: TestServer): Client<typeof LogicPropertyResolverService> {
-  return createClient(LogicPropertyResolverService, createConnectTransport({ baseUrl: server.baseUrl, httpVersion: "1.1" }));
-}
-
 const healthParams = { weights: { growth: 0.4, breadth: 0.3, stability: 0.3 }, focus_categories: ["片剂", "注射剂"], as_of: NOW };
 
 describe("ResolveLogicProperties on the sample network", () => {
@@ -45,7 +39,7 @@ describe("ResolveLogicProperties on the sample network", () => {
   beforeAll(async () => {
     llm = await startScriptedLlm();
     server = await startServer({ LLM_BASE_URL: llm.baseUrl, LLM_MODEL: "scripted" });
-    client = clientOf(server);
+    client = clientWith(LogicPropertyResolverService, server.baseUrl);
   });
   afterAll(async () => {
     await server.close();
@@ -289,7 +283,7 @@ describe("ResolveLogicProperties: answers, schemas and the REST contract in deta
   beforeAll(async () => {
     llm = await startScriptedLlm();
     server = await startServer({ LLM_BASE_URL: llm.baseUrl, LLM_MODEL: "scripted" });
-    client = clientOf(server);
+    client = clientWith(LogicPropertyResolverService, server.baseUrl);
   });
   afterAll(async () => {
     await server.close();
@@ -474,7 +468,7 @@ describe("ResolveLogicProperties concurrency", () => {
 
   it("asks the LLM about each property separately, at most max_concurrency at a time", async () => {
     const before = llm.requests.length;
-    const res = await clientOf(server).resolveLogicProperties({
+    const res = await clientWith(LogicPropertyResolverService, server.baseUrl).resolveLogicProperties({
       knId: "kn_many",
       otId: "company",
       query: "这家企业的各项指标",
@@ -495,12 +489,19 @@ describe("ResolveLogicProperties concurrency", () => {
 });
 
 describe("ResolveLogicProperties when a dependency is down", () => {
+  const ask = (server: TestServer, property: string) =>
+    clientWith(LogicPropertyResolverService, server.baseUrl).resolveLogicProperties({
+      knId: "kn_medical",
+      otId: "company",
+      query: "药品上市情况",
+      uniqueIdentities: COMPANY,
+      properties: [property],
+    });
+
   it("reports an unreachable LLM as UNAVAILABLE after its retries", async () => {
     const server = await startServer({ LLM_BASE_URL: "http://127.0.0.1:1/v1", LLM_TIMEOUT_MS: "500" });
     try {
-      const err = await failure(
-        clientOf(server).resolveLogicProperties({ knId: "kn_medical", otId: "company", query: "药品上市情况", uniqueIdentities: COMPANY, properties: ["approved_drug_count"] }),
-      );
+      const err = await failure(ask(server, "approved_drug_count"));
       expect(err.code).toBe(Code.Unavailable);
       expect(err.findDetails(ErrorInfoSchema)[0]?.reason).toBe("LLM_UNREACHABLE");
     } finally {
@@ -512,9 +513,7 @@ describe("ResolveLogicProperties when a dependency is down", () => {
     const llm = await startScriptedLlm();
     const server = await startServer({ LLM_BASE_URL: llm.baseUrl, ONTOLOGY_MANAGER_URL: "http://127.0.0.1:1", ONTOLOGY_QUERY_URL: "http://127.0.0.1:1" });
     try {
-      const err = await failure(
-        clientOf(server).resolveLogicProperties({ knId: "kn_medical", otId: "company", query: "药品上市情况", uniqueIdentities: COMPANY, properties: ["approved_drug_count"] }),
-      );
+      const err = await failure(ask(server, "approved_drug_count"));
       expect(err.code).toBe(Code.Unavailable);
       expect(err.findDetails(ErrorInfoSchema)[0]?.metadata["upstream"]).toBe("ontology-manager");
       expect(llm.requests).toHaveLength(0);
@@ -527,9 +526,7 @@ describe("ResolveLogicProperties when a dependency is down", () => {
   it("needs an LLM when a parameter is not given, and says which setting", async () => {
     const server = await startServer();
     try {
-      const err = await failure(
-        clientOf(server).resolveLogicProperties({ knId: "kn_medical", otId: "company", query: "药品上市情况", uniqueIdentities: COMPANY, properties: ["business_health_score"] }),
-      );
+      const err = await failure(ask(server, "business_health_score"));
       expect(err.code).toBe(Code.FailedPrecondition);
       expect(err.rawMessage).toContain("LLM_BASE_URL");
     } finally {

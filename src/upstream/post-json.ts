@@ -1,0 +1,90 @@
+import type { z } from "zod";
+import type { CallContext } from "../core/call-context";
+
+/** One JSON POST to an AI endpoint (LLM, embeddings, reranker). */
+export interface PostJsonRequest {
+  url: string;
+  /** Sent as `Authorization: Bearer …` when set. */
+  apiKey: string | undefined;
+  /** Sent as JSON. */
+  body: unknown;
+  /** The most this call may take, ms; the caller's remaining deadline shortens it. */
+  timeoutMs: number;
+}
+
+/**
+ * Why a POST gave no usable answer. Each client turns this into its own
+ * ToolError (its reasons, its words) and decides what is worth retrying.
+ */
+export type PostFailure =
+  /** No answer within `budgetMs`: the configured timeout or, when shorter, what was left of the caller's deadline. */
+  | { kind: "timeout"; budgetMs: number }
+  /** The connection failed (refused, reset, DNS) before or while the answer arrived. */
+  | { kind: "unreachable"; message: string }
+  /** A status outside 2xx; `body` as it came. */
+  | { kind: "status"; status: number; body: string }
+  /** A 2xx whose body is not JSON or not of the expected shape; `problem` is the parser's message. */
+  | { kind: "bad_body"; status: number; body: string; problem: string };
+
+export type Posted<T> = { ok: true; value: T } | { ok: false; failure: PostFailure };
+
+/**
+ * POSTs `request.body` as JSON and reads the answer with `schema`. The call
+ * follows the caller's abort signal and times out after `timeoutMs` or the
+ * caller's remaining deadline, whichever is shorter. A caller's abort is
+ * rethrown as it came (the server maps it); every other failure is returned as
+ * a value, never thrown, so the client can map and retry it.
+ */
+export async function postJson<S extends z.ZodType>(ctx: CallContext, request: PostJsonRequest, schema: S): Promise<Posted<z.output<S>>> {
+  ctx.signal.throwIfAborted();
+  const budgetMs = Math.max(1, Math.min(request.timeoutMs, ctx.remainingMs() ?? Infinity));
+  const timeout = AbortSignal.timeout(budgetMs);
+  let status: number;
+  let body: string;
+  try {
+    const res = await fetch(request.url, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        ...(request.apiKey ? { authorization: `Bearer ${request.apiKey}` } : {}),
+      },
+      body: JSON.stringify(request.body),
+      signal: AbortSignal.any([ctx.signal, timeout]),
+    });
+    status = res.status;
+    body = await res.text();
+  } catch (err) {
+    ctx.signal.throwIfAborted();
+    const failure: PostFailure = timeout.aborted ? { kind: "timeout", budgetMs } : { kind: "unreachable", message: (err as Error).message };
+    return { ok: false, failure };
+  }
+  if (status < 200 || status > 299) return { ok: false, failure: { kind: "status", status, body } };
+  try {
+    return { ok: true, value: schema.parse(JSON.parse(body)) };
+  } catch (err) {
+    return { ok: false, failure: { kind: "bad_body", status, body, problem: (err as Error).message } };
+  }
+}
+
+/** A body shortened for an error message: whitespace collapsed, at most 200 characters. */
+export function excerpt(text: string): string {
+  const t = text.replace(/\s+/g, " ").trim();
+  return t.length > 200 ? `${t.slice(0, 200)}…` : t || "(empty body)";
+}
+
+/**
+ * The failure in plain words about `subject` ("the reranker timed out", "the
+ * reranker answered HTTP 503: …"), for clients that need no words of their own.
+ */
+export function failureMessage(subject: string, failure: PostFailure): string {
+  switch (failure.kind) {
+    case "timeout":
+      return `${subject} timed out`;
+    case "unreachable":
+      return `${subject} cannot be reached: ${failure.message}`;
+    case "status":
+      return `${subject} answered HTTP ${failure.status}: ${failure.body.slice(0, 200)}`;
+    case "bad_body":
+      return `${subject} answered with an unexpected body: ${failure.problem}`;
+  }
+}
