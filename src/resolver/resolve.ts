@@ -14,7 +14,6 @@ import type { ResolveInput } from "./resolver-input";
 import { extractTimeFacts, type TimeFacts } from "./time-facts";
 
 // The composition root builds the cache with the rest of ResolverDeps.
-export { ObjectTypeCache } from "./object-types";
 
 export interface ResolverDeps {
   backend: KnowledgeNetworkBackend;

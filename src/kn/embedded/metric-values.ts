@@ -6,7 +6,6 @@ import type { Json } from "../../core/json";
 import { violationsOf } from "../../errors/validation";
 
 // operators.ts reads the bounds under these names.
-export { MAX_MS as MAX_METRIC_MS, MIN_MS as MIN_METRIC_MS } from "../../core/calendar";
 
 /** A trend longer than this many buckets is refused rather than computed. */
 const MAX_BUCKETS = 5000;

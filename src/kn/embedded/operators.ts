@@ -3,7 +3,7 @@ import { ToolError } from "../../errors/tool-error";
 import { violationsOf } from "../../errors/validation";
 import type { InstanceIdentity, OperatorDetail, Row } from "../types";
 import type { Json } from "../../core/json";
-import { MAX_METRIC_MS, MIN_METRIC_MS } from "./metric-values";
+import { MAX_MS, MIN_MS } from "../../core/calendar";
 
 /** An operator call as the platform makes it: parameters placed by their `source`. */
 export interface OperatorCall {
@@ -44,7 +44,7 @@ const healthInput = z.object({
         .strict()
         .refine((w) => w.growth + w.breadth + w.stability > 0, "weights must not all be 0"),
       focus_categories: z.array(z.string().min(1)).max(20),
-      as_of: z.number().int().min(MIN_METRIC_MS, "as_of must be a millisecond timestamp between 2000 and 2100").max(MAX_METRIC_MS, "as_of must be a millisecond timestamp between 2000 and 2100"),
+      as_of: z.number().int().min(MIN_MS, "as_of must be a millisecond timestamp between 2000 and 2100").max(MAX_MS, "as_of must be a millisecond timestamp between 2000 and 2100"),
     })
     .passthrough(),
 });
