@@ -67,6 +67,9 @@ export function fitToSize(value: unknown, maxBytes: number): { json: string; tru
   return { json, truncated: true };
 }
 
+/** The bytes of the "…" a cut string gets. */
+const ELLIPSIS_BYTES = 3;
+
 function size(value: unknown): number {
   return Buffer.byteLength(JSON.stringify(value) ?? "");
 }
@@ -74,11 +77,16 @@ function size(value: unknown): number {
 function shrink(value: unknown, budget: number): unknown {
   if (typeof value === "string") {
     const chars = [...value];
-    // Each character may take up to 3 bytes in JSON; aim under the budget.
-    const keep = Math.max(0, Math.floor(budget / 3) - 2);
-    if (chars.length <= keep) return value;
-    const head = Math.floor(keep * 0.8);
-    return `${chars.slice(0, head).join("")}…${chars.slice(chars.length - (keep - head)).join("")}`;
+    // What each character costs as JSON (3 bytes for most Chinese, 4 for an emoji, 6 for an escaped control character).
+    const cost = chars.map((c) => Buffer.byteLength(JSON.stringify(c)) - 2);
+    const room = budget - 2 - ELLIPSIS_BYTES;
+    if (cost.reduce((s, c) => s + c, 0) <= budget - 2) return value;
+    let head = 0;
+    let used = 0;
+    while (head < chars.length && used + cost[head]! <= room * 0.8) used += cost[head++]!;
+    let tail = chars.length;
+    while (tail > head && used + cost[tail - 1]! <= room) used += cost[--tail]!;
+    return `${chars.slice(0, head).join("")}…${chars.slice(tail).join("")}`;
   }
   if (Array.isArray(value)) {
     const head: unknown[] = [];
@@ -100,7 +108,8 @@ function shrink(value: unknown, budget: number): unknown {
   }
   if (value !== null && typeof value === "object") {
     const out: Record<string, unknown> = { ...(value as Record<string, unknown>) };
-    for (let round = 0; round < 8 && size(out) > budget; round++) {
+    // Each round brings one more field within what the others leave: at most one round a field.
+    for (let round = 0; round <= Object.keys(out).length && size(out) > budget; round++) {
       const [largest] = Object.keys(out).sort((a, b) => size(out[b]) - size(out[a]));
       if (largest === undefined) break;
       const others = size(out) - size(out[largest]);
