@@ -8,11 +8,13 @@ import { benchKeywordContext } from "./keyword-context";
 import { benchKnSearch } from "./kn-search";
 import { benchMemRecall } from "./memrecall";
 import { benchMemoryStore } from "./memory-store";
+import { benchMentions } from "./mentions";
 import { benchResolver } from "./resolver";
 import { benchTimeFacts } from "./time-facts";
 
 const benches: Record<string, () => Promise<void>> = {
   engine: benchEngine,
+  mentions: benchMentions,
   "keyword-context": benchKeywordContext,
   "kn-search": benchKnSearch,
   resolver: benchResolver,

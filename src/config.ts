@@ -48,6 +48,8 @@ export interface Config {
   knowledge: KnowledgeSource;
   /** Keyword context: candidates fetched before local scoring, and neighbour requests in flight at once. */
   keywordContext: { candidateLimit: number; concurrency: number; pathsPerRequest: number };
+  /** Mention matching (keyword context and kn_search): relation types to treat as alias relations beside those the schema names so. */
+  matching: { aliasRelations: string[] };
   /** Logic property resolver: the default time zone, and how long object type definitions are cached (0: fetched every call). */
   resolver: { defaultTimeZone: string; objectTypeCacheMs: number };
   /** Where memories are kept, and how they are searched and expanded. */
@@ -127,6 +129,8 @@ const envSchema = z.object({
   KEYWORD_CANDIDATE_LIMIT: integer("KEYWORD_CANDIDATE_LIMIT", 10, 10_000).default(200),
   KEYWORD_NEIGHBOR_CONCURRENCY: integer("KEYWORD_NEIGHBOR_CONCURRENCY", 1, 64).default(4),
   KEYWORD_PATHS_PER_REQUEST: integer("KEYWORD_PATHS_PER_REQUEST", 1, 1000).default(50),
+  // matching
+  MENTION_ALIAS_RELATIONS: list.default([]),
   // resolver
   RESOLVER_DEFAULT_TIMEZONE: timeZone("RESOLVER_DEFAULT_TIMEZONE").default("Asia/Shanghai"),
   RESOLVER_OBJECT_TYPE_CACHE_MS: integer("RESOLVER_OBJECT_TYPE_CACHE_MS", 0, 86_400_000).default(0),
@@ -181,6 +185,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       concurrency: e.KEYWORD_NEIGHBOR_CONCURRENCY,
       pathsPerRequest: e.KEYWORD_PATHS_PER_REQUEST,
     },
+    matching: { aliasRelations: e.MENTION_ALIAS_RELATIONS },
     resolver: { defaultTimeZone: e.RESOLVER_DEFAULT_TIMEZONE, objectTypeCacheMs: e.RESOLVER_OBJECT_TYPE_CACHE_MS },
     memrecall: memrecallSection(e),
     sessions: {

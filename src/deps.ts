@@ -71,6 +71,7 @@ export function buildDeps(config: Config, log: Logger, overrides: { backend?: Cl
       llm,
       dataRetrieval,
       keywordContext: config.keywordContext,
+      aliasRelations: config.matching.aliasRelations,
     },
     resolver: {
       backend,

@@ -27,10 +27,12 @@ export interface KnowledgeDeps {
   /** data-retrieval, when DATA_RETRIEVAL_URL is set: kn_search is then forwarded to it. */
   dataRetrieval: DataRetrievalClient | undefined;
   keywordContext: KeywordContextSettings;
+  /** Relation types taken as alias relations beside those the schema names so (MENTION_ALIAS_RELATIONS). */
+  aliasRelations: readonly string[];
 }
 
 /** What schema recall reads (also concept recall in kn_search). */
-export type SchemaDeps = Pick<KnowledgeDeps, "backend" | "sessions" | "embedder" | "reranker" | "llm">;
+export type SchemaDeps = Pick<KnowledgeDeps, "backend" | "sessions" | "embedder" | "reranker" | "llm" | "aliasRelations">;
 /** What kn_search reads, in either mode. */
 export type KnSearchDeps = SchemaDeps & Pick<KnowledgeDeps, "dataRetrieval">;
 /** What keyword context reads. */

@@ -4,6 +4,7 @@ import { identityKey } from "../kn/identity";
 import type { ActionType, DataProperty, LogicProperty } from "../kn/types";
 import { sessionKey, type SessionStore } from "../store/session-store";
 import type { KnNode } from "./kn-search/answer";
+import type { AliasLink } from "./matching/aliases";
 
 /** An object type as recalled into a session: its definition, network and relevance. */
 export interface RecalledObjectType {
@@ -16,6 +17,8 @@ export interface RecalledObjectType {
   data_properties: DataProperty[];
   logic_properties: Pick<LogicProperty, "name" | "display_name" | "type" | "comment">[];
   score: number;
+  /** How its instances are named otherwise (absent in sessions recorded before alias links were). */
+  alias_links?: AliasLink[];
 }
 
 export interface RecalledRelationType {

@@ -37,6 +37,7 @@ export class DataRetrievalKnSearch {
       reranker: undefined,
       llm: undefined,
       dataRetrieval: undefined,
+      aliasRelations: [],
     };
   }
 

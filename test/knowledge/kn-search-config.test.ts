@@ -63,17 +63,17 @@ describe("kn_search retrieval_config, field by field (native, sample network)", 
 
   it("additional_context is ranked with the query when choosing the properties searched for instances", async () => {
     // One property besides the name is searched per type: the one most relevant to the question.
-    const narrow = { semanticInstanceRetrieval: { semanticFieldKeepMin: 1, semanticFieldKeepMax: 2 } };
-    const byAge = (r: KnSearchResponse) => r.nodes.filter((n) => n.objectTypeId === "disease" && !n.instanceName.includes("儿童"));
+    const narrow = { semanticInstanceRetrieval: { semanticFieldKeepMin: 1, semanticFieldKeepMax: 2, perTypeInstanceLimit: 50 } };
+    const diseases = (r: KnSearchResponse) => r.nodes.filter((n) => n.objectTypeId === "disease");
     const plain = await client.knSearch(req("儿童", { retrievalConfig: narrow }));
-    // Without context, only instances named with 儿童 come back.
-    expect(plain.nodes.length).toBeGreaterThan(0);
-    expect(plain.nodes.every((n) => n.instanceName.includes("儿童"))).toBe(true);
-    expect(byAge(plain)).toEqual([]);
+    // Without context, diseases come back by their names (and aliases: 儿童肺炎 names 小儿肺炎), not by their age.
+    expect(diseases(plain).length).toBeGreaterThan(0);
+    const named = new Set(diseases(plain).map((n) => n.instanceName));
     // Naming the age property in the context makes age the disease property searched: diseases of children come back by their age.
     const withContext = await client.knSearch(req("儿童", { additionalContext: "发病年龄段", retrievalConfig: narrow }));
-    expect(byAge(withContext).length).toBeGreaterThan(0);
-    for (const n of byAge(withContext)) expect(n.dataProperties!["age"], n.instanceName).toBe("儿童");
+    const byAge = diseases(withContext).filter((n) => !named.has(n.instanceName));
+    expect(byAge.length).toBeGreaterThan(0);
+    for (const n of byAge) expect(n.dataProperties!["age"], n.instanceName).toBe("儿童");
   });
 
   it("additional_context is read by coarse recall too: it decides which relation types survive the coarse cut", async () => {

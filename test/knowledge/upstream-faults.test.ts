@@ -98,7 +98,7 @@ describe("the two steps over the platform's HTTP APIs", () => {
 });
 
 describe("round trips of one keyword context call", () => {
-  it("asks for instances twice (exact and fuzzy), then only for subgraphs: one per instance and relation direction", async () => {
+  it("looks the keyword up in one round trip (exact, direct, aliases), then asks only for subgraphs: one per instance and relation direction", async () => {
     const sessionId = randomUUID();
     const schema = await client.retrieveSchema({ query: QUESTION, knIds: KN, sessionId, topK: 5, compactFormat: false });
     // has_complication (disease → disease) is walked both ways; the other four outward.
@@ -109,14 +109,19 @@ describe("round trips of one keyword context call", () => {
     const res = await keyword(sessionId);
     expect(res.keywordContext!.instances).toHaveLength(1);
     const log = sim.requests();
-    expect(log.slice(0, 2).every(isObjectQuery)).toBe(true);
-    expect(log.slice(2).every(isSubgraph)).toBe(true);
-    // 1 instance × 6 relation directions / 1 path per request; never an object query per neighbour.
-    expect(log).toHaveLength(2 + 6);
-    const [exact, fuzzy] = log.slice(0, 2).map((r) => JSON.stringify(r.body));
-    expect([exact, fuzzy].filter((b) => b?.includes('"operation":"=="') && !b.includes('"operation":"like"'))).toHaveLength(1);
-    expect([exact, fuzzy].filter((b) => b?.includes('"operation":"like"'))).toHaveLength(1);
-    const paths = log.slice(2).map((r) => (r.body as SubgraphQuery).relation_type_paths);
+    // Round trip 1: the exact and the direct object query, and the walk from the aliases (has_alias, backward).
+    const lookups = log.slice(0, 3);
+    const bodies = lookups.filter(isObjectQuery).map((r) => JSON.stringify(r.body));
+    expect(bodies.filter((b) => b.includes('"operation":"=="') && !b.includes('"operation":"like"'))).toHaveLength(1);
+    expect(bodies.filter((b) => b.includes('"operation":"like"'))).toHaveLength(1);
+    const aliasWalk = lookups.filter(isSubgraph).map((r) => (r.body as SubgraphQuery).relation_type_paths);
+    expect(aliasWalk).toHaveLength(1);
+    expect(aliasWalk[0]!.map((p) => [p.object_types[0]!.id, p.relation_types[0]!.relation_type_id])).toEqual([["alias", "has_alias"]]);
+    // The tokens match (上、下气道梗阻) was convincing: no relaxed round. Then 1 instance × 6 relation
+    // directions / 1 path per request; never an object query per neighbour.
+    expect(log.slice(3).every(isSubgraph)).toBe(true);
+    expect(log).toHaveLength(3 + 6);
+    const paths = log.slice(3).map((r) => (r.body as SubgraphQuery).relation_type_paths);
     expect(paths.every((p) => p.length === 1)).toBe(true);
     expect(paths.map((p) => p[0]!.relation_types[0]!.relation_type_id).sort()).toEqual(
       ["checks", "designated_to", "has_alias", "has_complication", "has_complication", "has_symptom"],
@@ -138,7 +143,8 @@ describe("round trips of one keyword context call", () => {
 describe("upstream failures", () => {
   it("returns the other neighbours and a warning naming has_alias when only has_alias paths fail", async () => {
     const sessionId = await recallSchema();
-    sim.setFaults({ errorRate: 1, match: "has_alias" });
+    // Only the neighbour walks from the disease over has_alias, not the alias lookup (which starts at the alias type).
+    sim.setFaults({ errorRate: 1, match: 'object_types":\\[\\{"id":"disease".*has_alias' });
     const res = await keyword(sessionId);
     const [instance] = res.keywordContext!.instances;
     expect(instance?.instanceId).toBe("disease_004790");
@@ -174,7 +180,9 @@ describe("upstream failures", () => {
     sim.setFaults({ errorRate: 1, match: "object-types/disease" });
     const err = await failure(keyword(sessionId));
     expect(err.code).toBe(Code.Unavailable);
-    expect(sim.requests().filter(isSubgraph)).toEqual([]);
+    // Only the alias lookup walked a subgraph (beside the instance queries); no neighbour was asked for.
+    const walks = sim.requests().filter(isSubgraph).map((r) => (r.body as SubgraphQuery).relation_type_paths[0]!.object_types[0]!.id);
+    expect(walks).toEqual(["alias"]);
 
     // Nothing was marked as returned by the failed call.
     sim.setFaults(NO_FAULTS);
@@ -193,7 +201,11 @@ describe("upstream failures", () => {
     sim.setFaults({ errorRate: 1, match: "subgraph" });
     const res = await keyword(sessionId);
     expect(res.keywordContext!.instances[0]).toMatchObject({ instanceId: "disease_004790", neighbors: [] });
-    expect(res.warnings).toEqual([expect.objectContaining({ target: "neighbors", reason: "UPSTREAM_UNAVAILABLE" })]);
+    // The alias lookup is a subgraph walk too: it failed, and the instance was still found by its own name.
+    expect(res.warnings).toEqual([
+      expect.objectContaining({ target: "instances:aliases", reason: "UPSTREAM_UNAVAILABLE" }),
+      expect.objectContaining({ target: "neighbors", reason: "UPSTREAM_UNAVAILABLE" }),
+    ]);
   });
 
   it("serves 12 calls waiting at once on a slow platform without a MaxListenersExceededWarning", async () => {

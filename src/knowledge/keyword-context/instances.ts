@@ -1,20 +1,33 @@
 import type { CallContext } from "../../core/call-context";
-import { ToolError } from "../../errors/tool-error";
-import type { Condition, ObjectQueryResult, Row } from "../../kn/types";
+import type { Row } from "../../kn/types";
 import type { KeywordContextDeps } from "../deps";
-import { keywordConditions } from "../matching/keyword-matching";
+import { matchInstances } from "../matching/matcher";
+import { mentionOf } from "../matching/mention";
+import { searchFieldsOf } from "../matching/queries";
+import { MENTION_THRESHOLD, type MatchType } from "../matching/score";
 import type { RecalledObjectType } from "../session";
-import { objectTypeNotSearchable } from "./errors";
 import type { KeywordContextWarning } from "./result";
 
 /** Spec §4.2 step 5: at most 10 instances. */
 export const MAX_INSTANCES = 10;
+/** Stage one settles a keyword when its best match is at least this sure; else its pieces are looked up too. */
+const CONCLUSIVE = 0.8;
+
+/** An instance the keyword names, with how it matched. */
+export interface ChosenInstance {
+  row: Row;
+  match_type: MatchType;
+  score: number;
+  matched_fields: string[];
+}
 
 /**
- * The candidate instances for a keyword, in one round trip: the exact query
- * and the fuzzy query side by side. Exact matches win; only when there are
- * none do the fuzzy ones count (spec §1.3). One query failing is a warning;
- * both failing is the error, never an empty result.
+ * The instances of `ot` the keyword names (matching/matcher.ts): the exact,
+ * direct and alias lookups in one round trip, the relaxed one in a second
+ * only when the first found nothing convincing. Exact matches win: when
+ * there are any, only they are returned (spec §1.3). Below the matcher's
+ * threshold nothing is returned — a keyword that names nothing gets a
+ * warning saying so, never the least bad candidate. Best first, at most 10.
  */
 export async function findInstances(
   deps: KeywordContextDeps,
@@ -22,27 +35,48 @@ export async function findInstances(
   ot: RecalledObjectType,
   keyword: string,
   warnings: KeywordContextWarning[],
-): Promise<{ candidates: Row[]; total: number }> {
+): Promise<{ chosen: ChosenInstance[]; total: number }> {
   const { candidateLimit } = deps.keywordContext;
-  const { exact, fuzzy } = keywordConditions(ot, keyword, candidateLimit);
-  if (!exact && !fuzzy) throw objectTypeNotSearchable(ot.id);
-  const ask = (condition: Condition | undefined, limit: number): Promise<ObjectQueryResult | undefined> =>
-    condition ? deps.backend.queryObjects(ctx, ot.kn_id, ot.id, { condition, limit, need_total: true }) : Promise.resolve(undefined);
-  const [exactResult, fuzzyResult] = await Promise.allSettled([ask(exact, MAX_INSTANCES), ask(fuzzy, candidateLimit)]);
-  const failed = (r: PromiseSettledResult<unknown>, what: string) => {
-    if (r.status === "fulfilled") return false;
-    if (!(r.reason instanceof ToolError)) throw r.reason;
-    warnings.push({ target: `instances:${what}`, reason: r.reason.reason, message: `the ${what} lookup of ${ot.id} failed: ${r.reason.message}` });
-    return true;
-  };
-  const exactFailed = failed(exactResult, "exact");
-  const fuzzyFailed = failed(fuzzyResult, "fuzzy");
-  const exactRows = exactResult.status === "fulfilled" ? exactResult.value : undefined;
-  if (exactRows && exactRows.datas.length > 0) return { candidates: exactRows.datas, total: exactRows.total_count ?? exactRows.datas.length };
-  if (fuzzyResult.status === "fulfilled" && fuzzyResult.value) {
-    return { candidates: fuzzyResult.value.datas, total: fuzzyResult.value.total_count ?? fuzzyResult.value.datas.length };
+  const outcome = await matchInstances(
+    deps.backend,
+    ctx,
+    { kn_id: ot.kn_id, object_type_id: ot.id, alias_links: ot.alias_links ?? [] },
+    [mentionOf(keyword)],
+    { fields: searchFieldsOf(ot.data_properties, ot.display_key), candidateLimit, exactLimit: MAX_INSTANCES, words: "and", conclusive: CONCLUSIVE },
+  );
+  for (const f of outcome.failures) {
+    warnings.push({ target: `instances:${f.lookup}`, reason: f.error.reason, message: `the ${f.lookup} lookup of ${ot.id} failed: ${f.error.message}` });
   }
-  // Nothing answered that could tell "no match" from "could not look": that is an error, not an empty result.
-  if (exactFailed || fuzzyFailed) throw ((fuzzyFailed ? fuzzyResult : exactResult) as PromiseRejectedResult).reason;
-  return { candidates: [], total: 0 };
+  const named = outcome.candidates
+    .flatMap((c): ChosenInstance[] => {
+      const m = c.mentions[0];
+      return m && m.confidence >= MENTION_THRESHOLD ? [{ row: c.row, match_type: m.type, score: m.confidence, matched_fields: m.fields }] : [];
+    })
+    .sort(byScore);
+  const exact = named.filter((c) => c.match_type === "exact");
+  const chosen = exact.length > 0 ? exact : named;
+  if (outcome.cut) {
+    warnings.push({
+      target: "instances",
+      reason: "TOO_MANY_CANDIDATES",
+      message: `more instances of ${ot.id} share words or characters with '${keyword}' than the ${candidateLimit} looked at (KEYWORD_CANDIDATE_LIMIT); the best of those are returned. Use a more specific keyword to be sure of the best matches.`,
+    });
+  }
+  if (chosen.length === 0) {
+    warnings.push({
+      target: "instances",
+      reason: "NO_MATCHING_INSTANCE",
+      message: `no ${ot.name || ot.id} (${ot.id}) is named '${keyword}', nor anything close to it (the closest candidates scored below ${MENTION_THRESHOLD}). Try the name as the network spells it, a shorter part of it, or another object type of the session's schema.`,
+    });
+  }
+  return { chosen: chosen.slice(0, MAX_INSTANCES), total: outcome.cut ? Math.max(outcome.total, chosen.length) : chosen.length };
+}
+
+/** Best first; among equals the shorter name (the one the keyword covers more), then the instance id. */
+function byScore(a: ChosenInstance, b: ChosenInstance): number {
+  return (
+    b.score - a.score ||
+    String(a.row._display ?? "").length - String(b.row._display ?? "").length ||
+    (a.row._instance_id < b.row._instance_id ? -1 : a.row._instance_id > b.row._instance_id ? 1 : 0)
+  );
 }

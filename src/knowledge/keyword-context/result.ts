@@ -1,6 +1,6 @@
 import type { Json } from "../../core/json";
 import type { InstanceIdentity } from "../../kn/types";
-import type { MatchType } from "../matching/keyword-matching";
+import type { MatchType } from "../matching/score";
 
 /** What RetrieveKeywordContext answers (spec keyword-context-recall §5), before encoding. */
 export interface KeywordContextResult {

@@ -5,7 +5,6 @@ import { displayOf, identityKey, instanceIdOf } from "../../kn/identity";
 import type { InstanceIdentity, Row } from "../../kn/types";
 import type { SessionStore } from "../../store/session-store";
 import type { KeywordContextDeps } from "../deps";
-import { scoreCandidates } from "../matching/keyword-matching";
 import { unionOf, type RecalledObjectType, type SessionSchema } from "../session";
 import { compactContext } from "./compact";
 import {
@@ -20,7 +19,7 @@ import {
 } from "./errors";
 import type { KeywordContextInput } from "./input";
 import type { InstanceContext, KeywordContextResult, KeywordContextWarning, NeighborContext } from "./result";
-import { findInstances, MAX_INSTANCES } from "./instances";
+import { findInstances } from "./instances";
 import { findNeighbors, type FoundNeighbor } from "./neighbors";
 
 /**
@@ -39,17 +38,9 @@ export async function retrieveKeywordContext(deps: KeywordContextDeps, ctx: Call
   const schema = await sessionSchema(deps, ctx, store, input);
   const ot = objectTypeOf(schema, input);
   const warnings: KeywordContextWarning[] = [];
-  // 3. Round trip 1: the instances, exact and fuzzy queries side by side, scored here.
-  const { candidates, total } = await findInstances(deps, ctx, ot, input.query, warnings);
-  if (total > candidates.length && candidates.length >= deps.keywordContext.candidateLimit) {
-    warnings.push({
-      target: "instances",
-      reason: "TOO_MANY_CANDIDATES",
-      message: `${total} instances match '${input.query}'; the best of the first ${candidates.length} are returned. Use a more specific keyword to be sure of the best matches.`,
-    });
-  }
-  const chosen = scoreCandidates(ot, input.query, candidates).slice(0, MAX_INSTANCES);
-  // 4. Round trip 2: every neighbour path, batched.
+  // 3. Round trip 1 (and 2 when it found nothing convincing): the instances the keyword names, scored here.
+  const { chosen, total } = await findInstances(deps, ctx, ot, input.query, warnings);
+  // 4. The next round trip: every neighbour path, batched.
   const relations = schema.relation_types.filter((r) => r.kn_id === ot.kn_id && (r.source_object_type_id === ot.id || r.target_object_type_id === ot.id));
   const rows = chosen.map((c) => c.row);
   const neighbors = rows.length === 0 ? [] : await findNeighbors(deps, ctx, ot, rows, relations, warnings);

@@ -3,6 +3,7 @@ import { topIndexes } from "../../core/scores";
 import { ToolError } from "../../errors/tool-error";
 import type { CallContext } from "../../core/call-context";
 import type { KnowledgeNetwork, ObjectType, RelationType } from "../../kn/types";
+import { aliasLinksOf } from "../matching/aliases";
 import { compactObjects, compactRelations } from "./compact";
 import { MAX_LLM_CANDIDATES, rankWithLlm, rankWithoutLlm, type Candidate, type Ranking } from "../relevance/rank";
 import { llmNotConfigured } from "../../errors/common";
@@ -131,7 +132,7 @@ async function recall(
     if (known) known.score = Math.max(known.score, score);
     else {
       const o = kn.object_types.find((t) => t.id === id);
-      if (o) objectTypes.set(key, recalledObjectType(kn.id, o, score));
+      if (o) objectTypes.set(key, recalledObjectType(kn, o, score, deps.aliasRelations));
     }
   };
   for (const { kn, r, score } of keptRelations) {
@@ -221,9 +222,9 @@ function objectCandidate(o: ObjectType): Candidate {
   };
 }
 
-function recalledObjectType(knId: string, o: ObjectType, score: number): RecalledObjectType {
+function recalledObjectType(kn: KnowledgeNetwork, o: ObjectType, score: number, aliasRelations: readonly string[]): RecalledObjectType {
   return {
-    kn_id: knId,
+    kn_id: kn.id,
     id: o.id,
     name: o.name,
     comment: o.comment,
@@ -232,5 +233,6 @@ function recalledObjectType(knId: string, o: ObjectType, score: number): Recalle
     data_properties: o.data_properties,
     logic_properties: o.logic_properties.map((lp) => ({ name: lp.name, display_name: lp.display_name, type: lp.type, comment: lp.comment })),
     score,
+    alias_links: aliasLinksOf(kn, o, aliasRelations),
   };
 }

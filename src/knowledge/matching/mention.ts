@@ -1,0 +1,73 @@
+import { bigrams, comparable, contentTokens, words } from "../../core/text";
+
+/**
+ * A mention: what a user or an agent wrote to name an instance ("上气道梗阻",
+ * "甲亢", "Parkinson disease"), in every form the matcher compares or asks for.
+ */
+export interface Mention {
+  /** As given, trimmed. */
+  text: string;
+  /** comparable(text): NFKC, lower case, no punctuation, symbols or spaces. */
+  key: string;
+  /** `key` without filler characters (氏, 性, 的, 之), which people drop and add freely. */
+  loose: string;
+  /** The characters of `loose` (code points). */
+  chars: string[];
+  /** Character bigrams of `loose`. */
+  grams: ReadonlySet<string>;
+  /** Its meaningful words (stop words out; single characters only when nothing longer), comparable. */
+  tokens: string[];
+  /** Written mostly in Latin letters (an English name or abbreviation). */
+  latin: boolean;
+  /** The written forms a stored value may equal: as typed, NFKC, full-width, and the usual cases of Latin text. */
+  variants: string[];
+}
+
+/**
+ * Characters that carry no identity in a name: "帕金森氏病" is "帕金森病",
+ * "缺铁性贫血" is "缺铁贫血" as people say it. Both sides are compared without them.
+ */
+const FILLERS = /[氏性的之]/gu;
+
+/** The comparable form without fillers (the comparable form itself when that would leave nothing). */
+export function looseKey(text: string): string {
+  const key = comparable(text);
+  const loose = key.replace(FILLERS, "");
+  return loose === "" ? key : loose;
+}
+
+export function mentionOf(text: string): Mention {
+  const trimmed = text.trim();
+  const key = comparable(trimmed);
+  const loose = looseKey(trimmed);
+  const latinLetters = (key.match(/[a-z]/g) ?? []).length;
+  const all = [...new Set(words(trimmed).filter((w) => contentTokens(w).length > 0).map(comparable).filter((w) => w !== ""))];
+  const long = all.filter((w) => [...w].length >= 2);
+  return {
+    text: trimmed,
+    key,
+    loose,
+    chars: [...loose],
+    grams: new Set(bigrams(loose)),
+    tokens: long.length > 0 ? long : all,
+    latin: latinLetters > 0 && latinLetters >= [...key].length / 2,
+    variants: writtenForms(trimmed),
+  };
+}
+
+/**
+ * The forms a mention may be stored in. The platform compares raw strings
+ * (`==` exactly; `like` as SQL LIKE), so each form is asked for: as typed,
+ * NFKC (full-width letters, digits and brackets made half-width), full-width,
+ * with its spaces collapsed, and for Latin text lower case, upper case and
+ * each word capitalised.
+ */
+export function writtenForms(text: string): string[] {
+  const nfkc = text.normalize("NFKC").replace(/\s+/g, " ").trim();
+  const full = nfkc.replace(/[!-~]/g, (c) => String.fromCharCode(c.charCodeAt(0) + 0xfee0));
+  const forms = [text, nfkc, full];
+  if (/[A-Za-z]/.test(nfkc)) {
+    forms.push(nfkc.toLowerCase(), nfkc.toUpperCase(), nfkc.toLowerCase().replace(/(^|[\s\-(/])([a-z])/g, (_, sep: string, c: string) => sep + c.toUpperCase()));
+  }
+  return [...new Set(forms.filter((f) => f !== ""))];
+}
