@@ -29,10 +29,20 @@ export interface Mention {
  */
 const FILLERS = /[氏性的之]/gu;
 
-/** The comparable form without fillers (the comparable form itself when that would leave nothing). */
+/**
+ * A number counting a type, stage or grade is written in Arabic, Roman or
+ * Chinese numerals alike (2型, Ⅱ型 and 二型 糖尿病; III期, 三期): compared as digits.
+ */
+const ORDINAL = /(iv|ix|v?i{1,3}|x|[一二三四五六七八九十])(?=[型期级度类代价相阶])/gu;
+const ORDINALS: Record<string, string> = {
+  i: "1", ii: "2", iii: "3", iv: "4", v: "5", vi: "6", vii: "7", viii: "8", ix: "9", x: "10",
+  一: "1", 二: "2", 三: "3", 四: "4", 五: "5", 六: "6", 七: "7", 八: "8", 九: "9", 十: "10",
+};
+
+/** The comparable form without fillers, ordinals as digits (the comparable form itself when that would leave nothing). */
 export function looseKey(text: string): string {
   const key = comparable(text);
-  const loose = key.replace(FILLERS, "");
+  const loose = key.replace(FILLERS, "").replace(ORDINAL, (n: string) => ORDINALS[n] ?? n);
   return loose === "" ? key : loose;
 }
 

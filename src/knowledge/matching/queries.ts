@@ -20,8 +20,9 @@ const NAME_LIKE = /name|名称|名字|别名|title|标题/i;
 const OTHER_FIELD_WEIGHT = 0.85;
 /** A match in a name that is not the display key (an English name, a trade name). */
 const OTHER_NAME_WEIGHT = 0.95;
-/** Mentions longer than this are questions, not names: no relaxed stage for them. */
+/** Mentions longer than this are questions, not names: no relaxed stage for them (Latin: in letters). */
 export const MAX_RELAXED_CHARS = 12;
+const MAX_RELAXED_LETTERS = 48;
 /** Relaxed queries per mention at most (each one request, all in one round trip). */
 const MAX_RELAXED_QUERIES = 8;
 
@@ -122,7 +123,7 @@ export function directCondition(
  */
 export function relaxedConditions(fields: readonly SearchField[], m: Mention): Condition[] {
   const names = fields.filter((f) => f.text && f.nameLike && f.ops.has("like"));
-  if (names.length === 0 || m.chars.length < 2 || m.chars.length > MAX_RELAXED_CHARS) return [];
+  if (names.length === 0 || m.chars.length < 2 || m.chars.length > (m.latin ? MAX_RELAXED_LETTERS : MAX_RELAXED_CHARS)) return [];
   const pieceSets = m.latin ? latinPieces(m) : hanPieces(m);
   const seen = new Set<string>();
   const out: Condition[] = [];
@@ -137,13 +138,22 @@ export function relaxedConditions(fields: readonly SearchField[], m: Mention): C
   return out;
 }
 
-/** All the characters but one (two characters: both), or for longer mentions all but a quarter. */
-function hanPieces(m: Mention): string[][] {
+/**
+ * All the characters but one (a two-character mention: both, then each
+ * alone, since a near-homophone leaves only one), or for longer mentions all
+ * but a quarter of them; then each word of a mention of several words (the
+ * name inside a longer everyday form: 脑电图 in 脑电图检查); then any of its
+ * bigrams.
+ */
+function hanPieces(m: Mention): (string | string[])[][] {
   const chars = [...new Set(m.chars)];
-  if (chars.length === 2) return [chars];
-  if (chars.length <= 7) return chars.map((_, i) => chars.filter((__, j) => j !== i));
+  const words = m.tokens.length >= 2 ? m.tokens.filter((t) => [...t].length >= 2).map((t) => [t]) : [];
+  // Any one of its bigrams: two wrong characters far apart (阿尔兹海默症) still leave some.
+  const anyBigram: string[][][] = chars.length >= 4 ? [[[...m.grams]]] : [];
+  if (chars.length === 2) return [chars, [chars[0]!], [chars[1]!]];
+  if (chars.length <= 7) return [...chars.map((_, i) => chars.filter((__, j) => j !== i)), ...words, ...anyBigram];
   const quarter = Math.ceil(chars.length / 4);
-  return [0, 1, 2, 3].map((g) => chars.filter((_, j) => Math.floor(j / quarter) !== g));
+  return [...[0, 1, 2, 3].map((g) => chars.filter((_, j) => Math.floor(j / quarter) !== g)), ...words, ...anyBigram];
 }
 
 /** Each word of four letters or more by its first or last four: all of the words but one. */

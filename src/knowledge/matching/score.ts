@@ -1,4 +1,4 @@
-import { soundDistance } from "../../core/pinyin";
+import { soundAlike, soundDistance } from "../../core/pinyin";
 import { bigrams, comparable } from "../../core/text";
 import { looseKey, type Mention } from "./mention";
 import { anchoredSpan, editDistance, lcsLength } from "./similarity";
@@ -8,8 +8,10 @@ import { anchoredSpan, editDistance, lcsLength } from "./similarity";
  * - `exact`: a property equals the mention once width, case, punctuation, spaces and fillers (氏, 性) are set aside;
  * - `contains`: one holds the other whole (阑尾炎 in 急性阑尾炎; 急性阑尾炎 in 急性阑尾炎症);
  * - `alias`: an alias of the instance (its alias type, linked by an alias relation) matches;
- * - `tokens`: every word of the mention is in the property, with something between (上气道梗阻 → 上、下气道梗阻), or some of its words;
- * - `fuzzy`: characters dropped or added, or a typo or near-homophone (慢性肾病 → 慢性肾脏病, 帕金深病 → 帕金森病);
+ * - `tokens`: every word of the mention is in the property, in any order or with something between
+ *   (上气道梗阻 → 上、下气道梗阻), or, weaker, some of its words;
+ * - `fuzzy`: characters dropped, added, replaced or swapped, a typo or a near-homophone
+ *   (慢性肾病 → 慢性肾脏病, 帕金深病 → 帕金森病, 湿诊 → 湿疹);
  * - `abbreviation`: the mention's characters begin the name and appear in it in order (甲亢 → 甲状腺功能亢进症), or the initials of its English words (AKI);
  * - `fulltext`, `vector`: found only by the platform's full-text or vector search.
  */
@@ -27,26 +29,48 @@ export interface MentionScore {
   confidence: number;
 }
 
-/** A property value in the forms it is compared in. */
+/** A property value (or one of the names it lists) in the forms it is compared in. */
 interface ValueForms {
   key: string;
   loose: string;
   chars: string[];
 }
 
+/** A name property may list several names: "艾滋病/HIV感染", "手癣/足癣". */
+const NAME_LIST = /\s*[/／|｜]\s*/;
+/** More edits than this is another name, not a misspelling of this one. */
+const MAX_EDITS = 2;
+
 /**
  * How well a property value answers a mention, or undefined when it does not
  * at all. The confidence means the same in every match type: about how often
- * a match that good is the instance meant (README "Mention matching").
+ * a match that good is the instance meant (README "Mention matching"). A
+ * value listing names separated by "/" is as good as its best name.
  */
 export function scoreValue(m: Mention, value: string): MentionScore | undefined {
   if (m.key === "") return undefined;
+  const parts = value.split(NAME_LIST).filter((p) => p !== "");
+  let best = scoreName(m, value);
+  if (parts.length > 1) {
+    for (const part of parts) {
+      const s = scoreName(m, part);
+      if (s && (!best || s.confidence > best.confidence)) best = s;
+    }
+  }
+  return best && { type: best.type, confidence: Math.round(best.confidence * 1000) / 1000 };
+}
+
+function scoreName(m: Mention, value: string): MentionScore | undefined {
   const v = formsOf(value);
   if (v.key === "") return undefined;
   if (v.key === m.key) return { type: "exact", confidence: 1 };
   if (v.loose === m.loose) return { type: "exact", confidence: 0.97 };
-  const best = candidates(m, v, value).reduce<MentionScore | undefined>((b, s) => (s && (!b || s.confidence > b.confidence) ? s : b), undefined);
-  return best && { type: best.type, confidence: Math.round(best.confidence * 1000) / 1000 };
+  const lcs = lcsLength(m.chars, v.chars, soundAlike);
+  let best: MentionScore | undefined;
+  for (const s of [contained(m, v), ...inOrder(m, v, lcs), misspelt(m, v), tokens(m, v, lcs), acronym(m, value)]) {
+    if (s && s.confidence > 0 && (!best || s.confidence > best.confidence)) best = s;
+  }
+  return best;
 }
 
 function formsOf(value: string): ValueForms {
@@ -54,37 +78,43 @@ function formsOf(value: string): ValueForms {
   return { key: comparable(value), loose, chars: [...loose] };
 }
 
-function candidates(m: Mention, v: ValueForms, raw: string): (MentionScore | undefined)[] {
+/** One holds the other whole, the more of the longer one the shorter covers the surer. */
+function contained(m: Mention, v: ValueForms): MentionScore | undefined {
   const lm = m.chars.length;
   const lv = v.chars.length;
+  // The name holds the mention (阑尾炎 in 急性阑尾炎); a single character is a weak mention.
+  if (v.loose.includes(m.loose)) return { type: "contains", confidence: (0.6 + (0.35 * lm) / lv) * (lm === 1 ? 0.85 : 1) };
+  // The mention holds the whole name (a longer everyday form, or a question naming it): less sure,
+  // since the mention may name something more specific (肺部 names 肺; 心内科 is not 内科).
+  if ((lv >= 2 || lm === 2) && m.loose.includes(v.loose)) return { type: "contains", confidence: 0.45 + (0.4 * lv) / lm };
+  return undefined;
+}
+
+/**
+ * The characters of one appear in the other in order (characters that sound
+ * the same count as the same: people type by pinyin): an abbreviation (the
+ * mention's characters beginning the name: 甲亢, 慢阻肺), characters dropped
+ * or added (慢性肾病, 糖尿病肾脏病变), or both mostly shared (心房纤颤 → 心房颤动).
+ */
+function inOrder(m: Mention, v: ValueForms, lcs: number): (MentionScore | undefined)[] {
+  const lm = m.chars.length;
+  const lv = v.chars.length;
+  if (lm < 2 || lv < 2) return [];
   const out: (MentionScore | undefined)[] = [];
-  if (v.loose.includes(m.loose)) {
-    // The name holds the mention whole: the more of the name it covers, the surer.
-    out.push({ type: "contains", confidence: (0.6 + (0.35 * lm) / lv) * (lm === 1 ? 0.85 : 1) });
-  } else if (lv >= 2 && m.loose.includes(v.loose)) {
-    // The mention holds the whole name (a longer everyday form, or a question naming it).
-    out.push({ type: "contains", confidence: 0.5 + (0.4 * lv) / lm });
+  if (lcs === lm) {
+    // An abbreviation typed with a wrong (if same-sounding) character is doubly uncertain.
+    const strict = anchoredSpan(m.chars, v.chars);
+    const span = strict ?? anchoredSpan(m.chars, v.chars, soundAlike);
+    const misheard = strict === undefined ? 0.2 : 0;
+    if (span !== undefined && lm <= 0.6 * lv) out.push({ type: "abbreviation", confidence: 0.55 + (0.3 * lm) / span - misheard });
+    else if (lm / lv >= 0.5) out.push({ type: "fuzzy", confidence: 0.5 + (0.35 * lm) / lv });
   }
-  const lcs = lcsLength(m.chars, v.chars);
-  if (lcs === lm && lm >= 2) out.push(inOrder(m, v));
-  out.push(misspelt(m, v), partialTokens(m, v), acronym(m, raw));
+  // The whole name inside a longer mention, with characters added between (a longer everyday form).
+  if (lcs === lv && lv >= 3 && lv / lm >= 0.6) out.push({ type: "fuzzy", confidence: 0.45 + (0.35 * lv) / lm });
+  // Both mostly shared in order, with something replaced or moved: only for names long enough to tell apart.
+  if (Math.min(lm, lv) >= 4 && lcs / Math.max(lm, lv) >= 0.75) out.push({ type: "fuzzy", confidence: 0.45 + (0.4 * lcs) / Math.max(lm, lv) });
   return out;
 }
-
-/** Every character of the mention appears in the name, in order, with others between. */
-function inOrder(m: Mention, v: ValueForms): MentionScore | undefined {
-  const lm = m.chars.length;
-  const lv = v.chars.length;
-  const coverage = lm / lv;
-  const words = m.tokens.filter((t) => [...t].length >= 2);
-  if (words.length >= 2 && words.length === m.tokens.length && words.every((t) => v.key.includes(t))) return { type: "tokens", confidence: 0.6 + 0.3 * coverage };
-  const span = anchoredSpan(m.chars, v.chars);
-  if (span !== undefined && lm <= 0.6 * lv) return { type: "abbreviation", confidence: 0.55 + (0.3 * lm) / span };
-  return coverage >= 0.5 ? { type: "fuzzy", confidence: 0.5 + 0.35 * coverage } : undefined;
-}
-
-/** More edits than this is another name, not a misspelling of this one. */
-const MAX_EDITS = 2;
 
 /** A typo or near-homophone: a small edit, a wrong character costing less when it sounds the same. */
 function misspelt(m: Mention, v: ValueForms): MentionScore | undefined {
@@ -97,19 +127,26 @@ function misspelt(m: Mention, v: ValueForms): MentionScore | undefined {
 }
 
 /**
- * Some of the mention's words are in the name (a question naming an instance
- * in other words): the share of the mention's word length found, damped by
- * how much of the name is unrelated ("梗阻" alone makes 肠梗阻 a weak match for 上气道梗阻).
+ * The mention's words in the name: all of them, in any order (乙型病毒性肝炎
+ * → 病毒性肝炎（乙型）), the more of the name they cover the surer; or some
+ * of them (a question naming an instance in other words): the share of the
+ * mention's word length found, damped by how much of the name is unrelated
+ * ("梗阻" alone makes 肠梗阻 a weak match for 上气道梗阻).
  */
-function partialTokens(m: Mention, v: ValueForms): MentionScore | undefined {
+function tokens(m: Mention, v: ValueForms, lcs: number): MentionScore | undefined {
   const total = m.tokens.reduce((s, t) => s + [...t].length, 0);
   if (total === 0) return undefined;
-  const covered = m.tokens.reduce((s, t) => (v.key.includes(t) ? s + [...t].length : s), 0) / total;
+  const found = m.tokens.filter((t) => v.key.includes(t) || v.loose.includes(looseKey(t)));
+  if (found.length === m.tokens.length && m.tokens.length >= 2 && m.tokens.every((t) => [...t].length >= 2)) {
+    // In order, the whole mention covers the name; in another order, its words do.
+    const covered = lcs === m.chars.length ? m.chars.length : total;
+    return { type: "tokens", confidence: 0.6 + 0.3 * Math.min(1, covered / v.chars.length) };
+  }
+  const covered = found.reduce((s, t) => s + [...t].length, 0) / total;
   if (covered === 0) return undefined;
   const grams = bigrams(v.loose);
   const related = grams.filter((g) => m.grams.has(g)).length / grams.length;
-  const confidence = 0.75 * covered * Math.sqrt(related);
-  return confidence > 0 ? { type: "tokens", confidence } : undefined;
+  return { type: "tokens", confidence: 0.75 * covered * Math.sqrt(related) };
 }
 
 /** An English abbreviation made of the initials of the name's words (AKI: Acute Kidney Injury). */

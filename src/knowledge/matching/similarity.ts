@@ -4,14 +4,18 @@
  * short strings names are.
  */
 
+/** Characters the same for a comparison (by default, equal). */
+export type SameChar = (x: string, y: string) => boolean;
+const equal: SameChar = (x, y) => x === y;
+
 /** Length of the longest common subsequence: how much of `a` appears in `b` in order. */
-export function lcsLength(a: readonly string[], b: readonly string[]): number {
+export function lcsLength(a: readonly string[], b: readonly string[], same: SameChar = equal): number {
   if (a.length === 0 || b.length === 0) return 0;
   let prev = new Uint16Array(b.length + 1);
   let row = new Uint16Array(b.length + 1);
   for (let i = 1; i <= a.length; i++) {
     for (let j = 1; j <= b.length; j++) {
-      row[j] = a[i - 1] === b[j - 1] ? prev[j - 1]! + 1 : Math.max(prev[j]!, row[j - 1]!);
+      row[j] = same(a[i - 1]!, b[j - 1]!) ? prev[j - 1]! + 1 : Math.max(prev[j]!, row[j - 1]!);
     }
     [prev, row] = [row, prev];
   }
@@ -54,11 +58,11 @@ function unit(): number {
  * as early as possible: the number of characters from the first to the last
  * matched one, or undefined when `a` is no such subsequence.
  */
-export function anchoredSpan(a: readonly string[], b: readonly string[]): number | undefined {
-  if (a.length === 0 || b.length === 0 || a[0] !== b[0]) return undefined;
+export function anchoredSpan(a: readonly string[], b: readonly string[], same: SameChar = equal): number | undefined {
+  if (a.length === 0 || b.length === 0 || !same(a[0]!, b[0]!)) return undefined;
   let j = 1;
   for (let i = 1; i < a.length; i++) {
-    while (j < b.length && b[j] !== a[i]) j++;
+    while (j < b.length && !same(b[j]!, a[i]!)) j++;
     if (j === b.length) return undefined;
     j++;
   }
