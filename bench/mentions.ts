@@ -10,7 +10,9 @@ import type { KnowledgeNetwork } from "../src/kn/types";
 import type { KeywordContextDeps } from "../src/knowledge/deps";
 import { findInstances } from "../src/knowledge/keyword-context/instances";
 import type { KeywordContextWarning } from "../src/knowledge/keyword-context/result";
+import { DEFAULT_VOCABULARY } from "../src/config-fields";
 import { aliasLinksOf } from "../src/knowledge/matching/aliases";
+import { loadVocabulary } from "../src/knowledge/matching/vocabulary";
 import type { RecalledObjectType } from "../src/knowledge/session";
 import { startSimulator } from "../src/simulator/simulator";
 import { formatMicros, line, percentile } from "./stats";
@@ -43,7 +45,12 @@ export interface MentionResult {
  */
 export async function runMentionEval(backend: KnowledgeNetworkBackend, kn: KnowledgeNetwork, rows: MentionEval, ctx: CallContext): Promise<MentionResult[]> {
   const timed = timedBackend(backend);
-  const deps: KeywordContextDeps = { backend: timed.backend, sessions: undefined as never, keywordContext: { candidateLimit: 200, concurrency: 4, pathsPerRequest: 50 } };
+  const deps: KeywordContextDeps = {
+    backend: timed.backend,
+    sessions: undefined as never,
+    keywordContext: { candidateLimit: 200, concurrency: 4, pathsPerRequest: 50 },
+    vocabulary: loadVocabulary(DEFAULT_VOCABULARY),
+  };
   const types = new Map(kn.object_types.map((o) => [o.id, recalled(kn, o.id)]));
   const out: MentionResult[] = [];
   for (const row of rows) {

@@ -73,6 +73,9 @@ export const logLevel = z.enum(LOG_LEVELS, { error: `LOG_LEVEL must be one of ${
 /** The sample network shipped in data/, served when KN_BUNDLE is not set. */
 export const DEFAULT_BUNDLE = fileURLToPath(new URL("../data/kn_medical.bundle.json", import.meta.url));
 
+/** The vocabulary shipped in data/mentions: the generic equivalences and the sample network's other names. */
+export const DEFAULT_VOCABULARY = ["generic.json", "kn_medical.json"].map((f) => fileURLToPath(new URL(`../data/mentions/${f}`, import.meta.url)));
+
 /** KN_BUNDLE: the KN bundle files the embedded engine serves, comma-separated; DEFAULT_BUNDLE when unset. */
 export const bundles = list.pipe(z.array(z.string()).min(1, "KN_BUNDLE must name at least one file"));
 

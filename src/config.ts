@@ -4,6 +4,7 @@ import {
   bundles,
   ConfigError,
   DEFAULT_BUNDLE,
+  DEFAULT_VOCABULARY,
   fraction,
   httpUrl,
   integer,
@@ -48,8 +49,11 @@ export interface Config {
   knowledge: KnowledgeSource;
   /** Keyword context: candidates fetched before local scoring, and neighbour requests in flight at once. */
   keywordContext: { candidateLimit: number; concurrency: number; pathsPerRequest: number };
-  /** Mention matching (keyword context and kn_search): relation types to treat as alias relations beside those the schema names so. */
-  matching: { aliasRelations: string[] };
+  /**
+   * Mention matching (keyword context and kn_search): relation types to treat as alias relations beside those
+   * the schema names so, and the vocabulary files (generic equivalences, each network's other names).
+   */
+  matching: { aliasRelations: string[]; vocabularyPaths: string[] };
   /** Logic property resolver: the default time zone, and how long object type definitions are cached (0: fetched every call). */
   resolver: { defaultTimeZone: string; objectTypeCacheMs: number };
   /** Where memories are kept, and how they are searched and expanded. */
@@ -131,6 +135,7 @@ const envSchema = z.object({
   KEYWORD_PATHS_PER_REQUEST: integer("KEYWORD_PATHS_PER_REQUEST", 1, 1000).default(50),
   // matching
   MENTION_ALIAS_RELATIONS: list.default([]),
+  MENTION_VOCABULARY: list.optional(),
   // resolver
   RESOLVER_DEFAULT_TIMEZONE: timeZone("RESOLVER_DEFAULT_TIMEZONE").default("Asia/Shanghai"),
   RESOLVER_OBJECT_TYPE_CACHE_MS: integer("RESOLVER_OBJECT_TYPE_CACHE_MS", 0, 86_400_000).default(0),
@@ -185,7 +190,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       concurrency: e.KEYWORD_NEIGHBOR_CONCURRENCY,
       pathsPerRequest: e.KEYWORD_PATHS_PER_REQUEST,
     },
-    matching: { aliasRelations: e.MENTION_ALIAS_RELATIONS },
+    matching: { aliasRelations: e.MENTION_ALIAS_RELATIONS, vocabularyPaths: e.MENTION_VOCABULARY ?? DEFAULT_VOCABULARY },
     resolver: { defaultTimeZone: e.RESOLVER_DEFAULT_TIMEZONE, objectTypeCacheMs: e.RESOLVER_OBJECT_TYPE_CACHE_MS },
     memrecall: memrecallSection(e),
     sessions: {

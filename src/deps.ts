@@ -5,6 +5,7 @@ import type { KnowledgeNetworkBackend } from "./kn/backend";
 import { EmbeddedBackend } from "./kn/embedded/engine";
 import { createHttpBackend } from "./kn/http/http-backend";
 import type { KnowledgeDeps } from "./knowledge/deps";
+import { loadVocabulary } from "./knowledge/matching/vocabulary";
 import { KnowledgeSessions } from "./knowledge/session";
 import { MemoryIndex } from "./memrecall/memory-index";
 import type { MemRecallDeps } from "./memrecall/memrecall-service";
@@ -51,6 +52,7 @@ export function buildDeps(config: Config, log: Logger, overrides: { backend?: Cl
   const reranker = config.clients.reranker ? httpReranker(config.clients.reranker) : undefined;
   const dataRetrieval = config.clients.dataRetrieval ? createDataRetrievalClient(config.clients.dataRetrieval) : undefined;
   const memories = createMemoryStore(config, log);
+  const vocabulary = loadVocabulary(config.matching.vocabularyPaths);
   log.info(
     {
       sessions: redis ? "redis (default) + in_memory" : "in_memory",
@@ -59,6 +61,7 @@ export function buildDeps(config: Config, log: Logger, overrides: { backend?: Cl
       embeddings: embedder.name,
       reranker: reranker?.name ?? null,
       kn_search: config.clients.dataRetrieval ? `proxied to ${config.clients.dataRetrieval.url}` : "native",
+      mention_vocabulary: vocabulary.summary,
     },
     "clients",
   );
@@ -72,6 +75,7 @@ export function buildDeps(config: Config, log: Logger, overrides: { backend?: Cl
       dataRetrieval,
       keywordContext: config.keywordContext,
       aliasRelations: config.matching.aliasRelations,
+      vocabulary,
     },
     resolver: {
       backend,

@@ -3,6 +3,7 @@ import { createApp } from "./app";
 import { loadConfig } from "./config";
 import { ConfigError } from "./config-fields";
 import { BundleError } from "./kn/embedded/bundle";
+import { VocabularyError } from "./knowledge/matching/vocabulary";
 import { stopOnSignals } from "./stop-on-signals";
 
 function main(): void {
@@ -26,7 +27,7 @@ function main(): void {
   try {
     app = createApp(config, log);
   } catch (err) {
-    if (err instanceof BundleError) {
+    if (err instanceof BundleError || err instanceof VocabularyError) {
       process.stderr.write(`context-loader cannot start: ${err.message}\n`);
       process.exit(2);
     }

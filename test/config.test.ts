@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { loadConfig } from "../src/config";
@@ -5,6 +6,7 @@ import {
   bundles,
   ConfigError,
   DEFAULT_BUNDLE,
+  DEFAULT_VOCABULARY,
   fraction,
   httpUrl,
   integer,
@@ -33,6 +35,10 @@ describe("loadConfig", () => {
     expect(c.knowledge).toEqual({ kind: "embedded", bundlePaths: [DEFAULT_BUNDLE], timeZone: "Asia/Shanghai" });
     expect(c.memrecall).toMatchObject({ store: { kind: "sqlite", path: "./data/memories.sqlite" }, maxContextWindow: 200 });
     expect(c.clients).toEqual({ llm: undefined, embeddings: undefined, reranker: undefined, dataRetrieval: undefined });
+    // The shipped vocabulary: the generic equivalences and the sample network's other names, both files that exist.
+    expect(c.matching).toEqual({ aliasRelations: [], vocabularyPaths: DEFAULT_VOCABULARY });
+    expect(DEFAULT_VOCABULARY.map((p) => p.split("/").slice(-2).join("/"))).toEqual(["mentions/generic.json", "mentions/kn_medical.json"]);
+    for (const path of DEFAULT_VOCABULARY) expect(existsSync(path), path).toBe(true);
   });
 
   it("reads every setting from the environment into its section", () => {
@@ -81,6 +87,8 @@ describe("loadConfig", () => {
       RERANKER_MODEL: "m3",
       RERANKER_TIMEOUT_MS: "800",
       DATA_RETRIEVAL_URL: "http://dr:9100",
+      MENTION_ALIAS_RELATIONS: "has_alias, kn_x/other_name",
+      MENTION_VOCABULARY: "/etc/cl/generic.json,/etc/cl/kn_x.json",
     });
     expect(c).toEqual({
       server: {
@@ -104,6 +112,7 @@ describe("loadConfig", () => {
         spelling: "old",
       },
       keywordContext: { candidateLimit: 20, concurrency: 2, pathsPerRequest: 10 },
+      matching: { aliasRelations: ["has_alias", "kn_x/other_name"], vocabularyPaths: ["/etc/cl/generic.json", "/etc/cl/kn_x.json"] },
       resolver: { defaultTimeZone: "Europe/Paris", objectTypeCacheMs: 60_000 },
       memrecall: {
         store: { kind: "postgres", url: "postgres://u@db:5432/memories" },

@@ -3,6 +3,7 @@ import type { DataRetrievalClient } from "../upstream/data-retrieval";
 import type { Embedder } from "../upstream/embeddings";
 import type { LlmClient } from "../upstream/llm-client";
 import type { Reranker } from "../upstream/reranker";
+import type { Vocabulary } from "./matching/vocabulary";
 import type { KnowledgeSessions } from "./session";
 
 /** Keyword context's settings (KEYWORD_* in the README). */
@@ -29,13 +30,15 @@ export interface KnowledgeDeps {
   keywordContext: KeywordContextSettings;
   /** Relation types taken as alias relations beside those the schema names so (MENTION_ALIAS_RELATIONS). */
   aliasRelations: readonly string[];
+  /** What mentions may stand for beyond the network's data (MENTION_VOCABULARY). */
+  vocabulary: Vocabulary;
 }
 
 /** What schema recall reads (also concept recall in kn_search). */
 export type SchemaDeps = Pick<KnowledgeDeps, "backend" | "sessions" | "embedder" | "reranker" | "llm" | "aliasRelations">;
 /** What kn_search reads, in either mode. */
-export type KnSearchDeps = SchemaDeps & Pick<KnowledgeDeps, "dataRetrieval">;
+export type KnSearchDeps = SchemaDeps & Pick<KnowledgeDeps, "dataRetrieval" | "vocabulary">;
 /** What keyword context reads. */
-export type KeywordContextDeps = Pick<KnowledgeDeps, "backend" | "sessions" | "keywordContext">;
+export type KeywordContextDeps = Pick<KnowledgeDeps, "backend" | "sessions" | "keywordContext" | "vocabulary">;
 /** What concept rerank reads. */
 export type RerankDeps = Pick<KnowledgeDeps, "llm" | "embedder">;

@@ -4,6 +4,7 @@ import { parseOrThrow } from "../errors/validation";
 import type { KnowledgeNetworkBackend } from "../kn/backend";
 import { knSearchInput } from "../knowledge/kn-search/input";
 import type { KnSearchDeps } from "../knowledge/deps";
+import type { Vocabulary } from "../knowledge/matching/vocabulary";
 import { knSearch } from "../knowledge/kn-search/kn-search";
 import { renderAnswer } from "../knowledge/kn-search/rest-shape";
 import { KnowledgeSessions } from "../knowledge/session";
@@ -28,6 +29,7 @@ export class DataRetrievalKnSearch {
   constructor(
     backend: KnowledgeNetworkBackend,
     private readonly log: Logger,
+    vocabulary: Vocabulary,
   ) {
     this.store = new InProcessSessionStore({ maxValueBytes: 1024 * 1024, maxEntries: 100_000, log });
     this.deps = {
@@ -38,6 +40,7 @@ export class DataRetrievalKnSearch {
       llm: undefined,
       dataRetrieval: undefined,
       aliasRelations: [],
+      vocabulary,
     };
   }
 

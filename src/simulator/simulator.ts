@@ -2,7 +2,9 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { pino, type Logger } from "pino";
+import { DEFAULT_VOCABULARY } from "../config-fields";
 import type { KnowledgeNetworkBackend } from "../kn/backend";
+import { loadVocabulary, type Vocabulary } from "../knowledge/matching/vocabulary";
 import { ADMIN_PREFIX, answerAdmin } from "./admin-routes";
 import type { SimulatorFaults } from "./config";
 import { DataRetrievalKnSearch, KN_SEARCH_PATH } from "./data-retrieval-kn-search";
@@ -39,6 +41,8 @@ export interface Simulator {
 
 export interface SimulatorOptions {
   backend: KnowledgeNetworkBackend;
+  /** The mention vocabulary its kn_search uses; default: the one the service ships (data/mentions). */
+  vocabulary?: Vocabulary;
   /** Default 0: any free port. */
   port?: number;
   /** Default 127.0.0.1. */
@@ -60,7 +64,7 @@ export async function startSimulator(opts: SimulatorOptions): Promise<Simulator>
   const log = opts.log ?? pino({ level: "silent" });
   const faults = new FaultInjector(opts.faults ?? {});
   const requests = new RequestLog(log);
-  const knSearch = new DataRetrievalKnSearch(opts.backend, log);
+  const knSearch = new DataRetrievalKnSearch(opts.backend, log, opts.vocabulary ?? loadVocabulary(DEFAULT_VOCABULARY));
   const platform: PlatformDeps = { backend: opts.backend, spelling: opts.spelling ?? "new", log };
 
   async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {

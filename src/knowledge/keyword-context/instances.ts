@@ -41,7 +41,7 @@ export async function findInstances(
     deps.backend,
     ctx,
     { kn_id: ot.kn_id, object_type_id: ot.id, alias_links: ot.alias_links ?? [] },
-    [mentionOf(keyword)],
+    [deps.vocabulary.expand(ot.kn_id, ot.id, mentionOf(keyword))],
     { fields: searchFieldsOf(ot.data_properties, ot.display_key), candidateLimit, exactLimit: MAX_INSTANCES, words: "and", conclusive: CONCLUSIVE },
   );
   for (const f of outcome.failures) {

@@ -9,6 +9,7 @@ import type { Row } from "../../kn/types";
 import type { Embedder } from "../../upstream/embeddings";
 import { matchInstances, type CandidateMatch } from "../matching/matcher";
 import { mentionOf, type Mention } from "../matching/mention";
+import type { Vocabulary } from "../matching/vocabulary";
 import { searchFieldsOf, type SearchField } from "../matching/queries";
 import { semanticRelevance } from "../relevance/semantic";
 import type { RecalledObjectType } from "../session";
@@ -25,6 +26,7 @@ const CONCLUSIVE = 0.8;
 export interface InstanceDeps {
   backend: KnowledgeNetworkBackend;
   embedder: Embedder;
+  vocabulary: Vocabulary;
 }
 
 export interface InstanceRecall {
@@ -65,10 +67,10 @@ export async function recallInstances(
   cfg: SemanticInstanceConfig,
   filter: PropertyFilterConfig,
 ): Promise<InstanceRecall> {
-  const keywords = query.keywords.map(mentionOf);
+  const mentions = query.keywords.map(mentionOf);
   const plans = await planSearches(deps, ctx, types, query, cfg);
   const warnings: KnWarning[] = [];
-  const results = await settleWithLimit(plans, TYPE_CONCURRENCY, ctx.signal, (plan) => search(deps, ctx, plan, keywords, cfg));
+  const results = await settleWithLimit(plans, TYPE_CONCURRENCY, ctx.signal, (plan) => search(deps, ctx, plan, mentions.map((m) => deps.vocabulary.expand(plan.ot.kn_id, plan.ot.id, m)), cfg));
   const failed = results.filter((r) => r.status === "rejected");
   if (failed.length > 0 && failed.length === results.length) throw (failed[0] as PromiseRejectedResult).reason;
 
@@ -83,7 +85,7 @@ export async function recallInstances(
     for (const f of r.value.failures) {
       warnings.push({ target: `instances:${plan.ot.id}`, reason: f.error.reason, message: `the ${f.lookup} lookup of ${plan.ot.id} failed: ${f.error.message}` });
     }
-    scored.push(...score(plan, r.value.candidates, keywords, cfg));
+    scored.push(...score(plan, r.value.candidates, mentions, cfg));
   });
   if (cfg.enable_global_final_score_ratio_filter && scored.length > 0) {
     const threshold = Math.max(...scored.map((s) => s.final)) * cfg.global_final_score_ratio;

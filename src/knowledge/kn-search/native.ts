@@ -1,5 +1,5 @@
 import type { CallContext } from "../../core/call-context";
-import type { SchemaDeps } from "../deps";
+import type { KnSearchDeps } from "../deps";
 import { questionOf, recallConcepts, shapeSchema } from "./concepts";
 import { keywordsOf, MAX_KEYWORDS, type KnSearchInput } from "./input";
 import { recallInstances, type InstanceRecall } from "./instances";
@@ -15,7 +15,7 @@ const NO_INSTANCES = "未查询到相关实例数据";
  * searched side by side (instances.ts), the nodes recorded in the session
  * (KnowledgeSessions.returnNodes). With only_schema no instance is searched.
  */
-export async function knSearchNative(deps: SchemaDeps, ctx: CallContext, input: KnSearchInput, sessionId: string): Promise<KnSearchAnswer> {
+export async function knSearchNative(deps: KnSearchDeps, ctx: CallContext, input: KnSearchInput, sessionId: string): Promise<KnSearchAnswer> {
   const { concept_retrieval: concept, semantic_instance_retrieval: semantic, property_filter: filter } = input.retrieval_config;
   if (!concept.skip_llm && !deps.llm) {
     throw llmNotConfigured({

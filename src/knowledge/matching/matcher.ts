@@ -4,7 +4,7 @@ import { ToolError } from "../../errors/tool-error";
 import type { KnowledgeNetworkBackend } from "../../kn/backend";
 import type { Condition, ObjectQueryResult, RelationTypePath, Row, SubgraphObject } from "../../kn/types";
 import type { AliasLink } from "./aliases";
-import type { Mention } from "./mention";
+import type { Alternate, Mention } from "./mention";
 import { anyOf, directCondition, exactCondition, relaxedConditions, type SearchField } from "./queries";
 import { scoreValue, type MatchType } from "./score";
 
@@ -183,15 +183,20 @@ function scoreAll(found: Map<string, Found>, mentions: readonly Mention[], field
         if (!match || confidence > match.confidence) match = { type, confidence, fields: [field] };
         else if (confidence === match.confidence && type === match.type && !match.fields.includes(field)) match.fields.push(field);
       };
-      for (const f of fields) {
-        const text = textOf(row[f.name]);
-        if (text === undefined || text === "") continue;
-        const s = scoreValue(m, text);
-        if (s) consider(s.type, round(s.confidence * f.weight), f.name);
-      }
-      for (const a of aliases) {
-        const s = scoreValue(m, a.name);
-        if (s) consider("alias", round(s.confidence * ALIAS_WEIGHT), `${a.relation}:${a.field}`);
+      // What was typed, then what it may stand for (the vocabulary's alternates), each weighed.
+      const forms: { mention: Mention; weight: number; via?: Alternate["via"] }[] = [{ mention: m, weight: 1 }, ...m.alternates];
+      for (const form of forms) {
+        const typeOf = (type: MatchType): MatchType => (form.via === "dictionary" ? "alias" : type);
+        for (const f of fields) {
+          const text = textOf(row[f.name]);
+          if (text === undefined || text === "") continue;
+          const s = scoreValue(form.mention, text);
+          if (s) consider(typeOf(s.type), round(s.confidence * f.weight * form.weight), f.name);
+        }
+        for (const a of aliases) {
+          const s = scoreValue(form.mention, a.name);
+          if (s) consider("alias", round(s.confidence * ALIAS_WEIGHT * form.weight), `${a.relation}:${a.field}`);
+        }
       }
       return match;
     }),

@@ -21,6 +21,21 @@ export interface Mention {
   latin: boolean;
   /** The written forms a stored value may equal: as typed, NFKC, full-width, and the usual cases of Latin text. */
   variants: string[];
+  /** What else it may stand for, from the vocabulary (vocabulary.ts): looked up and scored beside it. */
+  alternates: readonly Alternate[];
+}
+
+/** Something else a mention may stand for (vocabulary.ts), and how much a match through it counts. */
+export interface Alternate {
+  mention: Mention;
+  /** "dictionary": an instance's other name (its matches count as alias); "equivalent": the same words written formally. */
+  via: "dictionary" | "equivalent";
+  weight: number;
+}
+
+/** The mention and its alternates: every form looked up for it. */
+export function formsOf(m: Mention): Mention[] {
+  return [m, ...m.alternates.map((a) => a.mention)];
 }
 
 /**
@@ -62,6 +77,7 @@ export function mentionOf(text: string): Mention {
     tokens: long.length > 0 ? long : all,
     latin: latinLetters > 0 && latinLetters >= [...key].length / 2,
     variants: writtenForms(trimmed),
+    alternates: [],
   };
 }
 

@@ -1,5 +1,5 @@
 import { MAX_SUB_CONDITIONS, type Condition, type DataProperty, type LeafCondition } from "../../kn/types";
-import type { Mention } from "./mention";
+import { formsOf, type Mention } from "./mention";
 
 /** A property searched for mentions, and how much a match in it counts. */
 export interface SearchField {
@@ -66,9 +66,10 @@ function numberOf(m: Mention): number | undefined {
 /** Stage one, exact: a property equal to a written form of a mention. */
 export function exactCondition(fields: readonly SearchField[], mentions: readonly Mention[]): Condition | undefined {
   const leaves: Condition[] = [];
+  const all = mentions.flatMap(formsOf);
   for (const f of fields) {
     if (!f.ops.has("==")) continue;
-    for (const m of mentions) {
+    for (const m of all) {
       const n = numberOf(m);
       if (f.text) for (const v of m.variants) leaves.push(leaf(f.name, "==", v));
       else if (n !== undefined) leaves.push(leaf(f.name, "==", n));
@@ -90,9 +91,11 @@ export function directCondition(
   opts: { words: "and" | "or"; knnK: number; budget?: number },
 ): Condition | undefined {
   const ranked: { condition: Condition; rank: number }[] = [];
+  // A mention's alternates rank after every mention itself.
+  const all = [...mentions, ...mentions.flatMap((m) => m.alternates.map((a) => a.mention))];
   fields.forEach((f, i) => {
     if (!f.text) return;
-    mentions.forEach((m, k) => {
+    all.forEach((m, k) => {
       const base = i + k;
       if (f.ops.has("match")) ranked.push({ condition: leaf(f.name, "match", m.text), rank: base });
       else if (f.ops.has("like")) for (const v of m.variants) ranked.push({ condition: leaf(f.name, "like", v), rank: base });

@@ -61,7 +61,7 @@ export function scoreValue(m: Mention, value: string): MentionScore | undefined 
 }
 
 function scoreName(m: Mention, value: string): MentionScore | undefined {
-  const v = formsOf(value);
+  const v = valueForms(value);
   if (v.key === "") return undefined;
   if (v.key === m.key) return { type: "exact", confidence: 1 };
   if (v.loose === m.loose) return { type: "exact", confidence: 0.97 };
@@ -73,7 +73,7 @@ function scoreName(m: Mention, value: string): MentionScore | undefined {
   return best;
 }
 
-function formsOf(value: string): ValueForms {
+function valueForms(value: string): ValueForms {
   const loose = looseKey(value);
   return { key: comparable(value), loose, chars: [...loose] };
 }
@@ -94,7 +94,7 @@ function contained(m: Mention, v: ValueForms): MentionScore | undefined {
  * The characters of one appear in the other in order (characters that sound
  * the same count as the same: people type by pinyin): an abbreviation (the
  * mention's characters beginning the name: 甲亢, 慢阻肺), characters dropped
- * or added (慢性肾病, 糖尿病肾脏病变), or both mostly shared (心房纤颤 → 心房颤动).
+ * or added (慢性肾病, 糖尿病肾脏病变).
  */
 function inOrder(m: Mention, v: ValueForms, lcs: number): (MentionScore | undefined)[] {
   const lm = m.chars.length;
@@ -111,8 +111,6 @@ function inOrder(m: Mention, v: ValueForms, lcs: number): (MentionScore | undefi
   }
   // The whole name inside a longer mention, with characters added between (a longer everyday form).
   if (lcs === lv && lv >= 3 && lv / lm >= 0.6) out.push({ type: "fuzzy", confidence: 0.45 + (0.35 * lv) / lm });
-  // Both mostly shared in order, with something replaced or moved: only for names long enough to tell apart.
-  if (Math.min(lm, lv) >= 4 && lcs / Math.max(lm, lv) >= 0.75) out.push({ type: "fuzzy", confidence: 0.45 + (0.4 * lcs) / Math.max(lm, lv) });
   return out;
 }
 
