@@ -1,15 +1,24 @@
 import { pinyin } from "pinyin-pro";
 
-/** Each character's toneless pinyin readings (a heteronym has several), looked up once per process. */
-const readings = new Map<string, readonly string[]>();
+/** A character's toneless pinyin readings (a heteronym has several), plain and blurred (see `blurred`). */
+interface Sounds {
+  readings: readonly string[];
+  blurred: readonly string[];
+}
 
-function readingsOf(char: string): readonly string[] {
-  let r = readings.get(char);
-  if (r === undefined) {
-    r = /\p{Script=Han}/u.test(char) ? [...new Set(pinyin(char, { toneType: "none", type: "array", multiple: true }))] : [];
-    readings.set(char, r);
+/** Looked up once per character per process: matching compares characters in tight loops. */
+const sounds = new Map<string, Sounds | null>();
+
+function soundsOf(char: string): Sounds | null {
+  let s = sounds.get(char);
+  if (s === undefined) {
+    if (/\p{Script=Han}/u.test(char)) {
+      const readings = [...new Set(pinyin(char, { toneType: "none", type: "array", multiple: true }))];
+      s = { readings, blurred: readings.map(blurred) };
+    } else s = null;
+    sounds.set(char, s);
   }
-  return r;
+  return s;
 }
 
 /**
@@ -33,15 +42,17 @@ function blurred(reading: string): string {
  */
 export function soundDistance(a: string, b: string): number {
   if (a === b) return 0;
-  const ra = readingsOf(a);
-  const rb = readingsOf(b);
-  if (ra.length === 0 || rb.length === 0) return 1;
-  if (ra.some((x) => rb.includes(x))) return 0.25;
-  const bb = rb.map(blurred);
-  return ra.some((x) => bb.includes(blurred(x))) ? 0.5 : 1;
+  const sa = soundsOf(a);
+  const sb = soundsOf(b);
+  if (!sa || !sb) return 1;
+  if (sa.readings.some((x) => sb.readings.includes(x))) return 0.25;
+  return sa.blurred.some((x) => sb.blurred.includes(x)) ? 0.5 : 1;
 }
 
 /** Two characters that are the same, or two Chinese characters sharing a reading. */
 export function soundAlike(a: string, b: string): boolean {
-  return soundDistance(a, b) <= 0.25;
+  if (a === b) return true;
+  const sa = soundsOf(a);
+  const sb = soundsOf(b);
+  return sa !== null && sb !== null && sa.readings.some((x) => sb.readings.includes(x));
 }

@@ -115,12 +115,13 @@ export async function matchInstances(
   let stages = 1;
   if (unsure.length > 0) {
     const relaxed = unsure.flatMap((k) => relaxedConditions(opts.fields, mentions[k]!));
+    // Each relaxed query its share of the candidate budget: a common piece cannot take it all.
+    const perQuery = Math.max(20, Math.ceil(opts.candidateLimit / Math.max(1, relaxed.length)));
     const relaxedAliases = target.alias_links.flatMap((link) =>
-      unsure.flatMap((k) => relaxedConditions(link.alias_fields.map(aliasField), mentions[k]!).flatMap((c) => aliasPath(target, link, c, opts.candidateLimit))),
+      unsure.flatMap((k) => relaxedConditions(link.alias_fields.map(aliasField), mentions[k]!).flatMap((c) => aliasPath(target, link, c, perQuery))),
     );
     if (relaxed.length > 0 || relaxedAliases.length > 0) {
       stages = 2;
-      const perQuery = Math.max(20, Math.ceil(opts.candidateLimit / Math.max(1, relaxed.length)));
       const results = await Promise.allSettled([
         ...relaxed.map((c) => query(backend, ctx, target, c, perQuery, true)),
         ...(relaxedAliases.length > 0 ? [aliasQuery(backend, ctx, target, relaxedAliases)] : []),

@@ -65,7 +65,9 @@ function scoreName(m: Mention, value: string): MentionScore | undefined {
   if (v.key === "") return undefined;
   if (v.key === m.key) return { type: "exact", confidence: 1 };
   if (v.loose === m.loose) return { type: "exact", confidence: 0.97 };
-  const lcs = lcsLength(m.chars, v.chars, soundAlike);
+  // Same-sounding characters only matter when a few characters differ: the plain count first, it is cheaper.
+  const plain = lcsLength(m.chars, v.chars);
+  const lcs = plain === m.chars.length || m.chars.length - plain > MAX_EDITS ? plain : lcsLength(m.chars, v.chars, soundAlike);
   let best: MentionScore | undefined;
   for (const s of [contained(m, v), ...inOrder(m, v, lcs), misspelt(m, v), tokens(m, v, lcs), acronym(m, value)]) {
     if (s && s.confidence > 0 && (!best || s.confidence > best.confidence)) best = s;
@@ -73,9 +75,19 @@ function scoreName(m: Mention, value: string): MentionScore | undefined {
   return best;
 }
 
+/** Names recur across candidates and calls: their forms are kept, up to this many. */
+const FORMS_CACHED = 50_000;
+const forms = new Map<string, ValueForms>();
+
 function valueForms(value: string): ValueForms {
-  const loose = looseKey(value);
-  return { key: comparable(value), loose, chars: [...loose] };
+  let f = forms.get(value);
+  if (f === undefined) {
+    const loose = looseKey(value);
+    f = { key: comparable(value), loose, chars: [...loose] };
+    if (forms.size >= FORMS_CACHED) forms.clear();
+    forms.set(value, f);
+  }
+  return f;
 }
 
 /** One holds the other whole, the more of the longer one the shorter covers the surer. */
