@@ -13,6 +13,7 @@ import type { KeywordContextWarning } from "../src/knowledge/keyword-context/res
 import { DEFAULT_VOCABULARY } from "../src/config-fields";
 import { aliasLinksOf } from "../src/knowledge/matching/aliases";
 import { loadVocabulary } from "../src/knowledge/matching/vocabulary";
+import { localEmbedder } from "../src/upstream/embeddings";
 import type { RecalledObjectType } from "../src/knowledge/session";
 import { startSimulator } from "../src/simulator/simulator";
 import { createClient } from "@connectrpc/connect";
@@ -57,6 +58,7 @@ export async function runMentionEval(backend: KnowledgeNetworkBackend, kn: Knowl
     sessions: undefined as never,
     keywordContext: { candidateLimit: 200, concurrency: 4, pathsPerRequest: 50 },
     vocabulary: loadVocabulary(DEFAULT_VOCABULARY),
+    embedder: localEmbedder,
   };
   const types = new Map(kn.object_types.map((o) => [o.id, recalled(kn, o.id)]));
   const out: MentionResult[] = [];

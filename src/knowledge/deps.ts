@@ -39,6 +39,6 @@ export type SchemaDeps = Pick<KnowledgeDeps, "backend" | "sessions" | "embedder"
 /** What kn_search reads, in either mode. */
 export type KnSearchDeps = SchemaDeps & Pick<KnowledgeDeps, "dataRetrieval" | "vocabulary">;
 /** What keyword context reads. */
-export type KeywordContextDeps = Pick<KnowledgeDeps, "backend" | "sessions" | "keywordContext" | "vocabulary">;
+export type KeywordContextDeps = Pick<KnowledgeDeps, "backend" | "sessions" | "keywordContext" | "vocabulary" | "embedder">;
 /** What concept rerank reads. */
 export type RerankDeps = Pick<KnowledgeDeps, "llm" | "embedder">;

@@ -1,6 +1,6 @@
 import * as http from "node:http";
 import type { AddressInfo } from "node:net";
-import { embedLocally } from "../../src/upstream/local-embedder";
+import { embedLocally, LOCAL_EMBEDDING_DIMENSIONS } from "../../src/upstream/local-embedder";
 
 /** One scripted answer of the fake LLM. */
 export interface Reply {
@@ -27,10 +27,16 @@ export interface ChatRequest {
  * A real HTTP server speaking the OpenAI protocol with scripted answers, for
  * tests of everything that calls an LLM: /v1/chat/completions answers from a
  * queue of replies, else from a function of the request; /v1/embeddings
- * returns the local lexical embedding of each input; /rerank scores by shared
- * characters. Every chat request is recorded.
+ * returns the local lexical embedding of each input — or, for an input that
+ * holds a term of one of `concepts` (groups of texts that mean the same), a
+ * vector of those meanings alone, as a neural model would place synonyms
+ * together; /rerank scores by shared characters. Every chat request is recorded.
  */
-export async function startScriptedLlm(fallback: (req: ChatRequest) => Reply | Promise<Reply> = () => ({ content: "{}" })) {
+export async function startScriptedLlm(
+  fallback: (req: ChatRequest) => Reply | Promise<Reply> = () => ({ content: "{}" }),
+  opts: { concepts?: string[][] } = {},
+) {
+  const concepts = (opts.concepts ?? []).map((group) => group.map((term) => term.normalize("NFKC").toLowerCase()));
   const queue: Reply[] = [];
   const requests: ChatRequest[] = [];
   const started = Date.now();
@@ -42,7 +48,7 @@ export async function startScriptedLlm(fallback: (req: ChatRequest) => Reply | P
     const path = (req.url ?? "").split("?")[0];
     if (path === "/v1/embeddings") {
       const input = (Array.isArray(body["input"]) ? body["input"] : [body["input"]]) as string[];
-      const data = input.map((text, index) => ({ index, embedding: [...embedLocally(text)] }));
+      const data = input.map((text, index) => ({ index, embedding: embedding(text, concepts) }));
       res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ data, model: body["model"] }));
       return;
     }
@@ -98,3 +104,12 @@ export async function startScriptedLlm(fallback: (req: ChatRequest) => Reply | P
 }
 
 export type ScriptedLlm = Awaited<ReturnType<typeof startScriptedLlm>>;
+
+/** The scripted embedding of a text: its meanings (the concept groups it names) when it names any, else its characters. */
+function embedding(text: string, concepts: readonly string[][]): number[] {
+  const lower = text.normalize("NFKC").toLowerCase();
+  const meanings = concepts.map((group) => (group.some((term) => lower.includes(term)) ? 1 : 0));
+  const named = meanings.reduce((s: number, x) => s + x, 0);
+  if (named === 0) return [...embedLocally(text), ...meanings];
+  return [...new Array<number>(LOCAL_EMBEDDING_DIMENSIONS).fill(0), ...meanings.map((x) => x / Math.sqrt(named))];
+}

@@ -1,5 +1,6 @@
 import type { CallContext } from "../../core/call-context";
 import type { Row } from "../../kn/types";
+import { LOCAL_EMBEDDER_NAME } from "../../upstream/local-embedder";
 import type { KeywordContextDeps } from "../deps";
 import { matchInstances } from "../matching/matcher";
 import { mentionOf } from "../matching/mention";
@@ -19,6 +20,8 @@ export interface ChosenInstance {
   match_type: MatchType;
   score: number;
   matched_fields: string[];
+  /** With an embeddings endpoint, how close in meaning (cosine): orders matches that score alike. */
+  meaning: number;
 }
 
 /**
@@ -42,7 +45,14 @@ export async function findInstances(
     ctx,
     { kn_id: ot.kn_id, object_type_id: ot.id, alias_links: ot.alias_links ?? [] },
     [deps.vocabulary.expand(ot.kn_id, ot.id, mentionOf(keyword))],
-    { fields: searchFieldsOf(ot.data_properties, ot.display_key), candidateLimit, exactLimit: MAX_INSTANCES, words: "and", conclusive: CONCLUSIVE },
+    {
+      fields: searchFieldsOf(ot.data_properties, ot.display_key),
+      candidateLimit,
+      exactLimit: MAX_INSTANCES,
+      words: "and",
+      conclusive: CONCLUSIVE,
+      ...(deps.embedder.name !== LOCAL_EMBEDDER_NAME ? { embedder: deps.embedder } : {}),
+    },
   );
   for (const f of outcome.failures) {
     warnings.push({ target: `instances:${f.lookup}`, reason: f.error.reason, message: `the ${f.lookup} lookup of ${ot.id} failed: ${f.error.message}` });
@@ -50,7 +60,7 @@ export async function findInstances(
   const named = outcome.candidates
     .flatMap((c): ChosenInstance[] => {
       const m = c.mentions[0];
-      return m && m.confidence >= MENTION_THRESHOLD ? [{ row: c.row, match_type: m.type, score: m.confidence, matched_fields: m.fields }] : [];
+      return m && m.confidence >= MENTION_THRESHOLD ? [{ row: c.row, match_type: m.type, score: m.confidence, matched_fields: m.fields, meaning: c.meaning?.[0] ?? 0 }] : [];
     })
     .sort(byScore);
   const exact = named.filter((c) => c.match_type === "exact");
@@ -72,9 +82,11 @@ export async function findInstances(
   return { chosen: chosen.slice(0, MAX_INSTANCES), total: outcome.cut ? Math.max(outcome.total, chosen.length) : chosen.length };
 }
 
-/** Best first; among equals the shorter name (the one the keyword covers more), then the instance id. */
+/** Best first (scores within a hundredth ordered by meaning, when known); then the shorter name (the keyword covers more of it), then the id. */
 function byScore(a: ChosenInstance, b: ChosenInstance): number {
   return (
+    Math.round(b.score * 100) - Math.round(a.score * 100) ||
+    b.meaning - a.meaning ||
     b.score - a.score ||
     String(a.row._display ?? "").length - String(b.row._display ?? "").length ||
     (a.row._instance_id < b.row._instance_id ? -1 : a.row._instance_id > b.row._instance_id ? 1 : 0)

@@ -7,7 +7,9 @@ import { ToolError } from "../../errors/tool-error";
 import type { KnowledgeNetworkBackend } from "../../kn/backend";
 import type { Row } from "../../kn/types";
 import type { Embedder } from "../../upstream/embeddings";
-import { matchInstances, type CandidateMatch } from "../matching/matcher";
+import { LOCAL_EMBEDDER_NAME } from "../../upstream/local-embedder";
+import type { CandidateMatch } from "../matching/candidates";
+import { matchInstances } from "../matching/matcher";
 import { mentionOf, type Mention } from "../matching/mention";
 import type { Vocabulary } from "../matching/vocabulary";
 import { searchFieldsOf, type SearchField } from "../matching/queries";
@@ -151,6 +153,7 @@ function search(deps: InstanceDeps, ctx: CallContext, plan: SearchPlan, keywords
     words: "or",
     budget: cfg.max_semantic_sub_conditions,
     conclusive: CONCLUSIVE,
+    ...(deps.embedder.name !== LOCAL_EMBEDDER_NAME ? { embedder: deps.embedder } : {}),
   });
 }
 

@@ -7,6 +7,9 @@ import type { AliasLink } from "./aliases";
 import type { Alternate, Mention } from "./mention";
 import { anyOf, directCondition, exactCondition, relaxedConditions, type SearchField } from "./queries";
 import { scoreValue, type MatchType } from "./score";
+import type { CandidateMatch, MentionMatch } from "./candidates";
+import { bySemantics } from "./semantic";
+import type { Embedder } from "../../upstream/embeddings";
 
 /** The object type searched, as the session recorded it. */
 export interface MatchTarget {
@@ -29,23 +32,12 @@ export interface MatchOptions {
   budget?: number;
   /** Stage one is conclusive for a mention when its best match reaches this; else the relaxed stage runs. */
   conclusive: number;
-}
-
-/** How one instance answers one mention. */
-export interface MentionMatch {
-  type: MatchType;
-  /** 0..1, the field's weight applied. */
-  confidence: number;
-  /** The properties that matched ("<relation>:<alias property>" for an alias). */
-  fields: string[];
-}
-
-export interface CandidateMatch {
-  row: Row;
-  /** One entry per mention: its best match in this instance, if any. */
-  mentions: (MentionMatch | undefined)[];
-  /** The platform's full-text or vector score, relative to the best of the lookup (0..1), when it gave one. */
-  engine: number;
+  /**
+   * An embeddings endpoint (not the local lexical embedder): candidates that only the platform's
+   * full-text or vector search found are checked against the mention by meaning, and close
+   * candidates ordered by it (semantic.ts).
+   */
+  embedder?: Embedder;
 }
 
 export interface MatchOutcome {
@@ -137,6 +129,14 @@ export async function matchInstances(
         } else addAliases(found, r.value as AliasHit[]);
       });
       candidates = scoreAll(found, mentions, opts.fields);
+    }
+  }
+  if (opts.embedder) {
+    try {
+      await bySemantics(ctx, opts.embedder, mentions, candidates, opts.fields);
+    } catch (err) {
+      if (!(err instanceof ToolError)) throw err;
+      failures.push({ lookup: "semantic", error: err });
     }
   }
   return { candidates, total, cut, stages, failures };
