@@ -49,20 +49,17 @@ export function contentTokens(text: string): string[] {
 
 /** Word tokens for full-text matching: jieba's search segmentation of the normalised text, punctuation dropped. */
 export function tokenize(text: string): string[] {
-  const normalized = normalizeText(text);
-  if (normalized === "") return [];
-  return tokenizer()
-    .cutForSearch(normalized, true)
-    .filter((t) => /[\p{L}\p{N}]/u.test(t));
+  return segment(text, (normalized) => tokenizer().cutForSearch(normalized, true));
 }
 
 /** The words of a text in jieba's precise mode (no overlapping sub-words), punctuation dropped. */
 export function words(text: string): string[] {
+  return segment(text, (normalized) => tokenizer().cut(normalized, false));
+}
+
+function segment(text: string, cut: (normalized: string) => string[]): string[] {
   const normalized = normalizeText(text);
-  if (normalized === "") return [];
-  return tokenizer()
-    .cut(normalized, false)
-    .filter((t) => /[\p{L}\p{N}]/u.test(t));
+  return normalized === "" ? [] : cut(normalized).filter((t) => /[\p{L}\p{N}]/u.test(t));
 }
 
 /** The distinct character bigrams of a normalised string (its single character when it has one). */
