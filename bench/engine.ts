@@ -1,9 +1,9 @@
 import { pino } from "pino";
 import { DEFAULT_SEED, generateBundle } from "../data/generator/build";
-import { parseBundle } from "../src/kn/embedded/bundle";
-import { EmbeddedBackend } from "../src/kn/embedded/engine";
 import type { CallContext } from "../src/core/call-context";
 import { normalizeText } from "../src/core/text";
+import { parseBundle } from "../src/kn/embedded/bundle";
+import { EmbeddedBackend } from "../src/kn/embedded/engine";
 import { formatMicros, line, percentile, timeEach } from "./stats";
 
 const SCALE = 100_000;
@@ -16,12 +16,18 @@ const QUERIES = 2000;
  */
 export async function benchEngine(): Promise<void> {
   const generated = performance.now();
-  const bundle = parseBundle(JSON.parse(JSON.stringify(generateBundle({ seed: DEFAULT_SEED, scale: SCALE }))), `generated scale ${SCALE}`);
+  const bundle = parseBundle(
+    JSON.parse(JSON.stringify(generateBundle({ seed: DEFAULT_SEED, scale: SCALE }))),
+    `generated scale ${SCALE}`,
+  );
   const loadStarted = performance.now();
   const engine = new EmbeddedBackend([bundle], { timeZone: "Asia/Shanghai" });
   const loadMs = performance.now() - loadStarted;
   const total = Object.values(bundle.objects).reduce((n, rows) => n + rows.length, 0);
-  line(`engine: bundle of ${total} instances`, `generated+checked in ${((loadStarted - generated) / 1000).toFixed(2)} s, engine built in ${loadMs.toFixed(0)} ms`);
+  line(
+    `engine: bundle of ${total} instances`,
+    `generated+checked in ${((loadStarted - generated) / 1000).toFixed(2)} s, engine built in ${loadMs.toFixed(0)} ms`,
+  );
 
   const ctx: CallContext = {
     caller: { accountId: "bench", accountType: "user" },
@@ -42,15 +48,29 @@ export async function benchEngine(): Promise<void> {
 
   // First queries build the lazy indexes; report that cost on its own.
   const warm = performance.now();
-  await engine.queryObjects(ctx, "kn_medical", "disease", { condition: { operation: "==", field: "disease_name", value: pick(0) }, limit: 10 });
-  await engine.queryObjects(ctx, "kn_medical", "disease", { condition: { operation: "like", field: "disease_name", value: fragment(0) }, limit: 10 });
+  await engine.queryObjects(ctx, "kn_medical", "disease", {
+    condition: { operation: "==", field: "disease_name", value: pick(0) },
+    limit: 10,
+  });
+  await engine.queryObjects(ctx, "kn_medical", "disease", {
+    condition: { operation: "like", field: "disease_name", value: fragment(0) },
+    limit: 10,
+  });
   line("engine: first == and like (index build)", formatMicros((performance.now() - warm) * 1000));
 
   const exact = await timeEach(QUERIES, (i) =>
-    engine.queryObjects(ctx, "kn_medical", "disease", { condition: { operation: "==", field: "disease_name", value: pick(i) }, limit: 10, need_total: true }),
+    engine.queryObjects(ctx, "kn_medical", "disease", {
+      condition: { operation: "==", field: "disease_name", value: pick(i) },
+      limit: 10,
+      need_total: true,
+    }),
   );
   const like = await timeEach(QUERIES, (i) =>
-    engine.queryObjects(ctx, "kn_medical", "disease", { condition: { operation: "like", field: "disease_name", value: fragment(i) }, limit: 10, need_total: true }),
+    engine.queryObjects(ctx, "kn_medical", "disease", {
+      condition: { operation: "like", field: "disease_name", value: fragment(i) },
+      limit: 10,
+      need_total: true,
+    }),
   );
   const normalized = names.map(normalizeText);
   const scanExact = await timeEach(200, (i) => names.filter((n) => n === pick(i)).length);
@@ -72,12 +92,24 @@ export async function benchEngine(): Promise<void> {
     engine.querySubgraph(ctx, "kn_medical", {
       relation_type_paths: [
         {
-          object_types: [{ id: "disease", condition: { operation: "==", field: "disease_id", value: sample["disease_id"]! }, limit: 1 }, { id: "symptom", limit: 10 }],
-          relation_types: [{ relation_type_id: "has_symptom", source_object_type_id: "disease", target_object_type_id: "symptom" }],
+          object_types: [
+            {
+              id: "disease",
+              condition: { operation: "==", field: "disease_id", value: sample["disease_id"]! },
+              limit: 1,
+            },
+            { id: "symptom", limit: 10 },
+          ],
+          relation_types: [
+            { relation_type_id: "has_symptom", source_object_type_id: "disease", target_object_type_id: "symptom" },
+          ],
           limit: 10,
         },
       ],
     }),
   );
-  line("engine: one-hop subgraph from one disease", `p50 ${formatMicros(p50(hop))} p95 ${formatMicros(percentile(hop, 95))}`);
+  line(
+    "engine: one-hop subgraph from one disease",
+    `p50 ${formatMicros(p50(hop))} p95 ${formatMicros(percentile(hop, 95))}`,
+  );
 }

@@ -3,15 +3,18 @@ import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { pino } from "pino";
 import { parse } from "yaml";
-import { KnowledgeRetrievalService, type RetrieveKeywordContextResponse } from "../gen/contextloader/knowledge/v1/knowledge_pb";
+import {
+  KnowledgeRetrievalService,
+  type RetrieveKeywordContextResponse,
+} from "../gen/contextloader/knowledge/v1/knowledge_pb";
 import { createApp } from "../src/app";
 import { loadConfig } from "../src/config";
-import { parseBundle, type Bundle } from "../src/kn/embedded/bundle";
-import { EmbeddedBackend } from "../src/kn/embedded/engine";
-import { startSimulator } from "../src/simulator/simulator";
 import type { CallContext } from "../src/core/call-context";
-import { createHttpBackend } from "../src/kn/http/http-backend";
 import type { KnowledgeNetworkBackend } from "../src/kn/backend";
+import { type Bundle, parseBundle } from "../src/kn/embedded/bundle";
+import { EmbeddedBackend } from "../src/kn/embedded/engine";
+import { createHttpBackend } from "../src/kn/http/http-backend";
+import { startSimulator } from "../src/simulator/simulator";
 import { formatMicros, line, percentile, timeEach } from "./stats";
 
 const KN = "kn_bench";
@@ -42,12 +45,29 @@ export async function benchKeywordContext(): Promise<void> {
   });
   const log = pino({ level: "silent" });
   const app = createApp(
-    loadConfig({ PORT: "0", HOST: "127.0.0.1", SQLITE_PATH: ":memory:", ONTOLOGY_MANAGER_URL: sim.url, ONTOLOGY_QUERY_URL: sim.url, LOG_LEVEL: "silent" }),
+    loadConfig({
+      PORT: "0",
+      HOST: "127.0.0.1",
+      SQLITE_PATH: ":memory:",
+      ONTOLOGY_MANAGER_URL: sim.url,
+      ONTOLOGY_QUERY_URL: sim.url,
+      LOG_LEVEL: "silent",
+    }),
     log,
   );
   const port = await app.listen();
-  const client = createClient(KnowledgeRetrievalService, createConnectTransport({ baseUrl: `http://127.0.0.1:${port}`, httpVersion: "1.1" }));
-  const backend = createHttpBackend({ ontologyManagerUrl: sim.url, ontologyQueryUrl: sim.url, operatorMarketUrl: undefined, timeoutMs: 10_000, maxSockets: 64, spelling: "new" });
+  const client = createClient(
+    KnowledgeRetrievalService,
+    createConnectTransport({ baseUrl: `http://127.0.0.1:${port}`, httpVersion: "1.1" }),
+  );
+  const backend = createHttpBackend({
+    ontologyManagerUrl: sim.url,
+    ontologyQueryUrl: sim.url,
+    operatorMarketUrl: undefined,
+    timeoutMs: 10_000,
+    maxSockets: 64,
+    spelling: "new",
+  });
   const ctx: CallContext = {
     caller: { accountId: "bench", accountType: "user" },
     traceId: "bench",
@@ -60,11 +80,21 @@ export async function benchKeywordContext(): Promise<void> {
     // Step one in a fresh session per run, untimed: only step two is measured.
     const newSession = async () => {
       const sessionId = randomUUID();
-      await client.retrieveSchema({ query: "测试产品的工厂、地区、分类、供应商和渠道", knIds: [{ knowledgeNetworkId: KN }], sessionId });
+      await client.retrieveSchema({
+        query: "测试产品的工厂、地区、分类、供应商和渠道",
+        knIds: [{ knowledgeNetworkId: KN }],
+        sessionId,
+      });
       return sessionId;
     };
     const ours = (sessionId: string, compactFormat: boolean) =>
-      client.retrieveKeywordContext({ query: KEYWORD, knIds: [{ knowledgeNetworkId: KN }], sessionId, objectTypeId: "product", compactFormat });
+      client.retrieveKeywordContext({
+        query: KEYWORD,
+        knIds: [{ knowledgeNetworkId: KN }],
+        sessionId,
+        objectTypeId: "product",
+        compactFormat,
+      });
     /**
      * Times step two in fresh sessions; answers are checked after the clock stops.
      * Each run also reads the simulator's log: its two round trips (the parallel
@@ -95,7 +125,12 @@ export async function benchKeywordContext(): Promise<void> {
         // The spec's OR over every property, with like instead of ==: an exact "测试产品" matches nothing here.
         condition: {
           operation: "or",
-          sub_conditions: ["product_id", "product_name"].map((field) => ({ field, operation: "like", value: KEYWORD, value_from: "const" as const })),
+          sub_conditions: ["product_id", "product_name"].map((field) => ({
+            field,
+            operation: "like",
+            value: KEYWORD,
+            value_from: "const" as const,
+          })),
         },
         need_total: true,
         limit: 10,
@@ -107,10 +142,24 @@ export async function benchKeywordContext(): Promise<void> {
             relation_type_paths: [
               {
                 object_types: [
-                  { id: "product", condition: { operation: "==", field: "product_id", value: row["product_id"]!, value_from: "const" }, limit: 1 },
-                  { id: target, condition: { operation: "exist", field: `${target}_name`, value_from: "const" }, limit: 10 },
+                  {
+                    id: "product",
+                    condition: { operation: "==", field: "product_id", value: row["product_id"]!, value_from: "const" },
+                    limit: 1,
+                  },
+                  {
+                    id: target,
+                    condition: { operation: "exist", field: `${target}_name`, value_from: "const" },
+                    limit: 10,
+                  },
                 ],
-                relation_types: [{ relation_type_id: `product_${target}`, source_object_type_id: "product", target_object_type_id: target }],
+                relation_types: [
+                  {
+                    relation_type_id: `product_${target}`,
+                    source_object_type_id: "product",
+                    target_object_type_id: target,
+                  },
+                ],
                 limit: 10,
               },
             ],
@@ -143,11 +192,21 @@ export async function benchKeywordContext(): Promise<void> {
     const ownMedian = percentile(compact.own, 50);
     const sequentialMedian = percentile(sequentialMs, 50);
     const ratio = sequentialMedian / oursMedian;
-    const timing = (ms: number[]) => `${formatMicros(percentile(ms, 50) * 1000)} (p95 ${formatMicros(percentile(ms, 95) * 1000)})`;
-    line("keyword-context: network", `"${KEYWORD}" matches ${PRODUCTS} products, ${NEIGHBOR_TYPES.length} relation types, ${LATENCY_MS} ms per upstream call`);
-    line(`keyword-context: ours, YAML (median of ${OURS_RUNS})`, `${timing(compact.total)}, of it our own ${timing(compact.own)} | ${oursCalls}`);
+    const timing = (ms: number[]) =>
+      `${formatMicros(percentile(ms, 50) * 1000)} (p95 ${formatMicros(percentile(ms, 95) * 1000)})`;
+    line(
+      "keyword-context: network",
+      `"${KEYWORD}" matches ${PRODUCTS} products, ${NEIGHBOR_TYPES.length} relation types, ${LATENCY_MS} ms per upstream call`,
+    );
+    line(
+      `keyword-context: ours, YAML (median of ${OURS_RUNS})`,
+      `${timing(compact.total)}, of it our own ${timing(compact.own)} | ${oursCalls}`,
+    );
     line(`keyword-context: ours, compact_format=false`, `${timing(full.total)}, of it our own ${timing(full.own)}`);
-    line(`keyword-context: spec's order (median of ${SEQUENTIAL_RUNS})`, `${timing(sequentialMs)} | ${sequentialCalls}`);
+    line(
+      `keyword-context: spec's order (median of ${SEQUENTIAL_RUNS})`,
+      `${timing(sequentialMs)} | ${sequentialCalls}`,
+    );
     line("keyword-context: spec's order / ours", `${ratio.toFixed(1)}x`);
     const met = ratio >= TARGET_RATIO && ownMedian <= TARGET_OVERHEAD_MS;
     line(
@@ -165,9 +224,17 @@ export async function benchKeywordContext(): Promise<void> {
 function checkAnswer(res: RetrieveKeywordContextResponse): void {
   const instances = res.keywordContext
     ? res.keywordContext.instances.map((i) => new Set(i.neighbors.map((n) => n.relationTypeId)).size)
-    : (parse(res.keywordContextText) as { instances: { neighbors: Record<string, string[]> }[] }).instances.map((i) => Object.keys(i.neighbors).length);
-  if (instances.length !== PRODUCTS || instances.some((relations) => relations !== NEIGHBOR_TYPES.length) || res.warnings.length > 0) {
-    throw new Error(`keyword context: ${instances.length} instances with neighbours over [${instances.join(", ")}] relation types, ${res.warnings.length} warnings`);
+    : (parse(res.keywordContextText) as { instances: { neighbors: Record<string, string[]> }[] }).instances.map(
+        (i) => Object.keys(i.neighbors).length,
+      );
+  if (
+    instances.length !== PRODUCTS ||
+    instances.some((relations) => relations !== NEIGHBOR_TYPES.length) ||
+    res.warnings.length > 0
+  ) {
+    throw new Error(
+      `keyword context: ${instances.length} instances with neighbours over [${instances.join(", ")}] relation types, ${res.warnings.length} warnings`,
+    );
   }
 }
 
@@ -188,20 +255,34 @@ export function benchBundle(): Bundle {
       { name: `${id}_name`, type: "varchar" },
     ],
   });
-  const products = Array.from({ length: PRODUCTS }, (_, i) => ({ product_id: `product_${pad(i + 1)}`, product_name: `${KEYWORD}${pad(i + 1)}` }));
+  const products = Array.from({ length: PRODUCTS }, (_, i) => ({
+    product_id: `product_${pad(i + 1)}`,
+    product_name: `${KEYWORD}${pad(i + 1)}`,
+  }));
   return parseBundle(
     {
       knowledge_network: { id: KN, name: "基准网络" },
       object_types: [type("product", "产品"), ...NEIGHBOR_TYPES.map((t) => type(t, t))],
-      relation_types: NEIGHBOR_TYPES.map((t) => ({ id: `product_${t}`, name: `产品的${t}`, source_object_type_id: "product", target_object_type_id: t })),
+      relation_types: NEIGHBOR_TYPES.map((t) => ({
+        id: `product_${t}`,
+        name: `产品的${t}`,
+        source_object_type_id: "product",
+        target_object_type_id: t,
+      })),
       objects: {
         product: products,
         ...Object.fromEntries(
-          NEIGHBOR_TYPES.map((t) => [t, Array.from({ length: otherCount }, (_, i) => ({ [`${t}_id`]: `${t}_${i}`, [`${t}_name`]: `${t} ${i}` }))]),
+          NEIGHBOR_TYPES.map((t) => [
+            t,
+            Array.from({ length: otherCount }, (_, i) => ({ [`${t}_id`]: `${t}_${i}`, [`${t}_name`]: `${t} ${i}` })),
+          ]),
         ),
       },
       relations: Object.fromEntries(
-        NEIGHBOR_TYPES.map((t) => [`product_${t}`, products.flatMap((p, i) => [0, 1, 2].map((k) => [p.product_id, `${t}_${(i + k) % otherCount}`]))]),
+        NEIGHBOR_TYPES.map((t) => [
+          `product_${t}`,
+          products.flatMap((p, i) => [0, 1, 2].map((k) => [p.product_id, `${t}_${(i + k) % otherCount}`])),
+        ]),
       ),
     },
     "the keyword-context bench network",

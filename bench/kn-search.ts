@@ -3,17 +3,17 @@ import { rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createClient, type Client } from "@connectrpc/connect";
+import { type Client, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { pino } from "pino";
 import { DEFAULT_SEED, generateBundle } from "../data/generator/build";
 import { KnowledgeRetrievalService, type KnSearchResponse } from "../gen/contextloader/knowledge/v1/knowledge_pb";
-import { createApp, type App } from "../src/app";
+import { type App, createApp } from "../src/app";
 import { loadConfig } from "../src/config";
 import { EmbeddedBackend } from "../src/kn/embedded/engine";
-import { startSimulator } from "../src/simulator/simulator";
-import { knSearchInput } from "../src/knowledge/kn-search/input";
 import { requestBody } from "../src/knowledge/kn-search/data-retrieval-wire";
+import { knSearchInput } from "../src/knowledge/kn-search/input";
+import { startSimulator } from "../src/simulator/simulator";
 import { formatMicros, line, percentile } from "./stats";
 
 const KN = "kn_medical";
@@ -56,7 +56,9 @@ export async function benchKnSearch(): Promise<void> {
 }
 
 async function benchProxyOverhead(): Promise<void> {
-  const sim = await startSimulator({ backend: EmbeddedBackend.fromFiles([SAMPLE_BUNDLE], { timeZone: "Asia/Shanghai" }) });
+  const sim = await startSimulator({
+    backend: EmbeddedBackend.fromFiles([SAMPLE_BUNDLE], { timeZone: "Asia/Shanghai" }),
+  });
   let app: App | undefined;
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   try {
@@ -65,7 +67,12 @@ async function benchProxyOverhead(): Promise<void> {
 
     // The body our proxy sends: the spec's request with every default applied, a fresh session each call.
     const directBody = (sessionId: string) =>
-      JSON.stringify(requestBody(knSearchInput.parse({ query: PROXY_QUERY, kn_ids: [{ knowledge_network_id: KN }], session_id: sessionId }), sessionId));
+      JSON.stringify(
+        requestBody(
+          knSearchInput.parse({ query: PROXY_QUERY, kn_ids: [{ knowledge_network_id: KN }], session_id: sessionId }),
+          sessionId,
+        ),
+      );
     const direct = async () => {
       const sessionId = randomUUID();
       const body = directBody(sessionId);
@@ -75,7 +82,10 @@ async function benchProxyOverhead(): Promise<void> {
     };
     const ours = async () => {
       const started = process.hrtime.bigint();
-      const answer = await client.knSearch({ query: PROXY_QUERY, knIds: [{ knowledgeNetworkId: KN }], sessionId: randomUUID() }, { headers: HEADERS });
+      const answer = await client.knSearch(
+        { query: PROXY_QUERY, knIds: [{ knowledgeNetworkId: KN }], sessionId: randomUUID() },
+        { headers: HEADERS },
+      );
       return { us: Number(process.hrtime.bigint() - started) / 1000, answer };
     };
 
@@ -112,25 +122,38 @@ async function benchProxyOverhead(): Promise<void> {
     const expected = directAnswers[0] ? directNodeNames(directAnswers[0]) : [];
     if (expected.length === 0) throw new Error(`kn_search direct: no nodes for "${PROXY_QUERY}"`);
     for (const a of directAnswers) {
-      if (directNodeNames(a).join("|") !== expected.join("|")) throw new Error(`kn_search direct: nodes changed between calls: ${directNodeNames(a).join(", ")}`);
+      if (directNodeNames(a).join("|") !== expected.join("|"))
+        throw new Error(`kn_search direct: nodes changed between calls: ${directNodeNames(a).join(", ")}`);
     }
     for (const a of oursAnswers) {
       const got = a.nodes.map((n) => `${n.objectTypeId}:${n.instanceName}`);
-      if (got.join("|") !== expected.join("|")) throw new Error(`kn_search through KnSearch: nodes [${got.join(", ")}], direct [${expected.join(", ")}]`);
+      if (got.join("|") !== expected.join("|"))
+        throw new Error(`kn_search through KnSearch: nodes [${got.join(", ")}], direct [${expected.join(", ")}]`);
     }
     sim.clearRequests();
     await ours();
     const forwarded = sim.requests().filter((r) => r.path === "/tools/kn_search");
     if (forwarded.length !== 1 || forwarded[0]!.status !== 200) {
-      throw new Error(`KnSearch in proxy mode made ${forwarded.length} calls to /tools/kn_search (${forwarded.map((r) => r.status).join(", ")}), expected one 200`);
+      throw new Error(
+        `KnSearch in proxy mode made ${forwarded.length} calls to /tools/kn_search (${forwarded.map((r) => r.status).join(", ")}), expected one 200`,
+      );
     }
 
     const answerBytes = Buffer.byteLength(JSON.stringify(directAnswers[0]));
     const p = (s: number[], q: number) => percentile(s, q);
     const paired = oursUs.map((us, i) => us - directUs[i]!);
-    line("kn-search proxy: request", `"${PROXY_QUERY}" on ${KN} (sample bundle), ${expected.length} nodes, ${kb(answerBytes)} answer, ${PROXY_RUNS} calls per side, alternating`);
-    line("kn-search proxy: direct /tools/kn_search", `p50 ${formatMicros(p(directUs, 50))} p99 ${formatMicros(p(directUs, 99))}`);
-    line("kn-search proxy: KnSearch through us", `p50 ${formatMicros(p(oursUs, 50))} p99 ${formatMicros(p(oursUs, 99))}`);
+    line(
+      "kn-search proxy: request",
+      `"${PROXY_QUERY}" on ${KN} (sample bundle), ${expected.length} nodes, ${kb(answerBytes)} answer, ${PROXY_RUNS} calls per side, alternating`,
+    );
+    line(
+      "kn-search proxy: direct /tools/kn_search",
+      `p50 ${formatMicros(p(directUs, 50))} p99 ${formatMicros(p(directUs, 99))}`,
+    );
+    line(
+      "kn-search proxy: KnSearch through us",
+      `p50 ${formatMicros(p(oursUs, 50))} p99 ${formatMicros(p(oursUs, 99))}`,
+    );
     line(
       "kn-search proxy: overhead (ours - direct)",
       `p50 ${ms(p(oursUs, 50) - p(directUs, 50))} p99 ${ms(p(oursUs, 99) - p(directUs, 99))} | paired median ${ms(p(paired, 50))} | ours/direct p50 ${(p(oursUs, 50) / p(directUs, 50)).toFixed(2)}x p99 ${(p(oursUs, 99) / p(directUs, 99)).toFixed(2)}x`,
@@ -164,7 +187,10 @@ async function benchNative(): Promise<void> {
       { label: "only_schema=true", query: SCHEMA_QUESTION, onlySchema: true },
     ];
     const call = (query: string, onlySchema: boolean) =>
-      client.knSearch({ query, knIds: [{ knowledgeNetworkId: KN }], sessionId: randomUUID(), onlySchema }, { headers: HEADERS });
+      client.knSearch(
+        { query, knIds: [{ knowledgeNetworkId: KN }], sessionId: randomUUID(), onlySchema },
+        { headers: HEADERS },
+      );
 
     // The first calls build the engine's lazy indexes (about a second); not timed.
     const warm = performance.now();
@@ -183,11 +209,19 @@ async function benchNative(): Promise<void> {
       }
     }
 
-    answers[0]!.forEach((a) => checkNodes(a, `${cases[0]!.label} "${cases[0]!.query}"`, [`disease:上、下气道梗阻`]));
-    answers[1]!.forEach((a) => checkNodes(a, `${cases[1]!.label} "${cases[1]!.query}"`, [`disease:上、下气道梗阻`, `symptom:呼吸困难`, `drugs:阿莫西林`]));
+    for (const a of answers[0]!) checkNodes(a, `${cases[0]!.label} "${cases[0]!.query}"`, [`disease:上、下气道梗阻`]);
+    for (const a of answers[1]!) {
+      checkNodes(a, `${cases[1]!.label} "${cases[1]!.query}"`, [
+        `disease:上、下气道梗阻`,
+        `symptom:呼吸困难`,
+        `drugs:阿莫西林`,
+      ]);
+    }
     answers[2]!.forEach((a) => {
       if (a.nodes.length > 0 || a.objectTypes.length === 0 || a.relationTypes.length === 0 || a.warnings.length > 0) {
-        throw new Error(`kn_search ${cases[2]!.label} "${cases[2]!.query}": ${a.nodes.length} nodes, ${a.objectTypes.length} object types, ${a.relationTypes.length} relation types, ${a.warnings.length} warnings`);
+        throw new Error(
+          `kn_search ${cases[2]!.label} "${cases[2]!.query}": ${a.nodes.length} nodes, ${a.objectTypes.length} object types, ${a.relationTypes.length} relation types, ${a.warnings.length} warnings`,
+        );
       }
     });
 
@@ -214,11 +248,17 @@ function writeScaledBundle(file: string): number {
 }
 
 function startApp(env: Record<string, string>): App {
-  return createApp(loadConfig({ PORT: "0", HOST: "127.0.0.1", SQLITE_PATH: ":memory:", LOG_LEVEL: "silent", ...env }), pino({ level: "silent" }));
+  return createApp(
+    loadConfig({ PORT: "0", HOST: "127.0.0.1", SQLITE_PATH: ":memory:", LOG_LEVEL: "silent", ...env }),
+    pino({ level: "silent" }),
+  );
 }
 
 function connectClient(port: number): KnowledgeClient {
-  return createClient(KnowledgeRetrievalService, createConnectTransport({ baseUrl: `http://127.0.0.1:${port}`, httpVersion: "1.1" }));
+  return createClient(
+    KnowledgeRetrievalService,
+    createConnectTransport({ baseUrl: `http://127.0.0.1:${port}`, httpVersion: "1.1" }),
+  );
 }
 
 /** Every expected node (`type:name`) among the answer's, and no warning. */
@@ -226,7 +266,9 @@ function checkNodes(a: KnSearchResponse, label: string, expected: string[]): voi
   const got = a.nodes.map((n) => `${n.objectTypeId}:${n.instanceName}`);
   const missing = expected.filter((e) => !got.includes(e));
   if (got.length === 0 || missing.length > 0 || a.warnings.length > 0) {
-    throw new Error(`kn_search ${label}: nodes [${got.join(", ")}], missing [${missing.join(", ")}], ${a.warnings.length} warnings ${a.message}`);
+    throw new Error(
+      `kn_search ${label}: nodes [${got.join(", ")}], missing [${missing.join(", ")}], ${a.warnings.length} warnings ${a.message}`,
+    );
   }
 }
 
@@ -246,14 +288,19 @@ function postJson(agent: http.Agent, url: string, body: string): Promise<DirectA
   return new Promise((resolve, reject) => {
     const req = http.request(
       url,
-      { method: "POST", agent, headers: { ...HEADERS, "content-type": "application/json", "content-length": Buffer.byteLength(body) } },
+      {
+        method: "POST",
+        agent,
+        headers: { ...HEADERS, "content-type": "application/json", "content-length": Buffer.byteLength(body) },
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on("data", (c: Buffer) => chunks.push(c));
         res.on("error", reject);
         res.on("end", () => {
           const text = Buffer.concat(chunks).toString("utf8");
-          if (res.statusCode !== 200) return reject(new Error(`POST ${url}: HTTP ${res.statusCode} ${text.slice(0, 300)}`));
+          if (res.statusCode !== 200)
+            return reject(new Error(`POST ${url}: HTTP ${res.statusCode} ${text.slice(0, 300)}`));
           try {
             resolve(JSON.parse(text) as DirectAnswer);
           } catch (err) {

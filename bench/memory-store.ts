@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import pg from "pg";
-import { pino, type Logger } from "pino";
+import { type Logger, pino } from "pino";
 import type { MemoryFilters, MemoryStore, MemoryWrite } from "../src/store/memories/memory-store";
 import { PostgresMemoryStore } from "../src/store/memories/postgres-memory-store";
 import { SqliteMemoryStore } from "../src/store/memories/sqlite-memory-store";
@@ -32,7 +32,11 @@ const TARGET_P95_MS = 20;
 const SEARCHES: { mix: "common" | "rare"; filters: MemoryFilters; name: string }[] = [
   { mix: "common", filters: {}, name: "common words" },
   { mix: "rare", filters: {}, name: "rare words" },
-  { mix: "rare", filters: { memory_types: ["fact", "plan"], created_since: new Date(Date.now() - 86_400_000) }, name: "rare words, type + time filters" },
+  {
+    mix: "rare",
+    filters: { memory_types: ["fact", "plan"], created_since: new Date(Date.now() - 86_400_000) },
+    name: "rare words, type + time filters",
+  },
 ];
 
 /** A store under test, and how the bench fills it faster than upsert's one commit per memory. */
@@ -56,7 +60,10 @@ interface Target {
  */
 export async function benchMemoryStore(): Promise<void> {
   const log = pino({ level: "silent" });
-  line("memory-store corpus", `${vocabulary().length} words (Zipf s = 1), ${MIN_TOKENS}-${MAX_TOKENS} tokens per memory, ${DIMS}-dim embeddings, one user`);
+  line(
+    "memory-store corpus",
+    `${vocabulary().length} words (Zipf s = 1), ${MIN_TOKENS}-${MAX_TOKENS} tokens per memory, ${DIMS}-dim embeddings, one user`,
+  );
   const dir = mkdtempSync(join(tmpdir(), "bench-memory-store-"));
   try {
     await benchOne(sqliteTarget(join(dir, "memories.db"), log));
@@ -81,7 +88,10 @@ async function benchOne(target: Target): Promise<void> {
         await target.bulkInsert(userId, batch);
       }
       await target.settle();
-      line(`${label}: bulk load ${size - loaded} (plain SQL)`, formatMicros(Number(process.hrtime.bigint() - loadStart) / 1000));
+      line(
+        `${label}: bulk load ${size - loaded} (plain SQL)`,
+        formatMicros(Number(process.hrtime.bigint() - loadStart) / 1000),
+      );
 
       for (const { mix, filters, name } of SEARCHES) {
         const queries = Array.from({ length: QUERIES }, () => corpus.query(mix));
@@ -92,7 +102,9 @@ async function benchOne(target: Target): Promise<void> {
         line(
           `${label}: keywordSearch, ${name}`,
           `p50 ${formatMicros(percentile(search, 50))} p95 ${formatMicros(p95)} | matches/query p50 ${percentile(matches, 50)} p95 ${percentile(matches, 95)}` +
-            (size === 100_000 ? ` | target p95 <= ${TARGET_P95_MS} ms ${p95 <= TARGET_P95_MS * 1000 ? "met" : "MISSED"}` : ""),
+            (size === 100_000
+              ? ` | target p95 <= ${TARGET_P95_MS} ms ${p95 <= TARGET_P95_MS * 1000 ? "met" : "MISSED"}`
+              : ""),
         );
       }
 
@@ -102,7 +114,10 @@ async function benchOne(target: Target): Promise<void> {
     // One commit each, through the store: the write path a user waits for.
     const first = corpus.size;
     const writes = await timeEach(UPSERTS, (i) => store.upsert(userId, corpus.memory(first + i)));
-    line(`memory-store ${store.kind} @100k: upsert`, `p50 ${formatMicros(percentile(writes, 50))} p95 ${formatMicros(percentile(writes, 95))}`);
+    line(
+      `memory-store ${store.kind} @100k: upsert`,
+      `p50 ${formatMicros(percentile(writes, 50))} p95 ${formatMicros(percentile(writes, 95))}`,
+    );
   } finally {
     await target.dispose(userId);
   }
@@ -121,11 +136,24 @@ function sqliteTarget(path: string, log: Logger): Target {
          VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?)`,
       );
       const embedding = db.prepare("INSERT INTO memory_embeddings (memory_id, embedding) VALUES (?, ?)");
-      const keyword = db.prepare("INSERT OR IGNORE INTO memory_keywords (memory_id, user_id, keyword_lower) VALUES (?, ?, ?)");
+      const keyword = db.prepare(
+        "INSERT OR IGNORE INTO memory_keywords (memory_id, user_id, keyword_lower) VALUES (?, ?, ?)",
+      );
       const now = Date.now();
       db.transaction(() => {
         for (const m of memories) {
-          const { lastInsertRowid: id } = memory.run(userId, m.memory_key, m.memory_type, m.summary, m.content, JSON.stringify(m.keywords), JSON.stringify(m.metadata), m.search_text, now, now);
+          const { lastInsertRowid: id } = memory.run(
+            userId,
+            m.memory_key,
+            m.memory_type,
+            m.summary,
+            m.content,
+            JSON.stringify(m.keywords),
+            JSON.stringify(m.metadata),
+            m.search_text,
+            now,
+            now,
+          );
           embedding.run(id, Buffer.from(m.embedding.buffer, m.embedding.byteOffset, m.embedding.byteLength));
           for (const k of m.keywords) keyword.run(id, userId, k.keyword.toLowerCase());
         }
@@ -202,7 +230,9 @@ class Corpus {
       total += 1 / (rank + 1);
       this.cumulative[rank] = total;
     });
-    this.cumulative.forEach((c, i) => (this.cumulative[i] = c / total));
+    this.cumulative.forEach((c, i) => {
+      this.cumulative[i] = c / total;
+    });
   }
 
   memory(index: number): MemoryWrite {
@@ -235,7 +265,10 @@ class Corpus {
   query(mix: "common" | "rare"): string[] {
     const n = 2 + Math.floor(this.random() * 3);
     const half = Math.floor(this.vocabulary.length / 2);
-    const draw = mix === "common" ? () => this.word() : () => this.vocabulary[half + Math.floor(this.random() * (this.vocabulary.length - half))]!;
+    const draw =
+      mix === "common"
+        ? () => this.word()
+        : () => this.vocabulary[half + Math.floor(this.random() * (this.vocabulary.length - half))]!;
     return [...new Set(Array.from({ length: n }, draw))];
   }
 
@@ -287,7 +320,9 @@ class Corpus {
  * words, interleaved so both languages have common and rare words.
  */
 function vocabulary(): string[] {
-  const morphemes = [..."数据库配置网络服务用户系统文件时间会议项目计划报告客户产品市场销售财务预算合同设计开发测试部署监控日志安全权限缓存迁移备份"];
+  const morphemes = [
+    ..."数据库配置网络服务用户系统文件时间会议项目计划报告客户产品市场销售财务预算合同设计开发测试部署监控日志安全权限缓存迁移备份",
+  ];
   const chinese: string[] = [];
   for (let i = 0; chinese.length < 200; i++) {
     const a = morphemes[i % morphemes.length]!;

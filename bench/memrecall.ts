@@ -6,17 +6,17 @@ import pg from "pg";
 import { pino } from "pino";
 import { z } from "zod";
 import { loadConfig } from "../src/config";
-import type { MemoriesDeps } from "../src/memrecall/memories-deps";
-import { searchMemories } from "../src/memrecall/search";
-import { storeMemory } from "../src/memrecall/write";
-import { searchTextOf } from "../src/memrecall/search-text";
+import type { CallContext } from "../src/core/call-context";
 import { searchMemoriesInput, storeMemoryInput } from "../src/memrecall/inputs";
+import type { MemoriesDeps } from "../src/memrecall/memories-deps";
 import { MemoryIndex } from "../src/memrecall/memory-index";
+import { searchMemories } from "../src/memrecall/search";
+import { searchTextOf } from "../src/memrecall/search-text";
+import { storeMemory } from "../src/memrecall/write";
 import { InProcessSessionStore } from "../src/store/in-process-session-store";
 import type { MemoryStore, MemoryWrite } from "../src/store/memories/memory-store";
 import { PostgresMemoryStore } from "../src/store/memories/postgres-memory-store";
 import { SqliteMemoryStore } from "../src/store/memories/sqlite-memory-store";
-import type { CallContext } from "../src/core/call-context";
 import { localEmbedder } from "../src/upstream/embeddings";
 import { embedLocally } from "../src/upstream/local-embedder";
 import { formatMicros, line, percentile, timeEach } from "./stats";
@@ -30,7 +30,13 @@ const TARGET_P95_MS = { keyword: 20, hybrid: 50 } as const;
 
 const evalSet = z.object({
   memories: z.array(
-    z.object({ memory_key: z.string(), memory_type: z.string(), summary: z.string(), content: z.string(), keywords: z.array(z.string()) }),
+    z.object({
+      memory_key: z.string(),
+      memory_type: z.string(),
+      summary: z.string(),
+      content: z.string(),
+      keywords: z.array(z.string()),
+    }),
   ),
   queries: z.array(z.object({ query: z.string(), kind: z.string(), relevant: z.array(z.string()).min(1) })),
 });
@@ -39,7 +45,13 @@ const log = pino({ level: "silent" });
 const shipped = loadConfig({}).memrecall;
 
 function context(accountId: string): CallContext {
-  return { caller: { accountId, accountType: "user" }, traceId: randomUUID().replaceAll("-", ""), log, signal: new AbortController().signal, remainingMs: () => undefined };
+  return {
+    caller: { accountId, accountType: "user" },
+    traceId: randomUUID().replaceAll("-", ""),
+    log,
+    signal: new AbortController().signal,
+    remainingMs: () => undefined,
+  };
 }
 
 function depsFor(store: MemoryStore): MemoriesDeps {
@@ -73,7 +85,10 @@ export async function benchMemRecall(): Promise<void> {
   try {
     await quality(data, new SqliteMemoryStore({ path: join(dir, "quality.db"), log }));
     if (process.env["BENCH_QUALITY_ONLY"] === "1") return;
-    for (const make of [() => new SqliteMemoryStore({ path: join(dir, "latency.db"), log }), () => new PostgresMemoryStore({ connectionString: DATABASE_URL, log })]) {
+    for (const make of [
+      () => new SqliteMemoryStore({ path: join(dir, "latency.db"), log }),
+      () => new PostgresMemoryStore({ connectionString: DATABASE_URL, log }),
+    ]) {
       await latency(data, make());
     }
   } finally {
@@ -88,12 +103,20 @@ async function quality(data: EvalSet, store: MemoryStore): Promise<void> {
   const deps = depsFor(store);
   const ctx = context(`eval-${randomUUID()}`);
   for (const m of data.memories) {
-    await storeMemory(deps, ctx, storeMemoryInput.parse({ ...m, keywords: m.keywords.map((keyword) => ({ keyword, weight: 1 })) }));
+    await storeMemory(
+      deps,
+      ctx,
+      storeMemoryInput.parse({ ...m, keywords: m.keywords.map((keyword) => ({ keyword, weight: 1 })) }),
+    );
   }
   const scores: Record<string, { recall: number; rr: number; n: number }> = {};
   for (const mode of MODES) {
     for (const q of data.queries) {
-      const out = await searchMemories(deps, ctx, searchMemoriesInput.parse({ query: q.query, search_mode: mode, min_relevance_score: 0 }));
+      const out = await searchMemories(
+        deps,
+        ctx,
+        searchMemoriesInput.parse({ query: q.query, search_mode: mode, min_relevance_score: 0 }),
+      );
       const keys = out.results.map((r) => r.memory_key);
       const recall = q.relevant.filter((k) => keys.includes(k)).length / q.relevant.length;
       const first = keys.findIndex((k) => q.relevant.includes(k));
@@ -111,10 +134,16 @@ async function quality(data: EvalSet, store: MemoryStore): Promise<void> {
       .filter(([k]) => k.startsWith(`${mode}/`))
       .map(([k, v]) => `${k.slice(mode.length + 1)} ${(v.recall / v.n).toFixed(2)}`)
       .join(", ");
-    line(`eval ${mode} (${s.n} queries)`, `recall@5 ${(s.recall / s.n).toFixed(3)}  MRR ${(s.rr / s.n).toFixed(3)}  (recall by kind: ${kinds})`);
+    line(
+      `eval ${mode} (${s.n} queries)`,
+      `recall@5 ${(s.recall / s.n).toFixed(3)}  MRR ${(s.rr / s.n).toFixed(3)}  (recall by kind: ${kinds})`,
+    );
   }
   const [k, sem, hyb] = MODES.map((m) => scores[m]!.recall / scores[m]!.n) as [number, number, number];
-  line("eval hybrid recall@5 above both single modes", `${hyb > k && hyb > sem ? "yes" : "NO"} (hybrid ${hyb.toFixed(3)}, keyword ${k.toFixed(3)}, semantic ${sem.toFixed(3)})`);
+  line(
+    "eval hybrid recall@5 above both single modes",
+    `${hyb > k && hyb > sem ? "yes" : "NO"} (hybrid ${hyb.toFixed(3)}, keyword ${k.toFixed(3)}, semantic ${sem.toFixed(3)})`,
+  );
   await store.close();
 }
 
@@ -127,7 +156,9 @@ async function analyze(): Promise<void> {
 
 /** Filler text: sentences recombined from the labelled memories' words, so the vocabulary and its frequencies are realistic. */
 function fillerWriter(data: EvalSet): (i: number) => MemoryWrite {
-  const words = data.memories.flatMap((m) => `${m.summary} ${m.content}`.split(/[\s，。；：、,.;:()（）]+/).filter((w) => w.length > 1));
+  const words = data.memories.flatMap((m) =>
+    `${m.summary} ${m.content}`.split(/[\s，。；：、,.;:()（）]+/).filter((w) => w.length > 1),
+  );
   let seed = 42;
   const next = () => {
     seed = (seed * 1103515245 + 12345) & 0x7fffffff;
@@ -158,7 +189,11 @@ async function latency(data: EvalSet, store: MemoryStore): Promise<void> {
   const owner = `bench-${randomUUID()}`;
   const ctx = context(owner);
   for (const m of data.memories) {
-    await storeMemory(deps, ctx, storeMemoryInput.parse({ ...m, keywords: m.keywords.map((keyword) => ({ keyword, weight: 1 })) }));
+    await storeMemory(
+      deps,
+      ctx,
+      storeMemoryInput.parse({ ...m, keywords: m.keywords.map((keyword) => ({ keyword, weight: 1 })) }),
+    );
   }
   const filler = fillerWriter(data);
   let loaded = data.memories.length;
@@ -178,7 +213,11 @@ async function latency(data: EvalSet, store: MemoryStore): Promise<void> {
       // The filler went straight to the store, past the service's caches and vector index: start them afresh.
       deps = depsFor(store);
       const first = performance.now();
-      await searchMemories(deps, ctx, searchMemoriesInput.parse({ query: "first search loads the vectors", search_mode: "semantic" }));
+      await searchMemories(
+        deps,
+        ctx,
+        searchMemoriesInput.parse({ query: "first search loads the vectors", search_mode: "semantic" }),
+      );
       const firstMs = performance.now() - first;
       for (const mode of ["keyword", "hybrid"] as const) {
         let q = 0;
@@ -186,22 +225,52 @@ async function latency(data: EvalSet, store: MemoryStore): Promise<void> {
           const base = data.queries[q % data.queries.length]!.query;
           // A distinct query each time: the one-minute result cache never answers.
           const query = `${base} ${q++}`;
-          return searchMemories(deps, ctx, searchMemoriesInput.parse({ query, search_mode: mode, min_relevance_score: 0 }));
+          return searchMemories(
+            deps,
+            ctx,
+            searchMemoriesInput.parse({ query, search_mode: mode, min_relevance_score: 0 }),
+          );
         };
         await timeEach(10, search);
         const us = await timeEach(LATENCY_QUERIES, search);
         const p95 = percentile(us, 95) / 1000;
-        const target = size === 100_000 ? `  target p95 ≤ ${TARGET_P95_MS[mode]} ms: ${p95 <= TARGET_P95_MS[mode] ? "met" : "MISSED"}` : "";
-        line(`${store.kind} ${mode} search, ${size / 1000}k memories`, `p50 ${formatMicros(percentile(us, 50))}  p95 ${formatMicros(percentile(us, 95))}${target}`);
+        const target =
+          size === 100_000
+            ? `  target p95 ≤ ${TARGET_P95_MS[mode]} ms: ${p95 <= TARGET_P95_MS[mode] ? "met" : "MISSED"}`
+            : "";
+        line(
+          `${store.kind} ${mode} search, ${size / 1000}k memories`,
+          `p50 ${formatMicros(percentile(us, 50))}  p95 ${formatMicros(percentile(us, 95))}${target}`,
+        );
       }
-      const write = await timeEach(20, (i) => storeMemory(deps, ctx, storeMemoryInput.parse({ memory_key: `bench_write_${size}_${i}`, content: `a new memory ${i}` })));
-      const afterWrite = await timeEach(20, (i) =>
-        searchMemories(deps, ctx, searchMemoriesInput.parse({ query: `new memory ${size} ${i}`, search_mode: "hybrid" })).then(() =>
-          storeMemory(deps, ctx, storeMemoryInput.parse({ memory_key: `bench_write_${size}_x${i}`, content: `another memory ${i}` })),
+      const write = await timeEach(20, (i) =>
+        storeMemory(
+          deps,
+          ctx,
+          storeMemoryInput.parse({ memory_key: `bench_write_${size}_${i}`, content: `a new memory ${i}` }),
         ),
       );
-      line(`${store.kind} ${size / 1000}k: StoreMemory`, `p50 ${formatMicros(percentile(write, 50))}  (a hybrid search right after a write, plus the next write: p50 ${formatMicros(percentile(afterWrite, 50))}: the index is updated in place, not reloaded)`);
-      line(`${store.kind} ${size / 1000}k: load, first search`, `load ${(loadMs / 1000).toFixed(1)} s (upserts, 16 at a time); first semantic search (reads every vector) ${(firstMs / 1000).toFixed(2)} s`);
+      const afterWrite = await timeEach(20, (i) =>
+        searchMemories(
+          deps,
+          ctx,
+          searchMemoriesInput.parse({ query: `new memory ${size} ${i}`, search_mode: "hybrid" }),
+        ).then(() =>
+          storeMemory(
+            deps,
+            ctx,
+            storeMemoryInput.parse({ memory_key: `bench_write_${size}_x${i}`, content: `another memory ${i}` }),
+          ),
+        ),
+      );
+      line(
+        `${store.kind} ${size / 1000}k: StoreMemory`,
+        `p50 ${formatMicros(percentile(write, 50))}  (a hybrid search right after a write, plus the next write: p50 ${formatMicros(percentile(afterWrite, 50))}: the index is updated in place, not reloaded)`,
+      );
+      line(
+        `${store.kind} ${size / 1000}k: load, first search`,
+        `load ${(loadMs / 1000).toFixed(1)} s (upserts, 16 at a time); first semantic search (reads every vector) ${(firstMs / 1000).toFixed(2)} s`,
+      );
     }
   } finally {
     await store.close();

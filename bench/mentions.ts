@@ -1,8 +1,16 @@
 import { readFileSync } from "node:fs";
-import { pino, type Logger } from "pino";
+import { createClient } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
+import { type Logger, pino } from "pino";
 import { z } from "zod";
+import { DEFAULT_SEED, generateBundle } from "../data/generator/build";
+import { KnowledgeRetrievalService } from "../gen/contextloader/knowledge/v1/knowledge_pb";
+import { createApp } from "../src/app";
+import { loadConfig } from "../src/config";
+import { DEFAULT_VOCABULARY } from "../src/config-fields";
 import type { CallContext } from "../src/core/call-context";
 import type { KnowledgeNetworkBackend } from "../src/kn/backend";
+import { parseBundle } from "../src/kn/embedded/bundle";
 import { EmbeddedBackend } from "../src/kn/embedded/engine";
 import { createHttpBackend } from "../src/kn/http/http-backend";
 import { instanceIdOf } from "../src/kn/identity";
@@ -10,23 +18,23 @@ import type { KnowledgeNetwork } from "../src/kn/types";
 import type { KeywordContextDeps } from "../src/knowledge/deps";
 import { findInstances } from "../src/knowledge/keyword-context/instances";
 import type { KeywordContextWarning } from "../src/knowledge/keyword-context/result";
-import { DEFAULT_VOCABULARY } from "../src/config-fields";
 import { aliasLinksOf } from "../src/knowledge/matching/aliases";
 import { loadVocabulary } from "../src/knowledge/matching/vocabulary";
-import { localEmbedder } from "../src/upstream/embeddings";
 import type { RecalledObjectType } from "../src/knowledge/session";
 import { startSimulator } from "../src/simulator/simulator";
-import { createClient } from "@connectrpc/connect";
-import { createConnectTransport } from "@connectrpc/connect-node";
-import { DEFAULT_SEED, generateBundle } from "../data/generator/build";
-import { KnowledgeRetrievalService } from "../gen/contextloader/knowledge/v1/knowledge_pb";
-import { createApp } from "../src/app";
-import { loadConfig } from "../src/config";
-import { parseBundle } from "../src/kn/embedded/bundle";
+import { localEmbedder } from "../src/upstream/embeddings";
 import { formatMicros, line, percentile } from "./stats";
 
 const evalSet = z.object({
-  mentions: z.array(z.object({ mention: z.string(), object_type_id: z.string(), class: z.string(), expected: z.array(z.string()), note: z.string().optional() })),
+  mentions: z.array(
+    z.object({
+      mention: z.string(),
+      object_type_id: z.string(),
+      class: z.string(),
+      expected: z.array(z.string()),
+      note: z.string().optional(),
+    }),
+  ),
 });
 export type MentionEval = z.output<typeof evalSet>["mentions"];
 
@@ -51,7 +59,12 @@ export interface MentionResult {
  * (the matcher, as RetrieveKeywordContext runs it) on `backend`, with the
  * object type as schema recall records it (alias links included).
  */
-export async function runMentionEval(backend: KnowledgeNetworkBackend, kn: KnowledgeNetwork, rows: MentionEval, ctx: CallContext): Promise<MentionResult[]> {
+export async function runMentionEval(
+  backend: KnowledgeNetworkBackend,
+  kn: KnowledgeNetwork,
+  rows: MentionEval,
+  ctx: CallContext,
+): Promise<MentionResult[]> {
   const timed = timedBackend(backend);
   const deps: KeywordContextDeps = {
     backend: timed.backend,
@@ -70,7 +83,12 @@ export async function runMentionEval(backend: KnowledgeNetworkBackend, kn: Knowl
     const started = process.hrtime.bigint();
     const { chosen } = await findInstances(deps, ctx, ot, row.mention, warnings);
     const totalUs = Number(process.hrtime.bigint() - started) / 1000;
-    out.push({ row, ranked: chosen.map((c) => instanceIdOf(c.row._instance_identity, ot.primary_keys)), warnings, ownUs: Math.max(0, totalUs - timed.spentUs()) });
+    out.push({
+      row,
+      ranked: chosen.map((c) => instanceIdOf(c.row._instance_identity, ot.primary_keys)),
+      warnings,
+      ownUs: Math.max(0, totalUs - timed.spentUs()),
+    });
   }
   return out;
 }
@@ -96,7 +114,8 @@ function timedBackend(inner: KnowledgeNetworkBackend) {
   let spent = 0;
   let inFlight = 0;
   let since = 0n;
-  const wrap = <A extends unknown[], R>(fn: (...args: A) => Promise<R>) =>
+  const wrap =
+    <A extends unknown[], R>(fn: (...args: A) => Promise<R>) =>
     async (...args: A): Promise<R> => {
       if (inFlight++ === 0) since = process.hrtime.bigint();
       try {
@@ -131,7 +150,10 @@ export interface ClassFigures {
 export function figures(results: readonly MentionResult[]): Map<string, ClassFigures> {
   const byClass = new Map<string, MentionResult[]>();
   for (const r of results) byClass.set(r.row.class, [...(byClass.get(r.row.class) ?? []), r]);
-  byClass.set("all (naming)", results.filter((r) => r.row.class !== "none"));
+  byClass.set(
+    "all (naming)",
+    results.filter((r) => r.row.class !== "none"),
+  );
   const out = new Map<string, ClassFigures>();
   for (const [cls, rs] of byClass) {
     let at1 = 0;
@@ -164,15 +186,30 @@ export function figures(results: readonly MentionResult[]): Map<string, ClassFig
 export async function benchMentions(): Promise<void> {
   const rows = loadMentionEval();
   const log = pino({ level: "silent" });
-  const ctx: CallContext = { caller: { accountId: "bench", accountType: "user" }, traceId: "bench", log, signal: new AbortController().signal, remainingMs: () => undefined };
-  const engine = EmbeddedBackend.fromFiles([new URL("../data/kn_medical.bundle.json", import.meta.url).pathname], { timeZone: "Asia/Shanghai" });
+  const ctx: CallContext = {
+    caller: { accountId: "bench", accountType: "user" },
+    traceId: "bench",
+    log,
+    signal: new AbortController().signal,
+    remainingMs: () => undefined,
+  };
+  const engine = EmbeddedBackend.fromFiles([new URL("../data/kn_medical.bundle.json", import.meta.url).pathname], {
+    timeZone: "Asia/Shanghai",
+  });
   const kn = await engine.getKnowledgeNetwork(ctx, "kn_medical");
   await runMentionEval(engine, kn, rows.slice(0, 20), ctx); // warm-up: jieba, pinyin, the engine's indexes
   const embedded = await runMentionEval(engine, kn, rows, ctx);
   report("mentions (embedded)", embedded, true);
 
   const sim = await startSimulator({ backend: engine, log });
-  const http = createHttpBackend({ ontologyManagerUrl: sim.url, ontologyQueryUrl: sim.url, operatorMarketUrl: undefined, timeoutMs: 10_000, maxSockets: 16, spelling: "new" });
+  const http = createHttpBackend({
+    ontologyManagerUrl: sim.url,
+    ontologyQueryUrl: sim.url,
+    operatorMarketUrl: undefined,
+    timeoutMs: 10_000,
+    maxSockets: 16,
+    spelling: "new",
+  });
   try {
     const overHttp = await runMentionEval(http, kn, rows, ctx);
     report("mentions (platform HTTP, simulator)", overHttp, false);
@@ -182,7 +219,10 @@ export async function benchMentions(): Promise<void> {
     http.close?.();
     await sim.close();
   }
-  await keywordContextAtScale(rows.filter((r) => r.object_type_id === "disease"), log);
+  await keywordContextAtScale(
+    rows.filter((r) => r.object_type_id === "disease"),
+    log,
+  );
 }
 
 const SCALE = 100_000;
@@ -197,18 +237,31 @@ const TARGET_OWN_MS = 15;
  * (every backend call, measured around it) taken out.
  */
 async function keywordContextAtScale(rows: MentionEval, log: Logger): Promise<void> {
-  const bundle = parseBundle(JSON.parse(JSON.stringify(generateBundle({ seed: DEFAULT_SEED, scale: SCALE }))), `generated scale ${SCALE}`);
+  const bundle = parseBundle(
+    JSON.parse(JSON.stringify(generateBundle({ seed: DEFAULT_SEED, scale: SCALE }))),
+    `generated scale ${SCALE}`,
+  );
   const engine = new EmbeddedBackend([bundle], { timeZone: "Asia/Shanghai" });
   const timed = timedBackend(engine);
-  const app = createApp(loadConfig({ PORT: "0", HOST: "127.0.0.1", SQLITE_PATH: ":memory:", LOG_LEVEL: "silent" }), log, { backend: timed.backend });
+  const app = createApp(
+    loadConfig({ PORT: "0", HOST: "127.0.0.1", SQLITE_PATH: ":memory:", LOG_LEVEL: "silent" }),
+    log,
+    { backend: timed.backend },
+  );
   const port = await app.listen();
   try {
-    const client = createClient(KnowledgeRetrievalService, createConnectTransport({ baseUrl: `http://127.0.0.1:${port}`, httpVersion: "1.1" }));
+    const client = createClient(
+      KnowledgeRetrievalService,
+      createConnectTransport({ baseUrl: `http://127.0.0.1:${port}`, httpVersion: "1.1" }),
+    );
     const knIds = [{ knowledgeNetworkId: "kn_medical" }];
-    const sessionId = (await client.retrieveSchema({ query: "疾病有哪些症状，用什么药，挂什么科", knIds, compactFormat: false })).sessionId;
+    const sessionId = (
+      await client.retrieveSchema({ query: "疾病有哪些症状，用什么药，挂什么科", knIds, compactFormat: false })
+    ).sessionId;
     const diseases = bundle.objects["disease"]?.length ?? 0;
     const sample = Array.from({ length: SCALE_CALLS }, (_, i) => rows[(i * 7) % rows.length]!);
-    const call = (mention: string) => client.retrieveKeywordContext({ query: mention, knIds, sessionId, objectTypeId: "disease", compactFormat: true });
+    const call = (mention: string) =>
+      client.retrieveKeywordContext({ query: mention, knIds, sessionId, objectTypeId: "disease", compactFormat: true });
     for (const r of sample.slice(0, 20)) await call(r.mention); // warm-up: the engine's lazy indexes, jieba, pinyin
     const own: number[] = [];
     const total: number[] = [];
@@ -221,9 +274,15 @@ async function keywordContextAtScale(rows: MentionEval, log: Logger): Promise<vo
       own.push(Math.max(0, us - timed.spentUs()));
     }
     const p = (xs: number[], q: number) => formatMicros(percentile(xs, q));
-    line(`keyword-context at ${diseases} diseases (${SCALE_CALLS} calls)`, `total p50 ${p(total, 50)} p95 ${p(total, 95)} | of it our own p50 ${p(own, 50)} p95 ${p(own, 95)}`);
+    line(
+      `keyword-context at ${diseases} diseases (${SCALE_CALLS} calls)`,
+      `total p50 ${p(total, 50)} p95 ${p(total, 95)} | of it our own p50 ${p(own, 50)} p95 ${p(own, 95)}`,
+    );
     const met = percentile(own, 50) / 1000 <= TARGET_OWN_MS;
-    line(`keyword-context at scale: target (own <= ${TARGET_OWN_MS} ms)`, `${met ? "met" : "NOT met"}: median own time ${p(own, 50)}`);
+    line(
+      `keyword-context at scale: target (own <= ${TARGET_OWN_MS} ms)`,
+      `${met ? "met" : "NOT met"}: median own time ${p(own, 50)}`,
+    );
   } finally {
     await app.shutdown();
   }
@@ -235,19 +294,31 @@ function report(label: string, results: readonly MentionResult[], detail: boolea
   if (detail) {
     for (const [cls, c] of [...f.entries()].sort((a, b) => a[0].localeCompare(b[0]))) {
       if (cls === "none" || cls === "all (naming)") continue;
-      line(`${label}: ${cls} (${c.n})`, `recall@1 ${pct(c.recallAt1)}  recall@5 ${pct(c.recallAt5)}  MRR ${pct(c.mrr)}`);
+      line(
+        `${label}: ${cls} (${c.n})`,
+        `recall@1 ${pct(c.recallAt1)}  recall@5 ${pct(c.recallAt5)}  MRR ${pct(c.mrr)}`,
+      );
     }
   }
   const all = f.get("all (naming)")!;
   const none = f.get("none")!;
   const classes = [...f.entries()].filter(([cls]) => cls !== "none" && cls !== "all (naming)");
   const weakest = Math.min(...classes.map(([, c]) => c.recallAt1));
-  line(`${label}: all naming classes (${all.n})`, `recall@1 ${pct(all.recallAt1)}  recall@5 ${pct(all.recallAt5)}  MRR ${pct(all.mrr)}`);
+  line(
+    `${label}: all naming classes (${all.n})`,
+    `recall@1 ${pct(all.recallAt1)}  recall@5 ${pct(all.recallAt5)}  MRR ${pct(all.mrr)}`,
+  );
   line(`${label}: names nothing (${none.n})`, `false positives ${none.wrong} (${pct(none.wrong / none.n)})`);
   const own = results.map((r) => r.ownUs);
-  line(`${label}: matcher's own time per mention`, `p50 ${formatMicros(percentile(own, 50))} p95 ${formatMicros(percentile(own, 95))} p99 ${formatMicros(percentile(own, 99))}`);
+  line(
+    `${label}: matcher's own time per mention`,
+    `p50 ${formatMicros(percentile(own, 50))} p95 ${formatMicros(percentile(own, 95))} p99 ${formatMicros(percentile(own, 99))}`,
+  );
   const met =
-    all.recallAt1 >= TARGETS.recallAt1 && weakest >= TARGETS.classRecallAt1 && all.recallAt5 >= TARGETS.recallAt5 && none.wrong <= TARGETS.falsePositives;
+    all.recallAt1 >= TARGETS.recallAt1 &&
+    weakest >= TARGETS.classRecallAt1 &&
+    all.recallAt5 >= TARGETS.recallAt5 &&
+    none.wrong <= TARGETS.falsePositives;
   line(
     `${label}: target`,
     `${met ? "met" : "NOT met"} (recall@1 >= ${TARGETS.recallAt1} overall and >= ${TARGETS.classRecallAt1} per class [weakest ${pct(weakest)}], recall@5 >= ${TARGETS.recallAt5}, ${TARGETS.falsePositives} false positives)`,

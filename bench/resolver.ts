@@ -31,11 +31,24 @@ export async function benchResolver(): Promise<void> {
     "the resolver bench network",
   );
   const log = pino({ level: "silent" });
-  const app = createApp(loadConfig({ PORT: "0", HOST: "127.0.0.1", SQLITE_PATH: ":memory:", LLM_BASE_URL: llm.baseUrl, LOG_LEVEL: "silent" }), log, {
-    backend: new EmbeddedBackend([bundle], { timeZone: "Asia/Shanghai" }),
-  });
+  const app = createApp(
+    loadConfig({
+      PORT: "0",
+      HOST: "127.0.0.1",
+      SQLITE_PATH: ":memory:",
+      LLM_BASE_URL: llm.baseUrl,
+      LOG_LEVEL: "silent",
+    }),
+    log,
+    {
+      backend: new EmbeddedBackend([bundle], { timeZone: "Asia/Shanghai" }),
+    },
+  );
   const port = await app.listen();
-  const client = createClient(LogicPropertyResolverService, createConnectTransport({ baseUrl: `http://127.0.0.1:${port}`, httpVersion: "1.1" }));
+  const client = createClient(
+    LogicPropertyResolverService,
+    createConnectTransport({ baseUrl: `http://127.0.0.1:${port}`, httpVersion: "1.1" }),
+  );
   const resolve = (maxConcurrency: number) =>
     client.resolveLogicProperties({
       knId: "kn_bench_resolver",
@@ -50,8 +63,14 @@ export async function benchResolver(): Promise<void> {
     const concurrent = (await timeEach(5, () => resolve(4))).map((us) => us / 1000);
     const sequential = (await timeEach(3, () => resolve(1))).map((us) => us / 1000);
     const ratio = percentile(sequential, 50) / percentile(concurrent, 50);
-    line(`resolver: ${PROPERTIES.length} properties, LLM ${LLM_LATENCY_MS} ms`, `max_concurrency 4: ${formatMicros(percentile(concurrent, 50) * 1000)} | one at a time: ${formatMicros(percentile(sequential, 50) * 1000)}`);
-    line("resolver: one at a time / max_concurrency 4", `${ratio.toFixed(2)}x (target >= ${TARGET_RATIO}x: ${ratio >= TARGET_RATIO ? "met" : "NOT met"}; ideal ${PROPERTIES.length / Math.ceil(PROPERTIES.length / 4)}x: ${PROPERTIES.length} LLM latencies against ceil(${PROPERTIES.length}/4))`);
+    line(
+      `resolver: ${PROPERTIES.length} properties, LLM ${LLM_LATENCY_MS} ms`,
+      `max_concurrency 4: ${formatMicros(percentile(concurrent, 50) * 1000)} | one at a time: ${formatMicros(percentile(sequential, 50) * 1000)}`,
+    );
+    line(
+      "resolver: one at a time / max_concurrency 4",
+      `${ratio.toFixed(2)}x (target >= ${TARGET_RATIO}x: ${ratio >= TARGET_RATIO ? "met" : "NOT met"}; ideal ${PROPERTIES.length / Math.ceil(PROPERTIES.length / 4)}x: ${PROPERTIES.length} LLM latencies against ceil(${PROPERTIES.length}/4))`,
+    );
   } finally {
     await app.shutdown();
     await llm.close();

@@ -6,8 +6,8 @@
 import { benchEngine } from "./engine";
 import { benchKeywordContext } from "./keyword-context";
 import { benchKnSearch } from "./kn-search";
-import { benchMemRecall } from "./memrecall";
 import { benchMemoryStore } from "./memory-store";
+import { benchMemRecall } from "./memrecall";
 import { benchMentions } from "./mentions";
 import { benchResolver } from "./resolver";
 import { benchTimeFacts } from "./time-facts";

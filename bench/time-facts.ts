@@ -42,7 +42,11 @@ const CONTEXTS = [
   "company_id=company_000001，registered_capital=2000000；registered_capital>1000000；now_ms=1762996342241，timezone=Asia/Shanghai；趋势查询step=month/即时查询instant=true",
   "company_id=company_000002, region=华东; start=2024-03-01, end=2024-03-31; step=1M",
   "now_ms: 1762996342241\ninstant: true\n口径：上个月",
-  JSON.stringify({ now_ms: 1762996342241, instant: true, object_context: { company_id: "company_000003", name: "某某制药", founded: "2019-05-01" } }),
+  JSON.stringify({
+    now_ms: 1762996342241,
+    instant: true,
+    object_context: { company_id: "company_000003", name: "某某制药", founded: "2019-05-01" },
+  }),
   JSON.stringify({ start: "2024-01-01", end: "2024-12-31T23:59:59", step: "quarter", timezone: "America/New_York" }),
   JSON.stringify({ object_context: { company_id: "company_000004", remark: "统计近30天" } }),
   "项目列表：P-001、P-002、P-003；负责人：张三；状态：进行中",

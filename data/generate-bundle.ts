@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { parseArgs } from "node:util";
-import { DEFAULT_SEED, generateBundle, type GeneratedBundle } from "./generator/build";
+import { DEFAULT_SEED, type GeneratedBundle, generateBundle } from "./generator/build";
 import { serializeBundle } from "./generator/serialize";
 
 /**

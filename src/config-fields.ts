@@ -74,7 +74,9 @@ export const logLevel = z.enum(LOG_LEVELS, { error: `LOG_LEVEL must be one of ${
 export const DEFAULT_BUNDLE = fileURLToPath(new URL("../data/kn_medical.bundle.json", import.meta.url));
 
 /** The vocabulary shipped in data/mentions: the generic equivalences and the sample network's other names. */
-export const DEFAULT_VOCABULARY = ["generic.json", "kn_medical.json"].map((f) => fileURLToPath(new URL(`../data/mentions/${f}`, import.meta.url)));
+export const DEFAULT_VOCABULARY = ["generic.json", "kn_medical.json"].map((f) =>
+  fileURLToPath(new URL(`../data/mentions/${f}`, import.meta.url)),
+);
 
 /** KN_BUNDLE: the KN bundle files the embedded engine serves, comma-separated; DEFAULT_BUNDLE when unset. */
 export const bundles = list.pipe(z.array(z.string()).min(1, "KN_BUNDLE must name at least one file"));
@@ -97,7 +99,11 @@ export function regex(name: string) {
  * means the default. Throws one ConfigError listing every bad variable with
  * the value it was given; `what` names the settings in that message.
  */
-export function readEnv<S extends z.ZodType>(schema: S, env: Record<string, string | undefined>, what: string): z.output<S> {
+export function readEnv<S extends z.ZodType>(
+  schema: S,
+  env: Record<string, string | undefined>,
+  what: string,
+): z.output<S> {
   const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v.trim() !== ""));
   const parsed = schema.safeParse(present);
   if (parsed.success) return parsed.data;

@@ -8,11 +8,11 @@ import {
   fraction,
   httpUrl,
   integer,
+  type LogLevel,
   list,
   logLevel,
   readEnv,
   timeZone,
-  type LogLevel,
 } from "./config-fields";
 import type { HttpBackendOptions } from "./kn/http/http-backend";
 
@@ -140,16 +140,26 @@ const envSchema = z.object({
   RESOLVER_DEFAULT_TIMEZONE: timeZone("RESOLVER_DEFAULT_TIMEZONE").default("Asia/Shanghai"),
   RESOLVER_OBJECT_TYPE_CACHE_MS: integer("RESOLVER_OBJECT_TYPE_CACHE_MS", 0, 86_400_000).default(0),
   // memrecall
-  MEMORY_STORE: z.enum(["sqlite", "postgres"], { error: 'MEMORY_STORE must be "sqlite" or "postgres"' }).default("sqlite"),
+  MEMORY_STORE: z
+    .enum(["sqlite", "postgres"], { error: 'MEMORY_STORE must be "sqlite" or "postgres"' })
+    .default("sqlite"),
   SQLITE_PATH: z.string().trim().min(1).default("./data/memories.sqlite"),
-  DATABASE_URL: z.string().trim().regex(/^postgres(ql)?:\/\//, "DATABASE_URL must start with postgres:// or postgresql://").optional(),
+  DATABASE_URL: z
+    .string()
+    .trim()
+    .regex(/^postgres(ql)?:\/\//, "DATABASE_URL must start with postgres:// or postgresql://")
+    .optional(),
   MEMRECALL_MAX_SEARCHES_PER_SESSION: integer("MEMRECALL_MAX_SEARCHES_PER_SESSION", 1, 1000).default(3),
   MEMRECALL_SEMANTIC_FLOOR: fraction("MEMRECALL_SEMANTIC_FLOOR").optional(),
   MEMRECALL_SEMANTIC_CEILING: fraction("MEMRECALL_SEMANTIC_CEILING").optional(),
   MEMRECALL_INDEX_USERS: integer("MEMRECALL_INDEX_USERS", 1, 100_000).default(64),
   MEMRECALL_MAX_CONTEXT_WINDOW: integer("MEMRECALL_MAX_CONTEXT_WINDOW", 1, 100_000).default(200),
   // sessions
-  REDIS_URL: z.string().trim().regex(/^rediss?:\/\//, "REDIS_URL must start with redis:// or rediss://").optional(),
+  REDIS_URL: z
+    .string()
+    .trim()
+    .regex(/^rediss?:\/\//, "REDIS_URL must start with redis:// or rediss://")
+    .optional(),
   REDIS_CLUSTER: z.enum(["true", "false"]).default("false"),
   REDIS_COMMAND_TIMEOUT_MS: integer("REDIS_COMMAND_TIMEOUT_MS", 1, 60_000).default(2000),
   SESSION_VALUE_MAX_BYTES: integer("SESSION_VALUE_MAX_BYTES", 1024, 64 * 1024 * 1024).default(1024 * 1024),
@@ -190,7 +200,10 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       concurrency: e.KEYWORD_NEIGHBOR_CONCURRENCY,
       pathsPerRequest: e.KEYWORD_PATHS_PER_REQUEST,
     },
-    matching: { aliasRelations: e.MENTION_ALIAS_RELATIONS, vocabularyPaths: e.MENTION_VOCABULARY ?? DEFAULT_VOCABULARY },
+    matching: {
+      aliasRelations: e.MENTION_ALIAS_RELATIONS,
+      vocabularyPaths: e.MENTION_VOCABULARY ?? DEFAULT_VOCABULARY,
+    },
     resolver: { defaultTimeZone: e.RESOLVER_DEFAULT_TIMEZONE, objectTypeCacheMs: e.RESOLVER_OBJECT_TYPE_CACHE_MS },
     memrecall: memrecallSection(e),
     sessions: {
@@ -216,7 +229,9 @@ function checkPairs(e: Env): void {
     ]);
   }
   if (e.ONTOLOGY_QUERY_URL !== undefined && e.KN_BUNDLE !== undefined) {
-    throw new ConfigError(WHAT, ["KN_BUNDLE is for the embedded engine; unset it, or unset ONTOLOGY_MANAGER_URL and ONTOLOGY_QUERY_URL"]);
+    throw new ConfigError(WHAT, [
+      "KN_BUNDLE is for the embedded engine; unset it, or unset ONTOLOGY_MANAGER_URL and ONTOLOGY_QUERY_URL",
+    ]);
   }
   if (e.MEMORY_STORE === "postgres" && e.DATABASE_URL === undefined) {
     throw new ConfigError(WHAT, ["MEMORY_STORE=postgres needs DATABASE_URL (postgres://user@host:5432/database)"]);
@@ -227,7 +242,10 @@ function serverSection(e: Env): Config["server"] {
   return {
     port: e.PORT,
     host: e.HOST,
-    tls: e.TLS_CERT && e.TLS_KEY ? { cert: readPem("TLS_CERT", e.TLS_CERT), key: readPem("TLS_KEY", e.TLS_KEY) } : undefined,
+    tls:
+      e.TLS_CERT && e.TLS_KEY
+        ? { cert: readPem("TLS_CERT", e.TLS_CERT), key: readPem("TLS_KEY", e.TLS_KEY) }
+        : undefined,
     corsAllowedOrigins: e.CORS_ALLOWED_ORIGINS,
     readMaxBytes: e.READ_MAX_BYTES,
     writeMaxBytes: e.WRITE_MAX_BYTES,
@@ -265,7 +283,10 @@ function memrecallSection(e: Env): Config["memrecall"] {
     throw new ConfigError(WHAT, [problem]);
   }
   return {
-    store: e.MEMORY_STORE === "postgres" ? { kind: "postgres", url: e.DATABASE_URL! } : { kind: "sqlite", path: e.SQLITE_PATH },
+    store:
+      e.MEMORY_STORE === "postgres"
+        ? { kind: "postgres", url: e.DATABASE_URL! }
+        : { kind: "sqlite", path: e.SQLITE_PATH },
     maxSearchesPerSession: e.MEMRECALL_MAX_SEARCHES_PER_SESSION,
     semanticFloor,
     semanticCeiling,
@@ -280,7 +301,10 @@ function clientsSection(e: Env): Config["clients"] {
   const reranker = e.RERANKER_URL;
   const dataRetrieval = e.DATA_RETRIEVAL_URL;
   return {
-    llm: llm === undefined ? undefined : { baseUrl: llm, apiKey: e.LLM_API_KEY, model: e.LLM_MODEL, timeoutMs: e.LLM_TIMEOUT_MS },
+    llm:
+      llm === undefined
+        ? undefined
+        : { baseUrl: llm, apiKey: e.LLM_API_KEY, model: e.LLM_MODEL, timeoutMs: e.LLM_TIMEOUT_MS },
     embeddings:
       embeddings === undefined
         ? undefined

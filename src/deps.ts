@@ -45,12 +45,20 @@ export interface Deps {
  */
 export function buildDeps(config: Config, log: Logger, overrides: { backend?: ClosableBackend } = {}): Deps {
   const backend = overrides.backend ?? createKnowledgeBackend(config.knowledge, log);
-  const inProcess = new InProcessSessionStore({ maxValueBytes: config.sessions.maxValueBytes, maxEntries: config.sessions.maxMemoryEntries, log });
-  const redis = config.sessions.redis ? new RedisSessionStore({ ...config.sessions.redis, maxValueBytes: config.sessions.maxValueBytes, log }) : undefined;
+  const inProcess = new InProcessSessionStore({
+    maxValueBytes: config.sessions.maxValueBytes,
+    maxEntries: config.sessions.maxMemoryEntries,
+    log,
+  });
+  const redis = config.sessions.redis
+    ? new RedisSessionStore({ ...config.sessions.redis, maxValueBytes: config.sessions.maxValueBytes, log })
+    : undefined;
   const llm = config.clients.llm ? new LlmClient(config.clients.llm) : undefined;
   const embedder = config.clients.embeddings ? openAiEmbedder(config.clients.embeddings) : localEmbedder;
   const reranker = config.clients.reranker ? httpReranker(config.clients.reranker) : undefined;
-  const dataRetrieval = config.clients.dataRetrieval ? createDataRetrievalClient(config.clients.dataRetrieval) : undefined;
+  const dataRetrieval = config.clients.dataRetrieval
+    ? createDataRetrievalClient(config.clients.dataRetrieval)
+    : undefined;
   const memories = createMemoryStore(config, log);
   const vocabulary = loadVocabulary(config.matching.vocabularyPaths);
   log.info(
@@ -81,7 +89,8 @@ export function buildDeps(config: Config, log: Logger, overrides: { backend?: Cl
       backend,
       llm,
       defaultTimeZone: config.resolver.defaultTimeZone,
-      objectTypeCache: config.resolver.objectTypeCacheMs > 0 ? new ObjectTypeCache(config.resolver.objectTypeCacheMs) : undefined,
+      objectTypeCache:
+        config.resolver.objectTypeCacheMs > 0 ? new ObjectTypeCache(config.resolver.objectTypeCacheMs) : undefined,
     },
     memrecall: {
       store: memories,
@@ -115,7 +124,14 @@ export function buildDeps(config: Config, log: Logger, overrides: { backend?: Cl
  */
 export function createKnowledgeBackend(source: KnowledgeSource, log: Logger): ClosableBackend {
   if (source.kind === "http") {
-    log.info({ ontology_manager: source.ontologyManagerUrl, ontology_query: source.ontologyQueryUrl, operator_market: source.operatorMarketUrl ?? null }, "knowledge networks: the platform over HTTP");
+    log.info(
+      {
+        ontology_manager: source.ontologyManagerUrl,
+        ontology_query: source.ontologyQueryUrl,
+        operator_market: source.operatorMarketUrl ?? null,
+      },
+      "knowledge networks: the platform over HTTP",
+    );
     return createHttpBackend(source);
   }
   const started = performance.now();
@@ -130,7 +146,9 @@ export function createKnowledgeBackend(source: KnowledgeSource, log: Logger): Cl
 /** The memory store the settings ask for (its schema is migrated by Deps.start). */
 function createMemoryStore(config: Config, log: Logger): MemoryStore {
   const where = config.memrecall.store;
-  return where.kind === "postgres" ? new PostgresMemoryStore({ connectionString: where.url, log }) : new SqliteMemoryStore({ path: where.path, log });
+  return where.kind === "postgres"
+    ? new PostgresMemoryStore({ connectionString: where.url, log })
+    : new SqliteMemoryStore({ path: where.path, log });
 }
 
 /** Readiness of the platform's services: ontology-manager answers a one-entry list. */
@@ -140,7 +158,13 @@ function upstreamReadiness(backend: KnowledgeNetworkBackend, log: Logger): Readi
     {
       name: "ontology-manager",
       async check(signal) {
-        const ctx = { caller: { accountId: "", accountType: "app" as const }, traceId: newTraceId(), log, signal, remainingMs: () => undefined };
+        const ctx = {
+          caller: { accountId: "", accountType: "app" as const },
+          traceId: newTraceId(),
+          log,
+          signal,
+          remainingMs: () => undefined,
+        };
         await backend.listKnowledgeNetworks(ctx, { limit: 1 });
       },
     },

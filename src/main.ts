@@ -1,13 +1,13 @@
 import { pino } from "pino";
-import { createApp } from "./app";
-import { loadConfig } from "./config";
+import { type App, createApp } from "./app";
+import { type Config, loadConfig } from "./config";
 import { ConfigError } from "./config-fields";
 import { BundleError } from "./kn/embedded/bundle";
 import { VocabularyError } from "./knowledge/matching/vocabulary";
 import { stopOnSignals } from "./stop-on-signals";
 
 function main(): void {
-  let config;
+  let config: Config;
   try {
     config = loadConfig(process.env);
   } catch (err) {
@@ -23,7 +23,7 @@ function main(): void {
     process.exit(1);
   });
 
-  let app;
+  let app: App;
   try {
     app = createApp(config, log);
   } catch (err) {

@@ -16,7 +16,7 @@ import { resolverRoutes } from "./resolver/rest-routes";
 import { type HealthState, registerHealth } from "./server/health";
 import type { HttpRoute } from "./server/http-routes";
 import type { JsonRouteOptions } from "./server/json-route";
-import { registerReflection, documentedDescriptors } from "./server/reflection";
+import { documentedDescriptors, registerReflection } from "./server/reflection";
 
 /** The three product services, in the order reflection lists them. */
 export const productServices = [KnowledgeRetrievalService, LogicPropertyResolverService, MemRecallService] as const;

@@ -1,20 +1,40 @@
 import type { Json } from "../../src/core/json";
 import { isoDate, metricMonths, monthIndex, pad } from "./calendar";
 import {
-  BRAND_CHARACTERS, CITIES, COMPANY_SUFFIXES, NATIONAL_UNITS, ROADS, provinceShortName, provinceUnit, type City,
+  BRAND_CHARACTERS,
+  CITIES,
+  type City,
+  COMPANY_SUFFIXES,
+  NATIONAL_UNITS,
+  provinceShortName,
+  provinceUnit,
+  ROADS,
 } from "./company-vocabulary";
-import { diseaseProperties, type DiseaseSeed } from "./disease-properties";
+import { type DiseaseSeed, diseaseProperties } from "./disease-properties";
 import { DOSAGE_FORMS, DRUG_CLASSES, EXECUTIVE_STANDARDS, PRODUCT_CLASSES } from "./drug-vocabulary";
 import { FIXED_DISEASES, FIXED_IDS, FORBIDDEN_NAMES } from "./hard-cases";
 import {
-  checkVariants, derivedAliases, diseaseVariants, drugVariants, expandNames, facilityVariants, symptomVariants,
+  checkVariants,
+  derivedAliases,
+  diseaseVariants,
+  drugVariants,
+  expandNames,
+  facilityVariants,
+  symptomVariants,
 } from "./names";
-import { ProductMaker, type DrugEntry, type DrugSeed, type Product } from "./products";
+import { type DrugEntry, type DrugSeed, type Product, ProductMaker } from "./products";
 import { Random } from "./random";
 import { ACTION_TYPES, APPROVED_DRUG_COUNT_METRIC, KNOWLEDGE_NETWORK, OBJECT_TYPES, RELATION_TYPES } from "./schema";
 import {
-  COMPLICATIONS, DEPARTMENT_TREE, FACILITIES, GENERAL_CHECKS, GENERAL_SYMPTOMS, SIDE_DEPARTMENTS, SYSTEMS,
-  type SystemId, type SystemVocabulary,
+  COMPLICATIONS,
+  DEPARTMENT_TREE,
+  FACILITIES,
+  GENERAL_CHECKS,
+  GENERAL_SYMPTOMS,
+  SIDE_DEPARTMENTS,
+  SYSTEMS,
+  type SystemId,
+  type SystemVocabulary,
 } from "./vocabulary";
 
 /**
@@ -192,7 +212,8 @@ class Builder {
       const key = type.primary_keys[0] ?? "";
       this.objects[type.id]?.sort((a, b) => compareKeys(asKey(a[key]), asKey(b[key])));
     }
-    for (const pairs of Object.values(this.relations)) pairs.sort((a, b) => compareKeys(a[0], b[0]) || compareKeys(a[1], b[1]));
+    for (const pairs of Object.values(this.relations))
+      pairs.sort((a, b) => compareKeys(a[0], b[0]) || compareKeys(a[1], b[1]));
     return {
       knowledge_network: KNOWLEDGE_NETWORK,
       object_types: OBJECT_TYPES,
@@ -261,7 +282,8 @@ class Builder {
     for (const facility of all) {
       const id = ids.for(facility.name);
       this.add("facility", { facility_id: id, facility_name: facility.name });
-      for (const owner of facility.owners) this.relate("department_2_facility", lookup(departments, owner, "department"), id);
+      for (const owner of facility.owners)
+        this.relate("department_2_facility", lookup(departments, owner, "department"), id);
     }
   }
 
@@ -382,7 +404,13 @@ class Builder {
 
       const symptomIds = fixed
         ? fixed.symptoms.map((name) => lookup(symptomIdByName, name, "symptom"))
-        : draw(rng, lookup(pools.symptoms, disease.system, "symptoms of"), generalSymptoms, rng.int(3, 8), rng.int(0, 2));
+        : draw(
+            rng,
+            lookup(pools.symptoms, disease.system, "symptoms of"),
+            generalSymptoms,
+            rng.int(3, 8),
+            rng.int(0, 2),
+          );
       for (const s of symptomIds) this.relate("has_symptom", id, s);
 
       const vocabulary = SYSTEMS[disease.system];
@@ -498,7 +526,10 @@ class Builder {
     // Every drug has a product and every company at least three; the rest at random.
     const drugOf = rng.sample([...drugs, ...repeat(total - drugs.length, () => rng.pick(drugs))], total);
     const atLeastThree = companies.flatMap((c) => [c, c, c]);
-    const companyOf = rng.sample([...atLeastThree, ...repeat(total - atLeastThree.length, () => rng.pick(companies))], total);
+    const companyOf = rng.sample(
+      [...atLeastThree, ...repeat(total - atLeastThree.length, () => rng.pick(companies))],
+      total,
+    );
     const ids = new Ids("drug_product");
     const maker = new ProductMaker(rng);
     const byCompany = new Map<string, Product[]>();
@@ -538,7 +569,10 @@ class Builder {
   /** Drug products fill whatever --scale leaves; at least three per company and one per drug. */
   private productCount(companies: number, drugs: number): number {
     if (this.scale === undefined) return SAMPLE_PRODUCTS;
-    const others = Object.entries(this.objects).reduce((n, [type, rows]) => (type === "drug_product" ? n : n + rows.length), 0);
+    const others = Object.entries(this.objects).reduce(
+      (n, [type, rows]) => (type === "drug_product" ? n : n + rows.length),
+      0,
+    );
     const newProducts = Math.round(this.scale * SCALE_SHARES.drug_product_new);
     const total = this.scale - others - newProducts;
     const minimum = Math.max(3 * companies, drugs);
@@ -552,7 +586,8 @@ class Builder {
   /** A few rows of the newer product table (Chinese column names, date strings); no relations. */
   private newDrugProducts(drugs: DrugEntry[], catalog: Catalog): void {
     const rng = this.rng("drug_product_new");
-    const count = this.scale === undefined ? SAMPLE_NEW_PRODUCTS : Math.round(this.scale * SCALE_SHARES.drug_product_new);
+    const count =
+      this.scale === undefined ? SAMPLE_NEW_PRODUCTS : Math.round(this.scale * SCALE_SHARES.drug_product_new);
     const ids = new Ids("drug_product_new");
     const maker = new ProductMaker(rng);
     const provinces = [...catalog.units.keys()].filter((name) => !NATIONAL_UNITS.includes(name));
@@ -583,7 +618,13 @@ class Builder {
 function draw(rng: Random, primary: string[], secondary: string[], count: number, fromSecondary: number): string[] {
   const chosen = new Set(rng.sample(primary, count - fromSecondary));
   for (const id of rng.sample(secondary, count - chosen.size)) chosen.add(id);
-  if (chosen.size < count) for (const id of rng.sample(primary, count)) if (chosen.size < count) chosen.add(id);
+  // Topped up from the primary pool only when one ran short (drawing otherwise would change every later draw).
+  if (chosen.size < count) {
+    for (const id of rng.sample(primary, count)) {
+      if (chosen.size >= count) break;
+      chosen.add(id);
+    }
+  }
   return [...chosen];
 }
 

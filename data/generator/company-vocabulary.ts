@@ -57,7 +57,9 @@ export const CITIES: City[] = [
 });
 
 /** Characters company brands are made of, two at a time (恒康, 瑞华, …). */
-export const BRAND_CHARACTERS = [..."恒康瑞华泰安宁德仁济民生健和信诚元正中天海润丰盛达远鸿福新博益嘉美凯宝通立科金百春晨汇隆昌辰普惠"];
+export const BRAND_CHARACTERS = [
+  ..."恒康瑞华泰安宁德仁济民生健和信诚元正中天海润丰盛达远鸿福新博益嘉美凯宝通立科金百春晨汇隆昌辰普惠",
+];
 
 /** Characters trade names are made of (琦玥, 络欣, …). */
 export const TRADE_NAME_CHARACTERS = [..."琦玥欣舒畅倍乐诺维优思可必迪捷怡沁清润宜安泰康瑞立达力信顺佳络宁平贝奥赛妥"];
@@ -74,9 +76,26 @@ export const COMPANY_SUFFIXES = [
 ];
 
 export const ROADS = [
-  "科技路", "创新大道", "高新路", "医药大道", "生物城路", "长江路", "黄河路", "人民路", "建设路",
-  "解放路", "中山路", "健康路", "工业园路", "滨江大道", "学苑路", "金桥路", "东方路", "华山路",
-  "振兴路", "明珠大道",
+  "科技路",
+  "创新大道",
+  "高新路",
+  "医药大道",
+  "生物城路",
+  "长江路",
+  "黄河路",
+  "人民路",
+  "建设路",
+  "解放路",
+  "中山路",
+  "健康路",
+  "工业园路",
+  "滨江大道",
+  "学苑路",
+  "金桥路",
+  "东方路",
+  "华山路",
+  "振兴路",
+  "明珠大道",
 ];
 
 /** National bodies; each province adds its own drug administration (see provinceUnit). */

@@ -1,6 +1,6 @@
 import type { Json } from "../../src/core/json";
 import type { Random } from "./random";
-import { INFECTIOUS_MARKERS, SYSTEMS, TREATMENT_ORDER, type SystemId } from "./vocabulary";
+import { INFECTIOUS_MARKERS, SYSTEMS, type SystemId, TREATMENT_ORDER } from "./vocabulary";
 
 /**
  * A disease's row values besides id and name, drawn to look like the
@@ -61,7 +61,12 @@ export function diseaseProperties(disease: DiseaseSeed, rng: Random): Record<str
   treatments.sort((a, b) => TREATMENT_ORDER.indexOf(a) - TREATMENT_ORDER.indexOf(b));
 
   const costRoll = rng.next();
-  const money = costRoll < 0.1 ? null : costRoll < 0.2 ? "根据不同医院，收费标准不一致" : rng.pick(system === "tumor" ? TUMOR_COSTS : COSTS);
+  const money =
+    costRoll < 0.1
+      ? null
+      : costRoll < 0.2
+        ? "根据不同医院，收费标准不一致"
+        : rng.pick(system === "tumor" ? TUMOR_COSTS : COSTS);
   // The platform's rows often lack the English name and the ICD code.
   const english = rng.chance(0.1) ? null : disease.en;
   const icd = rng.chance(0.1) ? null : disease.icd;

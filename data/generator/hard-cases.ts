@@ -28,7 +28,10 @@ export const FORBIDDEN_NAMES: Record<string, string[]> = {
 };
 
 /** Diseases whose row is copied from the real sample rather than drawn (only the name differs). */
-export const FIXED_DISEASES: Record<string, { properties: Record<string, string | null>; symptoms: string[]; aliases: string[] }> = {
+export const FIXED_DISEASES: Record<
+  string,
+  { properties: Record<string, string | null>; symptoms: string[]; aliases: string[] }
+> = {
   "上、下气道梗阻": {
     properties: {
       age: "儿童",

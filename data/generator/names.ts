@@ -42,10 +42,21 @@ export function expandNames<T extends { name: string }>(options: {
 
 /** Disease prefixes, their English, and the systems whose diseases they do not fit (no 新生儿 + 前列腺炎). */
 const DISEASE_PREFIXES: [string, string, SystemId[]?][] = [
-  ["急性", "Acute"], ["慢性", "Chronic"], ["亚急性", "Subacute"], ["复发性", "Recurrent"], ["继发性", "Secondary"],
-  ["原发性", "Primary"], ["难治性", "Refractory"], ["重症", "Severe"], ["药物性", "Drug-induced"],
-  ["感染性", "Infectious"], ["特发性", "Idiopathic"], ["家族性", "Familial"], ["获得性", "Acquired"],
-  ["迟发性", "Late-onset"], ["隐匿性", "Occult"],
+  ["急性", "Acute"],
+  ["慢性", "Chronic"],
+  ["亚急性", "Subacute"],
+  ["复发性", "Recurrent"],
+  ["继发性", "Secondary"],
+  ["原发性", "Primary"],
+  ["难治性", "Refractory"],
+  ["重症", "Severe"],
+  ["药物性", "Drug-induced"],
+  ["感染性", "Infectious"],
+  ["特发性", "Idiopathic"],
+  ["家族性", "Familial"],
+  ["获得性", "Acquired"],
+  ["迟发性", "Late-onset"],
+  ["隐匿性", "Occult"],
   ["小儿", "Pediatric", ["peds", "obgyn"]],
   ["新生儿", "Neonatal", ["peds", "obgyn", "psych", "oral", "tumor", "rheum", "renal"]],
   ["老年", "Senile", ["peds"]],
@@ -56,13 +67,21 @@ const DISEASE_PREFIXES: [string, string, SystemId[]?][] = [
 ];
 
 const DISEASE_SUFFIXES: [string, string][] = [
-  ["（轻型）", " (Mild)"], ["（重型）", " (Severe)"], ["（急性期）", " (Acute Phase)"], ["（缓解期）", " (Remission)"],
-  ["（Ⅰ型）", " Type I"], ["（Ⅱ型）", " Type II"], ["（Ⅲ型）", " Type III"], ["（早期）", " (Early Stage)"],
-  ["（晚期）", " (Advanced Stage)"], ["（伴并发症）", " with Complications"],
+  ["（轻型）", " (Mild)"],
+  ["（重型）", " (Severe)"],
+  ["（急性期）", " (Acute Phase)"],
+  ["（缓解期）", " (Remission)"],
+  ["（Ⅰ型）", " Type I"],
+  ["（Ⅱ型）", " Type II"],
+  ["（Ⅲ型）", " Type III"],
+  ["（早期）", " (Early Stage)"],
+  ["（晚期）", " (Advanced Stage)"],
+  ["（伴并发症）", " with Complications"],
 ];
 
 /** A base that already says who or how (小儿…, 急性…) takes no second prefix. */
-const QUALIFIED = /^(急性|慢性|亚急性|小儿|儿童|婴儿|老年|新生儿|妊娠|产后|复发性|继发性|原发性|先天性|难治性|重症|药物性|感染性|特发性|家族性|获得性|迟发性|隐匿性|职业性|病毒性|细菌性)/u;
+const QUALIFIED =
+  /^(急性|慢性|亚急性|小儿|儿童|婴儿|老年|新生儿|妊娠|产后|复发性|继发性|原发性|先天性|难治性|重症|药物性|感染性|特发性|家族性|获得性|迟发性|隐匿性|职业性|病毒性|细菌性)/u;
 const HAS_PARENTHESES = /[（(]/u;
 
 export interface DiseaseNaming {
@@ -102,7 +121,18 @@ export function symptomVariants<T extends { name: string }>(base: T): T[] {
     .map((qualifier) => ({ ...base, name: `${qualifier}${base.name}` }));
 }
 
-const CHECK_QUALIFIERS = ["（急诊）", "（床旁）", "（复查）", "（术前）", "（门诊）", "（住院）", "（加急）", "（儿童）", "（孕期）", "（体检）"];
+const CHECK_QUALIFIERS = [
+  "（急诊）",
+  "（床旁）",
+  "（复查）",
+  "（术前）",
+  "（门诊）",
+  "（住院）",
+  "（加急）",
+  "（儿童）",
+  "（孕期）",
+  "（体检）",
+];
 
 export function checkVariants<T extends { name: string }>(base: T): T[] {
   if (/[）)]$/u.test(base.name)) return [];
@@ -116,13 +146,30 @@ export function facilityVariants<T extends { name: string }>(base: T): T[] {
 }
 
 const SALT_PREFIXES: [string, string][] = [
-  ["盐酸", "Hydrochloride"], ["硫酸", "Sulfate"], ["磷酸", "Phosphate"], ["马来酸", "Maleate"],
-  ["枸橼酸", "Citrate"], ["酒石酸", "Tartrate"], ["甲磺酸", "Mesylate"], ["富马酸", "Fumarate"],
+  ["盐酸", "Hydrochloride"],
+  ["硫酸", "Sulfate"],
+  ["磷酸", "Phosphate"],
+  ["马来酸", "Maleate"],
+  ["枸橼酸", "Citrate"],
+  ["酒石酸", "Tartrate"],
+  ["甲磺酸", "Mesylate"],
+  ["富马酸", "Fumarate"],
 ];
-const SALT_SUFFIXES: [string, string][] = [["钠", "Sodium"], ["钾", "Potassium"], ["钙", "Calcium"], ["镁", "Magnesium"]];
-const ALREADY_SALT = /^(盐酸|硫酸|磷酸|马来酸|枸橼酸|酒石酸|甲磺酸|富马酸|苯磺酸|草酸|氢溴酸|醋酸|硫酸氢)|(钠|钾|钙|镁|铁|锌)$/u;
+const SALT_SUFFIXES: [string, string][] = [
+  ["钠", "Sodium"],
+  ["钾", "Potassium"],
+  ["钙", "Calcium"],
+  ["镁", "Magnesium"],
+];
+const ALREADY_SALT =
+  /^(盐酸|硫酸|磷酸|马来酸|枸橼酸|酒石酸|甲磺酸|富马酸|苯磺酸|草酸|氢溴酸|醋酸|硫酸氢)|(钠|钾|钙|镁|铁|锌)$/u;
 const CHINESE_MEDICINE_PREFIXES: [string, string][] = [
-  ["复方", "Fufang"], ["小儿", "Xiao'er"], ["强力", "Qiangli"], ["加味", "Jiawei"], ["精制", "Jingzhi"], ["浓缩", "Nongsuo"],
+  ["复方", "Fufang"],
+  ["小儿", "Xiao'er"],
+  ["强力", "Qiangli"],
+  ["加味", "Jiawei"],
+  ["精制", "Jingzhi"],
+  ["浓缩", "Nongsuo"],
 ];
 
 export interface DrugNaming {
@@ -144,8 +191,10 @@ export function drugVariants<T extends DrugNaming>(base: T): T[] {
   }
   const out: T[] = [];
   if (!base.biological && !ALREADY_SALT.test(base.name)) {
-    for (const [prefix, en] of SALT_PREFIXES) out.push({ ...base, name: `${prefix}${base.name}`, en: `${base.en} ${en}` });
-    for (const [suffix, en] of SALT_SUFFIXES) out.push({ ...base, name: `${base.name}${suffix}`, en: `${base.en} ${en}` });
+    for (const [prefix, en] of SALT_PREFIXES)
+      out.push({ ...base, name: `${prefix}${base.name}`, en: `${base.en} ${en}` });
+    for (const [suffix, en] of SALT_SUFFIXES)
+      out.push({ ...base, name: `${base.name}${suffix}`, en: `${base.en} ${en}` });
   }
   if (!base.name.startsWith("复方")) out.push({ ...base, name: `复方${base.name}`, en: `Compound ${base.en}` });
   return out;
@@ -169,6 +218,7 @@ export function derivedAliases(name: string, en: string | null): string[] {
   // Eponyms are also called …症 (帕金森病 → 帕金森症); other …病 are not (白血病 is no 白血症).
   if (name.endsWith("病") && /'s Disease\b/u.test(en ?? "")) out.push(`${name.slice(0, -1)}症`);
   const words = (en ?? "").split(" ");
-  if (words.length >= 4 && words.every((word) => /^[A-Z][a-z]+$/u.test(word))) out.push(words.map((word) => word[0]).join(""));
+  if (words.length >= 4 && words.every((word) => /^[A-Z][a-z]+$/u.test(word)))
+    out.push(words.map((word) => word[0]).join(""));
   return out;
 }

@@ -1,7 +1,13 @@
 import { daysInMonth, FIRST_YEAR, isoDate, LAST_MONTH, LAST_YEAR, pad } from "./calendar";
 import { TRADE_NAME_CHARACTERS } from "./company-vocabulary";
 import {
-  DOSAGE_FORMS, EXECUTIVE_STANDARDS, PACKING, PRODUCT_CLASSES, type DosageForm, type DrugSubclass, type ExecutiveStandard,
+  DOSAGE_FORMS,
+  type DosageForm,
+  type DrugSubclass,
+  EXECUTIVE_STANDARDS,
+  type ExecutiveStandard,
+  PACKING,
+  PRODUCT_CLASSES,
 } from "./drug-vocabulary";
 import type { Random } from "./random";
 

@@ -11,14 +11,29 @@ export function serializeBundle(bundle: GeneratedBundle): string {
     ["object_types", pretty(bundle.object_types, 1)],
     ["relation_types", pretty(bundle.relation_types, 1)],
     ["action_types", pretty(bundle.action_types, 1)],
-    ["objects", record(Object.entries(bundle.objects).map(([type, rows]) => [type, list(rows, 2)]), 1)],
-    ["relations", record(Object.entries(bundle.relations).map(([relation, pairs]) => [relation, list(pairs, 2)]), 1)],
+    [
+      "objects",
+      record(
+        Object.entries(bundle.objects).map(([type, rows]) => [type, list(rows, 2)]),
+        1,
+      ),
+    ],
+    [
+      "relations",
+      record(
+        Object.entries(bundle.relations).map(([relation, pairs]) => [relation, list(pairs, 2)]),
+        1,
+      ),
+    ],
     [
       "metrics",
       record(
         Object.entries(bundle.metrics).map(([metric, series]) => [
           metric,
-          record(Object.entries(series).map(([key, points]) => [key, JSON.stringify(points)]), 2),
+          record(
+            Object.entries(series).map(([key, points]) => [key, JSON.stringify(points)]),
+            2,
+          ),
         ]),
         1,
       ),

@@ -75,7 +75,15 @@ export function wallClock(ms: number, timeZone: string): WallClock {
 }
 
 /** The instant at which `timeZone`'s wall clock reads the given date and time (days may overflow, as Date.UTC allows). */
-export function instantOf(timeZone: string, year: number, month: number, day: number, hour = 0, minute = 0, second = 0): number {
+export function instantOf(
+  timeZone: string,
+  year: number,
+  month: number,
+  day: number,
+  hour = 0,
+  minute = 0,
+  second = 0,
+): number {
   const asUtc = Date.UTC(year, month - 1, day, hour, minute, second);
   const offsetAt = (ms: number) => {
     const w = wallClock(ms, timeZone);
@@ -133,7 +141,8 @@ export function daysInMonth(year: number, month: number): number {
 export function shiftUnits(unit: CalendarUnit, ms: number, n: number, timeZone: string): number {
   const w = wallClock(ms, timeZone);
   const subSecond = ms - Math.floor(ms / 1000) * 1000;
-  const at = (year: number, month: number, day: number) => instantOf(timeZone, year, month, day, w.hour, w.minute, w.second) + subSecond;
+  const at = (year: number, month: number, day: number) =>
+    instantOf(timeZone, year, month, day, w.hour, w.minute, w.second) + subSecond;
   switch (unit) {
     case "day":
       return at(w.year, w.month, w.day + n);

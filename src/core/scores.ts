@@ -5,7 +5,11 @@
  * lexical relevance of the service: schema ranking, instance search and
  * memory search differ only in how they weigh a word and what "found" means.
  */
-export function weightedCoverage(queryTokens: readonly string[], found: (token: string) => boolean, weightOf: (token: string) => number): number {
+export function weightedCoverage(
+  queryTokens: readonly string[],
+  found: (token: string) => boolean,
+  weightOf: (token: string) => number,
+): number {
   let total = 0;
   let held = 0;
   for (const t of queryTokens) {

@@ -1,11 +1,16 @@
-import { ToolError, type FieldViolation } from "./tool-error";
+import { type FieldViolation, ToolError } from "./tool-error";
 
 /**
  * FAILED_PRECONDITION LLM_NOT_CONFIGURED: a call asked for something only an
  * LLM can do, and LLM_BASE_URL is not set. `needs` says what asked for it
  * ("skip_llm=false needs an LLM"), `instead` what the agent can do without one.
  */
-export function llmNotConfigured(opts: { needs: string; instead: string; field?: FieldViolation; validValues?: string[] }): ToolError {
+export function llmNotConfigured(opts: {
+  needs: string;
+  instead: string;
+  field?: FieldViolation;
+  validValues?: string[];
+}): ToolError {
   return new ToolError({
     code: "failed_precondition",
     reason: "LLM_NOT_CONFIGURED",

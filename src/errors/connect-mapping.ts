@@ -1,8 +1,8 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import { BadRequestSchema, ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb";
 import { AgentHintSchema } from "../../gen/contextloader/common/v1/errors_pb";
 import { MissingParamsSchema } from "../../gen/contextloader/resolver/v1/resolver_pb";
-import { ToolError, type ErrorCode } from "./tool-error";
+import { BadRequestSchema, ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb";
+import { type ErrorCode, ToolError } from "./tool-error";
 
 /** The ErrorInfo domain of every error this service returns. */
 export const ERROR_DOMAIN = "contextloader";
@@ -104,7 +104,8 @@ function errorInfo(reason: string, traceId: string, metadata: Record<string, str
 const clientGoneCodes = new Set(["ERR_STREAM_PREMATURE_CLOSE", "ECONNRESET", "EPIPE", "ERR_HTTP2_STREAM_CANCEL"]);
 
 function isClientGone(err: unknown): boolean {
-  if (err instanceof ConnectError) return err.code === Code.Canceled || err.code === Code.Aborted || isClientGone(err.cause);
+  if (err instanceof ConnectError)
+    return err.code === Code.Canceled || err.code === Code.Aborted || isClientGone(err.cause);
   return err instanceof Error && clientGoneCodes.has((err as NodeJS.ErrnoException).code ?? "");
 }
 

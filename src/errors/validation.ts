@@ -1,6 +1,6 @@
-import { toJson, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
+import { type DescMessage, type MessageShape, toJson } from "@bufbuild/protobuf";
 import { z } from "zod";
-import { invalidArgument, type FieldViolation, type Hint } from "./tool-error";
+import { type FieldViolation, type Hint, invalidArgument } from "./tool-error";
 
 /**
  * Validates a decoded request against a zod schema written in the spec's terms:
@@ -24,7 +24,10 @@ export function validateRequest<D extends DescMessage, S extends z.ZodType>(
     json = toJson(desc, message, { useProtoFieldName: true, alwaysEmitImplicit: true });
   } catch (err) {
     // Binary proto can carry what JSON cannot (NaN or Infinity in a Struct): the request is bad, not the server.
-    throw invalidArgument([{ field: "request", description: `not representable as JSON: ${(err as Error).message}` }], hint);
+    throw invalidArgument(
+      [{ field: "request", description: `not representable as JSON: ${(err as Error).message}` }],
+      hint,
+    );
   }
   return parseOrThrow(schema, json, hint);
 }
@@ -67,4 +70,5 @@ function fieldPath(path: readonly PropertyKey[]): string {
 }
 
 /** A field where JSON null means "not given" (REST clients send it for unset fields): the schema's default applies. */
-export const nullAsAbsent = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === null ? undefined : v), schema);
+export const nullAsAbsent = <T extends z.ZodType>(schema: T) =>
+  z.preprocess((v) => (v === null ? undefined : v), schema);

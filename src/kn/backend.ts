@@ -44,7 +44,12 @@ export interface KnowledgeNetworkBackend {
   querySubgraph(ctx: CallContext, knId: string, query: SubgraphQuery): Promise<SubgraphResult>;
 
   /** Logic (and data) property values, aligned to the requested identities. */
-  queryProperties(ctx: CallContext, knId: string, objectTypeId: string, query: PropertiesQuery): Promise<PropertiesResult>;
+  queryProperties(
+    ctx: CallContext,
+    knId: string,
+    objectTypeId: string,
+    query: PropertiesQuery,
+  ): Promise<PropertiesResult>;
 
   /** An operator's definition from the operator market. NOT_FOUND when unknown. */
   getOperator(ctx: CallContext, operatorId: string): Promise<OperatorDetail>;

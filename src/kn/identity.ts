@@ -12,7 +12,12 @@ export function identityKey(identity: InstanceIdentity): string {
 
 /** A condition selecting exactly this instance: every primary key equal. */
 export function identityCondition(identity: InstanceIdentity): Condition {
-  const leaves: Condition[] = Object.entries(identity).map(([field, value]) => ({ field, operation: "==", value, value_from: "const" }));
+  const leaves: Condition[] = Object.entries(identity).map(([field, value]) => ({
+    field,
+    operation: "==",
+    value,
+    value_from: "const",
+  }));
   return leaves.length === 1 ? leaves[0]! : { operation: "and", sub_conditions: leaves };
 }
 

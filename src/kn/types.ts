@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { jsonSchema, parsedJson, type Json } from "../core/json";
+import { type Json, jsonSchema, parsedJson } from "../core/json";
 
 /**
  * The platform's knowledge-network vocabulary (ontology-manager and
@@ -155,24 +155,32 @@ export type Condition = LogicalCondition | LeafCondition;
  * union: conditions arrive by the hundred in a subgraph request, and a union
  * tries each branch on every node.
  */
-export const conditionSchema: z.ZodType<Condition> = z.lazy(() =>
-  z
-    .object({
-      operation: z.preprocess((op) => (op === "=" ? "==" : op), z.enum(["and", "or", ...LEAF_OPERATIONS])),
-      sub_conditions: z.array(conditionSchema).max(MAX_SUB_CONDITIONS, `an and/or node takes at most ${MAX_SUB_CONDITIONS} sub_conditions`).optional(),
-      field: z.string().min(1).optional(),
-      fields: z.array(z.string().min(1)).optional(),
-      value: parsedJson.optional(),
-      value_from: z.literal("const").optional(),
-      limit_key: z.enum(["k", "max_distance", "min_score"]).optional(),
-      limit_value: z.number().optional(),
-      match_type: z.string().optional(),
-    })
-    .superRefine((c, ctx) => {
-      if ((c.operation === "and" || c.operation === "or") && c.sub_conditions === undefined) {
-        ctx.addIssue({ code: "custom", path: ["sub_conditions"], message: `an ${c.operation} node needs sub_conditions` });
-      }
-    }) as z.ZodType<Condition>,
+export const conditionSchema: z.ZodType<Condition> = z.lazy(
+  () =>
+    z
+      .object({
+        operation: z.preprocess((op) => (op === "=" ? "==" : op), z.enum(["and", "or", ...LEAF_OPERATIONS])),
+        sub_conditions: z
+          .array(conditionSchema)
+          .max(MAX_SUB_CONDITIONS, `an and/or node takes at most ${MAX_SUB_CONDITIONS} sub_conditions`)
+          .optional(),
+        field: z.string().min(1).optional(),
+        fields: z.array(z.string().min(1)).optional(),
+        value: parsedJson.optional(),
+        value_from: z.literal("const").optional(),
+        limit_key: z.enum(["k", "max_distance", "min_score"]).optional(),
+        limit_value: z.number().optional(),
+        match_type: z.string().optional(),
+      })
+      .superRefine((c, ctx) => {
+        if ((c.operation === "and" || c.operation === "or") && c.sub_conditions === undefined) {
+          ctx.addIssue({
+            code: "custom",
+            path: ["sub_conditions"],
+            message: `an ${c.operation} node needs sub_conditions`,
+          });
+        }
+      }) as z.ZodType<Condition>,
 );
 
 export function isLogical(c: Condition): c is LogicalCondition {
@@ -206,7 +214,11 @@ export const MAX_OBJECT_LIMIT = 10_000;
 export const objectQuerySchema = z.object({
   condition: conditionSchema.optional(),
   properties: z.array(z.string().min(1)).optional(),
-  limit: z.number().int().min(1, "limit must be at least 1").max(MAX_OBJECT_LIMIT, `limit must be at most ${MAX_OBJECT_LIMIT}`),
+  limit: z
+    .number()
+    .int()
+    .min(1, "limit must be at least 1")
+    .max(MAX_OBJECT_LIMIT, `limit must be at most ${MAX_OBJECT_LIMIT}`),
   need_total: z.boolean().optional(),
   sort: z.array(z.object({ field: z.string().min(1), direction: z.enum(["asc", "desc"]) })).optional(),
   search_after: z.array(jsonSchema).optional(),

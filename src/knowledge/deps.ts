@@ -35,10 +35,16 @@ export interface KnowledgeDeps {
 }
 
 /** What schema recall reads (also concept recall in kn_search). */
-export type SchemaDeps = Pick<KnowledgeDeps, "backend" | "sessions" | "embedder" | "reranker" | "llm" | "aliasRelations">;
+export type SchemaDeps = Pick<
+  KnowledgeDeps,
+  "backend" | "sessions" | "embedder" | "reranker" | "llm" | "aliasRelations"
+>;
 /** What kn_search reads, in either mode. */
 export type KnSearchDeps = SchemaDeps & Pick<KnowledgeDeps, "dataRetrieval" | "vocabulary">;
 /** What keyword context reads. */
-export type KeywordContextDeps = Pick<KnowledgeDeps, "backend" | "sessions" | "keywordContext" | "vocabulary" | "embedder">;
+export type KeywordContextDeps = Pick<
+  KnowledgeDeps,
+  "backend" | "sessions" | "keywordContext" | "vocabulary" | "embedder"
+>;
 /** What concept rerank reads. */
 export type RerankDeps = Pick<KnowledgeDeps, "llm" | "embedder">;

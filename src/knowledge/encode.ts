@@ -1,13 +1,13 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import {
-  KnSearchResponseSchema,
-  RerankConceptsResponseSchema,
-  RetrieveKeywordContextResponseSchema,
-  RetrieveSchemaResponseSchema,
   type KnSearchResponse,
+  KnSearchResponseSchema,
   type RerankConceptsResponse,
+  RerankConceptsResponseSchema,
   type RetrieveKeywordContextResponse,
+  RetrieveKeywordContextResponseSchema,
   type RetrieveSchemaResponse,
+  RetrieveSchemaResponseSchema,
 } from "../../gen/contextloader/knowledge/v1/knowledge_pb";
 import type { KeywordContextResult } from "./keyword-context/result";
 import type { KnSearchAnswer } from "./kn-search/answer";
@@ -46,7 +46,12 @@ export function schemaResponse(r: SchemaResult): RetrieveSchemaResponse {
       primaryKeyField: o.primary_keys[0] ?? "",
       primaryKeys: o.primary_keys,
       displayKey: o.display_key,
-      logicProperties: o.logic_properties.map((lp) => ({ name: lp.name, displayName: lp.display_name, type: lp.type, comment: lp.comment })),
+      logicProperties: o.logic_properties.map((lp) => ({
+        name: lp.name,
+        displayName: lp.display_name,
+        type: lp.type,
+        comment: lp.comment,
+      })),
       knId: o.kn_id,
       score: o.score,
     }));
@@ -76,7 +81,10 @@ export function schemaResponse(r: SchemaResult): RetrieveSchemaResponse {
 
 /** The RetrieveKeywordContext answer: the structured context, or its compact YAML text. */
 export function keywordContextResponse(r: KeywordContextResult): RetrieveKeywordContextResponse {
-  const init: MessageInitShape<typeof RetrieveKeywordContextResponseSchema> = { sessionId: r.session_id, warnings: r.warnings };
+  const init: MessageInitShape<typeof RetrieveKeywordContextResponseSchema> = {
+    sessionId: r.session_id,
+    warnings: r.warnings,
+  };
   if (r.compact !== undefined) {
     init.keywordContextText = r.compact;
   } else {

@@ -9,7 +9,9 @@ import { z } from "zod";
 export const MAX_KN_IDS = 20;
 
 /** One entry of kn_ids. */
-export const knIdEntry = z.object({ knowledge_network_id: z.string().trim().min(1, "knowledge_network_id is required") });
+export const knIdEntry = z.object({
+  knowledge_network_id: z.string().trim().min(1, "knowledge_network_id is required"),
+});
 
 /** kn_ids when the call needs at least one network. */
 export const requiredKnIds = z
@@ -19,7 +21,12 @@ export const requiredKnIds = z
 
 export const sessionIdField = z.string().trim().max(256, "session_id must be at most 256 characters").default("");
 
-export const additionalContextField = z.string().max(20_000, "additional_context must be at most 20000 characters").default("");
+export const additionalContextField = z
+  .string()
+  .max(20_000, "additional_context must be at most 20000 characters")
+  .default("");
 
 /** Where the session lives: "" for the default (Redis when configured), "redis" or "in_memory" (spec §2.5). */
-export const sessionTypeField = z.enum(["", "redis", "in_memory"], { error: 'session_type must be "redis" or "in_memory"' }).default("");
+export const sessionTypeField = z
+  .enum(["", "redis", "in_memory"], { error: 'session_type must be "redis" or "in_memory"' })
+  .default("");

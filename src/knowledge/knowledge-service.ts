@@ -1,7 +1,7 @@
 import type { ConnectRouter } from "@connectrpc/connect";
 import {
-  KnSearchRequestSchema,
   KnowledgeRetrievalService,
+  KnSearchRequestSchema,
   RerankConceptsRequestSchema,
   RetrieveKeywordContextRequestSchema,
   RetrieveSchemaRequestSchema,

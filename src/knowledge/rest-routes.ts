@@ -1,17 +1,20 @@
 import { toJson } from "@bufbuild/protobuf";
 import { z } from "zod";
-import { RetrieveKeywordContextResponseSchema, RetrieveSchemaResponseSchema } from "../../gen/contextloader/knowledge/v1/knowledge_pb";
+import {
+  RetrieveKeywordContextResponseSchema,
+  RetrieveSchemaResponseSchema,
+} from "../../gen/contextloader/knowledge/v1/knowledge_pb";
 import { invalidArgument, type ToolError } from "../errors/tool-error";
 import { parseOrThrow } from "../errors/validation";
 import type { HttpRoute } from "../server/http-routes";
-import { httpStatusOf, jsonRoute, type JsonRouteOptions } from "../server/json-route";
-import { knSearchInput } from "./kn-search/input";
-import { knSearch } from "./kn-search/kn-search";
-import { renderAnswer } from "./kn-search/rest-shape";
+import { httpStatusOf, type JsonRouteOptions, jsonRoute } from "../server/json-route";
 import type { KnowledgeDeps } from "./deps";
 import { keywordContextResponse, schemaResponse } from "./encode";
 import { keywordContextInput } from "./keyword-context/input";
 import { retrieveKeywordContext } from "./keyword-context/retrieve-keyword-context";
+import { knSearchInput } from "./kn-search/input";
+import { knSearch } from "./kn-search/kn-search";
+import { renderAnswer } from "./kn-search/rest-shape";
 import { rerankConceptsInput } from "./rerank/input";
 import { rerankConcepts } from "./rerank/rerank-concepts";
 import { retrieveSchemaInput } from "./schema/input";
@@ -53,7 +56,10 @@ const knowledgeRetrieveBody = z
  * and answers; kn_search errors in the platform's `{code, description,
  * details, solution, link}`, the others in the knowledge tools' shape.
  */
-export function knowledgeRoutes(deps: KnowledgeDeps, route: Pick<JsonRouteOptions, "log" | "maxBytes" | "stopping">): HttpRoute[] {
+export function knowledgeRoutes(
+  deps: KnowledgeDeps,
+  route: Pick<JsonRouteOptions, "log" | "maxBytes" | "stopping">,
+): HttpRoute[] {
   return [
     jsonRoute({
       ...route,
@@ -71,11 +77,16 @@ export function knowledgeRoutes(deps: KnowledgeDeps, route: Pick<JsonRouteOption
             session_type: rest.session_type,
           });
           const result = await retrieveKeywordContext(deps, ctx, input);
-          const json = toJson(RetrieveKeywordContextResponseSchema, keywordContextResponse(result), { useProtoFieldName: true, alwaysEmitImplicit: true }) as Record<string, unknown>;
+          const json = toJson(RetrieveKeywordContextResponseSchema, keywordContextResponse(result), {
+            useProtoFieldName: true,
+            alwaysEmitImplicit: true,
+          }) as Record<string, unknown>;
           // keyword_context is an object either way: the §5 structure, or (compact) the spec §7.1 form {context, matched_properties}.
           return {
             keyword_context:
-              result.compact !== undefined ? { context: result.compact, matched_properties: result.statistics.matched_fields } : json["keyword_context"],
+              result.compact !== undefined
+                ? { context: result.compact, matched_properties: result.statistics.matched_fields }
+                : json["keyword_context"],
             session_id: result.session_id,
             ...(result.warnings.length > 0 ? { warnings: json["warnings"] } : {}),
           };
@@ -84,13 +95,19 @@ export function knowledgeRoutes(deps: KnowledgeDeps, route: Pick<JsonRouteOption
         if (object_type_id !== undefined && object_type_id !== "") {
           throw invalidArgument(
             [{ field: "object_type_id", description: "only used with enable_keyword_context=true" }],
-            { message: "For keyword context set enable_keyword_context=true; for schema recall leave object_type_id out." },
+            {
+              message:
+                "For keyword context set enable_keyword_context=true; for schema recall leave object_type_id out.",
+            },
           );
         }
         const additional = [rest.additional_context, background].filter((s) => s !== undefined && s !== "").join("\n");
         const input = parseOrThrow(retrieveSchemaInput, { ...schemaFields, additional_context: additional });
         const result = await retrieveSchema(deps, ctx, input);
-        const json = toJson(RetrieveSchemaResponseSchema, schemaResponse(result), { useProtoFieldName: true, alwaysEmitImplicit: true }) as Record<string, unknown>;
+        const json = toJson(RetrieveSchemaResponseSchema, schemaResponse(result), {
+          useProtoFieldName: true,
+          alwaysEmitImplicit: true,
+        }) as Record<string, unknown>;
         // The spec's two shapes: compact {objects, relations}, full {object_types, relation_types, action_types}.
         const shape = result.compact ? ["objects", "relations"] : ["object_types", "relation_types", "action_types"];
         const picked = Object.fromEntries(shape.map((k) => [k, json[k]]));
@@ -131,14 +148,18 @@ export function knowledgeRoutes(deps: KnowledgeDeps, route: Pick<JsonRouteOption
  * failed, and the trace id.
  */
 function knSearchError(err: ToolError, traceId: string) {
-  const upstream = ["upstream", "upstream_status", "error_code", "description", "upstream_detail"].filter((k) => err.metadata[k] !== undefined);
+  const upstream = ["upstream", "upstream_status", "error_code", "description", "upstream_detail"].filter(
+    (k) => err.metadata[k] !== undefined,
+  );
   return {
     code: err.reason,
     description: err.message,
     details: {
       ...(err.violations.length > 0 ? { field_violations: err.violations } : {}),
       ...(err.hint?.validValues?.length ? { valid_values: err.hint.validValues } : {}),
-      ...Object.fromEntries(upstream.map((k) => [k === "error_code" || k === "description" ? `upstream_${k}` : k, err.metadata[k]])),
+      ...Object.fromEntries(
+        upstream.map((k) => [k === "error_code" || k === "description" ? `upstream_${k}` : k, err.metadata[k]]),
+      ),
       trace_id: traceId,
     },
     solution: err.hint?.message ?? "",
@@ -154,7 +175,7 @@ function knowledgeError(err: ToolError, traceId: string) {
     status_code: httpStatusOf[err.code],
     detail: {
       message: message ?? err.message,
-      ...(suggestion ?? err.hint?.message ? { suggestion: suggestion ?? err.hint!.message } : {}),
+      ...((suggestion ?? err.hint?.message) ? { suggestion: suggestion ?? err.hint!.message } : {}),
       ...extra,
       reason: err.reason,
       ...(err.violations.length > 0 ? { field_violations: err.violations } : {}),

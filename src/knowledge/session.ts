@@ -1,8 +1,8 @@
+import { type Caller, callerKey } from "../core/call-context";
 import { ToolError } from "../errors/tool-error";
-import { callerKey, type Caller } from "../core/call-context";
 import { identityKey } from "../kn/identity";
 import type { ActionType, DataProperty, LogicProperty } from "../kn/types";
-import { sessionKey, type SessionStore } from "../store/session-store";
+import { type SessionStore, sessionKey } from "../store/session-store";
 import type { KnNode } from "./kn-search/answer";
 import type { AliasLink } from "./matching/aliases";
 
@@ -78,7 +78,10 @@ export class KnowledgeSessions {
           reason: "REDIS_NOT_CONFIGURED",
           message: 'session_type "redis" was asked for, but this service has no Redis (REDIS_URL is not set)',
           violations: [{ field: "session_type", description: 'use "in_memory" or leave it empty' }],
-          hint: { message: 'Call again with session_type "in_memory" or without session_type.', validValues: ["in_memory", ""] },
+          hint: {
+            message: 'Call again with session_type "in_memory" or without session_type.',
+            validValues: ["in_memory", ""],
+          },
         });
       }
       return this.stores.redis;
@@ -93,7 +96,12 @@ export class KnowledgeSessions {
   }
 
   /** Records a round and returns its number (1 for the first); the append itself numbers it, so racing rounds never share one. */
-  async addRound(store: SessionStore, caller: Caller, sessionId: string, round: Omit<SchemaRound, "round">): Promise<number> {
+  async addRound(
+    store: SessionStore,
+    caller: Caller,
+    sessionId: string,
+    round: Omit<SchemaRound, "round">,
+  ): Promise<number> {
     return store.append(key(caller, sessionId, "schema_rounds"), round);
   }
 
@@ -102,7 +110,12 @@ export class KnowledgeSessions {
    * were not yet. Atomic per instance: of concurrent calls returning the same
    * instance, exactly one returns it in full.
    */
-  async claimReturned(store: SessionStore, caller: Caller, sessionId: string, instanceKeys: string[]): Promise<Set<string>> {
+  async claimReturned(
+    store: SessionStore,
+    caller: Caller,
+    sessionId: string,
+    instanceKeys: string[],
+  ): Promise<Set<string>> {
     const fresh = new Set(await store.claim(key(caller, sessionId, "returned_instances"), instanceKeys));
     // A session in use keeps its schema alive as long as its dedup record.
     await store.touch([key(caller, sessionId, "schema_rounds")]);
@@ -116,7 +129,14 @@ export class KnowledgeSessions {
    * The append numbers the round, so of concurrent rounds each compares itself
    * with exactly the rounds recorded before it.
    */
-  async returnNodes(store: SessionStore, caller: Caller, sessionId: string, query: string, current: KnNode[], returnUnion: boolean): Promise<ReturnedNodes> {
+  async returnNodes(
+    store: SessionStore,
+    caller: Caller,
+    sessionId: string,
+    query: string,
+    current: KnNode[],
+    returnUnion: boolean,
+  ): Promise<ReturnedNodes> {
     const k = key(caller, sessionId, "kn_search_nodes");
     const count = await store.append(k, { query, nodes: current } satisfies NodeRound);
     const earlier = (await store.list<NodeRound>(k)).slice(0, count - 1);
@@ -126,7 +146,8 @@ export class KnowledgeSessions {
       return { nodes: fresh, seenBefore: current.length - fresh.length };
     }
     const union = new Map(current.map((n) => [nodeKey(n), n]));
-    for (const round of [...earlier].reverse()) for (const n of round.nodes) if (!union.has(nodeKey(n))) union.set(nodeKey(n), n);
+    for (const round of [...earlier].reverse())
+      for (const n of round.nodes) if (!union.has(nodeKey(n))) union.set(nodeKey(n), n);
     return { nodes: [...union.values()], seenBefore: 0 };
   }
 }
@@ -150,7 +171,7 @@ export function unionOf(rounds: readonly SchemaRound[]): SessionSchema {
   const actions = new Map<string, RecalledActionType>();
   const kns = new Set<string>();
   for (const r of rounds) {
-    r.kn_ids.forEach((k) => kns.add(k));
+    for (const k of r.kn_ids) kns.add(k);
     for (const o of r.object_types) objects.set(`${o.kn_id}/${o.id}`, o);
     for (const rel of r.relation_types) relations.set(`${rel.kn_id}/${rel.id}`, rel);
     for (const a of r.action_types) actions.set(`${a.kn_id}/${a.id}`, a);
@@ -165,9 +186,16 @@ export function unionOf(rounds: readonly SchemaRound[]): SessionSchema {
 }
 
 /** What `round` adds to a session whose schema was `before`: the types `before` does not have. */
-export function newSince(before: SessionSchema, round: Pick<SchemaRound, "object_types" | "relation_types" | "action_types">): Pick<SessionSchema, "object_types" | "relation_types" | "action_types"> {
+export function newSince(
+  before: SessionSchema,
+  round: Pick<SchemaRound, "object_types" | "relation_types" | "action_types">,
+): Pick<SessionSchema, "object_types" | "relation_types" | "action_types"> {
   const known = (list: readonly { kn_id: string; id: string }[]) => new Set(list.map((c) => `${c.kn_id}/${c.id}`));
-  const [objects, relations, actions] = [known(before.object_types), known(before.relation_types), known(before.action_types)];
+  const [objects, relations, actions] = [
+    known(before.object_types),
+    known(before.relation_types),
+    known(before.action_types),
+  ];
   return {
     object_types: round.object_types.filter((o) => !objects.has(`${o.kn_id}/${o.id}`)),
     relation_types: round.relation_types.filter((r) => !relations.has(`${r.kn_id}/${r.id}`)),

@@ -59,11 +59,16 @@ export function extractKeywordsResponse(r: Extraction): MessageInitShape<typeof 
     keywords: r.keywords,
     expandedQuery: r.expanded_query,
     method: r.method,
-    message: r.note ?? (r.method === "fallback" ? "未配置 LLM（LLM_BASE_URL），使用本地提取（jieba TF-IDF + 时间表达式）" : ""),
+    message:
+      r.note ??
+      (r.method === "fallback" ? "未配置 LLM（LLM_BASE_URL），使用本地提取（jieba TF-IDF + 时间表达式）" : ""),
   };
 }
 
-export function storeMemoryResponse({ record, created }: StoredMemory): MessageInitShape<typeof StoreMemoryResponseSchema> {
+export function storeMemoryResponse({
+  record,
+  created,
+}: StoredMemory): MessageInitShape<typeof StoreMemoryResponseSchema> {
   return {
     memoryKey: record.memory_key,
     created,
@@ -74,8 +79,16 @@ export function storeMemoryResponse({ record, created }: StoredMemory): MessageI
   };
 }
 
-export function expandContextWindowResponse(r: ExpandContextWindowResult): MessageInitShape<typeof ExpandContextWindowResponseSchema> {
-  return { approved: r.approved, newSize: r.new_size, iteration: r.iteration, maxIterations: r.max_iterations, message: r.message };
+export function expandContextWindowResponse(
+  r: ExpandContextWindowResult,
+): MessageInitShape<typeof ExpandContextWindowResponseSchema> {
+  return {
+    approved: r.approved,
+    newSize: r.new_size,
+    iteration: r.iteration,
+    maxIterations: r.max_iterations,
+    message: r.message,
+  };
 }
 
 export function handoffResponse(r: HandoffResult): MessageInitShape<typeof HandoffResponseSchema> {

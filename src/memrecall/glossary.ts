@@ -125,8 +125,13 @@ const groups: string[][] = GROUPS.trim()
 /** Each term with its group and how it is found: Latin terms as whole words, Chinese ones anywhere. */
 const terms = groups.flatMap((group, index) =>
   group.map((text) => {
-    const word = new RegExp(`(?<![a-z0-9])${escape(text)}(?![a-z0-9])`);
-    return { group: index, matches: /^[\x20-\x7e]+$/.test(text) ? (lower: string) => word.test(lower) : (lower: string) => lower.includes(text) };
+    const word = new RegExp(`(?<![a-z0-9])${escapeRegExp(text)}(?![a-z0-9])`);
+    return {
+      group: index,
+      matches: /^[\x20-\x7e]+$/.test(text)
+        ? (lower: string) => word.test(lower)
+        : (lower: string) => lower.includes(text),
+    };
   }),
 );
 
@@ -147,6 +152,6 @@ export function equivalentsOf(text: string): string[] {
   return out;
 }
 
-function escape(s: string): string {
+function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\-]/g, "\\$&");
 }

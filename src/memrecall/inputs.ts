@@ -32,7 +32,9 @@ export const searchMemoriesInput = z.object({
   search_mode: z
     .preprocess(
       (m) => (m === "" ? undefined : m),
-      z.enum(["semantic", "keyword", "hybrid"], { error: 'search_mode must be "semantic", "keyword" or "hybrid"' }).default("hybrid"),
+      z
+        .enum(["semantic", "keyword", "hybrid"], { error: 'search_mode must be "semantic", "keyword" or "hybrid"' })
+        .default("hybrid"),
     )
     .describe("搜索模式: semantic-语义匹配, keyword-关键词匹配, hybrid-混合（默认）"),
   keywords: z
@@ -164,12 +166,17 @@ export const handoffInput = z
       .max(20_000, "search_summary must be at most 20000 characters")
       .describe("搜索结果的总结，包括找到的相关记忆和关键信息"),
     relevant_memory_keys: z
-      .array(z.string().trim().min(1, "memory keys must not be empty").max(128, "memory keys are at most 128 characters"))
+      .array(
+        z.string().trim().min(1, "memory keys must not be empty").max(128, "memory keys are at most 128 characters"),
+      )
       .max(MAX_HANDOFF_KEYS, `at most ${MAX_HANDOFF_KEYS} relevant_memory_keys`)
       .default([])
       .describe("相关记忆的 key 列表"),
     confidence: z
-      .number({ error: (issue) => (issue.input === undefined ? "confidence is required (0.0..1.0)" : "confidence must be a number") })
+      .number({
+        error: (issue) =>
+          issue.input === undefined ? "confidence is required (0.0..1.0)" : "confidence must be a number",
+      })
       .min(0, "confidence must be between 0.0 and 1.0")
       .max(1, "confidence must be between 0.0 and 1.0")
       .describe("对搜索结果相关性的信心度 0.0-1.0"),
@@ -187,7 +194,12 @@ export const handoffInput = z
       .min(0, "context_window_used must be at least 0")
       .default(5)
       .describe("最终使用的上下文窗口大小（消息数）"),
-    reasoning: z.string().trim().max(20_000, "reasoning must be at most 20000 characters").default("").describe("相关性分析（可选）"),
+    reasoning: z
+      .string()
+      .trim()
+      .max(20_000, "reasoning must be at most 20000 characters")
+      .default("")
+      .describe("相关性分析（可选）"),
   })
   .superRefine((v, ctx) => {
     if (v.needs_more_info && v.follow_up_question === "") {
@@ -218,6 +230,7 @@ export const storeMemoryInput = z.object({
     .trim()
     .min(1, "memory_key is required")
     .max(128, "memory_key must be at most 128 characters")
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
     .regex(/^[^\u0000-\u001f\u007f]+$/, "memory_key must be printable"),
   memory_type: z
     .string()
@@ -231,7 +244,10 @@ export const storeMemoryInput = z.object({
     .max(2000, "summary must be at most 2000 characters")
     .refine((v) => !hasNul(v), nulMessage("summary"))
     .default(""),
-  content: z.string().min(1, "content is required").refine((v) => !hasNul(v), nulMessage("content")),
+  content: z
+    .string()
+    .min(1, "content is required")
+    .refine((v) => !hasNul(v), nulMessage("content")),
   keywords: z
     .array(
       z.object({

@@ -1,8 +1,8 @@
 import { z } from "zod";
 import type { CallContext } from "../core/call-context";
+import { normalizeText, STOP_WORDS, tokenizer } from "../core/text";
 import type { LlmClient } from "../upstream/llm-client";
 import { readJsonObject } from "../upstream/llm-json";
-import { normalizeText, STOP_WORDS, tokenizer } from "../core/text";
 import { idfOf } from "./search-text";
 
 export const KEYWORD_TYPES = ["entity", "action", "concept", "time"] as const;
@@ -41,7 +41,8 @@ const TIME_PATTERN = new RegExp(
 function typeOfTag(tag: string): KeywordType {
   if (tag === "t" || tag === "tg") return "time";
   if (tag === "v" || tag === "vd" || tag === "vn" || tag === "vg") return "action";
-  if (tag.startsWith("nr") || tag === "ns" || tag === "nt" || tag === "nz" || tag === "eng" || tag === "nrt") return "entity";
+  if (tag.startsWith("nr") || tag === "ns" || tag === "nt" || tag === "nz" || tag === "eng" || tag === "nrt")
+    return "entity";
   return "concept";
 }
 
@@ -75,7 +76,11 @@ export function extractLocally(query: string, context: string, max: number): Ext
   }
   const ranked = [...scores.entries()].sort((a, b) => b[1].score - a[1].score || a[1].first - b[1].first);
   const top = ranked[0]?.[1].score ?? 1;
-  const words: ExtractedKeyword[] = ranked.map(([, e]) => ({ keyword: e.word, weight: round(e.score / top), type: e.type }));
+  const words: ExtractedKeyword[] = ranked.map(([, e]) => ({
+    keyword: e.word,
+    weight: round(e.score / top),
+    type: e.type,
+  }));
   // A time expression narrows a search more than any one word: it keeps a fixed, high weight.
   const timeWords: ExtractedKeyword[] = times.map((keyword) => ({ keyword, weight: 0.8, type: "time" }));
   return [...words.slice(0, 1), ...timeWords, ...words.slice(1)].slice(0, max).sort((a, b) => b.weight - a.weight);
@@ -101,7 +106,7 @@ export function extractionPrompt(query: string, context: string, max: number): s
   return `从以下查询中提取搜索关键词。
 
 用户查询: ${query}
-${context ? "上下文: " + context : ""}
+${context ? `上下文: ${context}` : ""}
 
 请提取最多 ${max} 个关键词，按重要性排序。
 关键词类型包括:
@@ -127,7 +132,13 @@ ${context ? "上下文: " + context : ""}
  * answers something unreadable, the local extraction, labelled "fallback"
  * with the reason.
  */
-export async function extractKeywords(llm: LlmClient | undefined, ctx: CallContext, query: string, context: string, max: number): Promise<Extraction> {
+export async function extractKeywords(
+  llm: LlmClient | undefined,
+  ctx: CallContext,
+  query: string,
+  context: string,
+  max: number,
+): Promise<Extraction> {
   const fallback = (note?: string): Extraction => ({
     keywords: extractLocally(query, context, max),
     expanded_query: "",
@@ -137,7 +148,9 @@ export async function extractKeywords(llm: LlmClient | undefined, ctx: CallConte
   if (!llm) return fallback();
   let content: string;
   try {
-    content = (await llm.complete(ctx, [{ role: "user", content: extractionPrompt(query, context, max) }], { json: true })).content;
+    content = (
+      await llm.complete(ctx, [{ role: "user", content: extractionPrompt(query, context, max) }], { json: true })
+    ).content;
   } catch (err) {
     ctx.signal.throwIfAborted();
     ctx.log.warn({ err }, "keyword extraction: the LLM failed; using the local extraction");
@@ -146,7 +159,10 @@ export async function extractKeywords(llm: LlmClient | undefined, ctx: CallConte
   const read = readJsonObject(content);
   const parsed = read.ok ? llmAnswer.safeParse(read.value) : undefined;
   if (!parsed?.success) {
-    ctx.log.warn({ answer: content.slice(0, 500) }, "keyword extraction: unreadable LLM answer; using the local extraction");
+    ctx.log.warn(
+      { answer: content.slice(0, 500) },
+      "keyword extraction: unreadable LLM answer; using the local extraction",
+    );
     return fallback("LLM 的回答不是约定的 JSON，已使用本地提取");
   }
   const seen = new Set<string>();

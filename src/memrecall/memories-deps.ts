@@ -1,7 +1,7 @@
-import type { Embedder } from "../upstream/embeddings";
-import type { LlmClient } from "../upstream/llm-client";
 import type { MemoryStore } from "../store/memories/memory-store";
 import type { SessionStore } from "../store/session-store";
+import type { Embedder } from "../upstream/embeddings";
+import type { LlmClient } from "../upstream/llm-client";
 import type { MemoryIndex } from "./memory-index";
 
 /** What the memory verbs (owner, write, read, search) are built from: one record, passed to each. */

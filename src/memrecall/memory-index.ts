@@ -130,7 +130,8 @@ class UserIndex {
       const [d0, d1, d2, d3] = [used[k]!, used[k + 1]!, used[k + 2]!, used[k + 3]!];
       const [w0, w1, w2, w3] = [query[d0]!, query[d1]!, query[d2]!, query[d3]!];
       const [b0, b1, b2, b3] = [d0 * cap, d1 * cap, d2 * cap, d3 * cap];
-      for (let i = 0; i < n; i++) scores[i]! += w0 * cols[b0 + i]! + w1 * cols[b1 + i]! + w2 * cols[b2 + i]! + w3 * cols[b3 + i]!;
+      for (let i = 0; i < n; i++)
+        scores[i]! += w0 * cols[b0 + i]! + w1 * cols[b1 + i]! + w2 * cols[b2 + i]! + w3 * cols[b3 + i]!;
     }
     for (; k < used.length; k++) {
       const w = query[used[k]!]!;
@@ -195,7 +196,8 @@ class UserIndex {
 
   private grow(capacity: number): void {
     const next = new Float32Array(capacity * this.dims);
-    for (let d = 0; d < this.dims; d++) next.set(this.columns.subarray(d * this.capacity, d * this.capacity + this.size), d * capacity);
+    for (let d = 0; d < this.dims; d++)
+      next.set(this.columns.subarray(d * this.capacity, d * this.capacity + this.size), d * capacity);
     this.columns = next;
     this.capacity = capacity;
   }
@@ -271,7 +273,13 @@ export class MemoryIndex {
   }
 
   /** The best `limit` memories by cosine with `query` that pass the filters, best first. */
-  async nearest(userId: string, version: number, query: Float32Array, filters: MemoryFilters, limit: number): Promise<Hit[]> {
+  async nearest(
+    userId: string,
+    version: number,
+    query: Float32Array,
+    filters: MemoryFilters,
+    limit: number,
+  ): Promise<Hit[]> {
     const u = await this.load(userId, version);
     if (u.size === 0) return [];
     if (u.dims !== query.length) {
@@ -279,14 +287,24 @@ export class MemoryIndex {
         code: "failed_precondition",
         reason: "EMBEDDINGS_CHANGED",
         message: `this user's memories were embedded with ${u.dims} dimensions and the query with ${query.length}: the embeddings model changed since they were stored`,
-        hint: { message: "Search with search_mode=keyword, or ask the operators to re-embed the memories (store them again) with the current EMBEDDINGS_MODEL." },
+        hint: {
+          message:
+            "Search with search_mode=keyword, or ask the operators to re-embed the memories (store them again) with the current EMBEDDINGS_MODEL.",
+        },
       });
     }
     return top(u, u.cosines(query), filters, limit, () => 0).filter((h) => h.score > -Infinity);
   }
 
   /** The best `limit` memories holding a `lookup` token, by keyword relevance, that pass the filters, best first. */
-  async keywordTop(userId: string, version: number, query: KeywordQuery, lookup: string[], filters: MemoryFilters, limit: number): Promise<Hit[]> {
+  async keywordTop(
+    userId: string,
+    version: number,
+    query: KeywordQuery,
+    lookup: string[],
+    filters: MemoryFilters,
+    limit: number,
+  ): Promise<Hit[]> {
     const u = await this.load(userId, version);
     return top(u, u.relevances(query, lookup), filters, limit, (slot) => u.tokenCount(slot)).filter((h) => h.score > 0);
   }
@@ -335,10 +353,17 @@ export class MemoryIndex {
 }
 
 /** The best `limit` slots by score that pass the filters (ties: smaller tiebreak, then memory key), in a small sorted list. */
-function top(u: UserIndex, scores: Float64Array, filters: MemoryFilters, limit: number, tiebreak: (slot: number) => number): Hit[] {
+function top(
+  u: UserIndex,
+  scores: Float64Array,
+  filters: MemoryFilters,
+  limit: number,
+  tiebreak: (slot: number) => number,
+): Hit[] {
   const types = filters.memory_types && filters.memory_types.length > 0 ? new Set(filters.memory_types) : undefined;
   const since = filters.created_since?.getTime();
-  const wanted = filters.keywords && filters.keywords.length > 0 ? filters.keywords.map((k) => k.toLowerCase()) : undefined;
+  const wanted =
+    filters.keywords && filters.keywords.length > 0 ? filters.keywords.map((k) => k.toLowerCase()) : undefined;
   const best: { slot: number; score: number; tie: number; key: string }[] = [];
   // a before b?
   const before = (a: { score: number; tie: number; key: string }, b: { score: number; tie: number; key: string }) =>

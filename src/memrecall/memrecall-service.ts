@@ -66,7 +66,9 @@ export function registerMemRecall(router: ConnectRouter, deps: MemRecallDeps): v
     },
     async extractSearchKeywords(req, ctx) {
       const { c, input } = decode(ctx, ExtractSearchKeywordsRequestSchema, req, extractKeywordsInput);
-      return extractKeywordsResponse(await extractKeywords(deps.llm, c, input.query, input.context, input.max_keywords));
+      return extractKeywordsResponse(
+        await extractKeywords(deps.llm, c, input.query, input.context, input.max_keywords),
+      );
     },
     expandContextWindow(req, ctx) {
       const { input } = decode(ctx, ExpandContextWindowRequestSchema, req, expandInput);

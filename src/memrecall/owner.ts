@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type { CallContext, Caller } from "../core/call-context";
-import { ToolError, type ErrorCode } from "../errors/tool-error";
+import { type ErrorCode, ToolError } from "../errors/tool-error";
 import { accountKey } from "../store/session-store";
 import type { MemoriesDeps } from "./memories-deps";
 import type { IndexChange } from "./memory-index";
@@ -31,7 +31,12 @@ const REFUSALS = {
  * The type is part of the id, so an app and a user with the same id are two owners.
  */
 export function ownerOf(caller: Caller): string {
-  const refused = caller.accountId === "" ? "ACCOUNT_REQUIRED" : caller.accountType === "anonymous" ? "ANONYMOUS_NOT_ALLOWED" : undefined;
+  const refused =
+    caller.accountId === ""
+      ? "ACCOUNT_REQUIRED"
+      : caller.accountType === "anonymous"
+        ? "ANONYMOUS_NOT_ALLOWED"
+        : undefined;
   if (refused === undefined) return `${caller.accountType}:${caller.accountId}`;
   const { code, message, hint } = REFUSALS[refused];
   throw new ToolError({ code, reason: refused, message, hint: { message: hint } });
@@ -62,7 +67,10 @@ export async function bumpVersion(deps: MemoriesDeps, owner: string, change: Ind
       message:
         `the memory was stored, but the session store could not record the change (${(err as Error).message}), ` +
         "so searches may not show it for up to 10 minutes",
-      hint: { message: "Retry the same call once the session store (Redis) is back: storing the same memory again is harmless." },
+      hint: {
+        message:
+          "Retry the same call once the session store (Redis) is back: storing the same memory again is harmless.",
+      },
       cause: err,
     });
   }
@@ -89,9 +97,11 @@ export async function cached<T>(
     ctx.log.warn({ err, key }, "cache read failed; computing");
   }
   const value = await compute();
-  if (keep(value)) deps.sessions.setJson(key, value, ttlMs).catch((err: unknown) => ctx.log.warn({ err, key }, "cache write failed"));
+  if (keep(value))
+    deps.sessions.setJson(key, value, ttlMs).catch((err: unknown) => ctx.log.warn({ err, key }, "cache write failed"));
   return value;
 }
 
 /** A short, key-safe digest of any JSON value: how a request becomes part of a cache key. */
-export const digest = (value: unknown): string => createHash("sha256").update(JSON.stringify(value)).digest("base64url").slice(0, 32);
+export const digest = (value: unknown): string =>
+  createHash("sha256").update(JSON.stringify(value)).digest("base64url").slice(0, 32);

@@ -29,7 +29,12 @@ export async function expandQuery(
     notes.push(`查询扩展不可用（${extraction.note ?? "LLM 无结果"}），已按原查询搜索`);
     return [];
   }
-  const terms = [...extraction.keywords.map((k) => k.keyword), ...(extraction.expanded_query ? [extraction.expanded_query] : [])];
-  deps.sessions.setJson(key, terms, EXPANSION_TTL_MS).catch((err: unknown) => ctx.log.warn({ err }, "cache write failed"));
+  const terms = [
+    ...extraction.keywords.map((k) => k.keyword),
+    ...(extraction.expanded_query ? [extraction.expanded_query] : []),
+  ];
+  deps.sessions
+    .setJson(key, terms, EXPANSION_TTL_MS)
+    .catch((err: unknown) => ctx.log.warn({ err }, "cache write failed"));
   return terms;
 }

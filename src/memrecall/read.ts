@@ -22,7 +22,9 @@ export async function getMemoryDetail(deps: MemoriesDeps, ctx: CallContext, memo
   const key = accountKey(owner, `mem:detail:${version}:${digest(memoryKey)}`);
   const hit = await cached<CachedRecord | null>(ctx, deps, key, DETAIL_TTL_MS, async () => {
     const record = await deps.store.get(owner, memoryKey);
-    return record ? { ...record, created_at: record.created_at.toISOString(), updated_at: record.updated_at.toISOString() } : null;
+    return record
+      ? { ...record, created_at: record.created_at.toISOString(), updated_at: record.updated_at.toISOString() }
+      : null;
   });
   if (!hit) throw memoryNotFound(memoryKey);
   return { ...hit, created_at: new Date(hit.created_at), updated_at: new Date(hit.updated_at) };
@@ -35,7 +37,8 @@ function memoryNotFound(memoryKey: string): ToolError {
     message: `未找到记忆: ${memoryKey}`,
     metadata: { memory_key: memoryKey },
     hint: {
-      message: "memory_key 必须来自本用户 search_memories 的结果；尝试换个说法或 semantic 模式重新搜索，或向用户询问更多信息。",
+      message:
+        "memory_key 必须来自本用户 search_memories 的结果；尝试换个说法或 semantic 模式重新搜索，或向用户询问更多信息。",
       nextRpc: "contextloader.memrecall.v1.MemRecallService/SearchMemories",
     },
   });

@@ -46,7 +46,7 @@ export function idfOf(token: string): number {
       if (space > 0) idfs.set(line.slice(0, space), Number(line.slice(space + 1)));
     }
   }
-  return idfs.get(token) ?? (/^[a-z0-9_.\-]+$/.test(token) ? latinIdf(token) : UNKNOWN_IDF);
+  return idfs.get(token) ?? (/^[a-z0-9_.-]+$/.test(token) ? latinIdf(token) : UNKNOWN_IDF);
 }
 
 /**

@@ -59,14 +59,25 @@ export interface Ranked {
  * the same way. The filters apply before ranking. Results are cached for a
  * minute per user and search; any write of the user's invalidates them.
  */
-export async function searchMemories(deps: MemoriesDeps, ctx: CallContext, input: SearchMemoriesInput): Promise<SearchOutput> {
+export async function searchMemories(
+  deps: MemoriesDeps,
+  ctx: CallContext,
+  input: SearchMemoriesInput,
+): Promise<SearchOutput> {
   const owner = ownerOf(ctx.caller);
   if (input.session_id !== "") await countSearch(deps, owner, input.session_id);
   const version = await versionOf(deps, owner);
   const { session_id: _session, ...search } = input;
   const started = performance.now();
   const key = accountKey(owner, `mem:search:${version}:${digest(search)}`);
-  const out = await cached(ctx, deps, key, SEARCH_TTL_MS, () => runSearch(deps, ctx, owner, version, search), (o) => !o.degraded);
+  const out = await cached(
+    ctx,
+    deps,
+    key,
+    SEARCH_TTL_MS,
+    () => runSearch(deps, ctx, owner, version, search),
+    (o) => !o.degraded,
+  );
   const ms = Math.round(performance.now() - started);
   ctx.log.info({ mode: input.search_mode, results: out.results.length, ms }, "memories searched");
   return out;
@@ -82,7 +93,8 @@ async function countSearch(deps: MemoriesDeps, owner: string, sessionId: string)
     message: `本次召回会话已连续搜索 ${deps.maxSearchesPerSession} 次（上限），不能继续搜索`,
     metadata: { session_id: sessionId, max_searches: String(deps.maxSearchesPerSession) },
     hint: {
-      message: "调用 handoff 结束任务：用已有结果总结，或设置 needs_more_info=true 并提出 follow_up_question 向用户询问更多细节。",
+      message:
+        "调用 handoff 结束任务：用已有结果总结，或设置 needs_more_info=true 并提出 follow_up_question 向用户询问更多细节。",
       nextRpc: "contextloader.memrecall.v1.MemRecallService/Handoff",
     },
   });
@@ -98,14 +110,17 @@ async function runSearch(
   const filters: MemoryFilters = {
     ...(input.memory_types.length > 0 ? { memory_types: input.memory_types } : {}),
     ...(input.keywords.length > 0 ? { keywords: input.keywords } : {}),
-    ...(input.time_range_days !== undefined ? { created_since: new Date(Date.now() - input.time_range_days * 86_400_000) } : {}),
+    ...(input.time_range_days !== undefined
+      ? { created_since: new Date(Date.now() - input.time_range_days * 86_400_000) }
+      : {}),
   };
   const notes: string[] = [];
   // Keyword search is literal. Semantic and hybrid search look for meaning: the
   // LLM's expansion (when one is configured) joins the query everywhere; the
   // glossary's equivalents across languages join hybrid search's word side only
   // (in an embedding, a list of synonyms drowns the query: measured on the eval set).
-  const llmTerms = input.search_mode === "keyword" ? [] : await expandQuery(deps, ctx, input.query, input.keywords, notes);
+  const llmTerms =
+    input.search_mode === "keyword" ? [] : await expandQuery(deps, ctx, input.query, input.keywords, notes);
   const expansionFailed = notes.length > 0;
   const glossaryTerms = input.search_mode === "hybrid" ? equivalentsOf([input.query, ...input.keywords].join(" ")) : [];
   const expansion = [...new Set([...glossaryTerms, ...llmTerms])];
@@ -123,7 +138,10 @@ async function runSearch(
     lists.push(
       nearest
         .filter((n) => n.score > deps.semanticFloor)
-        .map((n) => ({ memory_key: n.memory_key, relevance: calibrate(n.score, deps.semanticFloor, deps.semanticCeiling) })),
+        .map((n) => ({
+          memory_key: n.memory_key,
+          relevance: calibrate(n.score, deps.semanticFloor, deps.semanticCeiling),
+        })),
     );
   }
   // Fusion decides which memories make the cut; they are shown by relevance (spec §2.1: 按相关性分数排序),
@@ -133,7 +151,14 @@ async function runSearch(
     .slice(0, input.limit)
     .map((r, i) => ({ ...r, i }))
     .sort((a, b) => b.relevance - a.relevance || a.i - b.i);
-  const records = new Map((await deps.store.getMany(owner, chosen.map((c) => c.memory_key))).map((r) => [r.memory_key, r]));
+  const records = new Map(
+    (
+      await deps.store.getMany(
+        owner,
+        chosen.map((c) => c.memory_key),
+      )
+    ).map((r) => [r.memory_key, r]),
+  );
   const results: SearchResultItem[] = chosen.flatMap((c) => {
     const m = records.get(c.memory_key);
     return m ? [resultItem(m, c.relevance)] : [];
@@ -179,7 +204,9 @@ async function keywordRanking(
   // Every match, not the store's best few by its own rank (bm25 counts other users' rows): the
   // same candidates and order as the index gives, so a search says the same before and after it loads.
   const hits = await deps.store.keywordSearch(owner, lookup, filters, MAX_COLD_MATCHES);
-  deps.index.warm(owner, version, (err) => ctx.log.warn({ err }, "memory index not loaded; searches use the store's full-text index"));
+  deps.index.warm(owner, version, (err) =>
+    ctx.log.warn({ err }, "memory index not loaded; searches use the store's full-text index"),
+  );
   return hits
     .map((h) => ({
       memory_key: h.memory_key,

@@ -1,6 +1,12 @@
 import { z } from "zod";
 import type { Json } from "../core/json";
-import { expandContextWindowInput, extractKeywordsInput, getMemoryDetailInput, handoffInput, searchMemoriesInput } from "./inputs";
+import {
+  expandContextWindowInput,
+  extractKeywordsInput,
+  getMemoryDetailInput,
+  handoffInput,
+  searchMemoriesInput,
+} from "./inputs";
 
 /** An OpenAI function-calling tool definition. */
 export interface ToolDefinition {

@@ -23,14 +23,19 @@ export interface StoredMemory {
  * after the store committed it; the caller's caches are invalidated so the
  * next search finds it.
  */
-export async function storeMemory(deps: MemoriesDeps, ctx: CallContext, input: StoreMemoryInput): Promise<StoredMemory> {
+export async function storeMemory(
+  deps: MemoriesDeps,
+  ctx: CallContext,
+  input: StoreMemoryInput,
+): Promise<StoredMemory> {
   const owner = ownerOf(ctx.caller);
   const { text: content, truncated } = capBytes(input.content, MAX_CONTENT_BYTES);
   const keywords =
     input.keywords.length > 0
       ? input.keywords
-      : extractLocally(`${input.summary}\n${content.slice(0, 20_000)}`, "", STORED_KEYWORDS)
-          .map(({ keyword, weight }) => ({ keyword, weight }));
+      : extractLocally(`${input.summary}\n${content.slice(0, 20_000)}`, "", STORED_KEYWORDS).map(
+          ({ keyword, weight }) => ({ keyword, weight }),
+        );
   const [embedding] = await deps.embedder.embed(ctx, [`${input.summary}\n${content}`.slice(0, EMBED_CHARS)]);
   const searchText = searchTextOf([input.summary, content, keywords.map((k) => k.keyword).join(" ")]);
   const result = await deps.index.serially(owner, async () => {

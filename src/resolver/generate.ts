@@ -1,12 +1,12 @@
-import { newSpanId } from "../core/ids";
 import type { CallContext } from "../core/call-context";
+import { newSpanId } from "../core/ids";
 import type { Json } from "../core/json";
 import type { LogicProperty, OperatorDetail } from "../kn/types";
 import type { LlmClient } from "../upstream/llm-client";
-import { askJson, readJsonObject, type Reading } from "../upstream/llm-json";
+import { askJson, type Reading, readJsonObject } from "../upstream/llm-json";
 import { checkOperatorParameters, checkParameters, inputParameters, type ParamProblem } from "./parameters";
-import { metricFacts, undetermined, withFacts } from "./property-facts";
 import { buildPrompt } from "./prompts";
+import { metricFacts, undetermined, withFacts } from "./property-facts";
 import type { ResolveInput } from "./resolver-input";
 import type { TimeFacts } from "./time-facts";
 
@@ -73,7 +73,10 @@ export async function generate(ctx: CallContext, lp: LogicProperty, env: Generat
   const finish = ({ params, problems, llmError }: Answer): Generated => {
     debug.latency_ms = Math.round(performance.now() - started);
     debug.dynamic_params = params;
-    log.info({ ms: debug.latency_ms, repairs: debug.repairs, problems: problems.map((p) => p.name) }, "dynamic_params generated");
+    log.info(
+      { ms: debug.latency_ms, repairs: debug.repairs, problems: problems.map((p) => p.name) },
+      "dynamic_params generated",
+    );
     return { params, problems, llmError, debug };
   };
   if (inputParameters(lp).length === 0) return finish({ params: {}, problems: [] });
@@ -108,7 +111,11 @@ export async function generate(ctx: CallContext, lp: LogicProperty, env: Generat
   if (last.problems.some((p) => p.name === UNREADABLE)) {
     // No usable answer at all: the agent is told what the facts leave open, or to retry when they leave nothing.
     const open = checkParameters(lp, withFacts(lp, {}, facts, []));
-    const retry = last.problems.map((p) => ({ ...p, name: lp.name, hint: "重试；若仍失败，在 additional_context 中直接给出全部参数" }));
+    const retry = last.problems.map((p) => ({
+      ...p,
+      name: lp.name,
+      hint: "重试；若仍失败，在 additional_context 中直接给出全部参数",
+    }));
     return finish({ params: {}, problems: open.length > 0 ? open : retry });
   }
   return finish(last);
@@ -149,7 +156,9 @@ function readAnswer(text: string, { lp, facts, operator, notes }: AnswerContext)
   if (!answer) return unreadable(`the answer has no "${lp.name}" key`);
   const params = withFacts(lp, keepInputs(lp, answer, notes), facts, notes);
   const problems = [...checkParameters(lp, params), ...checkOperatorParameters(lp, operator, params)];
-  return problems.length === 0 ? { ok: true, value: { params, problems } } : { ok: false, problem: { params, problems } };
+  return problems.length === 0
+    ? { ok: true, value: { params, problems } }
+    : { ok: false, problem: { params, problems } };
 }
 
 function unreadable(problem: string): Reading<Answer, Answer> {

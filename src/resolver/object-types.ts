@@ -1,5 +1,5 @@
-import { ToolError } from "../errors/tool-error";
 import type { CallContext } from "../core/call-context";
+import { ToolError } from "../errors/tool-error";
 import type { KnowledgeNetworkBackend } from "../kn/backend";
 import type { ObjectType } from "../kn/types";
 

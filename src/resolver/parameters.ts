@@ -1,6 +1,6 @@
 import { CALENDAR_UNITS, MAX_MS, MIN_MS } from "../core/calendar";
-import type { LogicParameter, LogicProperty, OperatorDetail } from "../kn/types";
 import type { Json } from "../core/json";
+import type { LogicParameter, LogicProperty, OperatorDetail } from "../kn/types";
 
 /** Metric parameters the platform computes from time (spec §7.3: always generated). */
 export const METRIC_SYSTEM_PARAMS = ["instant", "start", "end", "step"] as const;
@@ -55,9 +55,17 @@ export function checkParameters(lp: LogicProperty, params: Record<string, Json>)
   }
   if (isMetric) {
     const { instant, start, end, step } = params;
-    for (const [name, v] of [["start", start], ["end", end]] as const) {
+    for (const [name, v] of [
+      ["start", start],
+      ["end", end],
+    ] as const) {
       if (typeof v === "number" && Number.isInteger(v) && (v < MIN_MS || v > MAX_MS)) {
-        problems.push({ name, type: "INTEGER", problem: "must be a millisecond timestamp between 2000 and 2100", hint: timeHint });
+        problems.push({
+          name,
+          type: "INTEGER",
+          problem: "must be a millisecond timestamp between 2000 and 2100",
+          hint: timeHint,
+        });
       }
     }
     if (typeof start === "number" && typeof end === "number" && start > end) {
@@ -67,22 +75,32 @@ export function checkParameters(lp: LogicProperty, params: Record<string, Json>)
       problems.push({
         name: "step",
         type: "STRING",
-        problem: step === undefined || step === null ? "a trend query (instant=false) needs step" : "step must be one of day, week, month, quarter, year",
+        problem:
+          step === undefined || step === null
+            ? "a trend query (instant=false) needs step"
+            : "step must be one of day, week, month, quarter, year",
         hint: "在 additional_context 中说明趋势粒度（如 step=month，按月/按季度/按年），或改为即时查询（instant=true）",
       });
     }
     if (instant === true && step !== undefined && step !== null) {
-      problems.push({ name: "step", type: "STRING", problem: "an instant query (instant=true) takes no step; leave step out", hint: "即时查询（instant=true）不需要 step" });
+      problems.push({
+        name: "step",
+        type: "STRING",
+        problem: "an instant query (instant=true) takes no step; leave step out",
+        hint: "即时查询（instant=true）不需要 step",
+      });
     }
   }
   return problems;
 }
 
-const timeHint = "在 additional_context 中补充明确时间范围（start/end 毫秒时间戳，或“最近半年”“2024年”等），或在 query 中明确时间范围";
+const timeHint =
+  "在 additional_context 中补充明确时间范围（start/end 毫秒时间戳，或“最近半年”“2024年”等），或在 query 中明确时间范围";
 
 function hintFor(lp: LogicProperty, p: LogicParameter): string {
   if (p.name === "start" || p.name === "end") return timeHint;
-  if (p.name === "instant") return "在 additional_context 中说明是即时查询（instant=true，单个时间点）还是趋势查询（instant=false，并给出 step）";
+  if (p.name === "instant")
+    return "在 additional_context 中说明是即时查询（instant=true，单个时间点）还是趋势查询（instant=false，并给出 step）";
   const about = p.comment ? `（${p.comment}）` : "";
   return `在 additional_context 中补充逻辑属性 ${lp.name} 的参数 ${p.name}${about}，类型 ${p.type || "任意"}`;
 }
@@ -119,7 +137,11 @@ function typeProblem(type: string, value: Json): string | undefined {
  * "OBJECT"; this catches `weights` without the members the operator requires
  * before the call, where a repair round can still fix it.
  */
-export function checkOperatorParameters(lp: LogicProperty, operator: OperatorDetail | undefined, params: Record<string, Json>): ParamProblem[] {
+export function checkOperatorParameters(
+  lp: LogicProperty,
+  operator: OperatorDetail | undefined,
+  params: Record<string, Json>,
+): ParamProblem[] {
   if (!operator) return [];
   const spec = operator.metadata.api_spec;
   const body = schemaAt(spec.request_body, ["content", "application/json", "schema"]);
@@ -132,7 +154,10 @@ export function checkOperatorParameters(lp: LogicProperty, operator: OperatorDet
     const schema =
       !p.source || p.source === "body"
         ? schemaAt(bodyProps, [p.name])
-        : schemaAt(listed.find((x) => isObject(x) && x["name"] === p.name), ["schema"]);
+        : schemaAt(
+            listed.find((x) => isObject(x) && x["name"] === p.name),
+            ["schema"],
+          );
     if (!schema) continue;
     for (const problem of schemaProblems(schema, value, p.name)) {
       problems.push({ name: p.name, type: p.type, problem, hint: hintFor(lp, p) });
@@ -166,13 +191,16 @@ function schemaProblems(schema: Record<string, Json>, value: Json, path: string)
     integer: (v) => typeof v === "number" && Number.isInteger(v),
     boolean: (v) => typeof v === "boolean",
   };
-  if (type && is[type] && !is[type]!(value)) return [`${path} must be ${type === "integer" || type === "array" || type === "object" ? "an" : "a"} ${type}`];
+  if (type && is[type] && !is[type]!(value))
+    return [`${path} must be ${type === "integer" || type === "array" || type === "object" ? "an" : "a"} ${type}`];
   if (Array.isArray(schema["enum"]) && !schema["enum"].some((e) => JSON.stringify(e) === JSON.stringify(value))) {
     out.push(`${path} must be one of ${JSON.stringify(schema["enum"])}`);
   }
   if (typeof value === "number") {
-    if (typeof schema["minimum"] === "number" && value < schema["minimum"]) out.push(`${path} must be ≥ ${schema["minimum"]}`);
-    if (typeof schema["maximum"] === "number" && value > schema["maximum"]) out.push(`${path} must be ≤ ${schema["maximum"]}`);
+    if (typeof schema["minimum"] === "number" && value < schema["minimum"])
+      out.push(`${path} must be ≥ ${schema["minimum"]}`);
+    if (typeof schema["maximum"] === "number" && value > schema["maximum"])
+      out.push(`${path} must be ≤ ${schema["maximum"]}`);
   }
   if (isObject(value)) {
     const props = isObject(schema["properties"]) ? schema["properties"] : {};
@@ -180,14 +208,16 @@ function schemaProblems(schema: Record<string, Json>, value: Json, path: string)
       if (typeof name === "string" && value[name] === undefined) out.push(`${path}.${name} is required`);
     }
     if (schema["additionalProperties"] === false) {
-      for (const name of Object.keys(value)) if (!(name in props)) out.push(`${path}.${name} is not allowed (allowed: ${Object.keys(props).join(", ")})`);
+      for (const name of Object.keys(value))
+        if (!(name in props)) out.push(`${path}.${name} is not allowed (allowed: ${Object.keys(props).join(", ")})`);
     }
     for (const [name, sub] of Object.entries(props)) {
       if (value[name] !== undefined && isObject(sub)) out.push(...schemaProblems(sub, value[name]!, `${path}.${name}`));
     }
   }
   if (Array.isArray(value) && isObject(schema["items"])) {
-    value.forEach((item, i) => out.push(...schemaProblems(schema["items"] as Record<string, Json>, item, `${path}[${i}]`)));
+    for (const [i, item] of value.entries())
+      out.push(...schemaProblems(schema["items"] as Record<string, Json>, item, `${path}[${i}]`));
   }
   return out.slice(0, 5);
 }

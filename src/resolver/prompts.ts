@@ -1,6 +1,6 @@
-import type { ChatMessage } from "../upstream/llm-client";
-import type { InstanceIdentity, LogicProperty, OperatorDetail } from "../kn/types";
 import type { Json } from "../core/json";
+import type { InstanceIdentity, LogicProperty, OperatorDetail } from "../kn/types";
+import type { ChatMessage } from "../upstream/llm-client";
 import { inputParameters } from "./parameters";
 
 export interface PromptInput {
@@ -43,7 +43,9 @@ export function buildPrompt(input: PromptInput): ChatMessage[] {
     `你为业务知识网络的逻辑属性生成 dynamic_params。当前逻辑属性：${lp.name}（${lp.display_name || lp.name}，类型 ${lp.type}）。`,
     "硬约束：",
     ...rules.map((r, i) => `${i + 1}. ${r}`),
-    Object.keys(input.facts).length > 0 ? `${rules.length + 1}. 下列参数已经确定，必须原样使用：${JSON.stringify(input.facts)}` : "",
+    Object.keys(input.facts).length > 0
+      ? `${rules.length + 1}. 下列参数已经确定，必须原样使用：${JSON.stringify(input.facts)}`
+      : "",
     `只输出一个严格合法的 JSON 对象，格式为 {"${lp.name}": {"参数名": 值, ...}}，不要输出其他文字。`,
     `无法确定某个必填参数时，输出 {"_error": "缺少必填参数: 参数名 (说明), ..."}。`,
   ]
@@ -55,7 +57,9 @@ export function buildPrompt(input: PromptInput): ChatMessage[] {
     input.additionalContext ? `补充上下文：${input.additionalContext}` : "",
     `当前时间：now_ms=${input.nowMs}（${new Date(input.nowMs).toLocaleString("zh-CN", { timeZone: input.timeZone, hour12: false })}），时区 ${input.timeZone}`,
     `逻辑属性定义：${JSON.stringify({ name: lp.name, type: lp.type, comment: lp.comment, data_source: lp.data_source, parameters: lp.parameters })}`,
-    input.operator ? `算子参数定义（operator market）：${JSON.stringify({ name: input.operator.name, api_spec: input.operator.metadata.api_spec })}` : "",
+    input.operator
+      ? `算子参数定义（operator market）：${JSON.stringify({ name: input.operator.name, api_spec: input.operator.metadata.api_spec })}`
+      : "",
   ]
     .filter((s) => s !== "")
     .join("\n\n");

@@ -1,5 +1,5 @@
-import type { LogicProperty } from "../kn/types";
 import type { Json } from "../core/json";
+import type { LogicProperty } from "../kn/types";
 import { inputParameters, METRIC_SYSTEM_PARAMS } from "./parameters";
 import type { TimeFacts } from "./time-facts";
 

@@ -1,4 +1,4 @@
-import { invalidArgument, type FieldViolation } from "../errors/tool-error";
+import { type FieldViolation, invalidArgument } from "../errors/tool-error";
 import type { LogicProperty, ObjectType } from "../kn/types";
 import type { ResolveInput } from "./resolver-input";
 
@@ -25,7 +25,10 @@ export function checkRequest(ot: ObjectType, input: ResolveInput): LogicProperty
   input.identities.forEach((identity, i) => {
     const missing = ot.primary_keys.filter((k) => identity[k] === undefined);
     if (missing.length > 0) {
-      violations.push({ field: `unique_identities[${i}]`, description: `missing primary key ${missing.join(", ")} of ${ot.id}` });
+      violations.push({
+        field: `unique_identities[${i}]`,
+        description: `missing primary key ${missing.join(", ")} of ${ot.id}`,
+      });
     }
     for (const k of Object.keys(identity)) {
       if (pks.has(k)) continue;

@@ -1,13 +1,13 @@
-import { ToolError, type MissingPropertyParams } from "../errors/tool-error";
-import { llmNotConfigured } from "../errors/common";
 import type { CallContext } from "../core/call-context";
 import { settleWithLimit } from "../core/concurrency";
 import type { Json } from "../core/json";
+import { llmNotConfigured } from "../errors/common";
+import { type MissingPropertyParams, ToolError } from "../errors/tool-error";
 import type { KnowledgeNetworkBackend } from "../kn/backend";
 import type { InstanceIdentity, LogicProperty, OperatorDetail } from "../kn/types";
 import type { LlmClient } from "../upstream/llm-client";
-import { generate, type Generated, type PropertyDebug } from "./generate";
-import { objectType, type ObjectTypeCache } from "./object-types";
+import { type Generated, generate, type PropertyDebug } from "./generate";
+import { type ObjectTypeCache, objectType } from "./object-types";
 import { metricFacts, undetermined } from "./property-facts";
 import { checkRequest } from "./request-check";
 import type { ResolveInput } from "./resolver-input";
@@ -50,7 +50,11 @@ export interface ResolveResult {
  * and when every property is complete queries the values once. Any property
  * missing parameters fails the whole call with MISSING_INPUT_PARAMS.
  */
-export async function resolveLogicProperties(deps: ResolverDeps, ctx: CallContext, input: ResolveInput): Promise<ResolveResult> {
+export async function resolveLogicProperties(
+  deps: ResolverDeps,
+  ctx: CallContext,
+  input: ResolveInput,
+): Promise<ResolveResult> {
   const ot = await objectType(deps, ctx, input.kn_id, input.ot_id);
   const wanted = checkRequest(ot, input);
   const facts = extractTimeFacts({
@@ -83,7 +87,10 @@ export async function resolveLogicProperties(deps: ResolverDeps, ctx: CallContex
 
   if (generated.some((g) => g.problems.length > 0)) {
     // return_debug holds on failure too: what the LLM answered is what the agent needs to see.
-    throw missingInputParams(generated, input.options.return_debug ? debugOf(facts, {}, generated, warnings, ctx.traceId) : undefined);
+    throw missingInputParams(
+      generated,
+      input.options.return_debug ? debugOf(facts, {}, generated, warnings, ctx.traceId) : undefined,
+    );
   }
 
   const dynamicParams: Record<string, Record<string, Json>> = {};
@@ -146,7 +153,10 @@ async function readOperators(
 function missingInputParams(generated: Generated[], debug: ResolveDebug | undefined): ToolError {
   const missing: MissingPropertyParams[] = generated
     .filter((g) => g.problems.length > 0)
-    .map((g) => ({ property: g.debug.property, params: g.problems.map((p) => ({ name: p.name, type: p.type, hint: p.hint })) }));
+    .map((g) => ({
+      property: g.debug.property,
+      params: g.problems.map((p) => ({ name: p.name, type: p.type, hint: p.hint })),
+    }));
   const llmErrors = generated.flatMap((g) => g.llmError ?? []).join("; ");
   return new ToolError({
     code: "failed_precondition",

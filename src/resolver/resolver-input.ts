@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { nullAsAbsent } from "../errors/validation";
 import { isValidTimeZone, MAX_MS, MIN_MS } from "../core/calendar";
+import { nullAsAbsent } from "../errors/validation";
 
 export const MAX_IDENTITIES = 1000;
 export const MAX_PROPERTIES = 20;
@@ -22,12 +22,16 @@ export const resolveInput = z
   .object({
     kn_id: z.string().trim().min(1, "kn_id is required, e.g. kn_medical"),
     ot_id: z.string().trim().min(1, "ot_id is required, e.g. company"),
-    query: z.string().trim().min(1, "query is required: the user's question, with its time and scope words").max(4000, "query must be at most 4000 characters"),
+    query: z
+      .string()
+      .trim()
+      .min(1, "query is required: the user's question, with its time and scope words")
+      .max(4000, "query must be at most 4000 characters"),
     unique_identities: z.array(identity).max(MAX_IDENTITIES, `at most ${MAX_IDENTITIES} identities`).default([]),
     instance_identities: z.array(identity).max(MAX_IDENTITIES, `at most ${MAX_IDENTITIES} identities`).default([]),
     properties: z
       .array(z.string().trim().min(1, "property names must not be empty"))
-      .min(1, "properties is required: the logic properties to resolve, e.g. [\"approved_drug_count\"]")
+      .min(1, 'properties is required: the logic properties to resolve, e.g. ["approved_drug_count"]')
       .max(MAX_PROPERTIES, `at most ${MAX_PROPERTIES} properties`),
     additional_context: z.string().max(20_000, "additional_context must be at most 20000 characters").default(""),
     now_ms: z
@@ -44,8 +48,18 @@ export const resolveInput = z
       z
         .object({
           return_debug: z.boolean().default(false),
-          max_repair_rounds: z.number().int().min(0, "max_repair_rounds must be between 0 and 3").max(3, "max_repair_rounds must be between 0 and 3").default(1),
-          max_concurrency: z.number().int().min(1, "max_concurrency must be between 1 and 16").max(16, "max_concurrency must be between 1 and 16").default(4),
+          max_repair_rounds: z
+            .number()
+            .int()
+            .min(0, "max_repair_rounds must be between 0 and 3")
+            .max(3, "max_repair_rounds must be between 0 and 3")
+            .default(1),
+          max_concurrency: z
+            .number()
+            .int()
+            .min(1, "max_concurrency must be between 1 and 16")
+            .max(16, "max_concurrency must be between 1 and 16")
+            .default(4),
         })
         .strict()
         .default({ return_debug: false, max_repair_rounds: 1, max_concurrency: 4 }),
@@ -53,9 +67,18 @@ export const resolveInput = z
   })
   .superRefine((v, ctx) => {
     if (v.unique_identities.length > 0 && v.instance_identities.length > 0) {
-      ctx.addIssue({ code: "custom", path: ["instance_identities"], message: "give unique_identities or _instance_identities, not both" });
+      ctx.addIssue({
+        code: "custom",
+        path: ["instance_identities"],
+        message: "give unique_identities or _instance_identities, not both",
+      });
     } else if (v.unique_identities.length === 0 && v.instance_identities.length === 0) {
-      ctx.addIssue({ code: "custom", path: ["unique_identities"], message: "unique_identities is required: one map of every primary key per instance, e.g. [{\"company_id\":\"company_000001\"}]" });
+      ctx.addIssue({
+        code: "custom",
+        path: ["unique_identities"],
+        message:
+          'unique_identities is required: one map of every primary key per instance, e.g. [{"company_id":"company_000001"}]',
+      });
     }
     const seen = new Set<string>();
     v.properties.forEach((p, i) => {

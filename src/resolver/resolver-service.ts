@@ -3,12 +3,12 @@ import type { ConnectRouter } from "@connectrpc/connect";
 import {
   LogicPropertyResolverService,
   ResolveLogicPropertiesRequestSchema,
-  ResolveLogicPropertiesResponseSchema,
   type ResolveLogicPropertiesResponse,
+  ResolveLogicPropertiesResponseSchema,
 } from "../../gen/contextloader/resolver/v1/resolver_pb";
 import { validateRequest } from "../errors/validation";
 import { callContext } from "../server/interceptors";
-import { resolveLogicProperties, type ResolveResult, type ResolverDeps } from "./resolve";
+import { type ResolveResult, type ResolverDeps, resolveLogicProperties } from "./resolve";
 import { resolveInput } from "./resolver-input";
 
 /** Registers LogicPropertyResolverService: decode and validate, resolve, encode. */

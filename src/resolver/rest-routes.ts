@@ -2,8 +2,8 @@ import { z } from "zod";
 import { ToolError } from "../errors/tool-error";
 import { parseOrThrow } from "../errors/validation";
 import type { HttpRoute } from "../server/http-routes";
-import { jsonRoute, type JsonRouteOptions } from "../server/json-route";
-import { resolveLogicProperties, type ResolverDeps } from "./resolve";
+import { type JsonRouteOptions, jsonRoute } from "../server/json-route";
+import { type ResolverDeps, resolveLogicProperties } from "./resolve";
 import { resolveInput } from "./resolver-input";
 
 /** The REST body: the spec's fields only (a misspelt one is an error), identities under either spelling. */
@@ -22,7 +22,9 @@ const restBody = z
   })
   .partial()
   .strict()
-  .transform(({ _instance_identities, ...rest }) => (_instance_identities === undefined ? rest : { ...rest, instance_identities: _instance_identities }));
+  .transform(({ _instance_identities, ...rest }) =>
+    _instance_identities === undefined ? rest : { ...rest, instance_identities: _instance_identities },
+  );
 
 const LEGACY_PATH = "/api/agent-retrieval/in/v1/kn/logic-property-resolver";
 
@@ -34,7 +36,10 @@ const LEGACY_PATH = "/api/agent-retrieval/in/v1/kn/logic-property-resolver";
  * trace_id}` (spec §9.1). At the legacy path MISSING_INPUT_PARAMS is HTTP 200,
  * as the existing service answers it (agents there read `error_code`).
  */
-export function resolverRoutes(deps: ResolverDeps, route: Pick<JsonRouteOptions, "log" | "maxBytes" | "stopping">): HttpRoute[] {
+export function resolverRoutes(
+  deps: ResolverDeps,
+  route: Pick<JsonRouteOptions, "log" | "maxBytes" | "stopping">,
+): HttpRoute[] {
   return ["/api/kn/logic-property-resolver", LEGACY_PATH].map((path) =>
     jsonRoute({
       ...route,
@@ -59,12 +64,17 @@ function withRestFieldNames<T>(parse: () => T): T {
   try {
     return parse();
   } catch (err) {
-    if (!(err instanceof ToolError) || !err.violations.some((v) => v.field.startsWith("instance_identities"))) throw err;
-    const violations = err.violations.map((v) => (v.field.startsWith("instance_identities") ? { ...v, field: `_${v.field}` } : v));
+    if (!(err instanceof ToolError) || !err.violations.some((v) => v.field.startsWith("instance_identities")))
+      throw err;
+    const violations = err.violations.map((v) =>
+      v.field.startsWith("instance_identities") ? { ...v, field: `_${v.field}` } : v,
+    );
     throw new ToolError({
       code: err.code,
       reason: err.reason,
-      message: err.message.replaceAll("instance_identities", "_instance_identities").replaceAll("__instance", "_instance"),
+      message: err.message
+        .replaceAll("instance_identities", "_instance_identities")
+        .replaceAll("__instance", "_instance"),
       violations,
       ...(err.hint ? { hint: err.hint } : {}),
     });

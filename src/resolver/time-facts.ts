@@ -10,6 +10,7 @@
  */
 import {
   addUnits,
+  type CalendarUnit,
   daysInMonth,
   instantOf,
   isValidTimeZone,
@@ -18,7 +19,6 @@ import {
   shiftUnits,
   startOf,
   wallClock,
-  type CalendarUnit,
 } from "../core/calendar";
 
 export interface TimeFact {
@@ -77,13 +77,15 @@ export function extractTimeFacts(input: TimeFactsInput): TimeFacts {
 
   const zoneText = given.timezone?.value;
   const timeZone =
-    input.requestTimeZone || (typeof zoneText === "string" && isValidTimeZone(zoneText) ? zoneText : input.defaultTimeZone);
+    input.requestTimeZone ||
+    (typeof zoneText === "string" && isValidTimeZone(zoneText) ? zoneText : input.defaultTimeZone);
   if (!isValidTimeZone(timeZone)) throw new RangeError(`unknown time zone ${JSON.stringify(timeZone)}`);
 
   const now = chooseNow(input, given.now_ms, timeZone);
   const clock: Clock = { now: now.value, timeZone };
   const result: TimeFacts = { now_ms: now.value, time_zone: timeZone, facts: [] };
-  const record = (param: TimeFact["param"], fact: Sourced<number | string | boolean>) => result.facts.push({ param, ...fact });
+  const record = (param: TimeFact["param"], fact: Sourced<number | string | boolean>) =>
+    result.facts.push({ param, ...fact });
   record("now_ms", now);
 
   const start = readExplicit(given.start, (v) => toTimestamp(v, timeZone, false));
@@ -133,7 +135,8 @@ function scannable(text: string): string {
 
 function chooseNow(input: TimeFactsInput, given: RawValue | undefined, timeZone: string): Sourced<number> {
   const request = input.requestNowMs;
-  if (request !== undefined && inRange(request)) return { value: request, source: `request now_ms=${request}`, rule: "request" };
+  if (request !== undefined && inRange(request))
+    return { value: request, source: `request now_ms=${request}`, rule: "request" };
   const fromContext = readExplicit(given, (v) => toTimestamp(v, timeZone, false));
   return fromContext ?? { value: input.serverNowMs, source: "server clock", rule: "server" };
 }
@@ -203,8 +206,8 @@ function collectStrings(value: unknown, into: string[]): void {
 
 const PAIR_VALUE = [
   String.raw`\d{4}-\d{1,2}-\d{1,2}(?:[T ]\d{1,2}:\d{2}(?::\d{2}(?:\.\d{1,3})?)?(?:Z|[+-]\d{2}:?\d{2})?)?`, // ISO date or date-time
-  String.raw`[A-Za-z_]+(?:/[A-Za-z0-9_+-]+)+`, // IANA zone, the only value holding "/"
-  String.raw`[A-Za-z0-9_.+-]+`, // numbers, words, 1M
+  "[A-Za-z_]+(?:/[A-Za-z0-9_+-]+)+", // IANA zone, the only value holding "/"
+  "[A-Za-z0-9_.+-]+", // numbers, words, 1M
   "季度|星期|[天日周月季年]",
 ].join("|");
 /** `key=value` or `key: value`, quotes allowed; the key may follow Chinese text ("即时查询instant=true") but not a letter ("restart="). */
@@ -235,19 +238,29 @@ function readFreeTextContext(text: string): ExplicitContext {
 function toTimestamp(value: unknown, timeZone: string, isEnd: boolean): number | undefined {
   let ms: number | undefined;
   if (typeof value === "number") ms = value;
-  else if (typeof value === "string") ms = /^\d+$/.test(value.trim()) ? Number(value) : parseIsoDate(value.trim(), timeZone, isEnd);
+  else if (typeof value === "string")
+    ms = /^\d+$/.test(value.trim()) ? Number(value) : parseIsoDate(value.trim(), timeZone, isEnd);
   return ms !== undefined && inRange(ms) ? ms : undefined;
 }
 
-const ISO_DATE = /^(\d{4})-(\d{1,2})-(\d{1,2})(?:[T ](\d{1,2}):(\d{2})(?::(\d{2})(?:\.(\d{1,3}))?)?(Z|[+-]\d{2}:?\d{2})?)?$/i;
+const ISO_DATE =
+  /^(\d{4})-(\d{1,2})-(\d{1,2})(?:[T ](\d{1,2}):(\d{2})(?::(\d{2})(?:\.(\d{1,3}))?)?(Z|[+-]\d{2}:?\d{2})?)?$/i;
 
 /** A bare date as an end means the whole day: end=2024-03-31 reaches through March 31. */
 function parseIsoDate(text: string, timeZone: string, isEnd: boolean): number | undefined {
   const m = ISO_DATE.exec(text);
   if (!m) return undefined;
-  const [year, month, day, hour, minute, second] = [1, 2, 3, 4, 5, 6].map((i) => Number(m[i] ?? 0)) as [number, number, number, number, number, number];
+  const [year, month, day, hour, minute, second] = [1, 2, 3, 4, 5, 6].map((i) => Number(m[i] ?? 0)) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   const milli = Number((m[7] ?? "").padEnd(3, "0"));
-  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month) || hour > 23 || minute > 59 || second > 59) return undefined;
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month) || hour > 23 || minute > 59 || second > 59)
+    return undefined;
   if (m[4] === undefined) {
     const midnight = instantOf(timeZone, year, month, day);
     return isEnd ? addUnits("day", midnight, 1, timeZone) - 1 : midnight;
@@ -255,16 +268,35 @@ function parseIsoDate(text: string, timeZone: string, isEnd: boolean): number | 
   const offset = m[8];
   if (offset === undefined) return instantOf(timeZone, year, month, day, hour, minute, second) + milli;
   const offsetMinutes =
-    offset.toUpperCase() === "Z" ? 0 : (offset.startsWith("-") ? -1 : 1) * (Number(offset.slice(1, 3)) * 60 + Number(offset.slice(-2)));
+    offset.toUpperCase() === "Z"
+      ? 0
+      : (offset.startsWith("-") ? -1 : 1) * (Number(offset.slice(1, 3)) * 60 + Number(offset.slice(-2)));
   return Date.UTC(year, month - 1, day, hour, minute, second, milli) - offsetMinutes * 60_000;
 }
 
 const STEP_NAMES: Record<string, CalendarUnit> = {
-  day: "day", d: "day", daily: "day", 天: "day", 日: "day",
-  week: "week", w: "week", weekly: "week", 周: "week", 星期: "week",
-  month: "month", monthly: "month", 月: "month",
-  quarter: "quarter", q: "quarter", quarterly: "quarter", 季: "quarter", 季度: "quarter",
-  year: "year", y: "year", yearly: "year", 年: "year",
+  day: "day",
+  d: "day",
+  daily: "day",
+  天: "day",
+  日: "day",
+  week: "week",
+  w: "week",
+  weekly: "week",
+  周: "week",
+  星期: "week",
+  month: "month",
+  monthly: "month",
+  月: "month",
+  quarter: "quarter",
+  q: "quarter",
+  quarterly: "quarter",
+  季: "quarter",
+  季度: "quarter",
+  year: "year",
+  y: "year",
+  yearly: "year",
+  年: "year",
 };
 
 /** day|week|month|quarter|year, 天/周/月/季度/年, or "1d"-style; "M" is a month, "m" a minute (no step). */
@@ -311,7 +343,8 @@ function whole(unit: CalendarUnit, start: number, clock: Clock): Period {
 
 /** The `unit` `offset` units from the one holding now: 0 is the current one (cut at now later), -1 the last complete one. */
 function relative(unit: CalendarUnit, offset: number): PeriodRule["period"] {
-  return (_m, clock) => whole(unit, addUnits(unit, startOf(unit, clock.now, clock.timeZone), offset, clock.timeZone), clock);
+  return (_m, clock) =>
+    whole(unit, addUnits(unit, startOf(unit, clock.now, clock.timeZone), offset, clock.timeZone), clock);
 }
 
 /** 上 (last) or 上上 (the one before) as the prefix of 上周 / 上个月 / 上季度; the 上 of 马上 ("at once") is none. */
@@ -342,7 +375,8 @@ function halfYear(clock: Clock, year: number, half: "上" | "下"): Period {
 
 /** From the same wall-clock moment `n` units ago up to now; 半年 is six months. */
 function rolling(unit: CalendarUnit, n: number, clock: Clock): Period | undefined {
-  if (unit === "year" && n === 0.5) return { start: shiftUnits("month", clock.now, -6, clock.timeZone), end: clock.now };
+  if (unit === "year" && n === 0.5)
+    return { start: shiftUnits("month", clock.now, -6, clock.timeZone), end: clock.now };
   if (!Number.isInteger(n) || n < 1) return undefined;
   return { start: shiftUnits(unit, clock.now, -n, clock.timeZone), end: clock.now };
 }
@@ -361,7 +395,18 @@ function yearOf(prefix: string | undefined, clock: Clock): number {
 
 const CN_DIGITS: Record<string, number> = { 一: 1, 二: 2, 两: 2, 三: 3, 四: 4, 五: 5, 六: 6, 七: 7, 八: 8, 九: 9 };
 const EN_NUMBERS: Record<string, number> = {
-  one: 1, two: 2, three: 3, four: 4, five: 5, six: 6, seven: 7, eight: 8, nine: 9, ten: 10, eleven: 11, twelve: 12,
+  one: 1,
+  two: 2,
+  three: 3,
+  four: 4,
+  five: 5,
+  six: 6,
+  seven: 7,
+  eight: 8,
+  nine: 9,
+  ten: 10,
+  eleven: 11,
+  twelve: 12,
 };
 const CN_NUMBER = "\\d+|[一二两三四五六七八九十]+";
 const EN_NUMBER = `\\d+|${Object.keys(EN_NUMBERS).join("|")}`;
@@ -379,11 +424,21 @@ function countOf(text: string): number {
   return tens * 10 + units;
 }
 
-const CN_UNITS: Record<string, CalendarUnit> = { 天: "day", 日: "day", 周: "week", 星期: "week", 月: "month", 季度: "quarter", 季: "quarter", 年: "year" };
+const CN_UNITS: Record<string, CalendarUnit> = {
+  天: "day",
+  日: "day",
+  周: "week",
+  星期: "week",
+  月: "month",
+  季度: "quarter",
+  季: "quarter",
+  年: "year",
+};
 const englishUnit = (word: string) => word.toLowerCase().replace(/s$/, "") as CalendarUnit;
 
 const MONTH_NAMES = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
-const MONTH_NAME = String.raw`jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?`;
+const MONTH_NAME =
+  "jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?";
 
 const CN_DATE = String.raw`(?:${YEAR})\s*(?:\d{1,2}\s*月(?:\s*\d{1,2}\s*[日号])?)?`;
 const ISO_DAY_OR_MONTH = String.raw`(?<!\d)\d{4}[-/]\d{1,2}(?:[-/]\d{1,2})?`;
@@ -412,7 +467,12 @@ function rangeEnd(text: string, clock: Clock, year?: number): Period | undefined
   const m = DATE_FIELDS.exec(dateFields(trimmed, clock));
   const y = m?.[1] !== undefined ? Number(m[1]) : year;
   if (!m || y === undefined) return undefined;
-  return calendarPeriod(clock, y, m[2] === undefined ? undefined : Number(m[2]), m[3] === undefined ? undefined : Number(m[3]));
+  return calendarPeriod(
+    clock,
+    y,
+    m[2] === undefined ? undefined : Number(m[2]),
+    m[3] === undefined ? undefined : Number(m[3]),
+  );
 }
 
 const PERIOD_RULES: PeriodRule[] = [
@@ -437,7 +497,10 @@ const PERIOD_RULES: PeriodRule[] = [
   {
     name: "最近N天/周/月/季度/年",
     // Not the 近 of 接近 / 将近 ("nearly"), nor of 附近.
-    pattern: new RegExp(`(?:最近|(?<![接将附])近|过去)的?\\s*(${CN_NUMBER}|半)\\s*个?\\s*(天|日|周|星期|月|季度|季|年)`, "g"),
+    pattern: new RegExp(
+      `(?:最近|(?<![接将附])近|过去)的?\\s*(${CN_NUMBER}|半)\\s*个?\\s*(天|日|周|星期|月|季度|季|年)`,
+      "g",
+    ),
     period: (m, c) => rolling(CN_UNITS[m[2] ?? ""] ?? "day", countOf(m[1] ?? ""), c),
   },
   { name: "YYYY年", pattern: /(?<!\d)(\d{4})\s*年/g, period: (m, c) => calendarPeriod(c, Number(m[1])) },
@@ -451,13 +514,20 @@ const PERIOD_RULES: PeriodRule[] = [
     pattern: new RegExp(`${YEAR_PREFIX}\\s*(?:第?([一二三四1-4])\\s*季度|[Qq]([1-4])(?!\\d))`, "g"),
     period: (m, c) => quarterPeriod(c, yearOf(m[1], c), countOf(m[2] ?? m[3] ?? "")),
   },
-  { name: "YYYY-MM", pattern: /(?<!\d)(\d{4})[-/](\d{1,2})(?!\d)/g, period: (m, c) => calendarPeriod(c, Number(m[1]), Number(m[2])) },
+  {
+    name: "YYYY-MM",
+    pattern: /(?<!\d)(\d{4})[-/](\d{1,2})(?!\d)/g,
+    period: (m, c) => calendarPeriod(c, Number(m[1]), Number(m[2])),
+  },
   {
     // Whether a lone date is a day, a start or an "as of" is for the LLM to
     // judge; the rule only claims the text so its month or year is not read as
     // a period of its own.
     name: "a lone date",
-    pattern: new RegExp(`${YEAR_PREFIX}\\s*\\d{1,2}\\s*月\\s*\\d{1,2}\\s*[日号]|(?<!\\d)\\d{4}[-/]\\d{1,2}[-/]\\d{1,2}(?!\\d)`, "g"),
+    pattern: new RegExp(
+      `${YEAR_PREFIX}\\s*\\d{1,2}\\s*月\\s*\\d{1,2}\\s*[日号]|(?<!\\d)\\d{4}[-/]\\d{1,2}[-/]\\d{1,2}(?!\\d)`,
+      "g",
+    ),
     period: () => undefined,
   },
   {
@@ -498,11 +568,22 @@ const PERIOD_RULES: PeriodRule[] = [
   {
     name: "last N days",
     // "past month" without a number is a rolling month; "last month" is the calendar one above.
-    pattern: new RegExp(`\\b(?:(?:last|past|previous)\\s+(${EN_NUMBER})\\s+|past\\s+)(day|week|month|quarter|year)s?\\b`, "gi"),
+    pattern: new RegExp(
+      `\\b(?:(?:last|past|previous)\\s+(${EN_NUMBER})\\s+|past\\s+)(day|week|month|quarter|year)s?\\b`,
+      "gi",
+    ),
     period: (m, c) => rolling(englishUnit(m[2] ?? ""), m[1] === undefined ? 1 : countOf(m[1]), c),
   },
-  { name: "Q1 2024", pattern: /\bQ([1-4])\s*(?:of\s+)?(\d{4})(?!\d)/gi, period: (m, c) => quarterPeriod(c, Number(m[2]), Number(m[1])) },
-  { name: "2024 Q1", pattern: /(?<!\d)(\d{4})\s*-?\s*Q([1-4])(?!\d)/gi, period: (m, c) => quarterPeriod(c, Number(m[1]), Number(m[2])) },
+  {
+    name: "Q1 2024",
+    pattern: /\bQ([1-4])\s*(?:of\s+)?(\d{4})(?!\d)/gi,
+    period: (m, c) => quarterPeriod(c, Number(m[2]), Number(m[1])),
+  },
+  {
+    name: "2024 Q1",
+    pattern: /(?<!\d)(\d{4})\s*-?\s*Q([1-4])(?!\d)/gi,
+    period: (m, c) => quarterPeriod(c, Number(m[1]), Number(m[2])),
+  },
   {
     name: "March 2024",
     pattern: new RegExp(`\\b(${MONTH_NAME})\\.?,?\\s*(\\d{4})(?!\\d)`, "gi"),
@@ -562,17 +643,30 @@ const STEP_WORDS: WordRule<CalendarUnit>[] = [
   // Not 按日 ("按日期排序" is sorting by date).
   { name: "每天/按天", pattern: /每天|每日|按天|逐日|日度|\bdaily\b|\b(?:per|by|each)\s+day\b/i, value: "day" },
   { name: "每周/按周", pattern: /每周|每个?星期|按周|逐周|周度|\bweekly\b|\b(?:per|by|each)\s+week\b/i, value: "week" },
-  { name: "每月/按月", pattern: /每个?月|按月|逐月|月度|各月|\bmonthly\b|\b(?:per|by|each)\s+month\b/i, value: "month" },
-  { name: "每季度/按季度", pattern: /每个?季度?|按季度?|逐季|各季度|季度趋势|\bquarterly\b|\b(?:per|by|each)\s+quarter\b/i, value: "quarter" },
+  {
+    name: "每月/按月",
+    pattern: /每个?月|按月|逐月|月度|各月|\bmonthly\b|\b(?:per|by|each)\s+month\b/i,
+    value: "month",
+  },
+  {
+    name: "每季度/按季度",
+    pattern: /每个?季度?|按季度?|逐季|各季度|季度趋势|\bquarterly\b|\b(?:per|by|each)\s+quarter\b/i,
+    value: "quarter",
+  },
   // Not the 年度 of "2024年度" or "本年度", which name a year rather than a step.
-  { name: "每年/按年", pattern: /每年|按年|(?<![\d本今上去前])年度|历年|逐年|\b(?:yearly|annually)\b|\b(?:per|by|each)\s+year\b/i, value: "year" },
+  {
+    name: "每年/按年",
+    pattern: /每年|按年|(?<![\d本今上去前])年度|历年|逐年|\b(?:yearly|annually)\b|\b(?:per|by|each)\s+year\b/i,
+    value: "year",
+  },
 ];
 
 const INSTANT_WORDS: WordRule<boolean>[] = [
   { name: "趋势/trend", pattern: /趋势|变化|走势|\btrends?\b|\bover\s+time\b/i, value: false },
   {
     name: "即时/instant",
-    pattern: /即时|当前值|截[至止](?:目前|今天|今日|现在)|\binstantaneous\b|\binstant\s+(?:value|query)\b|\bcurrent\s+value\b|\bas\s+of\s+now\b/i,
+    pattern:
+      /即时|当前值|截[至止](?:目前|今天|今日|现在)|\binstantaneous\b|\binstant\s+(?:value|query)\b|\bcurrent\s+value\b|\bas\s+of\s+now\b/i,
     value: true,
   },
 ];
@@ -582,7 +676,8 @@ function findWord<T>(text: string, rules: WordRule<T>[]): Sourced<T> | undefined
   let best: { rule: WordRule<T>; m: RegExpExecArray } | undefined;
   for (const rule of rules) {
     const m = rule.pattern.exec(text);
-    if (m && (!best || m.index < best.m.index || (m.index === best.m.index && m[0].length > best.m[0].length))) best = { rule, m };
+    if (m && (!best || m.index < best.m.index || (m.index === best.m.index && m[0].length > best.m[0].length)))
+      best = { rule, m };
   }
   return best && { value: best.rule.value, source: best.m[0], rule: best.rule.name };
 }
@@ -592,7 +687,11 @@ interface Mode {
   instant?: Sourced<boolean> | undefined;
 }
 
-const impliedBy = (step: Sourced<CalendarUnit>): Sourced<boolean> => ({ value: false, source: step.source, rule: "implied by step" });
+const impliedBy = (step: Sourced<CalendarUnit>): Sourced<boolean> => ({
+  value: false,
+  source: step.source,
+  rule: "implied by step",
+});
 
 /** Explicit values beat words; a step means a trend (instant=false); instant=true takes no step. */
 function decideMode(given: Mode, words: Mode): Mode {
@@ -604,7 +703,8 @@ function decideMode(given: Mode, words: Mode): Mode {
     if (!choice) return {};
     return choice.value ? { instant: given.instant } : { step: given.step, instant: choice };
   }
-  const instant = given.instant ?? (given.step && impliedBy(given.step)) ?? words.instant ?? (words.step && impliedBy(words.step));
+  const instant =
+    given.instant ?? (given.step && impliedBy(given.step)) ?? words.instant ?? (words.step && impliedBy(words.step));
   const step = given.step ?? (instant?.value === true ? undefined : words.step);
   return { step, instant };
 }

@@ -1,5 +1,5 @@
-import { ToolError } from "../errors/tool-error";
 import type { AccountType, Caller } from "../core/call-context";
+import { ToolError } from "../errors/tool-error";
 
 const accountTypes: readonly AccountType[] = ["user", "app", "anonymous"];
 const MAX_ACCOUNT_ID_LENGTH = 256;
@@ -13,6 +13,7 @@ export function callerFromHeaders(headers: Headers): Caller {
   const accountId = (headers.get("x-account-id") ?? "").trim();
   const rawType = (headers.get("x-account-type") ?? "").trim().toLowerCase();
   const violations = [];
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
   if (accountId.length > MAX_ACCOUNT_ID_LENGTH || /[\u0000-\u001f\u007f]/.test(accountId)) {
     violations.push({
       field: "x-account-id",

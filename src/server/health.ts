@@ -1,12 +1,12 @@
 import { create } from "@bufbuild/protobuf";
 import type { ConnectRouter, HandlerContext } from "@connectrpc/connect";
-import { ToolError } from "../errors/tool-error";
 import {
   Health,
-  HealthCheckResponse_ServingStatus as Status,
-  HealthCheckResponseSchema,
   type HealthCheckResponse,
+  HealthCheckResponseSchema,
+  HealthCheckResponse_ServingStatus as Status,
 } from "../../gen/grpc/health/v1/health_pb";
+import { ToolError } from "../errors/tool-error";
 
 /**
  * The serving status of the whole server ("") and of each registered service,
@@ -58,7 +58,10 @@ export function registerHealth(router: ConnectRouter, state: HealthState): void 
           code: "not_found",
           reason: "UNKNOWN_SERVICE",
           message: `unknown service "${req.service}"`,
-          hint: { message: 'Ask for "" (the whole server) or a service name from List.', validValues: [...state.all().keys()] },
+          hint: {
+            message: 'Ask for "" (the whole server) or a service name from List.',
+            validValues: [...state.all().keys()],
+          },
         });
       }
       return { status };

@@ -10,7 +10,12 @@ export interface HttpRoute {
 }
 
 /** Writes a JSON body with the given status. */
-export function sendJson(res: NodeServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+export function sendJson(
+  res: NodeServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   const text = JSON.stringify(body);
   res.writeHead(status, {
     ...headers,
@@ -50,7 +55,12 @@ export function createHttpRoutes(opts: { routes: readonly HttpRoute[]; metrics: 
       return;
     }
     if (!route) {
-      sendJson(res, 405, { error: "method not allowed", allow: [...methods.keys()] }, { allow: [...methods.keys()].join(", ") });
+      sendJson(
+        res,
+        405,
+        { error: "method not allowed", allow: [...methods.keys()] },
+        { allow: [...methods.keys()].join(", ") },
+      );
       return;
     }
     Promise.resolve()

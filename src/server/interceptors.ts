@@ -1,8 +1,8 @@
 import { Code, createContextKey, type HandlerContext, type Interceptor } from "@connectrpc/connect";
 import type { Logger } from "pino";
+import type { CallContext, Caller } from "../core/call-context";
 import { grpcCodeName, toConnectError } from "../errors/connect-mapping";
 import type { ToolError } from "../errors/tool-error";
-import type { CallContext, Caller } from "../core/call-context";
 import { callerFromHeaders } from "./caller";
 import type { Metrics } from "./metrics";
 import { traceIdFromHeaders } from "./trace";
@@ -124,4 +124,3 @@ export function callContext(ctx: HandlerContext): CallContext {
     remainingMs: () => ctx.timeoutMs(),
   };
 }
-

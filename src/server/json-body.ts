@@ -1,5 +1,5 @@
-import { fromJson, type DescField, type DescMessage, type JsonValue } from "@bufbuild/protobuf";
-import { ToolError, type FieldViolation } from "../errors/tool-error";
+import { type DescField, type DescMessage, fromJson, type JsonValue } from "@bufbuild/protobuf";
+import { type FieldViolation, ToolError } from "../errors/tool-error";
 import type { NodeServerRequest } from "./node-types";
 
 /** Messages whose JSON form is free-form or not an object of fields. */
@@ -48,7 +48,10 @@ export async function readUnaryJson(
   try {
     body = text.trim() === "" ? {} : (JSON.parse(text) as JsonValue);
   } catch (err) {
-    return { body: {}, problem: badBody([{ field: "request", description: `the body is not valid JSON: ${(err as Error).message}` }]) };
+    return {
+      body: {},
+      problem: badBody([{ field: "request", description: `the body is not valid JSON: ${(err as Error).message}` }]),
+    };
   }
   const unknown = unknownFields(input, body, "");
   if (unknown.length > 0) return { body: {}, problem: badBody(unknown) };
@@ -78,7 +81,10 @@ function unknownFields(desc: DescMessage, json: JsonValue, path: string): FieldV
     const field = desc.fields.find((f) => f.name === key || f.jsonName === key);
     const here = path === "" ? key : `${path}.${key}`;
     if (!field) {
-      out.push({ field: here, description: `unknown field; ${desc.name} has: ${desc.fields.map((f) => f.name).join(", ")}` });
+      out.push({
+        field: here,
+        description: `unknown field; ${desc.name} has: ${desc.fields.map((f) => f.name).join(", ")}`,
+      });
       continue;
     }
     out.push(...nested(field, value, here));

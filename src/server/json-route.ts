@@ -1,8 +1,8 @@
 import type { Logger } from "pino";
-import { ToolError, type ErrorCode } from "../errors/tool-error";
 import type { CallContext } from "../core/call-context";
-import { sendJson, type HttpRoute } from "./http-routes";
+import { type ErrorCode, ToolError } from "../errors/tool-error";
 import { callerFromHeaders } from "./caller";
+import { type HttpRoute, sendJson } from "./http-routes";
 import type { NodeServerRequest } from "./node-types";
 import { traceIdFromHeaders } from "./trace";
 
@@ -54,7 +54,10 @@ export function jsonRoute(opts: JsonRouteOptions): HttpRoute {
       const traceId = traceIdFromHeaders(headers);
       const gone = new AbortController();
       res.once("close", () => {
-        if (!res.writableFinished) gone.abort(new ToolError({ code: "cancelled", reason: "CANCELLED", message: "the client closed the connection" }));
+        if (!res.writableFinished)
+          gone.abort(
+            new ToolError({ code: "cancelled", reason: "CANCELLED", message: "the client closed the connection" }),
+          );
       });
       let log = opts.log.child({ trace_id: traceId, route: opts.path });
       let status = 200;
@@ -75,10 +78,15 @@ export function jsonRoute(opts: JsonRouteOptions): HttpRoute {
         const toolError =
           err instanceof ToolError
             ? err
-            : new ToolError({ code: "internal", reason: "INTERNAL", message: `internal error; report trace_id ${traceId} to the service operators` });
+            : new ToolError({
+                code: "internal",
+                reason: "INTERNAL",
+                message: `internal error; report trace_id ${traceId} to the service operators`,
+              });
         if (!(err instanceof ToolError)) log.error({ err }, "route failed with an unexpected error");
         status = opts.statusOf?.(toolError) ?? httpStatusOf[toolError.code];
-        if (!res.headersSent && !res.destroyed) sendJson(res, status, opts.renderError(toolError, traceId), { "x-trace-id": traceId });
+        if (!res.headersSent && !res.destroyed)
+          sendJson(res, status, opts.renderError(toolError, traceId), { "x-trace-id": traceId });
       } finally {
         log.info({ status, ms: Math.round((performance.now() - started) * 10) / 10 }, "route");
       }
@@ -112,7 +120,11 @@ async function readJson(req: NodeServerRequest, maxBytes: number): Promise<unkno
   for await (const chunk of req as AsyncIterable<Buffer>) {
     size += chunk.length;
     if (size > maxBytes) {
-      throw new ToolError({ code: "resource_exhausted", reason: "REQUEST_TOO_LARGE", message: `the request body is larger than ${maxBytes} bytes` });
+      throw new ToolError({
+        code: "resource_exhausted",
+        reason: "REQUEST_TOO_LARGE",
+        message: `the request body is larger than ${maxBytes} bytes`,
+      });
     }
     chunks.push(chunk);
   }

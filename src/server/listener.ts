@@ -1,8 +1,8 @@
 import * as http from "node:http";
 import * as http2 from "node:http2";
+import type { AddressInfo } from "node:net";
 import * as net from "node:net";
 import type { TLSSocket } from "node:tls";
-import type { AddressInfo } from "node:net";
 import type { Logger } from "pino";
 import type { NodeHandler, NodeServerRequest, NodeServerResponse } from "./node-types";
 
@@ -33,7 +33,10 @@ export interface ListenerOptions {
  */
 export class Listener {
   private readonly front: net.Server;
-  private readonly h1 = http.createServer({ keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS, headersTimeout: KEEP_ALIVE_TIMEOUT_MS + 1000 });
+  private readonly h1 = http.createServer({
+    keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+    headersTimeout: KEEP_ALIVE_TIMEOUT_MS + 1000,
+  });
   private readonly h2 = http2.createServer();
   private readonly sockets = new Set<net.Socket>();
   private readonly h2Sockets = new WeakSet<net.Socket>();

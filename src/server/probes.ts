@@ -1,5 +1,5 @@
 import type { HealthState } from "./health";
-import { sendJson, type HttpRoute } from "./http-routes";
+import { type HttpRoute, sendJson } from "./http-routes";
 import type { Metrics } from "./metrics";
 
 /** A dependency the service needs to answer calls (Redis, the database, ...). */
@@ -15,7 +15,11 @@ const CHECK_TIMEOUT_MS = 2000;
  * GET /healthz (the process is up), GET /readyz (it is not shutting down and
  * every dependency answers) and GET /metrics (Prometheus text).
  */
-export function probeRoutes(deps: { health: HealthState; metrics: Metrics; checks: readonly ReadinessCheck[] }): HttpRoute[] {
+export function probeRoutes(deps: {
+  health: HealthState;
+  metrics: Metrics;
+  checks: readonly ReadinessCheck[];
+}): HttpRoute[] {
   return [
     {
       method: "GET",

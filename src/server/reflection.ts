@@ -1,20 +1,20 @@
 import {
   create,
-  fromBinary,
-  toBinary,
   type DescFile,
   type DescMessage,
   type DescService,
+  fromBinary,
   type MessageInitShape,
+  toBinary,
 } from "@bufbuild/protobuf";
 import { FileDescriptorProtoSchema, FileDescriptorSetSchema } from "@bufbuild/protobuf/wkt";
 import type { ConnectRouter } from "@connectrpc/connect";
 import {
   ServerReflection,
-  ServerReflectionRequestSchema,
-  ServerReflectionResponseSchema,
   type ServerReflectionRequest,
+  ServerReflectionRequestSchema,
   type ServerReflectionResponse,
+  ServerReflectionResponseSchema,
 } from "../../gen/grpc/reflection/v1/reflection_pb";
 import {
   ServerReflection as ServerReflectionV1Alpha,
@@ -61,7 +61,10 @@ class DescriptorIndex {
   private addFile(file: DescFile): void {
     if (this.files.has(file.proto.name)) return;
     this.files.set(file.proto.name, file);
-    this.encoded.set(file.proto.name, this.documented.get(file.proto.name) ?? toBinary(FileDescriptorProtoSchema, file.proto));
+    this.encoded.set(
+      file.proto.name,
+      this.documented.get(file.proto.name) ?? toBinary(FileDescriptorProtoSchema, file.proto),
+    );
     for (const dep of file.dependencies) this.addFile(dep);
     const addMessage = (m: DescMessage) => {
       this.symbols.set(m.typeName, file);
@@ -116,7 +119,11 @@ function answer(index: DescriptorIndex, req: ServerReflectionRequest, sent: Set<
   });
 }
 
-function respond(index: DescriptorIndex, req: ServerReflectionRequest, sent: Set<string>): ResponseInit["messageResponse"] {
+function respond(
+  index: DescriptorIndex,
+  req: ServerReflectionRequest,
+  sent: Set<string>,
+): ResponseInit["messageResponse"] {
   const notFound = (what: string): ResponseInit["messageResponse"] => ({
     case: "errorResponse",
     value: { errorCode: NOT_FOUND, errorMessage: `${what} not found` },
@@ -142,10 +149,16 @@ function respond(index: DescriptorIndex, req: ServerReflectionRequest, sent: Set
       return notFound(`extension ${r.value.extensionNumber} of "${r.value.containingType}"`);
     case "allExtensionNumbersOfType":
       return index.isMessage(r.value)
-        ? { case: "allExtensionNumbersResponse", value: { baseTypeName: r.value.replace(/^\./, ""), extensionNumber: [] } }
+        ? {
+            case: "allExtensionNumbersResponse",
+            value: { baseTypeName: r.value.replace(/^\./, ""), extensionNumber: [] },
+          }
         : notFound(`type "${r.value}"`);
     default:
-      return { case: "errorResponse", value: { errorCode: INVALID_ARGUMENT, errorMessage: "empty reflection request" } };
+      return {
+        case: "errorResponse",
+        value: { errorCode: INVALID_ARGUMENT, errorMessage: "empty reflection request" },
+      };
   }
 }
 

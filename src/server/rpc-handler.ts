@@ -1,10 +1,11 @@
+import type { OutgoingHttpHeaders } from "node:http";
 import {
   Code,
   ConnectError,
-  createConnectRouter,
-  createContextValues,
   type ConnectRouter,
   type ConnectRouterOptions,
+  createConnectRouter,
+  createContextValues,
 } from "@connectrpc/connect";
 import {
   compressionBrotli,
@@ -12,7 +13,6 @@ import {
   universalRequestFromNodeRequest,
   universalResponseToNodeResponse,
 } from "@connectrpc/connect-node";
-import type { OutgoingHttpHeaders } from "node:http";
 import type { Logger } from "pino";
 import { sendJson } from "./http-routes";
 import { kRequestProblem } from "./interceptors";
@@ -37,7 +37,10 @@ export function createRpcHandler(opts: {
   fallback: NodeHandler;
   log: Logger;
 }): NodeHandler {
-  const router = createConnectRouter({ acceptCompression: [compressionGzip, compressionBrotli], ...opts.routerOptions });
+  const router = createConnectRouter({
+    acceptCompression: [compressionGzip, compressionBrotli],
+    ...opts.routerOptions,
+  });
   opts.routes(router);
   const byPath = new Map(router.handlers.map((h) => [h.requestPath, h]));
   const services = [...new Set(router.handlers.map((h) => h.service.typeName))].sort();
@@ -59,13 +62,19 @@ export function createRpcHandler(opts: {
     }
     const contentType = String(req.headers["content-type"] ?? "");
     if (!handler.allowedMethods.includes(req.method ?? "")) {
-      sendJson(res, 405, { error: `use ${handler.allowedMethods.join(" or ")} for ${path.slice(1)}` }, { allow: handler.allowedMethods.join(", ") });
+      sendJson(
+        res,
+        405,
+        { error: `use ${handler.allowedMethods.join(" or ")} for ${path.slice(1)}` },
+        { allow: handler.allowedMethods.join(", ") },
+      );
       return;
     }
     if (!handler.supportedContentType(contentType)) {
       sendJson(res, 415, {
         error: `unsupported content-type ${JSON.stringify(contentType)}`,
-        detail: "send application/json or application/proto (Connect), application/grpc[+proto|+json] (gRPC) or application/grpc-web[+proto|+json] (gRPC-web)",
+        detail:
+          "send application/json or application/proto (Connect), application/grpc[+proto|+json] (gRPC) or application/grpc-web[+proto|+json] (gRPC-web)",
       });
       return;
     }
@@ -89,7 +98,10 @@ export function createRpcHandler(opts: {
       .catch((reason: unknown) => {
         // The client went away: nothing to answer and nothing wrong with us.
         if (ConnectError.from(reason).code === Code.Aborted) return;
-        opts.log.warn({ err: reason, rpc: `${handler.service.typeName}/${handler.method.name}` }, "could not write the rpc response");
+        opts.log.warn(
+          { err: reason, rpc: `${handler.service.typeName}/${handler.method.name}` },
+          "could not write the rpc response",
+        );
         if (!res.headersSent) res.destroy();
       });
   };
@@ -103,7 +115,8 @@ export function createRpcHandler(opts: {
 function encodeGrpcMessageBySpec(res: NodeServerResponse): void {
   const fix = (headers: OutgoingHttpHeaders | undefined) => {
     const value = headers?.["grpc-message"];
-    if (headers && typeof value === "string") headers["grpc-message"] = specPercentEncode(decodeURIComponentSafe(value));
+    if (headers && typeof value === "string")
+      headers["grpc-message"] = specPercentEncode(decodeURIComponentSafe(value));
   };
   const writeHead = res.writeHead.bind(res) as (status: number, headers?: OutgoingHttpHeaders) => NodeServerResponse;
   (res as { writeHead: unknown }).writeHead = (status: number, headers?: OutgoingHttpHeaders) => {
@@ -129,7 +142,10 @@ function decodeURIComponentSafe(value: string): string {
 export function specPercentEncode(text: string): string {
   let out = "";
   for (const byte of Buffer.from(text, "utf8")) {
-    out += byte >= 0x20 && byte <= 0x7e && byte !== 0x25 ? String.fromCharCode(byte) : `%${byte.toString(16).toUpperCase().padStart(2, "0")}`;
+    out +=
+      byte >= 0x20 && byte <= 0x7e && byte !== 0x25
+        ? String.fromCharCode(byte)
+        : `%${byte.toString(16).toUpperCase().padStart(2, "0")}`;
   }
   return out;
 }

@@ -1,6 +1,6 @@
 import type { Json } from "../core/json";
 import type { IncomingRequest, Reply } from "./exchange";
-import { faultsSchema, type FaultInjector } from "./faults";
+import { type FaultInjector, faultsSchema } from "./faults";
 import { errorBody } from "./platform-errors";
 import type { RequestLog } from "./request-log";
 

@@ -1,5 +1,15 @@
 import { z } from "zod";
-import { bundles, DEFAULT_BUNDLE, fraction, integer, logLevel, readEnv, regex, timeZone, type LogLevel } from "../config-fields";
+import {
+  bundles,
+  DEFAULT_BUNDLE,
+  fraction,
+  integer,
+  type LogLevel,
+  logLevel,
+  readEnv,
+  regex,
+  timeZone,
+} from "../config-fields";
 
 /** Faults the simulator injects into its answers (see simulator.ts). */
 export interface SimulatorFaults {

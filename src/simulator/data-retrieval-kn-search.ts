@@ -2,11 +2,11 @@ import type { Logger } from "pino";
 import { ToolError } from "../errors/tool-error";
 import { parseOrThrow } from "../errors/validation";
 import type { KnowledgeNetworkBackend } from "../kn/backend";
-import { knSearchInput } from "../knowledge/kn-search/input";
 import type { KnSearchDeps } from "../knowledge/deps";
-import type { Vocabulary } from "../knowledge/matching/vocabulary";
+import { knSearchInput } from "../knowledge/kn-search/input";
 import { knSearch } from "../knowledge/kn-search/kn-search";
 import { renderAnswer } from "../knowledge/kn-search/rest-shape";
+import type { Vocabulary } from "../knowledge/matching/vocabulary";
 import { KnowledgeSessions } from "../knowledge/session";
 import { InProcessSessionStore } from "../store/in-process-session-store";
 import { localEmbedder } from "../upstream/embeddings";
@@ -52,7 +52,10 @@ export class DataRetrievalKnSearch {
         const missing = { type: "missing", loc: ["header", "x-account-id"], msg: "Field required", input: null };
         return { status: 422, body: { detail: [missing] } };
       }
-      return { status: 200, body: renderAnswer(await knSearch(this.deps, ctx, parseOrThrow(knSearchInput, request.body))) };
+      return {
+        status: 200,
+        body: renderAnswer(await knSearch(this.deps, ctx, parseOrThrow(knSearchInput, request.body))),
+      };
     } catch (err) {
       if (signal.aborted) return undefined;
       if (!(err instanceof ToolError)) this.log.error({ err }, "kn_search failed");
@@ -73,7 +76,11 @@ function failure(err: unknown): Reply {
     status: param ? 400 : missing ? 404 : 500,
     body: {
       detail: {
-        code: param ? "KnowledgeNetworkParamError" : missing ? "KnowledgeNetworkNotFound" : "KnowledgeNetworkRetrievalError",
+        code: param
+          ? "KnowledgeNetworkParamError"
+          : missing
+            ? "KnowledgeNetworkNotFound"
+            : "KnowledgeNetworkRetrievalError",
         description: param ? "参数验证失败" : missing ? "知识网络不存在" : "知识网络检索执行失败",
         detail: { error: err instanceof ToolError ? err.message : "internal error" },
         solution: param ? "请检查输入参数是否符合API要求" : missing ? "请检查 kn_ids" : "请稍后重试或联系技术支持",

@@ -52,7 +52,10 @@ export async function readRequest(req: http.IncomingMessage): Promise<IncomingRe
 /** Writes the answer as JSON (a text body as it is); returns its status for the request log. */
 export function writeReply(res: http.ServerResponse, reply: Reply): number {
   const payload = typeof reply.body === "string" ? reply.body : JSON.stringify(reply.body);
-  res.writeHead(reply.status, { "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(payload) });
+  res.writeHead(reply.status, {
+    "content-type": "application/json; charset=utf-8",
+    "content-length": Buffer.byteLength(payload),
+  });
   res.end(payload);
   return reply.status;
 }
@@ -69,9 +72,16 @@ export function abortOnClose(res: http.ServerResponse): AbortSignal {
 /** What the platform knows of a caller: the identity and trace headers. Bad identity headers throw INVALID_ARGUMENT. */
 export function callContextOf(request: IncomingRequest, log: Logger, signal: AbortSignal): CallContext {
   const headers = new Headers();
-  for (const [k, v] of Object.entries(request.headers)) if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(", ") : v);
+  for (const [k, v] of Object.entries(request.headers))
+    if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(", ") : v);
   const traceId = traceIdFromHeaders(headers);
-  return { caller: callerFromHeaders(headers), traceId, log: log.child({ trace_id: traceId }), signal, remainingMs: () => undefined };
+  return {
+    caller: callerFromHeaders(headers),
+    traceId,
+    log: log.child({ trace_id: traceId }),
+    signal,
+    remainingMs: () => undefined,
+  };
 }
 
 function parseOrText(text: string): unknown {

@@ -4,7 +4,14 @@ import type { SimulatorFaults } from "./config";
 import type { Reply } from "./exchange";
 import { errorBody, serviceOf } from "./platform-errors";
 
-const NO_FAULTS: SimulatorFaults = { latencyMs: 0, jitterMs: 0, errorRate: 0, timeoutRate: 0, malformedRate: 0, match: undefined };
+const NO_FAULTS: SimulatorFaults = {
+  latencyMs: 0,
+  jitterMs: 0,
+  errorRate: 0,
+  timeoutRate: 0,
+  malformedRate: 0,
+  match: undefined,
+};
 
 /** Any subset of the faults, as `setFaults` and `POST /__sim/faults` take them; a null match clears it. */
 export const faultsSchema = z
@@ -67,6 +74,10 @@ export function faultReply(outcome: "unavailable" | "malformed", pathname: strin
   if (outcome === "malformed") return { status: 200, body: '{"datas":[{"truncated' };
   return {
     status: 503,
-    body: errorBody(`${serviceOf(pathname)}.ServiceUnavailable`, "simulated fault: the service is temporarily unavailable", "Retry later."),
+    body: errorBody(
+      `${serviceOf(pathname)}.ServiceUnavailable`,
+      "simulated fault: the service is temporarily unavailable",
+      "Retry later.",
+    ),
   };
 }

@@ -1,13 +1,13 @@
 import type { Logger } from "pino";
 import { z } from "zod";
 import type { CallContext } from "../core/call-context";
-import { jsonSchema, type Json } from "../core/json";
+import { type Json, jsonSchema } from "../core/json";
 import { ToolError } from "../errors/tool-error";
 import { violationsOf } from "../errors/validation";
 import type { KnowledgeNetworkBackend } from "../kn/backend";
 import type { ObjectQuery, Row, SubgraphObject, SubgraphQuery } from "../kn/types";
 import { callContextOf, type IncomingRequest, type Reply } from "./exchange";
-import { errorBody, toolErrorReply, type PlatformService } from "./platform-errors";
+import { errorBody, type PlatformService, toolErrorReply } from "./platform-errors";
 
 const OM = "/api/ontology-manager/in/v1/knowledge-networks";
 const OQ = "/api/ontology-query/in/v1/knowledge-networks";
@@ -28,7 +28,11 @@ export interface PlatformDeps {
  * a backend's ToolError in the platform's error body. Undefined when the client
  * left before the answer was ready (`signal` aborted).
  */
-export async function answerPlatform(request: IncomingRequest, deps: PlatformDeps, signal: AbortSignal): Promise<Reply | undefined> {
+export async function answerPlatform(
+  request: IncomingRequest,
+  deps: PlatformDeps,
+  signal: AbortSignal,
+): Promise<Reply | undefined> {
   const { method, url, body } = request;
   const found = findRoute(method, url.pathname);
   if (!found) {
@@ -36,7 +40,10 @@ export async function answerPlatform(request: IncomingRequest, deps: PlatformDep
     return { status: 404, body: errorBody("Simulator.RouteNotFound", description, "Check the base URL and path.") };
   }
   const { route, params } = found;
-  if (route.service === "OntologyQuery" && String(request.headers["x-http-method-override"] ?? "").toUpperCase() !== "GET") {
+  if (
+    route.service === "OntologyQuery" &&
+    String(request.headers["x-http-method-override"] ?? "").toUpperCase() !== "GET"
+  ) {
     return {
       status: 400,
       body: errorBody(
@@ -48,11 +55,21 @@ export async function answerPlatform(request: IncomingRequest, deps: PlatformDep
   }
   if (route.method === "POST" && (typeof body !== "object" || body === null)) {
     const description = "the request body must be a JSON object";
-    return { status: 400, body: errorBody(`${route.service}.InvalidParameter`, description, "Send a JSON object body.") };
+    return {
+      status: 400,
+      body: errorBody(`${route.service}.InvalidParameter`, description, "Send a JSON object body."),
+    };
   }
   try {
     const ctx = callContextOf(request, deps.log, signal);
-    const answer = await route.run({ ctx, backend: deps.backend, spelling: deps.spelling, params, query: url.searchParams, body });
+    const answer = await route.run({
+      ctx,
+      backend: deps.backend,
+      spelling: deps.spelling,
+      params,
+      query: url.searchParams,
+      body,
+    });
     return { status: 200, body: answer };
   } catch (err) {
     if (signal.aborted) return undefined;
@@ -137,7 +154,9 @@ const routes: Route[] = [
       const field = spelling === "new" ? "_instance_identities" : "unique_identities";
       const parsed = z
         .object({
-          [field]: z.array(z.record(z.string(), jsonSchema), { error: `${field} is required: a list of primary key maps` }),
+          [field]: z.array(z.record(z.string(), jsonSchema), {
+            error: `${field} is required: a list of primary key maps`,
+          }),
           properties: z.array(z.string(), { error: "properties is required: a list of property names" }),
           dynamic_params: z.record(z.string(), z.record(z.string(), jsonSchema)).optional(),
         })
@@ -147,7 +166,10 @@ const routes: Route[] = [
         const message = `invalid property query: ${violations.map((v) => `${v.field}: ${v.description}`).join("; ")}`;
         throw new ToolError({ code: "invalid_argument", reason: "INVALID_PROPERTIES_QUERY", message, violations });
       }
-      const q = parsed.data as { properties: string[]; dynamic_params?: Record<string, Record<string, Json>> } & Record<string, unknown>;
+      const q = parsed.data as { properties: string[]; dynamic_params?: Record<string, Record<string, Json>> } & Record<
+        string,
+        unknown
+      >;
       const result = await backend.queryProperties(ctx, params["kn"]!, params["ot"]!, {
         identities: q[field] as Record<string, Json>[],
         properties: q.properties,

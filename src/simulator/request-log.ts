@@ -32,7 +32,9 @@ export class RequestLog {
     const entry: SimRequest = {
       method: request.method,
       path: request.path,
-      headers: Object.fromEntries(LOGGED_HEADERS.flatMap((h) => (typeof request.headers[h] === "string" ? [[h, request.headers[h]]] : []))),
+      headers: Object.fromEntries(
+        LOGGED_HEADERS.flatMap((h) => (typeof request.headers[h] === "string" ? [[h, request.headers[h]]] : [])),
+      ),
       body: request.body,
       status,
       ms: Math.round(performance.now() - startedAt),

@@ -1,14 +1,14 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
-import { pino, type Logger } from "pino";
+import { type Logger, pino } from "pino";
 import { DEFAULT_VOCABULARY } from "../config-fields";
 import type { KnowledgeNetworkBackend } from "../kn/backend";
 import { loadVocabulary, type Vocabulary } from "../knowledge/matching/vocabulary";
 import { ADMIN_PREFIX, answerAdmin } from "./admin-routes";
 import type { SimulatorFaults } from "./config";
 import { DataRetrievalKnSearch, KN_SEARCH_PATH } from "./data-retrieval-kn-search";
-import { abortOnClose, readRequest, writeReply, type IncomingRequest } from "./exchange";
+import { abortOnClose, type IncomingRequest, readRequest, writeReply } from "./exchange";
 import { FaultInjector, faultReply } from "./faults";
 import { answerPlatform, type PlatformDeps } from "./platform-routes";
 import { RequestLog, type SimRequest } from "./request-log";

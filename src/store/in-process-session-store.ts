@@ -37,13 +37,21 @@ export class InProcessSessionStore implements SessionStore {
 
   async setJson(key: string, value: unknown, ttlMs?: number): Promise<void> {
     const { json, truncated } = fitToSize(value, this.opts.maxValueBytes);
-    if (truncated) this.opts.log.warn({ key, max_bytes: this.opts.maxValueBytes }, "session value over the size limit: kept its first 80% and last 20%");
+    if (truncated)
+      this.opts.log.warn(
+        { key, max_bytes: this.opts.maxValueBytes },
+        "session value over the size limit: kept its first 80% and last 20%",
+      );
     this.put(key, { kind: "json", json, expiresAt: this.expiry(ttlMs) });
   }
 
   async append(key: string, value: unknown, ttlMs?: number): Promise<number> {
     const { json, truncated } = fitToSize(value, this.opts.maxValueBytes);
-    if (truncated) this.opts.log.warn({ key, max_bytes: this.opts.maxValueBytes }, "session list item over the size limit: kept its first 80% and last 20%");
+    if (truncated)
+      this.opts.log.warn(
+        { key, max_bytes: this.opts.maxValueBytes },
+        "session list item over the size limit: kept its first 80% and last 20%",
+      );
     const e = this.live(key, "list") ?? { kind: "list" as const, items: [], expiresAt: 0 };
     e.items.push(json);
     e.expiresAt = this.expiry(ttlMs);

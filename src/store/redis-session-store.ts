@@ -25,11 +25,21 @@ export class RedisSessionStore implements SessionStore {
   private readonly redis: Redis | Cluster;
 
   constructor(private readonly opts: RedisSessionStoreOptions) {
-    const common = { commandTimeout: opts.commandTimeoutMs, maxRetriesPerRequest: 1, enableOfflineQueue: true, lazyConnect: false };
+    const common = {
+      commandTimeout: opts.commandTimeoutMs,
+      maxRetriesPerRequest: 1,
+      enableOfflineQueue: true,
+      lazyConnect: false,
+    };
     if (opts.cluster) {
       const seed = new URL(opts.url);
       this.redis = new Cluster([{ host: seed.hostname, port: Number(seed.port || 6379) }], {
-        redisOptions: { ...common, password: seed.password || undefined, username: seed.username || undefined, tls: seed.protocol === "rediss:" ? {} : undefined },
+        redisOptions: {
+          ...common,
+          password: seed.password || undefined,
+          username: seed.username || undefined,
+          tls: seed.protocol === "rediss:" ? {} : undefined,
+        },
       });
     } else {
       this.redis = new Redis(opts.url, common);
@@ -49,13 +59,21 @@ export class RedisSessionStore implements SessionStore {
 
   async setJson(key: string, value: unknown, ttlMs?: number): Promise<void> {
     const { json, truncated } = fitToSize(value, this.opts.maxValueBytes);
-    if (truncated) this.opts.log.warn({ key, max_bytes: this.opts.maxValueBytes }, "session value over the size limit: kept its first 80% and last 20%");
+    if (truncated)
+      this.opts.log.warn(
+        { key, max_bytes: this.opts.maxValueBytes },
+        "session value over the size limit: kept its first 80% and last 20%",
+      );
     await this.run(() => this.redis.set(key, json, "PX", ttlMs ?? this.defaultTtlMs));
   }
 
   async append(key: string, value: unknown, ttlMs?: number): Promise<number> {
     const { json, truncated } = fitToSize(value, this.opts.maxValueBytes);
-    if (truncated) this.opts.log.warn({ key, max_bytes: this.opts.maxValueBytes }, "session list item over the size limit: kept its first 80% and last 20%");
+    if (truncated)
+      this.opts.log.warn(
+        { key, max_bytes: this.opts.maxValueBytes },
+        "session list item over the size limit: kept its first 80% and last 20%",
+      );
     const results = await this.run(() =>
       this.redis
         .multi()

@@ -1,7 +1,7 @@
 import type { z } from "zod";
-import { ToolError, type FieldViolation } from "../errors/tool-error";
 import type { CallContext } from "../core/call-context";
-import { createJsonClient, segment, type JsonClient } from "./http-json";
+import { type FieldViolation, ToolError } from "../errors/tool-error";
+import { createJsonClient, type JsonClient, segment } from "./http-json";
 
 /** The service's name in logs and ErrorInfo metadata. */
 export const DATA_RETRIEVAL = "data-retrieval";
@@ -40,7 +40,14 @@ export class DataRetrievalClient {
 }
 
 export function createDataRetrievalClient(opts: DataRetrievalOptions): DataRetrievalClient {
-  return new DataRetrievalClient(createJsonClient({ upstream: DATA_RETRIEVAL, baseUrl: opts.url, timeoutMs: opts.timeoutMs, maxSockets: opts.maxSockets }));
+  return new DataRetrievalClient(
+    createJsonClient({
+      upstream: DATA_RETRIEVAL,
+      baseUrl: opts.url,
+      timeoutMs: opts.timeoutMs,
+      maxSockets: opts.maxSockets,
+    }),
+  );
 }
 
 /**
@@ -106,7 +113,9 @@ function withFailure(err: ToolError): ToolError {
 function parsed(text: string): Record<string, unknown> | undefined {
   try {
     const value: unknown = JSON.parse(text);
-    return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+    return typeof value === "object" && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : undefined;
   } catch {
     return undefined;
   }

@@ -1,8 +1,8 @@
 import { z } from "zod";
-import { ToolError } from "../errors/tool-error";
 import type { CallContext } from "../core/call-context";
-import { LOCAL_EMBEDDER_NAME, embedLocally, normalizeInPlace } from "./local-embedder";
-import { failureMessage, postJson, type PostFailure } from "./post-json";
+import { ToolError } from "../errors/tool-error";
+import { embedLocally, LOCAL_EMBEDDER_NAME, normalizeInPlace } from "./local-embedder";
+import { failureMessage, type PostFailure, postJson } from "./post-json";
 
 /** Turns texts into L2-normalised vectors; cosine similarity is then a dot product. */
 export interface Embedder {
@@ -32,7 +32,12 @@ const BATCH = 64;
  * batches; vectors come back normalised, in input order. Failures are
  * UNAVAILABLE (or DEADLINE_EXCEEDED), never empty vectors.
  */
-export function openAiEmbedder(opts: { baseUrl: string; apiKey: string | undefined; model: string; timeoutMs: number }): Embedder {
+export function openAiEmbedder(opts: {
+  baseUrl: string;
+  apiKey: string | undefined;
+  model: string;
+  timeoutMs: number;
+}): Embedder {
   return {
     name: opts.model,
     async embed(ctx, texts) {
@@ -43,9 +48,13 @@ export function openAiEmbedder(opts: { baseUrl: string; apiKey: string | undefin
         const posted = await postJson(ctx, { ...request, body: { model: opts.model, input: batch } }, embeddingsSchema);
         if (!posted.ok) throw embeddingsError(posted.failure);
         if (posted.value.data.length !== batch.length) {
-          throw toolError("unavailable", `the embeddings endpoint returned ${posted.value.data.length} vectors for ${batch.length} inputs`);
+          throw toolError(
+            "unavailable",
+            `the embeddings endpoint returned ${posted.value.data.length} vectors for ${batch.length} inputs`,
+          );
         }
-        for (const item of [...posted.value.data].sort((a, b) => a.index - b.index)) out.push(normalise(item.embedding));
+        for (const item of [...posted.value.data].sort((a, b) => a.index - b.index))
+          out.push(normalise(item.embedding));
       }
       return out;
     },
@@ -58,7 +67,10 @@ function normalise(v: number[]): Float32Array {
 
 /** DEADLINE_EXCEEDED EMBEDDINGS_TIMEOUT or UNAVAILABLE EMBEDDINGS_UNAVAILABLE. */
 function embeddingsError(failure: PostFailure): ToolError {
-  return toolError(failure.kind === "timeout" ? "deadline_exceeded" : "unavailable", failureMessage("the embeddings endpoint", failure));
+  return toolError(
+    failure.kind === "timeout" ? "deadline_exceeded" : "unavailable",
+    failureMessage("the embeddings endpoint", failure),
+  );
 }
 
 function toolError(code: ToolError["code"], message: string): ToolError {

@@ -2,8 +2,8 @@ import { randomBytes } from "node:crypto";
 import http from "node:http";
 import https from "node:https";
 import { z } from "zod";
-import { ToolError, type ErrorCode, type FieldViolation } from "../errors/tool-error";
 import type { CallContext } from "../core/call-context";
+import { type ErrorCode, type FieldViolation, ToolError } from "../errors/tool-error";
 
 /**
  * JSON over HTTP/1.1 to one platform service, on node:http with a keep-alive
@@ -106,7 +106,11 @@ export function createJsonClient(opts: JsonClientOptions): JsonClient {
       const timeout = setTimeout(() => timer.abort(), budgetMs);
       let status = 0;
       try {
-        const res = await send(url, { method: request.method, headers, agent, signal: AbortSignal.any([ctx.signal, timer.signal]) }, payload);
+        const res = await send(
+          url,
+          { method: request.method, headers, agent, signal: AbortSignal.any([ctx.signal, timer.signal]) },
+          payload,
+        );
         status = res.status;
         const value = readBody(where, res, schema);
         ctx.log.debug({ ...where, status, ms: elapsed() }, "upstream call");
@@ -116,7 +120,12 @@ export function createJsonClient(opts: JsonClientOptions): JsonClient {
           ctx.log.debug({ ...where, status, ms: elapsed() }, "upstream call abandoned: the caller went away");
           throw ctx.signal.reason;
         }
-        const failure = err instanceof ToolError ? err : timer.signal.aborted ? timedOut(where, budgetMs, callerBound) : unreachable(where, err);
+        const failure =
+          err instanceof ToolError
+            ? err
+            : timer.signal.aborted
+              ? timedOut(where, budgetMs, callerBound)
+              : unreachable(where, err);
         ctx.log.warn({ ...where, status, ms: elapsed(), reason: failure.reason }, "upstream call failed");
         throw failure;
       } finally {
@@ -173,7 +182,11 @@ function readBody<S extends z.ZodType>(where: Where, res: RawResponse, schema: S
   try {
     json = JSON.parse(text);
   } catch {
-    throw badResponse(where.upstream, `${where.method} ${where.path} answered HTTP ${res.status} with a body that is not JSON: ${excerpt(text)}`, res.status);
+    throw badResponse(
+      where.upstream,
+      `${where.method} ${where.path} answered HTTP ${res.status} with a body that is not JSON: ${excerpt(text)}`,
+      res.status,
+    );
   }
   const parsed = schema.safeParse(json);
   if (!parsed.success) {
@@ -181,7 +194,11 @@ function readBody<S extends z.ZodType>(where: Where, res: RawResponse, schema: S
       .slice(0, 3)
       .map((i) => `${i.path.join(".") || "(top level)"}: ${i.message}`)
       .join("; ");
-    throw badResponse(where.upstream, `${where.method} ${where.path} answered with a body of an unexpected shape (${issues}): ${excerpt(text)}`, res.status);
+    throw badResponse(
+      where.upstream,
+      `${where.method} ${where.path} answered with a body of an unexpected shape (${issues}): ${excerpt(text)}`,
+      res.status,
+    );
   }
   return parsed.data;
 }
@@ -200,20 +217,50 @@ function mappingOf(status: number): StatusMapping {
   switch (status) {
     case 400:
     case 422:
-      return { code: "invalid_argument", reason: "UPSTREAM_INVALID_ARGUMENT", what: "rejected the request", hint: `Correct the request. ${DO_NOT_RETRY}` };
+      return {
+        code: "invalid_argument",
+        reason: "UPSTREAM_INVALID_ARGUMENT",
+        what: "rejected the request",
+        hint: `Correct the request. ${DO_NOT_RETRY}`,
+      };
     case 401:
-      return { code: "unauthenticated", reason: "UPSTREAM_UNAUTHENTICATED", what: "did not accept the caller's identity", hint: `Call with a valid x-account-id and x-account-type. ${DO_NOT_RETRY}` };
+      return {
+        code: "unauthenticated",
+        reason: "UPSTREAM_UNAUTHENTICATED",
+        what: "did not accept the caller's identity",
+        hint: `Call with a valid x-account-id and x-account-type. ${DO_NOT_RETRY}`,
+      };
     case 403:
-      return { code: "permission_denied", reason: "UPSTREAM_PERMISSION_DENIED", what: "denied the caller access", hint: `The account lacks access to this resource. ${DO_NOT_RETRY}` };
+      return {
+        code: "permission_denied",
+        reason: "UPSTREAM_PERMISSION_DENIED",
+        what: "denied the caller access",
+        hint: `The account lacks access to this resource. ${DO_NOT_RETRY}`,
+      };
     case 404:
-      return { code: "not_found", reason: "UPSTREAM_NOT_FOUND", what: "does not have it", hint: `Check the ids in the request. ${DO_NOT_RETRY}` };
+      return {
+        code: "not_found",
+        reason: "UPSTREAM_NOT_FOUND",
+        what: "does not have it",
+        hint: `Check the ids in the request. ${DO_NOT_RETRY}`,
+      };
     case 408:
     case 504:
       return { code: "deadline_exceeded", reason: "UPSTREAM_TIMEOUT", what: "timed out", hint: RETRY_LATER };
     case 409:
-      return { code: "failed_precondition", reason: "UPSTREAM_FAILED_PRECONDITION", what: "cannot do this in its current state", hint: DO_NOT_RETRY };
+      return {
+        code: "failed_precondition",
+        reason: "UPSTREAM_FAILED_PRECONDITION",
+        what: "cannot do this in its current state",
+        hint: DO_NOT_RETRY,
+      };
     case 429:
-      return { code: "unavailable", reason: "UPSTREAM_RATE_LIMITED", what: "is rate limiting calls", hint: "Wait a little, then retry." };
+      return {
+        code: "unavailable",
+        reason: "UPSTREAM_RATE_LIMITED",
+        what: "is rate limiting calls",
+        hint: "Wait a little, then retry.",
+      };
   }
   if (status >= 500) return { code: "unavailable", reason: "UPSTREAM_UNAVAILABLE", what: "failed", hint: RETRY_LATER };
   // Other 4xx (405, 413, 415, ...) and anything unexpected: this service and the platform disagree.
@@ -245,7 +292,10 @@ function fromStatus(where: Where, status: number, text: string): ToolError {
   // error_details is free-form; when it lists field violations, the agent gets them as such.
   const listed = violationListSchema.safeParse(platform?.error_details);
   const violations: FieldViolation[] = listed.success ? listed.data : [];
-  const retry = m.code === "unavailable" || m.code === "deadline_exceeded" ? "retrying in a moment may help" : "retrying will not help";
+  const retry =
+    m.code === "unavailable" || m.code === "deadline_exceeded"
+      ? "retrying in a moment may help"
+      : "retrying will not help";
   return new ToolError({
     code: m.code,
     reason: m.reason,
@@ -268,7 +318,11 @@ function timedOut(where: Where, budgetMs: number, callerBound: boolean): ToolErr
     message: callerBound
       ? `${where.upstream} did not answer ${where.method} ${where.path} within the ${budgetMs} ms left of the caller's deadline; retrying needs a longer deadline`
       : `${where.upstream} did not answer ${where.method} ${where.path} within ${budgetMs} ms; retrying in a moment may help`,
-    metadata: { upstream: where.upstream, timeout_ms: String(budgetMs), limited_by: callerBound ? "caller_deadline" : "upstream_timeout" },
+    metadata: {
+      upstream: where.upstream,
+      timeout_ms: String(budgetMs),
+      limited_by: callerBound ? "caller_deadline" : "upstream_timeout",
+    },
     hint: { message: callerBound ? "Call again with a longer deadline." : RETRY_LATER },
   });
 }
@@ -297,7 +351,9 @@ export function badResponse(upstream: string, detail: string, status?: number): 
     reason: "UPSTREAM_BAD_RESPONSE",
     message: `${upstream} gave an answer this service cannot read (retrying may help if it was restarting): ${detail}`,
     metadata: { upstream, ...(status === undefined ? {} : { upstream_status: String(status) }) },
-    hint: { message: "Retrying may help if the platform was restarting; otherwise its version does not match this service." },
+    hint: {
+      message: "Retrying may help if the platform was restarting; otherwise its version does not match this service.",
+    },
   });
 }
 

@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { ToolError } from "../errors/tool-error";
 import type { CallContext } from "../core/call-context";
-import { excerpt, postJson, type PostFailure } from "./post-json";
+import { ToolError } from "../errors/tool-error";
+import { excerpt, type PostFailure, postJson } from "./post-json";
 
 export interface ChatMessage {
   role: "system" | "user" | "assistant";
@@ -124,7 +124,10 @@ function toolError(code: ToolError["code"], reason: string, message: string, sta
     message,
     metadata: { upstream: "llm", ...(status ? { upstream_status: String(status) } : {}) },
     hint: {
-      message: code === "failed_precondition" ? "The service's LLM settings need fixing; retrying will not help." : "Retry in a moment.",
+      message:
+        code === "failed_precondition"
+          ? "The service's LLM settings need fixing; retrying will not help."
+          : "Retry in a moment.",
     },
   });
 }

@@ -2,7 +2,9 @@ import { jsonrepair } from "jsonrepair";
 import type { CallContext } from "../core/call-context";
 import type { ChatMessage, LlmClient } from "./llm-client";
 
-export type JsonObjectRead = { ok: true; value: Record<string, unknown>; repaired: boolean } | { ok: false; problem: string };
+export type JsonObjectRead =
+  | { ok: true; value: Record<string, unknown>; repaired: boolean }
+  | { ok: false; problem: string };
 
 /**
  * Reads the JSON object an LLM answered with. A ```json fence wins when there
@@ -17,7 +19,12 @@ export function readJsonObject(text: string): JsonObjectRead {
   const source = fenced ? fenced[1]! : text;
   const blocks = topLevelObjects(source);
   if (blocks.length === 0) {
-    return { ok: false, problem: /^\s*\[/.test(source) ? "the answer is a JSON array; a JSON object was asked for" : "the answer contains no JSON object" };
+    return {
+      ok: false,
+      problem: /^\s*\[/.test(source)
+        ? "the answer is a JSON array; a JSON object was asked for"
+        : "the answer contains no JSON object",
+    };
   }
   for (const block of blocks) {
     const value = parseObject(block);

@@ -35,7 +35,11 @@ export type Posted<T> = { ok: true; value: T } | { ok: false; failure: PostFailu
  * rethrown as it came (the server maps it); every other failure is returned as
  * a value, never thrown, so the client can map and retry it.
  */
-export async function postJson<S extends z.ZodType>(ctx: CallContext, request: PostJsonRequest, schema: S): Promise<Posted<z.output<S>>> {
+export async function postJson<S extends z.ZodType>(
+  ctx: CallContext,
+  request: PostJsonRequest,
+  schema: S,
+): Promise<Posted<z.output<S>>> {
   ctx.signal.throwIfAborted();
   const budgetMs = Math.max(1, Math.min(request.timeoutMs, ctx.remainingMs() ?? Infinity));
   const timeout = AbortSignal.timeout(budgetMs);
@@ -55,7 +59,9 @@ export async function postJson<S extends z.ZodType>(ctx: CallContext, request: P
     body = await res.text();
   } catch (err) {
     ctx.signal.throwIfAborted();
-    const failure: PostFailure = timeout.aborted ? { kind: "timeout", budgetMs } : { kind: "unreachable", message: (err as Error).message };
+    const failure: PostFailure = timeout.aborted
+      ? { kind: "timeout", budgetMs }
+      : { kind: "unreachable", message: (err as Error).message };
     return { ok: false, failure };
   }
   if (status < 200 || status > 299) return { ok: false, failure: { kind: "status", status, body } };

@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { ToolError } from "../errors/tool-error";
 import type { CallContext } from "../core/call-context";
-import { failureMessage, postJson, type PostFailure } from "./post-json";
+import { ToolError } from "../errors/tool-error";
+import { failureMessage, type PostFailure, postJson } from "./post-json";
 
 /** Scores documents against a query with the platform's reranker service. */
 export interface Reranker {
@@ -19,12 +19,22 @@ const rerankSchema = z.object({
  * relevance_score}]}. A document the reranker leaves out scores 0. Failures
  * are errors: the caller decides what to do, nothing falls back silently.
  */
-export function httpReranker(opts: { url: string; model: string; apiKey: string | undefined; timeoutMs: number }): Reranker {
+export function httpReranker(opts: {
+  url: string;
+  model: string;
+  apiKey: string | undefined;
+  timeoutMs: number;
+}): Reranker {
   return {
     name: opts.model,
     async rerank(ctx, query, documents) {
       if (documents.length === 0) return [];
-      const request = { url: opts.url, apiKey: opts.apiKey, timeoutMs: opts.timeoutMs, body: { query, documents, model: opts.model } };
+      const request = {
+        url: opts.url,
+        apiKey: opts.apiKey,
+        timeoutMs: opts.timeoutMs,
+        body: { query, documents, model: opts.model },
+      };
       const posted = await postJson(ctx, request, rerankSchema);
       if (!posted.ok) throw rerankError(posted.failure);
       const scores = documents.map(() => 0);
@@ -36,7 +46,10 @@ export function httpReranker(opts: { url: string; model: string; apiKey: string 
 
 /** DEADLINE_EXCEEDED RERANKER_TIMEOUT or UNAVAILABLE RERANKER_UNAVAILABLE. */
 function rerankError(failure: PostFailure): ToolError {
-  return toolError(failure.kind === "timeout" ? "deadline_exceeded" : "unavailable", failureMessage("the reranker", failure));
+  return toolError(
+    failure.kind === "timeout" ? "deadline_exceeded" : "unavailable",
+    failureMessage("the reranker", failure),
+  );
 }
 
 function toolError(code: ToolError["code"], message: string): ToolError {

@@ -26,7 +26,9 @@ const LAYER: Record<string, number> = {
 const TOP = 9;
 
 function filesUnder(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? filesUnder(join(dir, e.name)) : e.name.endsWith(".ts") ? [join(dir, e.name)] : []));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? filesUnder(join(dir, e.name)) : e.name.endsWith(".ts") ? [join(dir, e.name)] : [],
+  );
 }
 
 /** The folder a src file belongs to ("" for a top-level file). */
@@ -49,7 +51,7 @@ const files = filesUnder(SRC);
 const imports: Import[] = files.flatMap((from) =>
   [...readFileSync(from, "utf8").matchAll(/^(?:import|export)[^"';]*?from\s+"([^"]+)"/gm)].map((m) => {
     const spec = m[1]!;
-    return { from, spec, to: spec.startsWith(".") ? resolve(dirname(from), spec) + ".ts" : spec };
+    return { from, spec, to: spec.startsWith(".") ? `${resolve(dirname(from), spec)}.ts` : spec };
   }),
 );
 const local = imports.filter((i) => i.spec.startsWith(".") && i.to.startsWith(SRC));
@@ -63,19 +65,26 @@ describe("the layout of src/", () => {
   });
 
   it("has every import point inward: to the file's own folder or a lower layer", () => {
-    const outward = local.filter((i) => layerOf(i.from) !== TOP && folderOf(i.from) !== folderOf(i.to) && layerOf(i.to) >= layerOf(i.from));
+    const outward = local.filter(
+      (i) => layerOf(i.from) !== TOP && folderOf(i.from) !== folderOf(i.to) && layerOf(i.to) >= layerOf(i.from),
+    );
     expect(outward.map(show)).toEqual([]);
   });
 
   it("keeps the three features apart: knowledge, resolver and memrecall never import one another", () => {
     const features = new Set(["knowledge", "resolver", "memrecall"]);
-    const across = local.filter((i) => features.has(folderOf(i.from)) && features.has(folderOf(i.to)) && folderOf(i.from) !== folderOf(i.to));
+    const across = local.filter(
+      (i) => features.has(folderOf(i.from)) && features.has(folderOf(i.to)) && folderOf(i.from) !== folderOf(i.to),
+    );
     expect(across.map(show)).toEqual([]);
   });
 
   it("lets only the transport edge import @connectrpc: handlers (*-service.ts), server/, the error mapping and the composition root", () => {
     const allowed = (file: string) =>
-      /-service\.ts$/.test(file) || folderOf(file) === "server" || file.endsWith("errors/connect-mapping.ts") || layerOf(file) === TOP;
+      /-service\.ts$/.test(file) ||
+      folderOf(file) === "server" ||
+      file.endsWith("errors/connect-mapping.ts") ||
+      layerOf(file) === TOP;
     const leaks = imports.filter((i) => i.spec.startsWith("@connectrpc/") && !allowed(i.from));
     expect(leaks.map((i) => `${relative(SRC, i.from)} -> ${i.spec}`)).toEqual([]);
   });

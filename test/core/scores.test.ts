@@ -9,26 +9,51 @@ const byLength = (t: string) => [...t].length;
 const one = () => 1;
 
 describe("weightedCoverage", () => {
-  const rows: { name: string; query: string[]; found: string[]; weightOf: (t: string) => number; expected: number }[] = [
-    // Every query word is in the text: all of the weight is held.
-    { name: "every word found", query: ["drug", "dosage"], found: ["drug", "dosage"], weightOf: byLength, expected: 1 },
-    // Nothing found: none of the weight is held.
-    { name: "no word found", query: ["drug", "dosage"], found: [], weightOf: byLength, expected: 0 },
-    // Weighted, not counted: 注射剂 weighs 3 of 3 + 1 = 4, so 3/4; an unweighted share would say 1/2.
-    { name: "a long word outweighs a short one", query: ["注射剂", "药"], found: ["注射剂"], weightOf: byLength, expected: 0.75 },
-    // The other half of the same query: 药 holds 1 of 4.
-    { name: "a short word holds little", query: ["注射剂", "药"], found: ["药"], weightOf: byLength, expected: 0.25 },
-    // Length counts characters, not UTF-16 units or bytes: 😀 (two code units) weighs 1 like "a", so 1/2, not 2/3.
-    { name: "length in code points", query: ["😀", "a"], found: ["😀"], weightOf: byLength, expected: 0.5 },
-    // The query is not deduplicated here (callers pass distinct tokens): "a" listed twice weighs twice, 2/3.
-    { name: "a repeated query word weighs each time", query: ["a", "a", "b"], found: ["a"], weightOf: one, expected: 2 / 3 },
-    // An empty query has no weight: 0, not NaN from 0/0.
-    { name: "empty query", query: [], found: [], weightOf: one, expected: 0 },
-    // Words that all weigh nothing: 0, not NaN, even though one is found.
-    { name: "query of weightless words", query: ["a", "b"], found: ["a"], weightOf: () => 0, expected: 0 },
-    // A weightless word found adds nothing: 0/(0 + 2) held.
-    { name: "a weightless word found adds nothing", query: ["the", "dosage"], found: ["the"], weightOf: (t) => (t === "the" ? 0 : 2), expected: 0 },
-  ];
+  const rows: { name: string; query: string[]; found: string[]; weightOf: (t: string) => number; expected: number }[] =
+    [
+      // Every query word is in the text: all of the weight is held.
+      {
+        name: "every word found",
+        query: ["drug", "dosage"],
+        found: ["drug", "dosage"],
+        weightOf: byLength,
+        expected: 1,
+      },
+      // Nothing found: none of the weight is held.
+      { name: "no word found", query: ["drug", "dosage"], found: [], weightOf: byLength, expected: 0 },
+      // Weighted, not counted: 注射剂 weighs 3 of 3 + 1 = 4, so 3/4; an unweighted share would say 1/2.
+      {
+        name: "a long word outweighs a short one",
+        query: ["注射剂", "药"],
+        found: ["注射剂"],
+        weightOf: byLength,
+        expected: 0.75,
+      },
+      // The other half of the same query: 药 holds 1 of 4.
+      { name: "a short word holds little", query: ["注射剂", "药"], found: ["药"], weightOf: byLength, expected: 0.25 },
+      // Length counts characters, not UTF-16 units or bytes: 😀 (two code units) weighs 1 like "a", so 1/2, not 2/3.
+      { name: "length in code points", query: ["😀", "a"], found: ["😀"], weightOf: byLength, expected: 0.5 },
+      // The query is not deduplicated here (callers pass distinct tokens): "a" listed twice weighs twice, 2/3.
+      {
+        name: "a repeated query word weighs each time",
+        query: ["a", "a", "b"],
+        found: ["a"],
+        weightOf: one,
+        expected: 2 / 3,
+      },
+      // An empty query has no weight: 0, not NaN from 0/0.
+      { name: "empty query", query: [], found: [], weightOf: one, expected: 0 },
+      // Words that all weigh nothing: 0, not NaN, even though one is found.
+      { name: "query of weightless words", query: ["a", "b"], found: ["a"], weightOf: () => 0, expected: 0 },
+      // A weightless word found adds nothing: 0/(0 + 2) held.
+      {
+        name: "a weightless word found adds nothing",
+        query: ["the", "dosage"],
+        found: ["the"],
+        weightOf: (t) => (t === "the" ? 0 : 2),
+        expected: 0,
+      },
+    ];
   it.each(rows)("$name", ({ query, found, weightOf, expected }) => {
     expect(weightedCoverage(query, (t) => found.includes(t), weightOf)).toBeCloseTo(expected, 12);
   });

@@ -66,15 +66,35 @@ describe("bigrams", () => {
 describe("contentTokens", () => {
   const rows: { name: string; text: string; has: string[]; hasNot: string[] }[] = [
     // Question words and particles (有, 哪些) carry no topic; the disease and 症状 do.
-    { name: "Chinese question words out", text: "糖尿病有哪些症状？", has: ["糖尿病", "症状"], hasNot: ["有", "哪些", "？"] },
+    {
+      name: "Chinese question words out",
+      text: "糖尿病有哪些症状？",
+      has: ["糖尿病", "症状"],
+      hasNot: ["有", "哪些", "？"],
+    },
     // English function words out, in any case: "What", "the", "of" are stop words once lower-cased.
-    { name: "English function words out", text: "What are the Symptoms of diabetes?", has: ["symptoms", "diabetes"], hasNot: ["what", "are", "the", "of", "What"] },
+    {
+      name: "English function words out",
+      text: "What are the Symptoms of diabetes?",
+      has: ["symptoms", "diabetes"],
+      hasNot: ["what", "are", "the", "of", "What"],
+    },
     // Fillers and references to earlier talk (请, 帮我, 查询, 一下, 上次, 提到) are stop words: only 患者 is left.
-    { name: "fillers and references to earlier talk out", text: "请帮我查询一下上次提到的患者", has: ["患者"], hasNot: ["请", "帮", "我", "查询", "一下", "上次", "提到", "的"] },
+    {
+      name: "fillers and references to earlier talk out",
+      text: "请帮我查询一下上次提到的患者",
+      has: ["患者"],
+      hasNot: ["请", "帮", "我", "查询", "一下", "上次", "提到", "的"],
+    },
     // Full-width English is normalised before the stop-word check: ＴＨＥ is "the" and goes.
     { name: "full-width stop word out", text: "ＴＨＥ ｄｒｕｇｓ", has: ["drugs"], hasNot: ["the", "ＴＨＥ"] },
     // A mixed question keeps the words of both languages.
-    { name: "both languages in one question", text: "列出 aspirin 的适应症", has: ["aspirin", "适应症"], hasNot: ["列出", "的"] },
+    {
+      name: "both languages in one question",
+      text: "列出 aspirin 的适应症",
+      has: ["aspirin", "适应症"],
+      hasNot: ["列出", "的"],
+    },
   ];
   it.each(rows)("$name", ({ text, has, hasNot }) => {
     const tokens = contentTokens(text);
@@ -95,7 +115,8 @@ describe("contentTokens", () => {
   });
 
   it("STOP_WORDS holds both languages' function words and no topic word", () => {
-    for (const w of ["的", "哪些", "如何", "一下", "之前", "the", "which", "previously"]) expect(STOP_WORDS.has(w)).toBe(true);
+    for (const w of ["的", "哪些", "如何", "一下", "之前", "the", "which", "previously"])
+      expect(STOP_WORDS.has(w)).toBe(true);
     // Topic words must never be stop words, or they could not be found at all.
     for (const w of ["症状", "药品", "drug", "symptom"]) expect(STOP_WORDS.has(w)).toBe(false);
     // Entries are single lower-case words: the split on spaces left no empty entry.

@@ -9,7 +9,7 @@ import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import { Code } from "@connectrpc/connect";
 import { build } from "esbuild";
-import { chromium, type Browser } from "playwright-core";
+import { type Browser, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "../helpers/server";
 import type { ProtocolResult } from "./browser-page/main";
@@ -18,7 +18,9 @@ const CHROMIUM = "/usr/bin/chromium";
 const haveChromium = existsSync(CHROMIUM);
 if (!haveChromium) {
   if (process.env["CI"] === "true") {
-    throw new Error(`${CHROMIUM} not found: CI must install Chromium (apt-get install -y chromium) for the browser end-to-end test`);
+    throw new Error(
+      `${CHROMIUM} not found: CI must install Chromium (apt-get install -y chromium) for the browser end-to-end test`,
+    );
   }
   console.warn(
     `\n*** SKIPPING the browser end-to-end test: ${CHROMIUM} not found. ***\n` +
@@ -139,12 +141,18 @@ describe.skipIf(!haveChromium)("Chromium calling the API from another origin", (
       expect(handoff, name).toMatchObject({ ok: true, traceId: expect.stringMatching(/^[0-9a-f]{32}$/) });
       const reportLines = handoff.ok ? handoff.message.split("\n") : [];
       expect(reportLines, name).toEqual(expect.arrayContaining(["## 记忆搜索完成 (信心度: 85%)", "- db_config_001"]));
-      expect(invalidExpand, name).toMatchObject({ ok: false, code: Code.InvalidArgument, violationFields: ["requested_size"] });
+      expect(invalidExpand, name).toMatchObject({
+        ok: false,
+        code: Code.InvalidArgument,
+        violationFields: ["requested_size"],
+      });
     }
 
     const traceIds = [connect.handoff, grpcweb.handoff].map((h) => (h.ok ? h.traceId : null));
     // The account shows the preflight let x-account-id through to the handler.
-    expect(rpcLogs(HANDOFF_RPC).map((l) => [l["trace_id"], l["code"], l["account"]])).toEqual(traceIds.map((id) => [id, "OK", ACCOUNT_ID]));
+    expect(rpcLogs(HANDOFF_RPC).map((l) => [l["trace_id"], l["code"], l["account"]])).toEqual(
+      traceIds.map((id) => [id, "OK", ACCOUNT_ID]),
+    );
     expect(rpcLogs(EXPAND_RPC).map((l) => [l["code"], l["account"]])).toEqual([
       ["INVALID_ARGUMENT", ACCOUNT_ID],
       ["INVALID_ARGUMENT", ACCOUNT_ID],

@@ -54,20 +54,33 @@ async function main(): Promise<void> {
     body: JSON.stringify({ reason: "done", search_summary: "找到了", confidence: 0.85 }),
   });
   const body = (await res.json()) as { message?: string; task_completed?: boolean };
-  check(res.status === 200 && body.task_completed === true && body.message?.includes("信心度: 85%"), `Connect JSON Handoff: ${res.status} ${JSON.stringify(body)}`);
+  check(
+    res.status === 200 && body.task_completed === true && body.message?.includes("信心度: 85%"),
+    `Connect JSON Handoff: ${res.status} ${JSON.stringify(body)}`,
+  );
 
   const grpc = createGrpcTransport({ baseUrl });
   const health = await createClient(Health, grpc).check({ service: "" });
   check(health.status === HealthCheckResponse_ServingStatus.SERVING, "health is SERVING");
   const memrecall = createClient(MemRecallService, grpc);
   const headers = { "x-account-id": `smoke-${randomUUID()}` };
-  const err = await memrecall
-    .expandContextWindow({ reason: "r", currentSize: 5, requestedSize: 1 }, { headers })
-    .then(() => undefined, (e: unknown) => ConnectError.from(e));
-  check(err?.code === Code.InvalidArgument, `gRPC invalid ExpandContextWindow gives INVALID_ARGUMENT, got ${err?.code}`);
-  await memrecall.storeMemory({ memoryKey: "smoke_db", summary: "数据库配置", content: "PostgreSQL host=pg.internal port=5432" }, { headers });
+  const err = await memrecall.expandContextWindow({ reason: "r", currentSize: 5, requestedSize: 1 }, { headers }).then(
+    () => undefined,
+    (e: unknown) => ConnectError.from(e),
+  );
+  check(
+    err?.code === Code.InvalidArgument,
+    `gRPC invalid ExpandContextWindow gives INVALID_ARGUMENT, got ${err?.code}`,
+  );
+  await memrecall.storeMemory(
+    { memoryKey: "smoke_db", summary: "数据库配置", content: "PostgreSQL host=pg.internal port=5432" },
+    { headers },
+  );
   const found = await memrecall.searchMemories({ query: "数据库配置" }, { headers });
-  check(found.results[0]?.memoryKey === "smoke_db", `gRPC SearchMemories finds the stored memory, got ${JSON.stringify(found.results.map((r) => r.memoryKey))}`);
+  check(
+    found.results[0]?.memoryKey === "smoke_db",
+    `gRPC SearchMemories finds the stored memory, got ${JSON.stringify(found.results.map((r) => r.memoryKey))}`,
+  );
   await memrecall.deleteMemory({ memoryKey: "smoke_db" }, { headers });
 
   const ready = await fetch(`${baseUrl}/readyz`);
@@ -76,9 +89,14 @@ async function main(): Promise<void> {
   child.kill("SIGTERM");
   const code = await exited;
   check(code === 0, `exit code 0 after SIGTERM, got ${code}`);
-  check(lines.some((l) => l["msg"] === "stopped"), "the server logged 'stopped'");
+  check(
+    lines.some((l) => l["msg"] === "stopped"),
+    "the server logged 'stopped'",
+  );
   const store = lines.find((l) => l["msg"] === "clients")?.["memory_store"];
-  process.stdout.write(`smoke ok on node ${process.version}: connect, grpc, memories in ${String(store)}, http probes, graceful stop\n`);
+  process.stdout.write(
+    `smoke ok on node ${process.version}: connect, grpc, memories in ${String(store)}, http probes, graceful stop\n`,
+  );
 }
 
 main().catch((err: unknown) => {

@@ -31,7 +31,11 @@ describe("toConnectError", () => {
       metadata: { trace_id: TRACE, upstream_error_code: "OntologyQuery.NotFound" },
     });
     expect(error.findDetails(BadRequestSchema)[0]?.fieldViolations[0]?.field).toBe("properties[0]");
-    expect(error.findDetails(AgentHintSchema)[0]).toMatchObject({ message: "补充 additional_context", nextRpc: "x.y/Z", validValues: ["a"] });
+    expect(error.findDetails(AgentHintSchema)[0]).toMatchObject({
+      message: "补充 additional_context",
+      nextRpc: "x.y/Z",
+      validValues: ["a"],
+    });
     expect(error.findDetails(MissingParamsSchema)[0]).toMatchObject({
       traceId: TRACE,
       missing: [{ property: "approved_drug_count", params: [{ name: "start", type: "INTEGER", hint: "时间范围" }] }],

@@ -1,5 +1,5 @@
 import type { DescService } from "@bufbuild/protobuf";
-import { createClient, createRouterTransport, type Client, type Transport } from "@connectrpc/connect";
+import { type Client, createClient, createRouterTransport, type Transport } from "@connectrpc/connect";
 import { pino } from "pino";
 import { JSON_OPTIONS } from "../../src/app";
 import { loadConfig } from "../../src/config";
@@ -50,7 +50,9 @@ function withHeaders(transport: Transport, headers: Record<string, string>): Tra
     return out;
   };
   return {
-    unary: (method, signal, timeoutMs, header, input, contextValues) => transport.unary(method, signal, timeoutMs, merged(header), input, contextValues),
-    stream: (method, signal, timeoutMs, header, input, contextValues) => transport.stream(method, signal, timeoutMs, merged(header), input, contextValues),
+    unary: (method, signal, timeoutMs, header, input, contextValues) =>
+      transport.unary(method, signal, timeoutMs, merged(header), input, contextValues),
+    stream: (method, signal, timeoutMs, header, input, contextValues) =>
+      transport.stream(method, signal, timeoutMs, merged(header), input, contextValues),
   };
 }

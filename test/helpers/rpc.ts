@@ -1,5 +1,5 @@
 import type { DescService } from "@bufbuild/protobuf";
-import { ConnectError, createClient, type Client } from "@connectrpc/connect";
+import { type Client, ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 
 /** The error a call failed with; a call that succeeds fails the test. */
@@ -13,7 +13,11 @@ export async function failure(call: Promise<unknown>): Promise<ConnectError> {
 }
 
 /** A Connect (JSON, HTTP/1.1) client of `service` at `baseUrl` that sends these headers on every call. */
-export function clientWith<S extends DescService>(service: S, baseUrl: string, headers: Record<string, string> = {}): Client<S> {
+export function clientWith<S extends DescService>(
+  service: S,
+  baseUrl: string,
+  headers: Record<string, string> = {},
+): Client<S> {
   return createClient(
     service,
     createConnectTransport({

@@ -55,7 +55,10 @@ export async function startScriptedLlm(
     if (path === "/rerank") {
       const query = String(body["query"] ?? "");
       const docs = (body["documents"] as string[]) ?? [];
-      const results = docs.map((d, index) => ({ index, relevance_score: [...new Set(query)].filter((ch) => d.includes(ch)).length / Math.max(1, new Set(query).size) }));
+      const results = docs.map((d, index) => ({
+        index,
+        relevance_score: [...new Set(query)].filter((ch) => d.includes(ch)).length / Math.max(1, new Set(query).size),
+      }));
       res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ results }));
       return;
     }

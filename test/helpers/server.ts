@@ -1,6 +1,6 @@
 import { Writable } from "node:stream";
 import { pino } from "pino";
-import { createApp, type App } from "../../src/app";
+import { type App, createApp } from "../../src/app";
 import { loadConfig } from "../../src/config";
 
 /** One JSON log line the server wrote. */
@@ -32,7 +32,13 @@ export async function startServer(env: Record<string, string> = {}): Promise<Tes
     },
   });
   // Each server gets a private in-process SQLite unless the test names a store: tests never share memories by accident.
-  const config = loadConfig({ PORT: "0", HOST: "127.0.0.1", SHUTDOWN_GRACE_MS: "2000", SQLITE_PATH: ":memory:", ...env });
+  const config = loadConfig({
+    PORT: "0",
+    HOST: "127.0.0.1",
+    SHUTDOWN_GRACE_MS: "2000",
+    SQLITE_PATH: ":memory:",
+    ...env,
+  });
   const log = pino({ level: env["LOG_LEVEL"] ?? "debug" }, sink);
   const app = createApp(config, log);
   const port = await app.listen();

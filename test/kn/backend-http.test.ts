@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { EmbeddedBackend } from "../../src/kn/embedded/engine";
-import { startSimulator, type Simulator } from "../../src/simulator/simulator";
 import type { KnowledgeNetworkBackend } from "../../src/kn/backend";
+import { EmbeddedBackend } from "../../src/kn/embedded/engine";
 import { createHttpBackend } from "../../src/kn/http/http-backend";
-import { testContext } from "../helpers/call-context";
+import { type Simulator, startSimulator } from "../../src/simulator/simulator";
 import { miniBundle } from "../fixtures/mini-bundle";
+import { testContext } from "../helpers/call-context";
 import { describeKnowledgeBackendContract, failureOf, shanghaiMonth } from "./backend.contract";
 
 const KN = "kn_mini";
@@ -21,7 +21,14 @@ interface Pair {
 async function startPair(spelling: "new" | "old"): Promise<Pair> {
   const embedded = new EmbeddedBackend([miniBundle], { timeZone: "Asia/Shanghai" });
   const sim = await startSimulator({ backend: embedded, spelling });
-  const http = createHttpBackend({ ontologyManagerUrl: sim.url, ontologyQueryUrl: sim.url, operatorMarketUrl: sim.url, timeoutMs: 5000, maxSockets: 4, spelling });
+  const http = createHttpBackend({
+    ontologyManagerUrl: sim.url,
+    ontologyQueryUrl: sim.url,
+    operatorMarketUrl: sim.url,
+    timeoutMs: 5000,
+    maxSockets: 4,
+    spelling,
+  });
   return {
     embedded,
     http,
@@ -37,32 +44,85 @@ async function startPair(spelling: "new" | "old"): Promise<Pair> {
 const sameAnswers: [string, (b: KnowledgeNetworkBackend) => Promise<unknown>][] = [
   ["listKnowledgeNetworks", (b) => b.listKnowledgeNetworks(ctx, { name_pattern: "医疗", limit: 10, offset: 0 })],
   ["getKnowledgeNetwork", (b) => b.getKnowledgeNetwork(ctx, KN)],
-  ["getObjectTypes in an order of the caller's", (b) => b.getObjectTypes(ctx, KN, ["company", "drug-product", "disease", "symptom"])],
-  ["queryObjects with like and need_total", (b) => b.queryObjects(ctx, KN, "disease", { condition: { field: "disease_name", operation: "like", value: "气道梗阻" }, limit: 10, need_total: true })],
-  ["queryObjects with match, first page", (b) => b.queryObjects(ctx, KN, "disease", { condition: { field: "description", operation: "match", value: "肺部 咳嗽" }, limit: 1 })],
+  [
+    "getObjectTypes in an order of the caller's",
+    (b) => b.getObjectTypes(ctx, KN, ["company", "drug-product", "disease", "symptom"]),
+  ],
+  [
+    "queryObjects with like and need_total",
+    (b) =>
+      b.queryObjects(ctx, KN, "disease", {
+        condition: { field: "disease_name", operation: "like", value: "气道梗阻" },
+        limit: 10,
+        need_total: true,
+      }),
+  ],
+  [
+    "queryObjects with match, first page",
+    (b) =>
+      b.queryObjects(ctx, KN, "disease", {
+        condition: { field: "description", operation: "match", value: "肺部 咳嗽" },
+        limit: 1,
+      }),
+  ],
   [
     "queryObjects with a projection, a sort and search_after",
-    (b) => b.queryObjects(ctx, KN, "disease", { properties: ["rate"], sort: [{ field: "rate", direction: "asc" }], limit: 2, search_after: [0.4, "disease_000003"] }),
+    (b) =>
+      b.queryObjects(ctx, KN, "disease", {
+        properties: ["rate"],
+        sort: [{ field: "rate", direction: "asc" }],
+        limit: 2,
+        search_after: [0.4, "disease_000003"],
+      }),
   ],
-  ["queryObjects on composite keys", (b) => b.queryObjects(ctx, KN, "drug-product", { properties: ["dosage_form"], limit: 10, need_total: true })],
-  ["queryObjects matching nothing", (b) => b.queryObjects(ctx, KN, "disease", { condition: { field: "disease_name", operation: "==", value: "骨折" }, limit: 10, need_total: true })],
+  [
+    "queryObjects on composite keys",
+    (b) => b.queryObjects(ctx, KN, "drug-product", { properties: ["dosage_form"], limit: 10, need_total: true }),
+  ],
+  [
+    "queryObjects matching nothing",
+    (b) =>
+      b.queryObjects(ctx, KN, "disease", {
+        condition: { field: "disease_name", operation: "==", value: "骨折" },
+        limit: 10,
+        need_total: true,
+      }),
+  ],
   [
     "querySubgraph with forward, backward and multi-hop paths",
     (b) =>
       b.querySubgraph(ctx, KN, {
         relation_type_paths: [
           {
-            object_types: [{ id: "company", condition: { field: "company_id", operation: "==", value: "company_000001" } }, { id: "drug-product" }],
-            relation_types: [{ relation_type_id: "produces", source_object_type_id: "company", target_object_type_id: "drug-product" }],
-          },
-          {
-            object_types: [{ id: "symptom", condition: { field: "symptom_id", operation: "==", value: "symptom_000028" } }, { id: "disease" }],
-            relation_types: [{ relation_type_id: "has_symptom", source_object_type_id: "symptom", target_object_type_id: "disease" }],
-          },
-          {
-            object_types: [{ id: "disease", condition: { field: "disease_id", operation: "==", value: "disease_000002" } }, { id: "disease" }, { id: "symptom", limit: 1 }],
+            object_types: [
+              { id: "company", condition: { field: "company_id", operation: "==", value: "company_000001" } },
+              { id: "drug-product" },
+            ],
             relation_types: [
-              { relation_type_id: "has_complication", source_object_type_id: "disease", target_object_type_id: "disease" },
+              { relation_type_id: "produces", source_object_type_id: "company", target_object_type_id: "drug-product" },
+            ],
+          },
+          {
+            object_types: [
+              { id: "symptom", condition: { field: "symptom_id", operation: "==", value: "symptom_000028" } },
+              { id: "disease" },
+            ],
+            relation_types: [
+              { relation_type_id: "has_symptom", source_object_type_id: "symptom", target_object_type_id: "disease" },
+            ],
+          },
+          {
+            object_types: [
+              { id: "disease", condition: { field: "disease_id", operation: "==", value: "disease_000002" } },
+              { id: "disease" },
+              { id: "symptom", limit: 1 },
+            ],
+            relation_types: [
+              {
+                relation_type_id: "has_complication",
+                source_object_type_id: "disease",
+                target_object_type_id: "disease",
+              },
               { relation_type_id: "has_symptom", source_object_type_id: "disease", target_object_type_id: "symptom" },
             ],
           },
@@ -73,25 +133,73 @@ const sameAnswers: [string, (b: KnowledgeNetworkBackend) => Promise<unknown>][] 
     "queryProperties with a metric and an operator, an unmatched identity, out of order",
     (b) =>
       b.queryProperties(ctx, KN, "company", {
-        identities: [{ company_id: "company_000002" }, { company_id: "company_999999" }, { company_id: "company_000001" }],
+        identities: [
+          { company_id: "company_000002" },
+          { company_id: "company_999999" },
+          { company_id: "company_000001" },
+        ],
         properties: ["approved_drug_count", "business_health_score"],
         dynamic_params: {
-          approved_drug_count: { instant: false, start: shanghaiMonth(2025, 1), end: shanghaiMonth(2025, 7) - 1, step: "quarter" },
-          business_health_score: { weights: { growth: 2, stability: 1 }, focus_categories: ["胶囊", "注射剂"], as_of: Date.UTC(2025, 11, 31) },
+          approved_drug_count: {
+            instant: false,
+            start: shanghaiMonth(2025, 1),
+            end: shanghaiMonth(2025, 7) - 1,
+            step: "quarter",
+          },
+          business_health_score: {
+            weights: { growth: 2, stability: 1 },
+            focus_categories: ["胶囊", "注射剂"],
+            as_of: Date.UTC(2025, 11, 31),
+          },
         },
       }),
   ],
-  ["queryProperties on composite keys", (b) => b.queryProperties(ctx, KN, "drug-product", { identities: [{ drug_id: "d1", form: "胶囊" }, { drug_id: "d1", form: "片剂" }], properties: ["company_id"] })],
+  [
+    "queryProperties on composite keys",
+    (b) =>
+      b.queryProperties(ctx, KN, "drug-product", {
+        identities: [
+          { drug_id: "d1", form: "胶囊" },
+          { drug_id: "d1", form: "片剂" },
+        ],
+        properties: ["company_id"],
+      }),
+  ],
   ["getOperator", (b) => b.getOperator(ctx, "op_business_health_score")],
 ];
 
 const sameFailures: [string, (b: KnowledgeNetworkBackend) => Promise<unknown>][] = [
   ["an unknown network", (b) => b.getKnowledgeNetwork(ctx, "kn_unknown")],
   ["an unknown object type", (b) => b.getObjectTypes(ctx, KN, ["symptom", "no_such_type"])],
-  ["an operation the property does not list", (b) => b.queryObjects(ctx, KN, "disease", { condition: { field: "age", operation: "regex", value: "儿" }, limit: 10 })],
+  [
+    "an operation the property does not list",
+    (b) =>
+      b.queryObjects(ctx, KN, "disease", { condition: { field: "age", operation: "regex", value: "儿" }, limit: 10 }),
+  ],
   ["a limit out of range", (b) => b.queryObjects(ctx, KN, "disease", { limit: 0 })],
-  ["an edge that does not follow the path", (b) => b.querySubgraph(ctx, KN, { relation_type_paths: [{ object_types: [{ id: "disease" }, { id: "symptom" }], relation_types: [{ relation_type_id: "has_symptom", source_object_type_id: "symptom", target_object_type_id: "disease" }] }] })],
-  ["a metric without its time range", (b) => b.queryProperties(ctx, KN, "company", { identities: [{ company_id: "company_000001" }], properties: ["approved_drug_count"], dynamic_params: { approved_drug_count: { instant: true } } })],
+  [
+    "an edge that does not follow the path",
+    (b) =>
+      b.querySubgraph(ctx, KN, {
+        relation_type_paths: [
+          {
+            object_types: [{ id: "disease" }, { id: "symptom" }],
+            relation_types: [
+              { relation_type_id: "has_symptom", source_object_type_id: "symptom", target_object_type_id: "disease" },
+            ],
+          },
+        ],
+      }),
+  ],
+  [
+    "a metric without its time range",
+    (b) =>
+      b.queryProperties(ctx, KN, "company", {
+        identities: [{ company_id: "company_000001" }],
+        properties: ["approved_drug_count"],
+        dynamic_params: { approved_drug_count: { instant: true } },
+      }),
+  ],
   ["an unknown operator", (b) => b.getOperator(ctx, "op_unknown")],
 ];
 
@@ -150,16 +258,26 @@ for (const spelling of ["new", "old"] as const) {
     const identitiesField = spelling === "new" ? "_instance_identities" : "unique_identities";
     it(`name the identities of a property query ${identitiesField}`, async () => {
       pair.sim.clearRequests();
-      await pair.http.queryProperties(ctx, KN, "symptom", { identities: [{ symptom_id: "symptom_000020" }], properties: ["symptom_name"] });
+      await pair.http.queryProperties(ctx, KN, "symptom", {
+        identities: [{ symptom_id: "symptom_000020" }],
+        properties: ["symptom_name"],
+      });
       const post = pair.sim.requests().find((r) => r.path.endsWith("/properties"));
-      expect(post!.body).toMatchObject({ [identitiesField]: [{ symptom_id: "symptom_000020" }], properties: expect.arrayContaining(["symptom_name"]) });
+      expect(post!.body).toMatchObject({
+        [identitiesField]: [{ symptom_id: "symptom_000020" }],
+        properties: expect.arrayContaining(["symptom_name"]),
+      });
     });
 
     it("encode ids in paths, so an id holding '/' or ',' reaches the platform whole", async () => {
       const err = await failureOf(pair.http.getObjectTypes(ctx, KN, ["疾病/症状,其他"]));
       expect(err.code).toBe("not_found");
       expect(err.message).toContain("疾病/症状,其他");
-      expect(err.metadata).toMatchObject({ upstream: "ontology-manager", upstream_status: "404", error_code: "OntologyManager.ObjectType.NotFound" });
+      expect(err.metadata).toMatchObject({
+        upstream: "ontology-manager",
+        upstream_status: "404",
+        error_code: "OntologyManager.ObjectType.NotFound",
+      });
     });
   });
 }

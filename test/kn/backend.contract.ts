@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Json } from "../../src/core/json";
 import { ToolError } from "../../src/errors/tool-error";
 import type { KnowledgeNetworkBackend } from "../../src/kn/backend";
 import type { Condition, ObjectQuery, PathEdge, Row } from "../../src/kn/types";
-import type { Json } from "../../src/core/json";
 import { testContext } from "../helpers/call-context";
 
 /** The first instant of a month in Asia/Shanghai, as the fixture's metric series use. */
@@ -28,8 +28,12 @@ const edge = (relation_type_id: string, source_object_type_id: string, target_ob
   source_object_type_id,
   target_object_type_id,
 });
-const relationsOf = (entry: { relation_paths: { relations: { source_object_id: string; relation_type_id: string; target_object_id: string }[] }[] }) =>
-  entry.relation_paths.map((p) => p.relations.map((r) => `${r.source_object_id} -${r.relation_type_id}-> ${r.target_object_id}`).join(" | "));
+const relationsOf = (entry: {
+  relation_paths: { relations: { source_object_id: string; relation_type_id: string; target_object_id: string }[] }[];
+}) =>
+  entry.relation_paths.map((p) =>
+    p.relations.map((r) => `${r.source_object_id} -${r.relation_type_id}-> ${r.target_object_id}`).join(" | "),
+  );
 
 /**
  * The knowledge-network backend's contract, run against every implementation
@@ -61,8 +65,13 @@ export function describeKnowledgeBackendContract(
       });
 
       it("filters the list by name_pattern", async () => {
-        expect((await backend.listKnowledgeNetworks(ctx, { name_pattern: "医疗" })).entries.map((k) => k.id)).toEqual([KN]);
-        expect(await backend.listKnowledgeNetworks(ctx, { name_pattern: "金融" })).toEqual({ entries: [], total_count: 0 });
+        expect((await backend.listKnowledgeNetworks(ctx, { name_pattern: "医疗" })).entries.map((k) => k.id)).toEqual([
+          KN,
+        ]);
+        expect(await backend.listKnowledgeNetworks(ctx, { name_pattern: "金融" })).toEqual({
+          entries: [],
+          total_count: 0,
+        });
       });
 
       it("returns a network with its object, relation and action types", async () => {
@@ -76,8 +85,20 @@ export function describeKnowledgeBackendContract(
           source_object_type_id: "disease",
           target_object_type_id: "disease",
         });
-        expect(kn.relation_types.find((r) => r.id === "produces")).toMatchObject({ source_object_type_id: "company", target_object_type_id: "drug-product" });
-        expect(kn.action_types).toEqual([{ id: "recall", name: "药品召回", action_type: "modify", object_type_id: "drug-product", comment: "", tags: ["召回"] }]);
+        expect(kn.relation_types.find((r) => r.id === "produces")).toMatchObject({
+          source_object_type_id: "company",
+          target_object_type_id: "drug-product",
+        });
+        expect(kn.action_types).toEqual([
+          {
+            id: "recall",
+            name: "药品召回",
+            action_type: "modify",
+            object_type_id: "drug-product",
+            comment: "",
+            tags: ["召回"],
+          },
+        ]);
       });
 
       it("answers NOT_FOUND for an unknown network", async () => {
@@ -97,10 +118,22 @@ export function describeKnowledgeBackendContract(
           ["business_health_score", "operator", "op_business_health_score"],
         ]);
         const operator = company!.logic_properties[1]!;
-        expect(operator.parameters.find((p) => p.name === "weights")).toMatchObject({ type: "OBJECT", value_from: "input", source: "body" });
-        expect(operator.parameters.find((p) => p.name === "model_version")).toMatchObject({ value_from: "const", value: "v2", source: "query" });
+        expect(operator.parameters.find((p) => p.name === "weights")).toMatchObject({
+          type: "OBJECT",
+          value_from: "input",
+          source: "body",
+        });
+        expect(operator.parameters.find((p) => p.name === "model_version")).toMatchObject({
+          value_from: "const",
+          value: "v2",
+          source: "query",
+        });
         const metric = company!.logic_properties[0]!;
-        expect(metric.parameters.find((p) => p.name === "company_id")).toMatchObject({ value_from: "property", value: "company_id", operation: "=" });
+        expect(metric.parameters.find((p) => p.name === "company_id")).toMatchObject({
+          value_from: "property",
+          value: "company_id",
+          operation: "=",
+        });
         expect(product!.id).toBe("drug-product");
         expect(product!.primary_keys).toEqual(["drug_id", "form"]);
         expect(product!.display_key).toBe("product_name");
@@ -127,7 +160,10 @@ export function describeKnowledgeBackendContract(
       });
 
       it("like finds 上、下气道梗阻 from 气道梗阻, with its system fields", async () => {
-        const { datas } = await query("disease", { condition: { field: "disease_name", operation: "like", value: "气道梗阻" }, limit: 10 });
+        const { datas } = await query("disease", {
+          condition: { field: "disease_name", operation: "like", value: "气道梗阻" },
+          limit: 10,
+        });
         expect(datas).toEqual([
           {
             disease_id: "disease_004790",
@@ -143,7 +179,10 @@ export function describeKnowledgeBackendContract(
       });
 
       it("in and not_in split the instances", async () => {
-        expect(await diseases({ field: "age", operation: "in", value: ["儿童"] })).toEqual(["disease-disease_000002", "disease-disease_004790"]);
+        expect(await diseases({ field: "age", operation: "in", value: ["儿童"] })).toEqual([
+          "disease-disease_000002",
+          "disease-disease_004790",
+        ]);
         expect(await diseases({ field: "age", operation: "not_in", value: ["儿童"] })).toEqual([
           "disease-disease_000001",
           "disease-disease_000003",
@@ -152,7 +191,10 @@ export function describeKnowledgeBackendContract(
       });
 
       it("range on a float includes the low bound and excludes the high one", async () => {
-        expect(await diseases({ field: "rate", operation: "range", value: [0.9, 0.95] })).toEqual(["disease-disease_000002", "disease-disease_004790"]);
+        expect(await diseases({ field: "rate", operation: "range", value: [0.9, 0.95] })).toEqual([
+          "disease-disease_000002",
+          "disease-disease_004790",
+        ]);
       });
 
       it("exist and not_exist test for a value", async () => {
@@ -161,12 +203,19 @@ export function describeKnowledgeBackendContract(
       });
 
       it("regex matches a pattern", async () => {
-        const { datas } = await query("drug-product", { condition: { field: "product_name", operation: "regex", value: "^阿莫西林" }, limit: 10 });
+        const { datas } = await query("drug-product", {
+          condition: { field: "product_name", operation: "regex", value: "^阿莫西林" },
+          limit: 10,
+        });
         expect(ids(datas)).toEqual(["drug-product-d1_片剂", "drug-product-d1_胶囊"]);
       });
 
       it("match scores rows and orders them by _score, highest first", async () => {
-        const { datas } = await query("disease", { condition: { field: "description", operation: "match", value: "呼吸困难 咳嗽" }, limit: 10, need_total: true });
+        const { datas } = await query("disease", {
+          condition: { field: "description", operation: "match", value: "呼吸困难 咳嗽" },
+          limit: 10,
+          need_total: true,
+        });
         expect(ids(datas)).toEqual(["disease-disease_004790", "disease-disease_000001"]);
         const scores = datas.map((r) => r["_score"] as number);
         expect(scores[0]).toBeGreaterThan(scores[1]!);
@@ -178,16 +227,31 @@ export function describeKnowledgeBackendContract(
           operation: "and",
           sub_conditions: [
             eq("age", "儿童"),
-            { operation: "or", sub_conditions: [{ field: "rate", operation: ">", value: 0.92 }, { field: "disease_name", operation: "like", value: "梗阻" }] },
+            {
+              operation: "or",
+              sub_conditions: [
+                { field: "rate", operation: ">", value: 0.92 },
+                { field: "disease_name", operation: "like", value: "梗阻" },
+              ],
+            },
           ],
         };
         expect(await diseases(condition)).toEqual(["disease-disease_000002", "disease-disease_004790"]);
       });
 
       it("returns only the projected properties plus the system fields", async () => {
-        const { datas } = await query("disease", { condition: eq("disease_id", "disease_000003"), properties: ["disease_name"], limit: 1 });
+        const { datas } = await query("disease", {
+          condition: eq("disease_id", "disease_000003"),
+          properties: ["disease_name"],
+          limit: 1,
+        });
         expect(datas).toEqual([
-          { disease_name: "糖尿病（2型）", _instance_id: "disease-disease_000003", _instance_identity: { disease_id: "disease_000003" }, _display: "糖尿病（2型）" },
+          {
+            disease_name: "糖尿病（2型）",
+            _instance_id: "disease-disease_000003",
+            _instance_identity: { disease_id: "disease_000003" },
+            _display: "糖尿病（2型）",
+          },
         ]);
       });
 
@@ -217,8 +281,21 @@ export function describeKnowledgeBackendContract(
             pages++;
           } while (after !== undefined && pages < 10);
           expect(pages).toBe(3);
-          expect([...seen].sort()).toEqual(["disease-disease_000001", "disease-disease_000002", "disease-disease_000003", "disease-disease_000004", "disease-disease_004790"]);
-          if (sort) expect(seen).toEqual(["disease-disease_000004", "disease-disease_000003", "disease-disease_004790", "disease-disease_000002", "disease-disease_000001"]);
+          expect([...seen].sort()).toEqual([
+            "disease-disease_000001",
+            "disease-disease_000002",
+            "disease-disease_000003",
+            "disease-disease_000004",
+            "disease-disease_004790",
+          ]);
+          if (sort)
+            expect(seen).toEqual([
+              "disease-disease_000004",
+              "disease-disease_000003",
+              "disease-disease_004790",
+              "disease-disease_000002",
+              "disease-disease_000001",
+            ]);
         }
       });
 
@@ -232,15 +309,23 @@ export function describeKnowledgeBackendContract(
       });
 
       it("answers INVALID_ARGUMENT with a violation for an operation the property does not list", async () => {
-        const err = await failureOf(query("disease", { condition: { field: "disease_name", operation: "match", value: "肺炎" }, limit: 10 }));
+        const err = await failureOf(
+          query("disease", { condition: { field: "disease_name", operation: "match", value: "肺炎" }, limit: 10 }),
+        );
         expect(err.code).toBe("invalid_argument");
-        expect(err.violations).toEqual([{ field: "condition.operation", description: expect.stringContaining("disease_name does not support match") }]);
+        expect(err.violations).toEqual([
+          { field: "condition.operation", description: expect.stringContaining("disease_name does not support match") },
+        ]);
       });
 
       it("answers INVALID_ARGUMENT with a violation for an unknown field", async () => {
-        const err = await failureOf(query("disease", { condition: { operation: "and", sub_conditions: [eq("no_such_field", "x")] }, limit: 10 }));
+        const err = await failureOf(
+          query("disease", { condition: { operation: "and", sub_conditions: [eq("no_such_field", "x")] }, limit: 10 }),
+        );
         expect(err.code).toBe("invalid_argument");
-        expect(err.violations).toEqual([{ field: "condition.sub_conditions[0].field", description: expect.stringContaining("no_such_field") }]);
+        expect(err.violations).toEqual([
+          { field: "condition.sub_conditions[0].field", description: expect.stringContaining("no_such_field") },
+        ]);
       });
 
       it("answers NOT_FOUND for an unknown object type", async () => {
@@ -253,7 +338,12 @@ export function describeKnowledgeBackendContract(
     describe("querySubgraph", () => {
       it("walks forward from disease_004790 to its symptoms", async () => {
         const { entries } = await backend.querySubgraph(ctx, KN, {
-          relation_type_paths: [{ object_types: [{ id: "disease", condition: eq("disease_id", "disease_004790") }, { id: "symptom" }], relation_types: [edge("has_symptom", "disease", "symptom")] }],
+          relation_type_paths: [
+            {
+              object_types: [{ id: "disease", condition: eq("disease_id", "disease_004790") }, { id: "symptom" }],
+              relation_types: [edge("has_symptom", "disease", "symptom")],
+            },
+          ],
         });
         expect(entries).toHaveLength(1);
         expect(relationsOf(entries[0]!)).toEqual([
@@ -273,7 +363,12 @@ export function describeKnowledgeBackendContract(
 
       it("walks backward from a symptom to the diseases that have it", async () => {
         const { entries } = await backend.querySubgraph(ctx, KN, {
-          relation_type_paths: [{ object_types: [{ id: "symptom", condition: eq("symptom_id", "symptom_000028") }, { id: "disease" }], relation_types: [edge("has_symptom", "symptom", "disease")] }],
+          relation_type_paths: [
+            {
+              object_types: [{ id: "symptom", condition: eq("symptom_id", "symptom_000028") }, { id: "disease" }],
+              relation_types: [edge("has_symptom", "symptom", "disease")],
+            },
+          ],
         });
         expect(relationsOf(entries[0]!)).toEqual([
           "symptom-symptom_000028 -has_symptom-> disease-disease_000001",
@@ -284,11 +379,17 @@ export function describeKnowledgeBackendContract(
 
       it("follows the self-relation has_complication with the matched disease at either end", async () => {
         const path = (start?: Condition, end?: Condition) => ({
-          object_types: [{ id: "disease", condition: start }, { id: "disease", condition: end }],
+          object_types: [
+            { id: "disease", condition: start },
+            { id: "disease", condition: end },
+          ],
           relation_types: [edge("has_complication", "disease", "disease")],
         });
         const { entries } = await backend.querySubgraph(ctx, KN, {
-          relation_type_paths: [path(eq("disease_id", "disease_000001")), path(undefined, eq("disease_id", "disease_000001"))],
+          relation_type_paths: [
+            path(eq("disease_id", "disease_000001")),
+            path(undefined, eq("disease_id", "disease_000001")),
+          ],
         });
         expect(entries.map(relationsOf)).toEqual([
           ["disease-disease_000001 -has_complication-> disease-disease_004790"],
@@ -299,12 +400,21 @@ export function describeKnowledgeBackendContract(
       it("follows the mapping relation produces to composite-key products, both ways", async () => {
         const { entries } = await backend.querySubgraph(ctx, KN, {
           relation_type_paths: [
-            { object_types: [{ id: "company", condition: eq("company_id", "company_000001") }, { id: "drug-product" }], relation_types: [edge("produces", "company", "drug-product")] },
-            { object_types: [{ id: "drug-product", condition: eq("drug_id", "d2") }, { id: "company" }], relation_types: [edge("produces", "drug-product", "company")] },
+            {
+              object_types: [{ id: "company", condition: eq("company_id", "company_000001") }, { id: "drug-product" }],
+              relation_types: [edge("produces", "company", "drug-product")],
+            },
+            {
+              object_types: [{ id: "drug-product", condition: eq("drug_id", "d2") }, { id: "company" }],
+              relation_types: [edge("produces", "drug-product", "company")],
+            },
           ],
         });
         expect(entries.map(relationsOf)).toEqual([
-          ["company-company_000001 -produces-> drug-product-d1_片剂", "company-company_000001 -produces-> drug-product-d1_胶囊"],
+          [
+            "company-company_000001 -produces-> drug-product-d1_片剂",
+            "company-company_000001 -produces-> drug-product-d1_胶囊",
+          ],
           ["drug-product-d2_注射剂 -produces-> company-company_000002"],
         ]);
         expect(entries[0]!.objects["drug-product-d1_胶囊"]).toMatchObject({
@@ -319,8 +429,15 @@ export function describeKnowledgeBackendContract(
         const { entries } = await backend.querySubgraph(ctx, KN, {
           relation_type_paths: [
             {
-              object_types: [{ id: "disease", condition: eq("disease_id", "disease_000002") }, { id: "disease" }, { id: "symptom" }],
-              relation_types: [edge("has_complication", "disease", "disease"), edge("has_symptom", "disease", "symptom")],
+              object_types: [
+                { id: "disease", condition: eq("disease_id", "disease_000002") },
+                { id: "disease" },
+                { id: "symptom" },
+              ],
+              relation_types: [
+                edge("has_complication", "disease", "disease"),
+                edge("has_symptom", "disease", "symptom"),
+              ],
             },
           ],
         });
@@ -329,7 +446,12 @@ export function describeKnowledgeBackendContract(
           "disease-disease_000002 -has_complication-> disease-disease_000001 | disease-disease_000001 -has_symptom-> symptom-symptom_000030",
         ]);
         expect(entries[0]!.relation_paths.map((p) => p.length)).toEqual([2, 2]);
-        expect(Object.keys(entries[0]!.objects).sort()).toEqual(["disease-disease_000001", "disease-disease_000002", "symptom-symptom_000028", "symptom-symptom_000030"]);
+        expect(Object.keys(entries[0]!.objects).sort()).toEqual([
+          "disease-disease_000001",
+          "disease-disease_000002",
+          "symptom-symptom_000028",
+          "symptom-symptom_000030",
+        ]);
       });
 
       it("honours the path limit and each node's limit", async () => {
@@ -337,7 +459,10 @@ export function describeKnowledgeBackendContract(
         const { entries } = await backend.querySubgraph(ctx, KN, {
           relation_type_paths: [
             { object_types: all, relation_types: [edge("has_symptom", "disease", "symptom")], limit: 3 },
-            { object_types: [{ id: "disease" }, { id: "symptom", limit: 1 }], relation_types: [edge("has_symptom", "disease", "symptom")] },
+            {
+              object_types: [{ id: "disease" }, { id: "symptom", limit: 1 }],
+              relation_types: [edge("has_symptom", "disease", "symptom")],
+            },
           ],
         });
         expect(entries[0]!.relation_paths).toHaveLength(3);
@@ -349,10 +474,22 @@ export function describeKnowledgeBackendContract(
 
       it("answers INVALID_ARGUMENT for a relation type the network does not have", async () => {
         const err = await failureOf(
-          backend.querySubgraph(ctx, KN, { relation_type_paths: [{ object_types: [{ id: "disease" }, { id: "symptom" }], relation_types: [edge("treats", "disease", "symptom")] }] }),
+          backend.querySubgraph(ctx, KN, {
+            relation_type_paths: [
+              {
+                object_types: [{ id: "disease" }, { id: "symptom" }],
+                relation_types: [edge("treats", "disease", "symptom")],
+              },
+            ],
+          }),
         );
         expect(err.code).toBe("invalid_argument");
-        expect(err.violations).toEqual([{ field: "relation_type_paths[0].relation_types[0].relation_type_id", description: expect.stringContaining("treats") }]);
+        expect(err.violations).toEqual([
+          {
+            field: "relation_type_paths[0].relation_types[0].relation_type_id",
+            description: expect.stringContaining("treats"),
+          },
+        ]);
       });
     });
 
@@ -389,10 +526,23 @@ export function describeKnowledgeBackendContract(
         const { rows } = await backend.queryProperties(ctx, KN, "company", {
           identities: [company1],
           properties: ["approved_drug_count"],
-          dynamic_params: { approved_drug_count: { instant: false, start: shanghaiMonth(2025, 1), end: shanghaiMonth(2025, 4) - 1, step: "month" } },
+          dynamic_params: {
+            approved_drug_count: {
+              instant: false,
+              start: shanghaiMonth(2025, 1),
+              end: shanghaiMonth(2025, 4) - 1,
+              step: "month",
+            },
+          },
         });
         expect(rows[0]!["approved_drug_count"]).toMatchObject({
-          datas: [{ labels: company1, times: [shanghaiMonth(2025, 1), shanghaiMonth(2025, 2), shanghaiMonth(2025, 3)], values: [2, 0, 1] }],
+          datas: [
+            {
+              labels: company1,
+              times: [shanghaiMonth(2025, 1), shanghaiMonth(2025, 2), shanghaiMonth(2025, 3)],
+              values: [2, 0, 1],
+            },
+          ],
           step: "month",
           is_calendar: true,
         });
@@ -403,7 +553,9 @@ export function describeKnowledgeBackendContract(
         const { rows } = await backend.queryProperties(ctx, KN, "company", {
           identities: [company1],
           properties: ["business_health_score"],
-          dynamic_params: { business_health_score: { weights: { growth: 1, breadth: 1 }, focus_categories: ["片剂"], as_of: asOf } },
+          dynamic_params: {
+            business_health_score: { weights: { growth: 1, breadth: 1 }, focus_categories: ["片剂"], as_of: asOf },
+          },
         });
         expect(rows[0]!["business_health_score"]).toEqual({
           company_id: "company_000001",
@@ -423,8 +575,15 @@ export function describeKnowledgeBackendContract(
 
       it("reports an identity that matches nothing, with a null row in its place", async () => {
         const ghost = { company_id: "company_999999" };
-        const { rows, unmatched } = await backend.queryProperties(ctx, KN, "company", { identities: [company2, ghost, company1], properties: ["company_name"] });
-        expect(rows.map((r) => r?.["company_name"] ?? null)).toEqual(["华北制药股份有限公司", null, "广西金秀圣堂药业有限责任公司"]);
+        const { rows, unmatched } = await backend.queryProperties(ctx, KN, "company", {
+          identities: [company2, ghost, company1],
+          properties: ["company_name"],
+        });
+        expect(rows.map((r) => r?.["company_name"] ?? null)).toEqual([
+          "华北制药股份有限公司",
+          null,
+          "广西金秀圣堂药业有限责任公司",
+        ]);
         expect(unmatched).toEqual([ghost]);
       });
 
@@ -441,20 +600,38 @@ export function describeKnowledgeBackendContract(
           [injection, tablet, capsule],
           [capsule, injection, tablet],
         ]) {
-          const { rows, unmatched } = await backend.queryProperties(ctx, KN, "drug-product", { identities, properties: ["product_name"] });
+          const { rows, unmatched } = await backend.queryProperties(ctx, KN, "drug-product", {
+            identities,
+            properties: ["product_name"],
+          });
           expect(unmatched).toEqual([]);
-          expect(rows.map((r) => [(r as Row)._instance_identity, r!["product_name"]])).toEqual(identities.map((i) => [i, names.get(i)]));
+          expect(rows.map((r) => [(r as Row)._instance_identity, r!["product_name"]])).toEqual(
+            identities.map((i) => [i, names.get(i)]),
+          );
         }
       });
 
       it("answers INVALID_ARGUMENT for an identity missing a primary key", async () => {
-        const err = await failureOf(backend.queryProperties(ctx, KN, "drug-product", { identities: [{ drug_id: "d1" }], properties: ["product_name"] }));
+        const err = await failureOf(
+          backend.queryProperties(ctx, KN, "drug-product", {
+            identities: [{ drug_id: "d1" }],
+            properties: ["product_name"],
+          }),
+        );
         expect(err.code).toBe("invalid_argument");
-        expect(err.violations).toContainEqual({ field: "_instance_identities[0]", description: "missing primary key form" });
+        expect(err.violations).toContainEqual({
+          field: "_instance_identities[0]",
+          description: "missing primary key form",
+        });
       });
 
       it("answers INVALID_ARGUMENT naming the operator parameters that are missing", async () => {
-        const err = await failureOf(backend.queryProperties(ctx, KN, "company", { identities: [company1], properties: ["business_health_score"] }));
+        const err = await failureOf(
+          backend.queryProperties(ctx, KN, "company", {
+            identities: [company1],
+            properties: ["business_health_score"],
+          }),
+        );
         expect(err.code).toBe("invalid_argument");
         expect(err.violations.map((v) => v.field)).toEqual([
           "dynamic_params.business_health_score.weights",
@@ -471,9 +648,19 @@ export function describeKnowledgeBackendContract(
         expect(op.name).toBe("企业健康度评分");
         expect(op.operator_info).toEqual({ execution_mode: "sync" });
         expect(op.metadata.api_spec.parameters).toEqual([
-          { name: "model_version", in: "query", required: true, schema: { type: "string", enum: ["v2"] }, description: "评分模型版本" },
+          {
+            name: "model_version",
+            in: "query",
+            required: true,
+            schema: { type: "string", enum: ["v2"] },
+            description: "评分模型版本",
+          },
         ]);
-        expect(op.metadata.api_spec.request_body).toMatchObject({ content: { "application/json": { schema: { required: ["company_id", "weights", "focus_categories", "as_of"] } } } });
+        expect(op.metadata.api_spec.request_body).toMatchObject({
+          content: {
+            "application/json": { schema: { required: ["company_id", "weights", "focus_categories", "as_of"] } },
+          },
+        });
       });
 
       it("answers NOT_FOUND for an unknown operator", async () => {
@@ -487,7 +674,9 @@ export function describeKnowledgeBackendContract(
       const controller = new AbortController();
       const reason = new Error("the client went away");
       controller.abort(reason);
-      await expect(backend.queryObjects(testContext({ signal: controller.signal }), KN, "disease", { limit: 1 })).rejects.toBe(reason);
+      await expect(
+        backend.queryObjects(testContext({ signal: controller.signal }), KN, "disease", { limit: 1 }),
+      ).rejects.toBe(reason);
     });
   });
 }

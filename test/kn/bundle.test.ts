@@ -37,14 +37,35 @@ describe("KN bundle loading", () => {
 
   it.each([
     ["not JSON", "{oops", /not valid JSON/],
-    ["no primary key", JSON.stringify({ ...minimal, object_types: [{ ...minimal.object_types[0], primary_keys: [] }] }), /object_types\.0\.primary_keys: an object type needs at least one primary key/],
-    ["a display key that is no property", JSON.stringify({ ...minimal, object_types: [{ ...minimal.object_types[0], display_key: "title" }] }), /display_key title is not a data property/],
-    ["a relation to an unknown type", JSON.stringify({ ...minimal, relation_types: [{ id: "r", source_object_type_id: "thing", target_object_type_id: "ghost" }] }), /relation type r: unknown object type ghost/],
-    ["objects of an unknown type", JSON.stringify({ ...minimal, objects: { ghost: [] } }), /objects: unknown object type ghost/],
+    [
+      "no primary key",
+      JSON.stringify({ ...minimal, object_types: [{ ...minimal.object_types[0], primary_keys: [] }] }),
+      /object_types\.0\.primary_keys: an object type needs at least one primary key/,
+    ],
+    [
+      "a display key that is no property",
+      JSON.stringify({ ...minimal, object_types: [{ ...minimal.object_types[0], display_key: "title" }] }),
+      /display_key title is not a data property/,
+    ],
+    [
+      "a relation to an unknown type",
+      JSON.stringify({
+        ...minimal,
+        relation_types: [{ id: "r", source_object_type_id: "thing", target_object_type_id: "ghost" }],
+      }),
+      /relation type r: unknown object type ghost/,
+    ],
+    [
+      "objects of an unknown type",
+      JSON.stringify({ ...minimal, objects: { ghost: [] } }),
+      /objects: unknown object type ghost/,
+    ],
   ])("stops with a message naming the file and the problem: %s", (_case, content, message) => {
     const path = write(`${_case.replace(/\W+/g, "_")}.json`, content);
     expect(() => loadBundleFile(path)).toThrow(BundleError);
-    expect(() => loadBundleFile(path)).toThrow(new RegExp(`KN bundle ${path.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}: .*${message.source}`));
+    expect(() => loadBundleFile(path)).toThrow(
+      new RegExp(`KN bundle ${path.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}: .*${message.source}`),
+    );
   });
 
   it("names a file that cannot be read", () => {
@@ -61,7 +82,9 @@ describe("KN bundle loading", () => {
       },
       "inline",
     );
-    expect(() => new EmbeddedBackend([bundle], { timeZone: "UTC" })).toThrow(/KN bundle bundle #1: relation near: pair \["a","b"\] names an instance that does not exist/);
+    expect(() => new EmbeddedBackend([bundle], { timeZone: "UTC" })).toThrow(
+      /KN bundle bundle #1: relation near: pair \["a","b"\] names an instance that does not exist/,
+    );
   });
 
   it("refuses two bundles of the same knowledge network", () => {
@@ -72,7 +95,13 @@ describe("KN bundle loading", () => {
   it("reports the operations each property allows: declared ones, else its type's defaults", async () => {
     const engine = new EmbeddedBackend([parseBundle(minimal, "inline")], { timeZone: "UTC" });
     const signal = new AbortController().signal;
-    const ctx = { caller: { accountId: "", accountType: "user" as const }, traceId: "t", log: (await import("pino")).pino({ level: "silent" }), signal, remainingMs: () => undefined };
+    const ctx = {
+      caller: { accountId: "", accountType: "user" as const },
+      traceId: "t",
+      log: (await import("pino")).pino({ level: "silent" }),
+      signal,
+      remainingMs: () => undefined,
+    };
     const [thing] = await engine.getObjectTypes(ctx, "kn_x", ["thing"]);
     const ops = Object.fromEntries(thing!.data_properties.map((p) => [p.name, p.condition_operations]));
     expect(ops["name"]).toEqual(["==", "!=", "in", "not_in", "like", "not_like", "regex", "exist", "not_exist"]);

@@ -10,7 +10,13 @@ import { embedLocally } from "../../src/upstream/local-embedder";
 // scores are sums of idf = ln(1 + (n − df + 0.5) / (df + 0.5)) over the shared tokens: with
 // n = 5 rows and a token in one row, ln(1 + 4.5 / 1.5) = ln 4.
 
-const prop = (name: string, type: string, condition_operations: string[]): DataProperty => ({ name, display_name: name, type, comment: "", condition_operations });
+const prop = (name: string, type: string, condition_operations: string[]): DataProperty => ({
+  name,
+  display_name: name,
+  type,
+  comment: "",
+  condition_operations,
+});
 const type: ObjectType = {
   id: "drug",
   name: "药品",
@@ -21,7 +27,21 @@ const type: ObjectType = {
   logic_properties: [],
   data_properties: [
     prop("id", "integer", ["==", "in"]),
-    prop("name", "text", ["==", "!=", "in", "not_in", "like", "not_like", "regex", "exist", "not_exist", "match", "match_phrase", "multi_match", "knn"]),
+    prop("name", "text", [
+      "==",
+      "!=",
+      "in",
+      "not_in",
+      "like",
+      "not_like",
+      "regex",
+      "exist",
+      "not_exist",
+      "match",
+      "match_phrase",
+      "multi_match",
+      "knn",
+    ]),
     prop("dose", "integer", ["==", "!=", ">", ">=", "<", "<=", "range", "out_range", "exist", "not_exist"]),
     prop("category", "keyword", ["==", "!=", "in", "not_in", "not_exist"]),
     // The platform's "=" alias is read as "==".
@@ -55,7 +75,11 @@ describe("evaluateCondition: one row per leaf operation", () => {
     // The declared "=" is read as "==".
     { name: "== on a property declaring =", condition: { operation: "==", field: "code", value: "A-001" }, ids: [1] },
     // Row 5 has no category: it is neither equal nor unequal; a plain !== would select it.
-    { name: "!= leaves out rows without the value", condition: { operation: "!=", field: "category", value: "药品" }, ids: [3, 4] },
+    {
+      name: "!= leaves out rows without the value",
+      condition: { operation: "!=", field: "category", value: "药品" },
+      ids: [3, 4],
+    },
     // Compared as numbers where both sides read as numbers: "50" > 9 (as text "50" < "9"); 0 is not.
     { name: "> compares numerically", condition: { operation: ">", field: "dose", value: 9 }, ids: [1, 2, 4] },
     // Strict: 100 itself is out.
@@ -64,28 +88,64 @@ describe("evaluateCondition: one row per leaf operation", () => {
     // 0 is a value and below 100; row 3's null is no value and is never compared.
     { name: "< counts 0, not null", condition: { operation: "<", field: "dose", value: 100 }, ids: [4, 5] },
     { name: "<= includes the bound", condition: { operation: "<=", field: "dose", value: 50 }, ids: [4, 5] },
-    { name: "in any of the values", condition: { operation: "in", field: "category", value: ["疾病", "drug"] }, ids: [3, 4] },
+    {
+      name: "in any of the values",
+      condition: { operation: "in", field: "category", value: ["疾病", "drug"] },
+      ids: [3, 4],
+    },
     // "4" finds id 4, as with ==.
-    { name: "in with a number's string form", condition: { operation: "in", field: "id", value: [2, "4"] }, ids: [2, 4] },
+    {
+      name: "in with a number's string form",
+      condition: { operation: "in", field: "id", value: [2, "4"] },
+      ids: [2, 4],
+    },
     // Like !=, rows without the value are not "not in".
-    { name: "not_in leaves out rows without the value", condition: { operation: "not_in", field: "category", value: ["药品"] }, ids: [3, 4] },
+    {
+      name: "not_in leaves out rows without the value",
+      condition: { operation: "not_in", field: "category", value: ["药品"] },
+      ids: [3, 4],
+    },
     { name: "like finds a substring", condition: { operation: "like", field: "name", value: "片" }, ids: [1] },
     // NFKC + lower case on both sides: half-width "iga" finds the stored full-width "ＩｇＡ肾病"...
-    { name: "like: half-width finds full-width", condition: { operation: "like", field: "name", value: "iga" }, ids: [3] },
+    {
+      name: "like: half-width finds full-width",
+      condition: { operation: "like", field: "name", value: "iga" },
+      ids: [3],
+    },
     // ...and full-width upper case finds half-width mixed case.
-    { name: "like: full-width finds half-width", condition: { operation: "like", field: "name", value: "ＡＳＰＩＲＩＮ" }, ids: [4] },
+    {
+      name: "like: full-width finds half-width",
+      condition: { operation: "like", field: "name", value: "ＡＳＰＩＲＩＮ" },
+      ids: [4],
+    },
     { name: "like ignores case", condition: { operation: "like", field: "name", value: "TAB" }, ids: [4] },
     // The type's defaults: status declares nothing and is a keyword, so like is allowed.
-    { name: "like on a property with default operations", condition: { operation: "like", field: "status", value: "SALE" }, ids: [1, 4] },
+    {
+      name: "like on a property with default operations",
+      condition: { operation: "like", field: "status", value: "SALE" },
+      ids: [1, 4],
+    },
     // Every row with text that lacks 片; row 5's empty name is text (so it is selected), although
     // exist counts an empty string as no value (see exist / not_exist).
-    { name: "not_like selects the other texts, the empty one too", condition: { operation: "not_like", field: "name", value: "片" }, ids: [2, 3, 4, 5] },
+    {
+      name: "not_like selects the other texts, the empty one too",
+      condition: { operation: "not_like", field: "name", value: "片" },
+      ids: [2, 3, 4, 5],
+    },
     // [low, high): 50 is in, 300 is out.
     { name: "range is [low, high)", condition: { operation: "range", field: "dose", value: [50, 300] }, ids: [1, 4] },
     // The complement among rows with a value: 300 and 0; null is neither in nor out.
-    { name: "out_range, rows with a value only", condition: { operation: "out_range", field: "dose", value: [50, 300] }, ids: [2, 5] },
+    {
+      name: "out_range, rows with a value only",
+      condition: { operation: "out_range", field: "dose", value: [50, 300] },
+      ids: [2, 5],
+    },
     // The empty string is no value: row 5 has no name in this sense.
-    { name: "exist: the empty string does not exist", condition: { operation: "exist", field: "name" }, ids: [1, 2, 3, 4] },
+    {
+      name: "exist: the empty string does not exist",
+      condition: { operation: "exist", field: "name" },
+      ids: [1, 2, 3, 4],
+    },
     { name: "not_exist: the empty string", condition: { operation: "not_exist", field: "name" }, ids: [5] },
     // null does not exist, 0 does: a falsy check would also select row 5.
     { name: "not_exist: null, not 0", condition: { operation: "not_exist", field: "dose" }, ids: [3] },
@@ -94,21 +154,69 @@ describe("evaluateCondition: one row per leaf operation", () => {
     { name: "regex", condition: { operation: "regex", field: "code", value: "^A-\\d{3}$" }, ids: [1, 4] },
     { name: "match a token", condition: { operation: "match", field: "name", value: "阿司匹林" }, ids: [1] },
     // match shares tokens in any order...
-    { name: "match in any order", condition: { operation: "match", field: "name", value: "tablets aspirin" }, ids: [4] },
+    {
+      name: "match in any order",
+      condition: { operation: "match", field: "name", value: "tablets aspirin" },
+      ids: [4],
+    },
     // ...match_phrase needs the normalised phrase itself: same tokens reversed find nothing.
-    { name: "match_phrase needs the phrase", condition: { operation: "match_phrase", field: "name", value: "tablets aspirin" }, ids: [] },
-    { name: "match_phrase finds the phrase", condition: { operation: "match_phrase", field: "name", value: "ASPIRIN Tablets" }, ids: [4] },
-    { name: "multi_match over listed fields", condition: { operation: "multi_match", fields: ["name"], value: "阿司匹林" }, ids: [1] },
+    {
+      name: "match_phrase needs the phrase",
+      condition: { operation: "match_phrase", field: "name", value: "tablets aspirin" },
+      ids: [],
+    },
+    {
+      name: "match_phrase finds the phrase",
+      condition: { operation: "match_phrase", field: "name", value: "ASPIRIN Tablets" },
+      ids: [4],
+    },
+    {
+      name: "multi_match over listed fields",
+      condition: { operation: "multi_match", fields: ["name"], value: "阿司匹林" },
+      ids: [1],
+    },
     // "*" is every property allowing the operation: name alone here.
     { name: "match over every text field", condition: { operation: "match", field: "*", value: "阿司匹林" }, ids: [1] },
     // The same text is its own nearest neighbour (cosine 1); k = 1 keeps only it.
-    { name: "knn by text, k = 1", condition: { operation: "knn", field: "name", value: "阿司匹林肠溶片", limit_value: 1 }, ids: [1] },
-    { name: "knn by vector, k = 1", condition: { operation: "knn", field: "name", value: [...embedLocally("Aspirin tablets")], limit_value: 1 }, ids: [4] },
+    {
+      name: "knn by text, k = 1",
+      condition: { operation: "knn", field: "name", value: "阿司匹林肠溶片", limit_value: 1 },
+      ids: [1],
+    },
+    {
+      name: "knn by vector, k = 1",
+      condition: { operation: "knn", field: "name", value: [...embedLocally("Aspirin tablets")], limit_value: 1 },
+      ids: [4],
+    },
     // Only the identical text reaches 0.99 (other names share no n-gram with it).
-    { name: "knn by min_score", condition: { operation: "knn", field: "name", value: "阿司匹林肠溶片", limit_key: "min_score", limit_value: 0.99 }, ids: [1] },
-    { name: "knn by max_distance", condition: { operation: "knn", field: "name", value: "Aspirin tablets", limit_key: "max_distance", limit_value: 0.01 }, ids: [4] },
+    {
+      name: "knn by min_score",
+      condition: {
+        operation: "knn",
+        field: "name",
+        value: "阿司匹林肠溶片",
+        limit_key: "min_score",
+        limit_value: 0.99,
+      },
+      ids: [1],
+    },
+    {
+      name: "knn by max_distance",
+      condition: {
+        operation: "knn",
+        field: "name",
+        value: "Aspirin tablets",
+        limit_key: "max_distance",
+        limit_value: 0.01,
+      },
+      ids: [4],
+    },
     { name: "__id ==", condition: { operation: "==", field: "__id", value: "drug-2" }, ids: [2] },
-    { name: "__id in", condition: { operation: "in", field: "__id", value: ["drug-3", "drug-1", "drug-9"] }, ids: [1, 3] },
+    {
+      name: "__id in",
+      condition: { operation: "in", field: "__id", value: ["drug-3", "drug-1", "drug-9"] },
+      ids: [1, 3],
+    },
   ];
   it.each(rows)("$name", ({ condition, ids }) => {
     expect(select(condition).ids).toEqual(ids);
@@ -121,15 +229,41 @@ describe("evaluateCondition: one row per leaf operation", () => {
 
 describe("evaluateCondition: and / or", () => {
   const rows: { name: string; condition: Condition; ids: number[]; scores?: Record<number, number> }[] = [
-    { name: "and intersects", condition: { operation: "and", sub_conditions: [{ operation: "==", field: "category", value: "药品" }, { operation: ">", field: "dose", value: 100 }] }, ids: [2] },
-    { name: "or unites", condition: { operation: "or", sub_conditions: [{ operation: "==", field: "category", value: "疾病" }, { operation: "like", field: "name", value: "tab" }] }, ids: [3, 4] },
+    {
+      name: "and intersects",
+      condition: {
+        operation: "and",
+        sub_conditions: [
+          { operation: "==", field: "category", value: "药品" },
+          { operation: ">", field: "dose", value: 100 },
+        ],
+      },
+      ids: [2],
+    },
+    {
+      name: "or unites",
+      condition: {
+        operation: "or",
+        sub_conditions: [
+          { operation: "==", field: "category", value: "疾病" },
+          { operation: "like", field: "name", value: "tab" },
+        ],
+      },
+      ids: [3, 4],
+    },
     // Nested: (疾病 or drug) and a dose; row 3's dose is null.
     {
       name: "or inside and",
       condition: {
         operation: "and",
         sub_conditions: [
-          { operation: "or", sub_conditions: [{ operation: "==", field: "category", value: "疾病" }, { operation: "==", field: "category", value: "drug" }] },
+          {
+            operation: "or",
+            sub_conditions: [
+              { operation: "==", field: "category", value: "疾病" },
+              { operation: "==", field: "category", value: "drug" },
+            ],
+          },
           { operation: "exist", field: "dose" },
         ],
       },
@@ -141,23 +275,46 @@ describe("evaluateCondition: and / or", () => {
     // Scores add up across an or: aspirin (ln 4) + tablets (ln 4), not the best of the two.
     {
       name: "or sums the scores of its parts",
-      condition: { operation: "or", sub_conditions: [{ operation: "match", field: "name", value: "aspirin" }, { operation: "match", field: "name", value: "tablets" }] },
+      condition: {
+        operation: "or",
+        sub_conditions: [
+          { operation: "match", field: "name", value: "aspirin" },
+          { operation: "match", field: "name", value: "tablets" },
+        ],
+      },
       ids: [4],
       scores: { 4: 2 * LN4 },
     },
     // One match of two tokens in the same field: the field's tokens add up too (2 ln 4).
-    { name: "match sums its tokens", condition: { operation: "match", field: "name", value: "aspirin tablets" }, ids: [4], scores: { 4: 2 * LN4 } },
+    {
+      name: "match sums its tokens",
+      condition: { operation: "match", field: "name", value: "aspirin tablets" },
+      ids: [4],
+      scores: { 4: 2 * LN4 },
+    },
     // A filter beside a match keeps the match's score on the rows it keeps.
     {
       name: "and keeps the scores of the rows it keeps",
-      condition: { operation: "and", sub_conditions: [{ operation: "match", field: "name", value: "阿司匹林" }, { operation: "==", field: "category", value: "药品" }] },
+      condition: {
+        operation: "and",
+        sub_conditions: [
+          { operation: "match", field: "name", value: "阿司匹林" },
+          { operation: "==", field: "category", value: "药品" },
+        ],
+      },
       ids: [1],
       scores: { 1: LN4 },
     },
     // ...and a test (!=) that removes the matched row removes its score as well.
     {
       name: "and drops the scores of the rows a test removes",
-      condition: { operation: "and", sub_conditions: [{ operation: "match", field: "name", value: "阿司匹林" }, { operation: "!=", field: "category", value: "药品" }] },
+      condition: {
+        operation: "and",
+        sub_conditions: [
+          { operation: "match", field: "name", value: "阿司匹林" },
+          { operation: "!=", field: "category", value: "药品" },
+        ],
+      },
       ids: [],
       scores: {},
     },
@@ -178,22 +335,89 @@ describe("evaluateCondition: INVALID_ARGUMENT", () => {
     {
       name: "an operation the property does not list",
       condition: { operation: "like", field: "category", value: "药" },
-      violations: [{ field: "condition.operation", description: "category does not support like; it supports: == != in not_in not_exist" }],
+      violations: [
+        {
+          field: "condition.operation",
+          description: "category does not support like; it supports: == != in not_in not_exist",
+        },
+      ],
     },
-    { name: "knn on a number", condition: { operation: "knn", field: "dose", value: "x" }, violations: [{ field: "condition.operation", description: "dose does not support knn" }] },
+    {
+      name: "knn on a number",
+      condition: { operation: "knn", field: "dose", value: "x" },
+      violations: [{ field: "condition.operation", description: "dose does not support knn" }],
+    },
     // status declares nothing; keyword's defaults do not include match.
-    { name: "beyond a type's defaults", condition: { operation: "match", field: "status", value: "sale" }, violations: [{ field: "condition.operation", description: "status does not support match" }] },
-    { name: "an unknown field", condition: { operation: "==", field: "price", value: 1 }, violations: [{ field: "condition.field", description: "price is not a data property of drug; it has: id, name, dose, category, code, status" }] },
-    { name: "no field", condition: { operation: "exist" }, violations: [{ field: "condition.field", description: "exist needs a field" }] },
-    { name: "== with a list", condition: { operation: "==", field: "category", value: ["药品"] }, violations: [{ field: "condition.value", description: "== needs a string, number or boolean value" }] },
-    { name: "in with a string", condition: { operation: "in", field: "category", value: "药品" }, violations: [{ field: "condition.value", description: "in needs an array" }] },
-    { name: "range with one bound", condition: { operation: "range", field: "dose", value: [1] }, violations: [{ field: "condition.value", description: "range needs [low, high]" }] },
-    { name: "like with a number", condition: { operation: "like", field: "name", value: 5 }, violations: [{ field: "condition.value", description: "like needs a string value" }] },
-    { name: "regex that does not compile", condition: { operation: "regex", field: "code", value: "(" }, violations: [{ field: "condition.value", description: "invalid regular expression" }] },
-    { name: "match with blank text", condition: { operation: "match", field: "name", value: "  " }, violations: [{ field: "condition.value", description: "match needs a non-empty string value" }] },
-    { name: "knn with a short vector", condition: { operation: "knn", field: "name", value: [1, 2] }, violations: [{ field: "condition.value", description: "knn needs a text or a vector of 512 numbers" }] },
-    { name: "multi_match over a field without it", condition: { operation: "multi_match", fields: ["name", "category"], value: "x" }, violations: [{ field: "condition.fields", description: "multi_match is not supported on category of drug; properties supporting it: name" }] },
-    { name: "__id with another operation", condition: { operation: "like", field: "__id", value: "drug" }, violations: [{ field: "condition.operation", description: "__id supports == and in" }] },
+    {
+      name: "beyond a type's defaults",
+      condition: { operation: "match", field: "status", value: "sale" },
+      violations: [{ field: "condition.operation", description: "status does not support match" }],
+    },
+    {
+      name: "an unknown field",
+      condition: { operation: "==", field: "price", value: 1 },
+      violations: [
+        {
+          field: "condition.field",
+          description: "price is not a data property of drug; it has: id, name, dose, category, code, status",
+        },
+      ],
+    },
+    {
+      name: "no field",
+      condition: { operation: "exist" },
+      violations: [{ field: "condition.field", description: "exist needs a field" }],
+    },
+    {
+      name: "== with a list",
+      condition: { operation: "==", field: "category", value: ["药品"] },
+      violations: [{ field: "condition.value", description: "== needs a string, number or boolean value" }],
+    },
+    {
+      name: "in with a string",
+      condition: { operation: "in", field: "category", value: "药品" },
+      violations: [{ field: "condition.value", description: "in needs an array" }],
+    },
+    {
+      name: "range with one bound",
+      condition: { operation: "range", field: "dose", value: [1] },
+      violations: [{ field: "condition.value", description: "range needs [low, high]" }],
+    },
+    {
+      name: "like with a number",
+      condition: { operation: "like", field: "name", value: 5 },
+      violations: [{ field: "condition.value", description: "like needs a string value" }],
+    },
+    {
+      name: "regex that does not compile",
+      condition: { operation: "regex", field: "code", value: "(" },
+      violations: [{ field: "condition.value", description: "invalid regular expression" }],
+    },
+    {
+      name: "match with blank text",
+      condition: { operation: "match", field: "name", value: "  " },
+      violations: [{ field: "condition.value", description: "match needs a non-empty string value" }],
+    },
+    {
+      name: "knn with a short vector",
+      condition: { operation: "knn", field: "name", value: [1, 2] },
+      violations: [{ field: "condition.value", description: "knn needs a text or a vector of 512 numbers" }],
+    },
+    {
+      name: "multi_match over a field without it",
+      condition: { operation: "multi_match", fields: ["name", "category"], value: "x" },
+      violations: [
+        {
+          field: "condition.fields",
+          description: "multi_match is not supported on category of drug; properties supporting it: name",
+        },
+      ],
+    },
+    {
+      name: "__id with another operation",
+      condition: { operation: "like", field: "__id", value: "drug" },
+      violations: [{ field: "condition.operation", description: "__id supports == and in" }],
+    },
     // Every problem is reported, each at its own path through the tree; the valid leaf adds none.
     {
       name: "nested problems at their paths",
@@ -201,7 +425,13 @@ describe("evaluateCondition: INVALID_ARGUMENT", () => {
         operation: "and",
         sub_conditions: [
           { operation: "==", field: "id", value: 1 },
-          { operation: "or", sub_conditions: [{ operation: "in", field: "id", value: "x" }, { operation: "like", field: "dose", value: "1" }] },
+          {
+            operation: "or",
+            sub_conditions: [
+              { operation: "in", field: "id", value: "x" },
+              { operation: "like", field: "dose", value: "1" },
+            ],
+          },
         ],
       },
       violations: [
@@ -220,14 +450,24 @@ describe("evaluateCondition: INVALID_ARGUMENT", () => {
     expect(error).toBeInstanceOf(ToolError);
     const e = error as ToolError;
     expect({ code: e.code, reason: e.reason }).toEqual({ code: "invalid_argument", reason: "INVALID_CONDITION" });
-    expect(e.violations).toEqual(violations.map((v) => ({ field: v.field, description: expect.stringContaining(v.description) })));
+    expect(e.violations).toEqual(
+      violations.map((v) => ({ field: v.field, description: expect.stringContaining(v.description) })),
+    );
     expect(e.message).toContain("invalid condition on object type drug");
   });
 
   it("names the path below the one it is given", () => {
     // Conditions inside a subgraph path are checked with their own prefix.
-    expect(() => evaluateCondition(store, { operation: "==", field: "price", value: 1 }, "relation_type_paths[0].object_types[1].condition")).toThrow(
-      expect.objectContaining({ violations: [expect.objectContaining({ field: "relation_type_paths[0].object_types[1].condition.field" })] }),
+    expect(() =>
+      evaluateCondition(
+        store,
+        { operation: "==", field: "price", value: 1 },
+        "relation_type_paths[0].object_types[1].condition",
+      ),
+    ).toThrow(
+      expect.objectContaining({
+        violations: [expect.objectContaining({ field: "relation_type_paths[0].object_types[1].condition.field" })],
+      }),
     );
   });
 });

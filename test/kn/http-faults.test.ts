@@ -2,14 +2,14 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { pino } from "pino";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { EmbeddedBackend } from "../../src/kn/embedded/engine";
-import type { SimRequest } from "../../src/simulator/request-log";
-import { startSimulator, type Simulator } from "../../src/simulator/simulator";
 import type { ErrorCode } from "../../src/errors/tool-error";
+import { EmbeddedBackend } from "../../src/kn/embedded/engine";
 import { createHttpBackend, type HttpBackendOptions } from "../../src/kn/http/http-backend";
-import { failureOf } from "./backend.contract";
-import { testContext } from "../helpers/call-context";
+import type { SimRequest } from "../../src/simulator/request-log";
+import { type Simulator, startSimulator } from "../../src/simulator/simulator";
 import { miniBundle } from "../fixtures/mini-bundle";
+import { testContext } from "../helpers/call-context";
+import { failureOf } from "./backend.contract";
 
 const KN = "kn_mini";
 const ctx = testContext();
@@ -18,7 +18,15 @@ const QUERY_PATH = "/api/ontology-query/in/v1/knowledge-networks/kn_mini/object-
 /** A backend pointed at `url` for all three services; closed after each test. */
 const opened: { close(): void }[] = [];
 function backendAt(url: string, options: Partial<HttpBackendOptions> = {}) {
-  const backend = createHttpBackend({ ontologyManagerUrl: url, ontologyQueryUrl: url, operatorMarketUrl: url, timeoutMs: 2000, maxSockets: 4, spelling: "new", ...options });
+  const backend = createHttpBackend({
+    ontologyManagerUrl: url,
+    ontologyQueryUrl: url,
+    operatorMarketUrl: url,
+    timeoutMs: 2000,
+    maxSockets: 4,
+    spelling: "new",
+    ...options,
+  });
   opened.push(backend);
   return backend;
 }
@@ -70,7 +78,9 @@ describe("upstream failures through the simulator", () => {
     const err = await failureOf(backendAt(sim.url).queryObjects(ctx, KN, "no_such_type", { limit: 1 }));
     expect(err.code).toBe("not_found");
     expect(err.reason).toBe("UPSTREAM_NOT_FOUND");
-    expect(err.message).toBe("object type no_such_type does not exist in knowledge network kn_mini (ontology-query answered HTTP 404; retrying will not help)");
+    expect(err.message).toBe(
+      "object type no_such_type does not exist in knowledge network kn_mini (ontology-query answered HTTP 404; retrying will not help)",
+    );
     expect(err.metadata).toEqual({
       upstream: "ontology-query",
       upstream_status: "404",
@@ -84,7 +94,11 @@ describe("upstream failures through the simulator", () => {
     const err = await failureOf(backendAt(sim.url).queryObjects(ctx, KN, "disease", { limit: 1 }));
     expect(err.code).toBe("unavailable");
     expect(err.reason).toBe("UPSTREAM_UNAVAILABLE");
-    expect(err.metadata).toMatchObject({ upstream: "ontology-query", upstream_status: "503", error_code: "OntologyQuery.ServiceUnavailable" });
+    expect(err.metadata).toMatchObject({
+      upstream: "ontology-query",
+      upstream_status: "503",
+      error_code: "OntologyQuery.ServiceUnavailable",
+    });
     expect(err.hint?.message).toMatch(/retry/i);
   });
 
@@ -97,7 +111,9 @@ describe("upstream failures through the simulator", () => {
         relation_type_paths: [
           {
             object_types: [{ id: "disease" }, { id: "symptom" }],
-            relation_types: [{ relation_type_id: "has_symptom", source_object_type_id: "disease", target_object_type_id: "symptom" }],
+            relation_types: [
+              { relation_type_id: "has_symptom", source_object_type_id: "disease", target_object_type_id: "symptom" },
+            ],
           },
         ],
       }),
@@ -116,8 +132,14 @@ describe("upstream failures through the simulator", () => {
 
   it("gives up on a platform that never answers after the client's timeout: DEADLINE_EXCEEDED", async () => {
     sim.setFaults({ timeoutRate: 1 });
-    const { outcome, ms } = await elapsedOf(() => backendAt(sim.url, { timeoutMs: 200 }).queryObjects(ctx, KN, "disease", { limit: 1 }));
-    expect(outcome).toMatchObject({ code: "deadline_exceeded", reason: "UPSTREAM_TIMEOUT", metadata: { upstream: "ontology-query", timeout_ms: "200", limited_by: "upstream_timeout" } });
+    const { outcome, ms } = await elapsedOf(() =>
+      backendAt(sim.url, { timeoutMs: 200 }).queryObjects(ctx, KN, "disease", { limit: 1 }),
+    );
+    expect(outcome).toMatchObject({
+      code: "deadline_exceeded",
+      reason: "UPSTREAM_TIMEOUT",
+      metadata: { upstream: "ontology-query", timeout_ms: "200", limited_by: "upstream_timeout" },
+    });
     expect(ms).toBeGreaterThanOrEqual(190);
     expect(ms).toBeLessThan(1500);
     expect(sim.requests()).toMatchObject([{ path: QUERY_PATH, status: 0 }]);
@@ -126,8 +148,14 @@ describe("upstream failures through the simulator", () => {
   it("honours the caller's deadline when it is shorter than the client's timeout", async () => {
     sim.setFaults({ timeoutRate: 1 });
     const short = testContext({ remainingMs: () => 150 });
-    const { outcome, ms } = await elapsedOf(() => backendAt(sim.url, { timeoutMs: 5000 }).queryObjects(short, KN, "disease", { limit: 1 }));
-    expect(outcome).toMatchObject({ code: "deadline_exceeded", reason: "UPSTREAM_TIMEOUT", metadata: { timeout_ms: "150", limited_by: "caller_deadline" } });
+    const { outcome, ms } = await elapsedOf(() =>
+      backendAt(sim.url, { timeoutMs: 5000 }).queryObjects(short, KN, "disease", { limit: 1 }),
+    );
+    expect(outcome).toMatchObject({
+      code: "deadline_exceeded",
+      reason: "UPSTREAM_TIMEOUT",
+      metadata: { timeout_ms: "150", limited_by: "caller_deadline" },
+    });
     expect(ms).toBeLessThan(1000);
   });
 
@@ -142,7 +170,9 @@ describe("upstream failures through the simulator", () => {
     const controller = new AbortController();
     const reason = new Error("client cancelled");
     setTimeout(() => controller.abort(reason), 50);
-    const { outcome, ms } = await elapsedOf(() => backendAt(sim.url).queryObjects(testContext({ signal: controller.signal }), KN, "disease", { limit: 1 }));
+    const { outcome, ms } = await elapsedOf(() =>
+      backendAt(sim.url).queryObjects(testContext({ signal: controller.signal }), KN, "disease", { limit: 1 }),
+    );
     expect(outcome).toBe(reason);
     expect(ms).toBeLessThan(1000);
   });
@@ -165,7 +195,11 @@ describe("upstream failures through the simulator", () => {
 
   it("answers an ontology-query read without X-HTTP-Method-Override 400 with the platform's error body", async () => {
     const post = (headers: Record<string, string>) =>
-      fetch(sim.url + QUERY_PATH, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify({ limit: 1 }) });
+      fetch(sim.url + QUERY_PATH, {
+        method: "POST",
+        headers: { "content-type": "application/json", ...headers },
+        body: JSON.stringify({ limit: 1 }),
+      });
     const refused = await post({});
     expect(refused.status).toBe(400);
     expect(await refused.json()).toEqual({
@@ -185,26 +219,50 @@ describe("upstream failures through the simulator", () => {
   });
 
   it("takes faults over POST /__sim/faults and shows its request log at GET /__sim/requests", async () => {
-    const set = await fetch(`${sim.url}/__sim/faults`, { method: "POST", body: JSON.stringify({ errorRate: 1, latencyMs: 5 }) });
-    expect(await set.json()).toEqual({ faults: { latencyMs: 5, jitterMs: 0, errorRate: 1, timeoutRate: 0, malformedRate: 0, match: null } });
+    const set = await fetch(`${sim.url}/__sim/faults`, {
+      method: "POST",
+      body: JSON.stringify({ errorRate: 1, latencyMs: 5 }),
+    });
+    expect(await set.json()).toEqual({
+      faults: { latencyMs: 5, jitterMs: 0, errorRate: 1, timeoutRate: 0, malformedRate: 0, match: null },
+    });
     expect((await failureOf(backendAt(sim.url).getKnowledgeNetwork(ctx, KN))).code).toBe("unavailable");
     const bad = await fetch(`${sim.url}/__sim/faults`, { method: "POST", body: JSON.stringify({ errorRate: 2 }) });
     expect(bad.status).toBe(400);
     const { requests } = (await (await fetch(`${sim.url}/__sim/requests`)).json()) as { requests: SimRequest[] };
-    expect(requests).toMatchObject([{ method: "GET", path: "/api/ontology-manager/in/v1/knowledge-networks/kn_mini?mode=export", status: 503 }]);
+    expect(requests).toMatchObject([
+      { method: "GET", path: "/api/ontology-manager/in/v1/knowledge-networks/kn_mini?mode=export", status: 503 },
+    ]);
     // libuv timers may fire up to a millisecond early against performance.now().
     expect(requests[0]!.ms).toBeGreaterThanOrEqual(4);
   });
 
   it("logs one line per call: debug on success, warn on failure", async () => {
     const lines: Record<string, unknown>[] = [];
-    const log = pino({ level: "debug" }, { write: (line: string) => lines.push(JSON.parse(line) as Record<string, unknown>) });
+    const log = pino(
+      { level: "debug" },
+      { write: (line: string) => lines.push(JSON.parse(line) as Record<string, unknown>) },
+    );
     const backend = backendAt(sim.url);
     await backend.getKnowledgeNetwork(testContext({ log }), KN);
     await failureOf(backend.getKnowledgeNetwork(testContext({ log }), "kn_unknown"));
     expect(lines).toMatchObject([
-      { level: 20, upstream: "ontology-manager", method: "GET", path: "/api/ontology-manager/in/v1/knowledge-networks/kn_mini", status: 200, ms: expect.any(Number) },
-      { level: 40, upstream: "ontology-manager", method: "GET", path: "/api/ontology-manager/in/v1/knowledge-networks/kn_unknown", status: 404, reason: "UPSTREAM_NOT_FOUND" },
+      {
+        level: 20,
+        upstream: "ontology-manager",
+        method: "GET",
+        path: "/api/ontology-manager/in/v1/knowledge-networks/kn_mini",
+        status: 200,
+        ms: expect.any(Number),
+      },
+      {
+        level: 40,
+        upstream: "ontology-manager",
+        method: "GET",
+        path: "/api/ontology-manager/in/v1/knowledge-networks/kn_unknown",
+        status: 404,
+        reason: "UPSTREAM_NOT_FOUND",
+      },
     ]);
   });
 });
@@ -216,7 +274,13 @@ describe("upstream failures from any HTTP server", () => {
   });
   afterAll(() => stub.close());
 
-  const platformError = (error_code: string, description: string) => ({ error_code, description, solution: "联系管理员", error_link: "", error_details: "" });
+  const platformError = (error_code: string, description: string) => ({
+    error_code,
+    description,
+    solution: "联系管理员",
+    error_link: "",
+    error_details: "",
+  });
   const statuses: [number, ErrorCode, string][] = [
     [400, "invalid_argument", "UPSTREAM_INVALID_ARGUMENT"],
     [401, "unauthenticated", "UPSTREAM_UNAUTHENTICATED"],
@@ -232,15 +296,28 @@ describe("upstream failures from any HTTP server", () => {
     [504, "deadline_exceeded", "UPSTREAM_TIMEOUT"],
   ];
 
-  it.each(statuses)("maps HTTP %i to %s (%s), keeping the platform's error_code and description", async (status, code, reason) => {
-    stub.answer(status, platformError("OntologyManager.Test.Failure", "说明文字"));
-    const err = await failureOf(backendAt(stub.url).listKnowledgeNetworks(ctx, {}));
-    expect({ code: err.code, reason: err.reason }).toEqual({ code, reason });
-    expect(err.metadata).toEqual({ upstream: "ontology-manager", upstream_status: String(status), error_code: "OntologyManager.Test.Failure", description: "说明文字" });
-    const retry = code === "unavailable" || code === "deadline_exceeded" ? "retrying in a moment may help" : "retrying will not help";
-    expect(err.message).toBe(code === "invalid_argument" ? "说明文字" : `说明文字 (ontology-manager answered HTTP ${status}; ${retry})`);
-    expect(err.hint?.message).toContain("联系管理员");
-  });
+  it.each(statuses)(
+    "maps HTTP %i to %s (%s), keeping the platform's error_code and description",
+    async (status, code, reason) => {
+      stub.answer(status, platformError("OntologyManager.Test.Failure", "说明文字"));
+      const err = await failureOf(backendAt(stub.url).listKnowledgeNetworks(ctx, {}));
+      expect({ code: err.code, reason: err.reason }).toEqual({ code, reason });
+      expect(err.metadata).toEqual({
+        upstream: "ontology-manager",
+        upstream_status: String(status),
+        error_code: "OntologyManager.Test.Failure",
+        description: "说明文字",
+      });
+      const retry =
+        code === "unavailable" || code === "deadline_exceeded"
+          ? "retrying in a moment may help"
+          : "retrying will not help";
+      expect(err.message).toBe(
+        code === "invalid_argument" ? "说明文字" : `说明文字 (ontology-manager answered HTTP ${status}; ${retry})`,
+      );
+      expect(err.hint?.message).toContain("联系管理员");
+    },
+  );
 
   it("quotes a non-JSON error page when there is no platform error body", async () => {
     stub.answer(502, "<html><body>Bad Gateway</body></html>");
@@ -271,7 +348,9 @@ describe("upstream failures from any HTTP server", () => {
   });
 
   it("fails getOperator with FAILED_PRECONDITION naming OPERATOR_MARKET_URL when no operator market is configured", async () => {
-    const err = await failureOf(backendAt(stub.url, { operatorMarketUrl: undefined }).getOperator(ctx, "op_business_health_score"));
+    const err = await failureOf(
+      backendAt(stub.url, { operatorMarketUrl: undefined }).getOperator(ctx, "op_business_health_score"),
+    );
     expect(err.code).toBe("failed_precondition");
     expect(err.message).toContain("OPERATOR_MARKET_URL");
   });

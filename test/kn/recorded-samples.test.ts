@@ -16,7 +16,9 @@ import { testContext } from "../helpers/call-context";
  */
 const upstreamDir = new URL("../fixtures/upstream/", import.meta.url);
 const samples = readFileSync(new URL("kn_medical.call-samples.txt", upstreamDir), "utf8");
-const exported = JSON.parse(readFileSync(new URL("kn_medical.export.json", upstreamDir), "utf8")) as { object_types: { id: string }[] };
+const exported = JSON.parse(readFileSync(new URL("kn_medical.export.json", upstreamDir), "utf8")) as {
+  object_types: { id: string }[];
+};
 
 /** The JSON object starting at the first "{" at or after `from`. */
 function jsonObjectAt(text: string, from: number): unknown {
@@ -67,12 +69,23 @@ describe("the HTTP clients on the platform's recorded answers (kn_medical.call-s
           res.writeHead(status, { "content-type": "application/json" });
           res.end(JSON.stringify(body));
         };
-        if (path === "/api/ontology-query/in/v1/knowledge-networks/kn_medical/object-types/disease") reply(200, instanceQuery.response);
-        else if (path === "/api/ontology-query/in/v1/knowledge-networks/kn_medical/subgraph?query_type=relation_path") reply(200, subgraphQuery.response);
+        if (path === "/api/ontology-query/in/v1/knowledge-networks/kn_medical/object-types/disease")
+          reply(200, instanceQuery.response);
+        else if (path === "/api/ontology-query/in/v1/knowledge-networks/kn_medical/subgraph?query_type=relation_path")
+          reply(200, subgraphQuery.response);
         else if (path === "/api/ontology-manager/in/v1/knowledge-networks/kn_medical?mode=export") reply(200, exported);
-        else if (path === "/api/ontology-manager/in/v1/knowledge-networks/kn_medical/object-types/disease?include_detail=true") {
+        else if (
+          path === "/api/ontology-manager/in/v1/knowledge-networks/kn_medical/object-types/disease?include_detail=true"
+        ) {
           reply(200, { entries: exported.object_types.filter((t) => t.id === "disease") });
-        } else reply(404, { error_code: "Test.NotFound", description: `not recorded: ${path}`, solution: "", error_link: "", error_details: "" });
+        } else
+          reply(404, {
+            error_code: "Test.NotFound",
+            description: `not recorded: ${path}`,
+            solution: "",
+            error_link: "",
+            error_details: "",
+          });
       });
     });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -86,18 +99,35 @@ describe("the HTTP clients on the platform's recorded answers (kn_medical.call-s
       }),
   );
 
-  const nameIs: Condition = { operation: "and", sub_conditions: [{ field: "disease_name", operation: "==", value: "发烧", value_from: "const" }] };
+  const nameIs: Condition = {
+    operation: "and",
+    sub_conditions: [{ field: "disease_name", operation: "==", value: "发烧", value_from: "const" }],
+  };
 
   it("reads the real kn_medical export, filling what it leaves out or sends as null", async () => {
-    const b = createHttpBackend({ ontologyManagerUrl: url, ontologyQueryUrl: url, operatorMarketUrl: undefined, timeoutMs: 2000, maxSockets: 2, spelling: "new" });
+    const b = createHttpBackend({
+      ontologyManagerUrl: url,
+      ontologyQueryUrl: url,
+      operatorMarketUrl: undefined,
+      timeoutMs: 2000,
+      maxSockets: 2,
+      spelling: "new",
+    });
     const kn = await b.getKnowledgeNetwork(ctx, "kn_medical");
     b.close();
     expect(kn).toMatchObject({ id: "kn_medical", name: "医疗知识网络", tags: [], action_types: [] });
     expect(kn.object_types).toHaveLength(16);
     expect(kn.relation_types).toHaveLength(17);
-    expect(kn.object_types.every((t) => Array.isArray(t.logic_properties) && t.logic_properties.length === 0)).toBe(true);
+    expect(kn.object_types.every((t) => Array.isArray(t.logic_properties) && t.logic_properties.length === 0)).toBe(
+      true,
+    );
     const checklist = kn.object_types.find((t) => t.id === "checklist")!;
-    expect(checklist).toMatchObject({ name: "检查项目", tags: ["检查项", "检查项目"], primary_keys: ["check_item_id"], display_key: "check_item_name" });
+    expect(checklist).toMatchObject({
+      name: "检查项目",
+      tags: ["检查项", "检查项目"],
+      primary_keys: ["check_item_id"],
+      display_key: "check_item_name",
+    });
     expect(checklist.data_properties[0]).toEqual({
       name: "check_item_id",
       display_name: "检查项ID",
@@ -119,12 +149,24 @@ describe("the HTTP clients on the platform's recorded answers (kn_medical.call-s
 
   for (const spelling of ["old", "new"] as const) {
     describe(`with the ${spelling} spelling configured`, () => {
-      const backend = () => createHttpBackend({ ontologyManagerUrl: url, ontologyQueryUrl: url, operatorMarketUrl: undefined, timeoutMs: 2000, maxSockets: 2, spelling });
+      const backend = () =>
+        createHttpBackend({
+          ontologyManagerUrl: url,
+          ontologyQueryUrl: url,
+          operatorMarketUrl: undefined,
+          timeoutMs: 2000,
+          maxSockets: 2,
+          spelling,
+        });
 
       it("sends the recorded instance query and completes rows that carry no system fields from the object type's keys", async () => {
         received.length = 0;
         const b = backend();
-        const result = await b.queryObjects(ctx, "kn_medical", "disease", { condition: nameIs, need_total: true, limit: 10 });
+        const result = await b.queryObjects(ctx, "kn_medical", "disease", {
+          condition: nameIs,
+          need_total: true,
+          limit: 10,
+        });
         b.close();
         expect(received.find((r) => r.method === "POST")?.body).toEqual(instanceQuery.request);
         expect(result.datas).toEqual([
@@ -164,10 +206,16 @@ describe("the HTTP clients on the platform's recorded answers (kn_medical.call-s
           relation_type_paths: [
             {
               object_types: [
-                { id: "disease", condition: { operation: "==", field: "disease_name", value: "上气道梗阻", value_from: "const" }, limit: 10 },
+                {
+                  id: "disease",
+                  condition: { operation: "==", field: "disease_name", value: "上气道梗阻", value_from: "const" },
+                  limit: 10,
+                },
                 { id: "symptom", limit: 10 },
               ],
-              relation_types: [{ relation_type_id: "has_symptom", source_object_type_id: "disease", target_object_type_id: "symptom" }],
+              relation_types: [
+                { relation_type_id: "has_symptom", source_object_type_id: "disease", target_object_type_id: "symptom" },
+              ],
               limit: 10,
             },
           ],
@@ -176,7 +224,15 @@ describe("the HTTP clients on the platform's recorded answers (kn_medical.call-s
         expect(received[0]!.body).toEqual(subgraphQuery.request);
         expect(result.entries).toHaveLength(1);
         const entry = result.entries[0]!;
-        expect(Object.values(entry.objects).map((o) => [o._instance_id, o._instance_identity, o._display, o.object_type_id, o.object_type_name])).toEqual([
+        expect(
+          Object.values(entry.objects).map((o) => [
+            o._instance_id,
+            o._instance_identity,
+            o._display,
+            o.object_type_id,
+            o.object_type_name,
+          ]),
+        ).toEqual([
           ["symptom-symptom_000547", { symptom_id: "symptom_000547" }, "吞咽困难", "symptom", "症状"],
           ["symptom-symptom_000660", { symptom_id: "symptom_000660" }, "气喘", "symptom", "症状"],
           ["symptom-symptom_000837", { symptom_id: "symptom_000837" }, "流涎", "symptom", "症状"],
@@ -184,12 +240,21 @@ describe("the HTTP clients on the platform's recorded answers (kn_medical.call-s
           ["symptom-symptom_000020", { symptom_id: "symptom_000020" }, "呼吸困难", "symptom", "症状"],
           ["symptom-symptom_000028", { symptom_id: "symptom_000028" }, "咳嗽", "symptom", "症状"],
         ]);
-        expect(entry.objects["disease-disease_004790"]!.properties).toMatchObject({ disease_id: "disease_004790", treatment: "手术治疗、药物治疗", money: null });
+        expect(entry.objects["disease-disease_004790"]!.properties).toMatchObject({
+          disease_id: "disease_004790",
+          treatment: "手术治疗、药物治疗",
+          money: null,
+        });
         expect(entry.objects["symptom-symptom_000547"]).not.toHaveProperty("id");
         expect(entry.relation_paths).toEqual(
           ["symptom_000020", "symptom_000028", "symptom_000547", "symptom_000660", "symptom_000837"].map((s) => ({
             relations: [
-              { relation_type_id: "has_symptom", relation_type_name: "疾病症状", source_object_id: "disease-disease_004790", target_object_id: `symptom-${s}` },
+              {
+                relation_type_id: "has_symptom",
+                relation_type_name: "疾病症状",
+                source_object_id: "disease-disease_004790",
+                target_object_id: `symptom-${s}`,
+              },
             ],
             length: 1,
           })),

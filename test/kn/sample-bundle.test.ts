@@ -1,10 +1,10 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { DEFAULT_SEED, generateBundle, type GeneratedBundle } from "../../data/generator/build";
+import { DEFAULT_SEED, type GeneratedBundle, generateBundle } from "../../data/generator/build";
 import { metricMonths } from "../../data/generator/calendar";
 import { serializeBundle } from "../../data/generator/serialize";
-import { parseBundle, type Bundle } from "../../src/kn/embedded/bundle";
+import { type Bundle, parseBundle } from "../../src/kn/embedded/bundle";
 
 const SAMPLE = fileURLToPath(new URL("../../data/kn_medical.bundle.json", import.meta.url));
 /** The real export of kn_medical (a copy of the platform's published sample). */
@@ -15,12 +15,41 @@ const raw = JSON.parse(sampleText) as GeneratedBundle;
 const sample = parseBundle(raw, SAMPLE);
 
 const OBJECT_TYPE_IDS = [
-  "checklist", "disease", "alias", "symptom", "supervision_unit", "department", "drug_product_class", "drug_product_type",
-  "executive_standard", "drugs", "drug_product", "drug_product_new", "company", "drug_class", "facility", "bodypart",
+  "checklist",
+  "disease",
+  "alias",
+  "symptom",
+  "supervision_unit",
+  "department",
+  "drug_product_class",
+  "drug_product_type",
+  "executive_standard",
+  "drugs",
+  "drug_product",
+  "drug_product_new",
+  "company",
+  "drug_class",
+  "facility",
+  "bodypart",
 ];
 const RELATION_TYPE_IDS = [
-  "belongs_to", "checks", "comly_with", "cures", "department_2_facility", "designated_to", "has_alias", "has_complication",
-  "has_symptom", "is_a_drug", "is_a_facility", "is_a_level", "is_a_level3", "is_form", "produces", "shown_on", "supervises",
+  "belongs_to",
+  "checks",
+  "comly_with",
+  "cures",
+  "department_2_facility",
+  "designated_to",
+  "has_alias",
+  "has_complication",
+  "has_symptom",
+  "is_a_drug",
+  "is_a_facility",
+  "is_a_level",
+  "is_a_level3",
+  "is_form",
+  "produces",
+  "shown_on",
+  "supervises",
 ];
 
 function rows(bundle: Bundle, type: string) {
@@ -54,7 +83,13 @@ describe("the committed sample bundle", () => {
       tags: string[];
       primary_keys: string[];
       display_key: string;
-      data_properties: { name: string; display_name: string; type: string; comment: string; condition_operations: string[] | null }[];
+      data_properties: {
+        name: string;
+        display_name: string;
+        type: string;
+        comment: string;
+        condition_operations: string[] | null;
+      }[];
     }
     interface ExportedRelation {
       id: string;
@@ -131,7 +166,13 @@ describe("the committed sample bundle", () => {
     expect(byName(sample, "alias", "上气道梗阻")).toBeUndefined();
 
     const symptoms = targetsOf(sample, "has_symptom", "disease_004790").sort();
-    expect(symptoms).toEqual(["symptom_000020", "symptom_000028", "symptom_000547", "symptom_000660", "symptom_000837"]);
+    expect(symptoms).toEqual([
+      "symptom_000020",
+      "symptom_000028",
+      "symptom_000547",
+      "symptom_000660",
+      "symptom_000837",
+    ]);
     const symptomNames = Object.fromEntries(rows(sample, "symptom").map((r) => [r.symptom_id, r.symptom_name]));
     expect(symptoms.map((id) => symptomNames[id])).toEqual(["呼吸困难", "咳嗽", "吞咽困难", "气喘", "流涎"]);
 
@@ -141,8 +182,16 @@ describe("the committed sample bundle", () => {
 
   it("has names with full-width and ASCII parentheses, full-width letters, 、 and /, aliases, and names inside other names", () => {
     for (const name of [
-      "糖尿病（2型）", "肺炎(支原体)", "ＩｇＡ肾病", "维生素Ｄ缺乏症", "肝、胆管结石", "胃食管反流病/反流性食管炎",
-      "肺炎", "小儿肺炎", "支气管炎", "慢性支气管炎",
+      "糖尿病（2型）",
+      "肺炎(支原体)",
+      "ＩｇＡ肾病",
+      "维生素Ｄ缺乏症",
+      "肝、胆管结石",
+      "胃食管反流病/反流性食管炎",
+      "肺炎",
+      "小儿肺炎",
+      "支气管炎",
+      "慢性支气管炎",
     ]) {
       expect(byName(sample, "disease", name), name).toBeDefined();
     }
@@ -164,8 +213,12 @@ describe("the committed sample bundle", () => {
       expect(pairs.length, r.id).toBeGreaterThan(0);
       expect(new Set(pairs.map((p) => JSON.stringify(p))).size, `${r.id} duplicates`).toBe(pairs.length);
       for (const [source, target] of pairs) {
-        expect(keys.get(r.source_object_type_id)?.has(source as string | number), `${r.id} ${String(source)}`).toBe(true);
-        expect(keys.get(r.target_object_type_id)?.has(target as string | number), `${r.id} ${String(target)}`).toBe(true);
+        expect(keys.get(r.source_object_type_id)?.has(source as string | number), `${r.id} ${String(source)}`).toBe(
+          true,
+        );
+        expect(keys.get(r.target_object_type_id)?.has(target as string | number), `${r.id} ${String(target)}`).toBe(
+          true,
+        );
       }
     }
   });
@@ -197,7 +250,9 @@ describe("the committed sample bundle", () => {
     expect(within(perDisease("shown_on"), 1, 2)).toBe(true);
     expect(within(perDisease("has_alias"), 0, 3)).toBe(true);
 
-    const complications = new Set((sample.relations.has_complication ?? []).map(([a, b]) => `${String(a)}>${String(b)}`));
+    const complications = new Set(
+      (sample.relations.has_complication ?? []).map(([a, b]) => `${String(a)}>${String(b)}`),
+    );
     const mutual = [...complications].filter((pair) => complications.has(pair.split(">").reverse().join(">")));
     expect(mutual.length).toBeGreaterThan(0);
 
@@ -217,26 +272,111 @@ describe("the company logic properties and metric", () => {
     const company = raw.object_types.find((t) => t.id === "company");
     expect(company?.logic_properties).toEqual([
       {
-        name: "approved_drug_count", display_name: "药品上市数量", type: "metric", comment: "企业在时间范围内获批上市的药品数量（按月统计）",
-        data_source: { type: "metric", id: "metric_company_approved_drug_count" }, unit_type: "countUnit", unit: "times",
+        name: "approved_drug_count",
+        display_name: "药品上市数量",
+        type: "metric",
+        comment: "企业在时间范围内获批上市的药品数量（按月统计）",
+        data_source: { type: "metric", id: "metric_company_approved_drug_count" },
+        unit_type: "countUnit",
+        unit: "times",
         parameters: [
-          { name: "company_id", type: "STRING", value_from: "property", value: "company_id", operation: "=", if_system_generate: false, comment: "企业ID" },
-          { name: "instant", type: "BOOLEAN", value_from: "input", if_system_generate: true, comment: "是否即时查询：true 即时（单点），false 趋势（需 step）" },
-          { name: "start", type: "INTEGER", value_from: "input", if_system_generate: true, comment: "开始时间戳（毫秒）" },
-          { name: "end", type: "INTEGER", value_from: "input", if_system_generate: true, comment: "结束时间戳（毫秒）" },
-          { name: "step", type: "STRING", value_from: "input", if_system_generate: true, comment: "趋势查询步长：day/week/month/quarter/year" },
+          {
+            name: "company_id",
+            type: "STRING",
+            value_from: "property",
+            value: "company_id",
+            operation: "=",
+            if_system_generate: false,
+            comment: "企业ID",
+          },
+          {
+            name: "instant",
+            type: "BOOLEAN",
+            value_from: "input",
+            if_system_generate: true,
+            comment: "是否即时查询：true 即时（单点），false 趋势（需 step）",
+          },
+          {
+            name: "start",
+            type: "INTEGER",
+            value_from: "input",
+            if_system_generate: true,
+            comment: "开始时间戳（毫秒）",
+          },
+          {
+            name: "end",
+            type: "INTEGER",
+            value_from: "input",
+            if_system_generate: true,
+            comment: "结束时间戳（毫秒）",
+          },
+          {
+            name: "step",
+            type: "STRING",
+            value_from: "input",
+            if_system_generate: true,
+            comment: "趋势查询步长：day/week/month/quarter/year",
+          },
         ],
       },
       {
-        name: "business_health_score", display_name: "企业健康度评分", type: "operator", comment: "根据企业药品上市情况、产品结构与给定权重计算健康度评分（0-1）和等级（A-E）",
+        name: "business_health_score",
+        display_name: "企业健康度评分",
+        type: "operator",
+        comment: "根据企业药品上市情况、产品结构与给定权重计算健康度评分（0-1）和等级（A-E）",
         data_source: { type: "operator", id: "op_business_health_score" },
         parameters: [
-          { name: "company_id", type: "STRING", value_from: "property", value: "company_id", source: "body", if_system_generate: false, comment: "企业ID" },
-          { name: "company_name", type: "STRING", value_from: "property", value: "company_name", source: "body", if_system_generate: false, comment: "企业名称" },
-          { name: "model_version", type: "STRING", value_from: "const", value: "v2", source: "query", if_system_generate: false, comment: "评分模型版本" },
-          { name: "weights", type: "OBJECT", value_from: "input", source: "body", if_system_generate: false, comment: '各维度权重，如 {"growth":0.4,"breadth":0.3,"stability":0.3}' },
-          { name: "focus_categories", type: "ARRAY", value_from: "input", source: "body", if_system_generate: false, comment: '重点关注的药品剂型列表，如 ["片剂","注射剂"]' },
-          { name: "as_of", type: "INTEGER", value_from: "input", source: "body", if_system_generate: false, comment: "评估时点（毫秒时间戳）" },
+          {
+            name: "company_id",
+            type: "STRING",
+            value_from: "property",
+            value: "company_id",
+            source: "body",
+            if_system_generate: false,
+            comment: "企业ID",
+          },
+          {
+            name: "company_name",
+            type: "STRING",
+            value_from: "property",
+            value: "company_name",
+            source: "body",
+            if_system_generate: false,
+            comment: "企业名称",
+          },
+          {
+            name: "model_version",
+            type: "STRING",
+            value_from: "const",
+            value: "v2",
+            source: "query",
+            if_system_generate: false,
+            comment: "评分模型版本",
+          },
+          {
+            name: "weights",
+            type: "OBJECT",
+            value_from: "input",
+            source: "body",
+            if_system_generate: false,
+            comment: '各维度权重，如 {"growth":0.4,"breadth":0.3,"stability":0.3}',
+          },
+          {
+            name: "focus_categories",
+            type: "ARRAY",
+            value_from: "input",
+            source: "body",
+            if_system_generate: false,
+            comment: '重点关注的药品剂型列表，如 ["片剂","注射剂"]',
+          },
+          {
+            name: "as_of",
+            type: "INTEGER",
+            value_from: "input",
+            source: "body",
+            if_system_generate: false,
+            comment: "评估时点（毫秒时间戳）",
+          },
         ],
       },
     ]);
@@ -248,7 +388,11 @@ describe("the company logic properties and metric", () => {
     expect(months[0]).toBe(Date.parse("2015-01-01T00:00:00+08:00"));
     expect(months.at(-1)).toBe(Date.parse("2026-10-01T00:00:00+08:00"));
     const series = sample.metrics["company.approved_drug_count"] ?? {};
-    expect(Object.keys(series).sort()).toEqual(rows(sample, "company").map((c) => c.company_id).sort());
+    expect(Object.keys(series).sort()).toEqual(
+      rows(sample, "company")
+        .map((c) => c.company_id)
+        .sort(),
+    );
     for (const points of Object.values(series)) expect(points.map(([ts]) => ts)).toEqual(months);
   });
 

@@ -4,12 +4,16 @@ import type { AddressInfo } from "node:net";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { Client } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { KnowledgeRetrievalService, type KnSearchRequestSchema, type KnSearchResponse } from "../../gen/contextloader/knowledge/v1/knowledge_pb";
+import {
+  KnowledgeRetrievalService,
+  type KnSearchRequestSchema,
+  type KnSearchResponse,
+} from "../../gen/contextloader/knowledge/v1/knowledge_pb";
 import { DEFAULT_BUNDLE } from "../../src/config-fields";
 import { loadBundleFile } from "../../src/kn/embedded/bundle";
 import { embedLocally } from "../../src/upstream/local-embedder";
 import { clientWith } from "../helpers/rpc";
-import { startScriptedLlm, type ScriptedLlm } from "../helpers/scripted-llm";
+import { type ScriptedLlm, startScriptedLlm } from "../helpers/scripted-llm";
 import { startServer, type TestServer } from "../helpers/server";
 
 /**
@@ -31,7 +35,8 @@ function req(query: string, more: Omit<Req, "query" | "knIds"> = {}): Req {
 
 const relationIds = (r: KnSearchResponse) => r.relationTypes.map((t) => t.conceptId);
 const objectIds = (r: KnSearchResponse) => r.objectTypes.map((o) => o.conceptId).sort();
-const briefOf = (r: KnSearchResponse, id: string) => r.objectTypes.find((o) => o.conceptId === id)!.dataProperties.map((p) => p.name);
+const briefOf = (r: KnSearchResponse, id: string) =>
+  r.objectTypes.find((o) => o.conceptId === id)!.dataProperties.map((p) => p.name);
 
 describe("kn_search retrieval_config, field by field (native, sample network)", () => {
   let server: TestServer;
@@ -44,7 +49,13 @@ describe("kn_search retrieval_config, field by field (native, sample network)", 
 
   it("additional_context is ranked with the query: it changes the relation types, object types and brief properties recalled", async () => {
     const only = (additionalContext?: string) =>
-      client.knSearch(req("上气道梗阻", { ...(additionalContext ? { additionalContext } : {}), retrievalConfig: { conceptRetrieval: { topK: 1 } }, onlySchema: true }));
+      client.knSearch(
+        req("上气道梗阻", {
+          ...(additionalContext ? { additionalContext } : {}),
+          retrievalConfig: { conceptRetrieval: { topK: 1 } },
+          onlySchema: true,
+        }),
+      );
     const plain = await only();
     expect(relationIds(plain)).toEqual(["has_symptom"]);
     expect(objectIds(plain)).toEqual(["disease", "symptom"]);
@@ -63,14 +74,18 @@ describe("kn_search retrieval_config, field by field (native, sample network)", 
 
   it("additional_context is ranked with the query when choosing the properties searched for instances", async () => {
     // One property besides the name is searched per type: the one most relevant to the question.
-    const narrow = { semanticInstanceRetrieval: { semanticFieldKeepMin: 1, semanticFieldKeepMax: 2, perTypeInstanceLimit: 50 } };
+    const narrow = {
+      semanticInstanceRetrieval: { semanticFieldKeepMin: 1, semanticFieldKeepMax: 2, perTypeInstanceLimit: 50 },
+    };
     const diseases = (r: KnSearchResponse) => r.nodes.filter((n) => n.objectTypeId === "disease");
     const plain = await client.knSearch(req("儿童", { retrievalConfig: narrow }));
     // Without context, diseases come back by their names (and aliases: 儿童肺炎 names 小儿肺炎), not by their age.
     expect(diseases(plain).length).toBeGreaterThan(0);
     const named = new Set(diseases(plain).map((n) => n.instanceName));
     // Naming the age property in the context makes age the disease property searched: diseases of children come back by their age.
-    const withContext = await client.knSearch(req("儿童", { additionalContext: "发病年龄段", retrievalConfig: narrow }));
+    const withContext = await client.knSearch(
+      req("儿童", { additionalContext: "发病年龄段", retrievalConfig: narrow }),
+    );
     const byAge = diseases(withContext).filter((n) => !named.has(n.instanceName));
     expect(byAge.length).toBeGreaterThan(0);
     for (const n of byAge) expect(n.dataProperties!["age"], n.instanceName).toBe("儿童");
@@ -82,7 +97,9 @@ describe("kn_search retrieval_config, field by field (native, sample network)", 
     const plain = await client.knSearch(req("上气道梗阻", { retrievalConfig: coarse, onlySchema: true }));
     expect(plain.relationTypes).toHaveLength(1);
     expect(relationIds(plain)).not.toContain("has_alias");
-    const aliases = await client.knSearch(req("上气道梗阻", { additionalContext: "有哪些别名", retrievalConfig: coarse, onlySchema: true }));
+    const aliases = await client.knSearch(
+      req("上气道梗阻", { additionalContext: "有哪些别名", retrievalConfig: coarse, onlySchema: true }),
+    );
     expect(relationIds(aliases)).toEqual(["has_alias"]);
     expect(objectIds(aliases)).toEqual(["alias", "disease"]);
   });
@@ -91,11 +108,18 @@ describe("kn_search retrieval_config, field by field (native, sample network)", 
     // 手术治疗 is a value of disease.treatment, not the best-ranked of the disease's 11 text properties for that query.
     // keep_min=1 so that the ratio alone decides: 0.2 (default) → ceil(2.2)=3 properties, 1 → all 11.
     const diseasesOf = (r: KnSearchResponse) => r.nodes.filter((n) => n.objectTypeId === "disease");
-    const byDefault = await client.knSearch(req("手术治疗", { retrievalConfig: { semanticInstanceRetrieval: { semanticFieldKeepMin: 1 } } }));
+    const byDefault = await client.knSearch(
+      req("手术治疗", { retrievalConfig: { semanticInstanceRetrieval: { semanticFieldKeepMin: 1 } } }),
+    );
     expect(diseasesOf(byDefault)).toEqual([]);
-    const all = await client.knSearch(req("手术治疗", { retrievalConfig: { semanticInstanceRetrieval: { semanticFieldKeepMin: 1, semanticFieldKeepRatio: 1 } } }));
+    const all = await client.knSearch(
+      req("手术治疗", {
+        retrievalConfig: { semanticInstanceRetrieval: { semanticFieldKeepMin: 1, semanticFieldKeepRatio: 1 } },
+      }),
+    );
     expect(diseasesOf(all).length).toBeGreaterThan(0);
-    for (const n of diseasesOf(all)) expect(String(n.dataProperties!["treatment"]), n.instanceName).toContain("手术治疗");
+    for (const n of diseasesOf(all))
+      expect(String(n.dataProperties!["treatment"]), n.instanceName).toContain("手术治疗");
   });
 
   it("semantic_field_keep_max caps the properties searched, whatever the ratio asks for", async () => {
@@ -103,15 +127,24 @@ describe("kn_search retrieval_config, field by field (native, sample network)", 
     const all = { semanticFieldKeepMin: 1, semanticFieldKeepRatio: 1 };
     const byDefault = await client.knSearch(req("手术治疗", { retrievalConfig: { semanticInstanceRetrieval: all } }));
     expect(byDefault.nodes.some((n) => n.objectTypeId === "disease")).toBe(true);
-    const capped = await client.knSearch(req("手术治疗", { retrievalConfig: { semanticInstanceRetrieval: { ...all, semanticFieldKeepMax: 1 } } }));
+    const capped = await client.knSearch(
+      req("手术治疗", { retrievalConfig: { semanticInstanceRetrieval: { ...all, semanticFieldKeepMax: 1 } } }),
+    );
     expect(capped.nodes.some((n) => n.objectTypeId === "disease")).toBe(false);
   });
 
   it("coarse_relation_limit keeps only that many relation types, the best by the question's words, for ranking", async () => {
     const coarse = { coarseMinRelationCount: 1 };
-    const byDefault = await client.knSearch(req("上气道梗阻有哪些症状", { retrievalConfig: { conceptRetrieval: coarse }, onlySchema: true }));
+    const byDefault = await client.knSearch(
+      req("上气道梗阻有哪些症状", { retrievalConfig: { conceptRetrieval: coarse }, onlySchema: true }),
+    );
     expect(byDefault.relationTypes).toHaveLength(10);
-    const limited = await client.knSearch(req("上气道梗阻有哪些症状", { retrievalConfig: { conceptRetrieval: { ...coarse, coarseRelationLimit: 3 } }, onlySchema: true }));
+    const limited = await client.knSearch(
+      req("上气道梗阻有哪些症状", {
+        retrievalConfig: { conceptRetrieval: { ...coarse, coarseRelationLimit: 3 } },
+        onlySchema: true,
+      }),
+    );
     expect(limited.relationTypes).toHaveLength(3);
     expect(relationIds(limited)).toContain("has_symptom");
     // The object types are those at the kept relations' ends.
@@ -121,10 +154,17 @@ describe("kn_search retrieval_config, field by field (native, sample network)", 
 
   it("coarse_object_limit keeps only that many object types, the ends of the best relation types first, and drops relation types that lose an end", async () => {
     const coarse = { coarseMinRelationCount: 1 };
-    const byDefault = await client.knSearch(req("上气道梗阻有哪些症状", { retrievalConfig: { conceptRetrieval: coarse }, onlySchema: true }));
+    const byDefault = await client.knSearch(
+      req("上气道梗阻有哪些症状", { retrievalConfig: { conceptRetrieval: coarse }, onlySchema: true }),
+    );
     expect(byDefault.relationTypes).toHaveLength(10);
     expect(byDefault.objectTypes.length).toBeGreaterThan(2);
-    const limited = await client.knSearch(req("上气道梗阻有哪些症状", { retrievalConfig: { conceptRetrieval: { ...coarse, coarseObjectLimit: 2 } }, onlySchema: true }));
+    const limited = await client.knSearch(
+      req("上气道梗阻有哪些症状", {
+        retrievalConfig: { conceptRetrieval: { ...coarse, coarseObjectLimit: 2 } },
+        onlySchema: true,
+      }),
+    );
     // has_symptom is the best relation type: its ends are the two types kept, and only relation types between them remain.
     expect(objectIds(limited)).toEqual(["disease", "symptom"]);
     expect(relationIds(limited).sort()).toEqual(["has_complication", "has_symptom"]);
@@ -147,16 +187,28 @@ describe("kn_search additional_context with skip_llm=false", () => {
 
   it("is told to the LLM that chooses the relation types, and so changes its choice", async () => {
     // The scripted LLM picks the aliases when the context asks for them, else the symptoms.
-    const numberOf = (prompt: string, relationId: string) => Number(prompt.split("\n").find((l) => new RegExp(`^\\d+\\. ${relationId} `).test(l))?.split(".")[0]);
+    const numberOf = (prompt: string, relationId: string) =>
+      Number(
+        prompt
+          .split("\n")
+          .find((l) => new RegExp(`^\\d+\\. ${relationId} `).test(l))
+          ?.split(".")[0],
+      );
     llm.setFallback((r) => {
       const prompt = r.messages[1]!.content;
       const context = prompt.split("\n").find((l) => l.startsWith("Additional context: ")) ?? "";
-      return { content: JSON.stringify({ selected: [numberOf(prompt, context.includes("别名") ? "has_alias" : "has_symptom")] }) };
+      return {
+        content: JSON.stringify({
+          selected: [numberOf(prompt, context.includes("别名") ? "has_alias" : "has_symptom")],
+        }),
+      };
     });
     const llmPicks = { conceptRetrieval: { skipLlm: false } };
     const plain = await client.knSearch(req("上气道梗阻", { retrievalConfig: llmPicks, onlySchema: true }));
     expect(relationIds(plain)).toEqual(["has_symptom"]);
-    const aliases = await client.knSearch(req("上气道梗阻", { additionalContext: "有哪些别名", retrievalConfig: llmPicks, onlySchema: true }));
+    const aliases = await client.knSearch(
+      req("上气道梗阻", { additionalContext: "有哪些别名", retrievalConfig: llmPicks, onlySchema: true }),
+    );
     expect(relationIds(aliases)).toEqual(["has_alias"]);
     expect(objectIds(aliases)).toEqual(["alias", "disease"]);
   });
@@ -198,7 +250,11 @@ describe("kn_search semantic_field_rerank_batch_size, with an embeddings endpoin
   let server: TestServer;
   let client: KnowledgeClient;
   // What instance recall embeds for each property it may search: "<name> <display_name> <comment>".
-  const descriptions = new Set(loadBundleFile(DEFAULT_BUNDLE).object_types.flatMap((o) => o.data_properties.map((p) => `${p.name} ${p.display_name} ${p.comment}`)));
+  const descriptions = new Set(
+    loadBundleFile(DEFAULT_BUNDLE).object_types.flatMap((o) =>
+      o.data_properties.map((p) => `${p.name} ${p.display_name} ${p.comment}`),
+    ),
+  );
   beforeAll(async () => {
     embeddings = await startEmbeddings();
     server = await startServer({ EMBEDDINGS_BASE_URL: embeddings.baseUrl, LOG_LEVEL: "silent" });

@@ -1,12 +1,16 @@
 import { randomUUID } from "node:crypto";
-import { toJson, type MessageInitShape } from "@bufbuild/protobuf";
-import { Code, ConnectError, type Client } from "@connectrpc/connect";
+import { type MessageInitShape, toJson } from "@bufbuild/protobuf";
+import { type Client, Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { KnowledgeRetrievalService, KnSearchResponseSchema, type KnSearchRequestSchema } from "../../gen/contextloader/knowledge/v1/knowledge_pb";
+import {
+  KnowledgeRetrievalService,
+  type KnSearchRequestSchema,
+  KnSearchResponseSchema,
+} from "../../gen/contextloader/knowledge/v1/knowledge_pb";
 import { EmbeddedBackend } from "../../src/kn/embedded/engine";
-import { startSimulator, type Simulator } from "../../src/simulator/simulator";
-import { startServer, type TestServer } from "../helpers/server";
+import { type Simulator, startSimulator } from "../../src/simulator/simulator";
 import { clientWith } from "../helpers/rpc";
+import { startServer, type TestServer } from "../helpers/server";
 
 /**
  * One kn_search contract, two modes: computed natively over the embedded
@@ -28,8 +32,13 @@ function clientOf(server: TestServer) {
 }
 
 beforeAll(async () => {
-  sim = await startSimulator({ backend: EmbeddedBackend.fromFiles(["data/kn_medical.bundle.json"], { timeZone: "Asia/Shanghai" }) });
-  [native, proxied] = await Promise.all([startServer({ LOG_LEVEL: "silent" }), startServer({ DATA_RETRIEVAL_URL: sim.url, LOG_LEVEL: "silent" })]);
+  sim = await startSimulator({
+    backend: EmbeddedBackend.fromFiles(["data/kn_medical.bundle.json"], { timeZone: "Asia/Shanghai" }),
+  });
+  [native, proxied] = await Promise.all([
+    startServer({ LOG_LEVEL: "silent" }),
+    startServer({ DATA_RETRIEVAL_URL: sim.url, LOG_LEVEL: "silent" }),
+  ]);
   clients = { native: clientOf(native), proxied: clientOf(proxied) };
 });
 afterAll(async () => {
@@ -59,9 +68,20 @@ const cases: [string, Omit<Req, "knIds" | "sessionId">][] = [
       },
     },
   ],
-  ["coarse recall and property brief", { query: "肺炎应该挂哪个科室", retrievalConfig: { conceptRetrieval: { coarseMinRelationCount: 1, coarseRelationLimit: 4, perObjectPropertyTopK: 2 } } }],
+  [
+    "coarse recall and property brief",
+    {
+      query: "肺炎应该挂哪个科室",
+      retrievalConfig: {
+        conceptRetrieval: { coarseMinRelationCount: 1, coarseRelationLimit: 4, perObjectPropertyTopK: 2 },
+      },
+    },
+  ],
   ["only_schema", { query: "上气道梗阻", onlySchema: true }],
-  ["nothing found", { query: "上气道梗阻", retrievalConfig: { semanticInstanceRetrieval: { minDirectRelevance: 0.99 } } }],
+  [
+    "nothing found",
+    { query: "上气道梗阻", retrievalConfig: { semanticInstanceRetrieval: { minDirectRelevance: 0.99 } } },
+  ],
 ];
 
 describe("kn_search native and proxied to data-retrieval give the same answer", () => {
@@ -74,10 +94,17 @@ describe("kn_search native and proxied to data-retrieval give the same answer", 
   });
 
   it("fail alike: an unknown network is NOT_FOUND on kn_ids, a bad setting INVALID_ARGUMENT on its field", async () => {
-    const errorOf = (p: Promise<unknown>) => p.then(() => undefined, (e: unknown) => ConnectError.from(e));
+    const errorOf = (p: Promise<unknown>) =>
+      p.then(
+        () => undefined,
+        (e: unknown) => ConnectError.from(e),
+      );
     const cases: [Req, Code][] = [
       [{ query: "肺炎", knIds: [{ knowledgeNetworkId: "kn_nope" }] }, Code.NotFound],
-      [{ query: "肺炎", knIds: KN, retrievalConfig: { semanticInstanceRetrieval: { globalFinalScoreRatio: 2 } } }, Code.InvalidArgument],
+      [
+        { query: "肺炎", knIds: KN, retrievalConfig: { semanticInstanceRetrieval: { globalFinalScoreRatio: 2 } } },
+        Code.InvalidArgument,
+      ],
     ];
     for (const [req, code] of cases) {
       const [a, b] = await Promise.all([errorOf(clients.native.knSearch(req)), errorOf(clients.proxied.knSearch(req))]);

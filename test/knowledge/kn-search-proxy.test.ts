@@ -1,15 +1,15 @@
 import { randomUUID } from "node:crypto";
 import net from "node:net";
-import { Code, type Client } from "@connectrpc/connect";
+import { type Client, Code } from "@connectrpc/connect";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { AgentHintSchema } from "../../gen/contextloader/common/v1/errors_pb";
 import { KnowledgeRetrievalService } from "../../gen/contextloader/knowledge/v1/knowledge_pb";
 import { BadRequestSchema, ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb";
 import { EmbeddedBackend } from "../../src/kn/embedded/engine";
-import { startSimulator, type Simulator } from "../../src/simulator/simulator";
+import { type Simulator, startSimulator } from "../../src/simulator/simulator";
 import { miniBundle } from "../fixtures/mini-bundle";
-import { startServer, type TestServer } from "../helpers/server";
 import { clientWith, failure } from "../helpers/rpc";
+import { startServer, type TestServer } from "../helpers/server";
 
 /**
  * KnSearch against the platform over HTTP. In proxy mode (DATA_RETRIEVAL_URL
@@ -25,10 +25,12 @@ const TRACE = "4bf92f3577b34da6a3ce929d0e0e4736";
 
 type KnowledgeClient = Client<typeof KnowledgeRetrievalService>;
 
-function clientOf(server: TestServer, headers: Record<string, string> = { "x-account-id": "u-proxy" }): KnowledgeClient {
+function clientOf(
+  server: TestServer,
+  headers: Record<string, string> = { "x-account-id": "u-proxy" },
+): KnowledgeClient {
   return clientWith(KnowledgeRetrievalService, server.baseUrl, headers);
 }
-
 
 /** A loopback port nothing listens on. */
 async function closedPort(): Promise<number> {
@@ -43,7 +45,9 @@ let sim: Simulator;
 let server: TestServer;
 let client: KnowledgeClient;
 beforeAll(async () => {
-  sim = await startSimulator({ backend: EmbeddedBackend.fromFiles(["data/kn_medical.bundle.json"], { timeZone: "Asia/Shanghai" }) });
+  sim = await startSimulator({
+    backend: EmbeddedBackend.fromFiles(["data/kn_medical.bundle.json"], { timeZone: "Asia/Shanghai" }),
+  });
   server = await startServer({ DATA_RETRIEVAL_URL: sim.url, LOG_LEVEL: "silent" });
   client = clientOf(server);
 });
@@ -59,24 +63,55 @@ afterEach(() => {
 describe("KnSearch forwarded to data-retrieval", () => {
   it("forwards POST /tools/kn_search with the caller's identity and trace and every setting explicit, and answers typed fields", async () => {
     const sessionId = randomUUID();
-    const res = await clientOf(server, { "x-account-id": "u-proxy", "x-account-type": "app", traceparent: `00-${TRACE}-00f067aa0ba902b7-01` }).knSearch({
+    const res = await clientOf(server, {
+      "x-account-id": "u-proxy",
+      "x-account-type": "app",
+      traceparent: `00-${TRACE}-00f067aa0ba902b7-01`,
+    }).knSearch({
       query: "上气道梗阻有哪些症状",
       knIds: KN,
       sessionId,
       retrievalConfig: { semanticInstanceRetrieval: { perTypeInstanceLimit: 3 } },
     });
     const [call] = sim.requests().filter((r) => r.path === "/tools/kn_search");
-    expect(call).toMatchObject({ method: "POST", status: 200, headers: { "x-account-id": "u-proxy", "x-account-type": "app", "content-type": "application/json" } });
+    expect(call).toMatchObject({
+      method: "POST",
+      status: 200,
+      headers: { "x-account-id": "u-proxy", "x-account-type": "app", "content-type": "application/json" },
+    });
     expect(call!.headers["traceparent"]).toMatch(new RegExp(`^00-${TRACE}-[0-9a-f]{16}-01$`));
+    // biome-ignore lint/suspicious/noExplicitAny: a JSON body, read field by field in the expectations
     const body = call!.body as Record<string, any>;
-    expect(body).toMatchObject({ query: "上气道梗阻有哪些症状", kn_ids: [{ knowledge_network_id: "kn_medical" }], session_id: sessionId, only_schema: false });
-    expect(body["retrieval_config"]["concept_retrieval"]).toMatchObject({ top_k: 10, skip_llm: true, return_union: false, schema_brief: true, coarse_min_relation_count: 5000 });
-    expect(body["retrieval_config"]["semantic_instance_retrieval"]).toMatchObject({ per_type_instance_limit: 3, initial_candidate_count: 50, min_direct_relevance: 0.3, global_final_score_ratio: 0.25 });
-    expect(body["retrieval_config"]["property_filter"]).toEqual({ max_properties_per_instance: 20, max_property_value_length: 500, enable_property_filter: true });
+    expect(body).toMatchObject({
+      query: "上气道梗阻有哪些症状",
+      kn_ids: [{ knowledge_network_id: "kn_medical" }],
+      session_id: sessionId,
+      only_schema: false,
+    });
+    expect(body["retrieval_config"]["concept_retrieval"]).toMatchObject({
+      top_k: 10,
+      skip_llm: true,
+      return_union: false,
+      schema_brief: true,
+      coarse_min_relation_count: 5000,
+    });
+    expect(body["retrieval_config"]["semantic_instance_retrieval"]).toMatchObject({
+      per_type_instance_limit: 3,
+      initial_candidate_count: 50,
+      min_direct_relevance: 0.3,
+      global_final_score_ratio: 0.25,
+    });
+    expect(body["retrieval_config"]["property_filter"]).toEqual({
+      max_properties_per_instance: 20,
+      max_property_value_length: 500,
+      enable_property_filter: true,
+    });
 
     expect(res.sessionId).toBe(sessionId);
     expect(res.relationTypes.map((r) => r.conceptId)).toContain("has_symptom");
-    expect(res.nodes.map((n) => [n.objectTypeId, n.objectTypeName, n.instanceName, n.uniqueIdentities])).toEqual([["disease", "疾病", "上、下气道梗阻", { disease_id: "disease_004790" }]]);
+    expect(res.nodes.map((n) => [n.objectTypeId, n.objectTypeName, n.instanceName, n.uniqueIdentities])).toEqual([
+      ["disease", "疾病", "上、下气道梗阻", { disease_id: "disease_004790" }],
+    ]);
   });
 
   it("sends x-account-type user when the caller sent none", async () => {
@@ -96,7 +131,9 @@ describe("KnSearch forwarded to data-retrieval", () => {
     const err = await failure(clientOf(server, {}).knSearch({ query: "肺炎", knIds: KN }));
     expect(err.code).toBe(Code.InvalidArgument);
     expect(err.rawMessage).toContain("x-account-id");
-    expect(err.findDetails(BadRequestSchema)[0]!.fieldViolations).toEqual([expect.objectContaining({ field: "x-account-id" })]);
+    expect(err.findDetails(BadRequestSchema)[0]!.fieldViolations).toEqual([
+      expect.objectContaining({ field: "x-account-id" }),
+    ]);
     const info = err.findDetails(ErrorInfoSchema)[0]!;
     expect(info.reason).toBe("ACCOUNT_REQUIRED");
     expect(info.metadata).toMatchObject({ upstream: "data-retrieval", upstream_status: "422" });
@@ -106,10 +143,17 @@ describe("KnSearch forwarded to data-retrieval", () => {
     const err = await failure(client.knSearch({ query: "肺炎", knIds: [{ knowledgeNetworkId: "kn_nope" }] }));
     expect(err.code).toBe(Code.NotFound);
     expect(err.rawMessage).toContain("knowledge network kn_nope does not exist");
-    expect(err.findDetails(BadRequestSchema)[0]!.fieldViolations).toEqual([expect.objectContaining({ field: "kn_ids[0].knowledge_network_id" })]);
+    expect(err.findDetails(BadRequestSchema)[0]!.fieldViolations).toEqual([
+      expect.objectContaining({ field: "kn_ids[0].knowledge_network_id" }),
+    ]);
     const info = err.findDetails(ErrorInfoSchema)[0]!;
     expect(info.reason).toBe("KNOWLEDGE_NETWORK_NOT_FOUND");
-    expect(info.metadata).toMatchObject({ upstream: "data-retrieval", upstream_status: "404", error_code: "KnowledgeNetworkNotFound", description: "知识网络不存在" });
+    expect(info.metadata).toMatchObject({
+      upstream: "data-retrieval",
+      upstream_status: "404",
+      error_code: "KnowledgeNetworkNotFound",
+      description: "知识网络不存在",
+    });
     expect(err.findDetails(AgentHintSchema)[0]!.message).toContain("kn_ids");
   });
 
@@ -146,7 +190,9 @@ describe("KnSearch forwarded to data-retrieval", () => {
   });
 
   it("validates the request before forwarding it", async () => {
-    const err = await failure(client.knSearch({ query: "肺炎", knIds: KN, retrievalConfig: { conceptRetrieval: { topK: 0 } } }));
+    const err = await failure(
+      client.knSearch({ query: "肺炎", knIds: KN, retrievalConfig: { conceptRetrieval: { topK: 0 } } }),
+    );
     expect(err.code).toBe(Code.InvalidArgument);
     expect(sim.requests().filter((r) => r.path === "/tools/kn_search")).toEqual([]);
   });
@@ -158,7 +204,10 @@ describe("KnSearch forwarded to data-retrieval", () => {
       body: JSON.stringify({ query: "上气道梗阻", kn_ids: [{ knowledge_network_id: "kn_medical" }] }),
     });
     expect(ok.status).toBe(200);
-    expect(((await ok.json()) as { nodes: Record<string, unknown>[] }).nodes[0]).toMatchObject({ object_type_id: "disease", disease_name: "上、下气道梗阻" });
+    expect(((await ok.json()) as { nodes: Record<string, unknown>[] }).nodes[0]).toMatchObject({
+      object_type_id: "disease",
+      disease_name: "上、下气道梗阻",
+    });
     const anonymous = await fetch(`${server.baseUrl}/kn/kn_search`, {
       method: "POST",
       headers: { "content-type": "application/json" },
@@ -168,7 +217,11 @@ describe("KnSearch forwarded to data-retrieval", () => {
     expect(await anonymous.json()).toMatchObject({
       code: "ACCOUNT_REQUIRED",
       description: expect.stringContaining("x-account-id"),
-      details: { upstream: "data-retrieval", upstream_status: "422", field_violations: [expect.objectContaining({ field: "x-account-id" })] },
+      details: {
+        upstream: "data-retrieval",
+        upstream_status: "422",
+        field_violations: [expect.objectContaining({ field: "x-account-id" })],
+      },
       solution: expect.stringContaining("x-account-id"),
     });
   });
@@ -188,12 +241,26 @@ describe("KnSearch computed here over the platform's HTTP services", () => {
 
   it("asks each property with the operations it supports — match and knn on a full-text property, like on the others, == on the name", async () => {
     const res = await clientOf(overHttp).knSearch({ query: "呼吸困难", knIds: [{ knowledgeNetworkId: "kn_mini" }] });
-    const queries = mini.requests().filter((r) => r.path === "/api/ontology-query/in/v1/knowledge-networks/kn_mini/object-types/disease");
+    const queries = mini
+      .requests()
+      .filter((r) => r.path === "/api/ontology-query/in/v1/knowledge-networks/kn_mini/object-types/disease");
     const leaves = queries.flatMap((q) => {
-      const c = (q.body as { condition: { operation: string; field?: string; sub_conditions?: { operation: string; field: string }[] } }).condition;
+      const c = (
+        q.body as {
+          condition: { operation: string; field?: string; sub_conditions?: { operation: string; field: string }[] };
+        }
+      ).condition;
       return (c.sub_conditions ?? [c]).map((l) => `${l.field} ${l.operation}`);
     });
-    expect(leaves).toEqual(expect.arrayContaining(["disease_name ==", "disease_name like", "description match", "description knn", "age like"]));
+    expect(leaves).toEqual(
+      expect.arrayContaining([
+        "disease_name ==",
+        "disease_name like",
+        "description match",
+        "description knn",
+        "age like",
+      ]),
+    );
     // 上、下气道梗阻's description says 表现为呼吸困难: found there, below the symptom named exactly so.
     expect(res.nodes.map((n) => [n.objectTypeId, n.instanceName])).toEqual([
       ["symptom", "呼吸困难"],

@@ -1,14 +1,14 @@
+import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { KnowledgeRetrievalService } from "../../gen/contextloader/knowledge/v1/knowledge_pb";
 import { EmbeddedBackend } from "../../src/kn/embedded/engine";
-import { startSimulator, type Simulator } from "../../src/simulator/simulator";
+import { type Simulator, startSimulator } from "../../src/simulator/simulator";
 import { miniBundle } from "../fixtures/mini-bundle";
 import { clientWith } from "../helpers/rpc";
-import { startScriptedLlm, type ScriptedLlm } from "../helpers/scripted-llm";
+import { type ScriptedLlm, startScriptedLlm } from "../helpers/scripted-llm";
 import { startServer, type TestServer } from "../helpers/server";
 
 // Mention matching through the public API (issue 12): what people type finds the instance they mean,
@@ -16,17 +16,21 @@ import { startServer, type TestServer } from "../helpers/server";
 
 const KN = [{ knowledgeNetworkId: "kn_medical" }];
 type Client = ReturnType<typeof clientOf>;
-const clientOf = (server: TestServer) => clientWith(KnowledgeRetrievalService, server.baseUrl, { "x-account-id": "u-mentions" });
+const clientOf = (server: TestServer) =>
+  clientWith(KnowledgeRetrievalService, server.baseUrl, { "x-account-id": "u-mentions" });
 
 async function session(client: Client, kn = KN, query = "疾病有哪些症状和别名"): Promise<string> {
-  return (await client.retrieveSchema({ query, knIds: kn, sessionId: randomUUID(), topK: 20, compactFormat: false })).sessionId;
+  return (await client.retrieveSchema({ query, knIds: kn, sessionId: randomUUID(), topK: 20, compactFormat: false }))
+    .sessionId;
 }
 
 let sim: Simulator;
 let embedded: TestServer;
 let overHttp: TestServer;
 beforeAll(async () => {
-  sim = await startSimulator({ backend: EmbeddedBackend.fromFiles(["data/kn_medical.bundle.json"], { timeZone: "Asia/Shanghai" }) });
+  sim = await startSimulator({
+    backend: EmbeddedBackend.fromFiles(["data/kn_medical.bundle.json"], { timeZone: "Asia/Shanghai" }),
+  });
   [embedded, overHttp] = await Promise.all([
     startServer({ LOG_LEVEL: "silent" }),
     startServer({ ONTOLOGY_MANAGER_URL: sim.url, ONTOLOGY_QUERY_URL: sim.url, LOG_LEVEL: "silent" }),
@@ -43,7 +47,13 @@ describe.each([
 ])("RetrieveKeywordContext finds what people mean, on %s", (_name, server) => {
   const find = async (query: string, objectTypeId = "disease") => {
     const client = clientOf(server());
-    const res = await client.retrieveKeywordContext({ query, knIds: KN, sessionId: await session(client), objectTypeId, compactFormat: false });
+    const res = await client.retrieveKeywordContext({
+      query,
+      knIds: KN,
+      sessionId: await session(client),
+      objectTypeId,
+      compactFormat: false,
+    });
     return { instances: res.keywordContext!.instances, warnings: res.warnings };
   };
 
@@ -63,7 +73,10 @@ describe.each([
     ["Ⅱ型糖尿病", "糖尿病（2型）", "alias"],
   ])("%s finds %s (%s)", async (mention, name, type) => {
     const { instances } = await find(mention);
-    expect(instances[0], JSON.stringify(instances.map((i) => [i.instanceName, i.matchType, i.score]))).toMatchObject({ instanceName: name, matchType: type });
+    expect(instances[0], JSON.stringify(instances.map((i) => [i.instanceName, i.matchType, i.score]))).toMatchObject({
+      instanceName: name,
+      matchType: type,
+    });
     expect(instances[0]!.score).toBeGreaterThanOrEqual(0.55);
     expect(instances[0]!.score).toBeLessThanOrEqual(1);
   });
@@ -73,12 +86,15 @@ describe.each([
     expect(instances[0]!.matchedFields).toEqual(["has_alias:disease_alias_name"]);
   });
 
-  it.each(["量子纠缠", "今天天气怎么样", "12345", "股票代码"])("finds nothing for %s, and says so and what to try", async (mention) => {
-    const { instances, warnings } = await find(mention);
-    expect(instances).toEqual([]);
-    expect(warnings).toEqual([expect.objectContaining({ reason: "NO_MATCHING_INSTANCE", target: "instances" })]);
-    expect(warnings[0]!.message).toContain(mention);
-  });
+  it.each(["量子纠缠", "今天天气怎么样", "12345", "股票代码"])(
+    "finds nothing for %s, and says so and what to try",
+    async (mention) => {
+      const { instances, warnings } = await find(mention);
+      expect(instances).toEqual([]);
+      expect(warnings).toEqual([expect.objectContaining({ reason: "NO_MATCHING_INSTANCE", target: "instances" })]);
+      expect(warnings[0]!.message).toContain(mention);
+    },
+  );
 });
 
 describe("the other routes match the same way", () => {
@@ -89,8 +105,21 @@ describe("the other routes match the same way", () => {
       fetch(`${embedded.baseUrl}/tools/knowledge_retrieve`, {
         method: "POST",
         headers: { "content-type": "application/json", "x-account-id": "u-mentions" },
-        body: JSON.stringify({ query, kn_ids: [{ knowledge_network_id: "kn_medical" }], session_id: sessionId, enable_keyword_context: true, object_type_id: "disease", compact_format: false }),
-      }).then((r) => r.json() as Promise<{ keyword_context: { instances: { instance_name: string; match_type: string }[] }; warnings?: { reason: string }[] }>);
+        body: JSON.stringify({
+          query,
+          kn_ids: [{ knowledge_network_id: "kn_medical" }],
+          session_id: sessionId,
+          enable_keyword_context: true,
+          object_type_id: "disease",
+          compact_format: false,
+        }),
+      }).then(
+        (r) =>
+          r.json() as Promise<{
+            keyword_context: { instances: { instance_name: string; match_type: string }[] };
+            warnings?: { reason: string }[];
+          }>,
+      );
     const alias = await post("老年痴呆");
     expect(alias.keyword_context.instances[0]).toMatchObject({ instance_name: "阿尔茨海默病", match_type: "alias" });
     const nothing = await post("量子纠缠");
@@ -132,10 +161,18 @@ describe("with an embeddings endpoint", () => {
     const ask = async (server: TestServer) => {
       const client = clientOf(server);
       const sessionId = await session(client, MINI, "疾病的症状");
-      return client.retrieveKeywordContext({ query: "airway obstruction", knIds: MINI, sessionId, objectTypeId: "disease", compactFormat: false });
+      return client.retrieveKeywordContext({
+        query: "airway obstruction",
+        knIds: MINI,
+        sessionId,
+        objectTypeId: "disease",
+        compactFormat: false,
+      });
     };
     const meant = await ask(withMeaning);
-    expect(meant.keywordContext!.instances.map((i) => [i.instanceName, i.matchType])).toEqual([["上、下气道梗阻", "vector"]]);
+    expect(meant.keywordContext!.instances.map((i) => [i.instanceName, i.matchType])).toEqual([
+      ["上、下气道梗阻", "vector"],
+    ]);
     expect(meant.keywordContext!.instances[0]!.score).toBeGreaterThanOrEqual(0.8);
     const lexical = await ask(withoutMeaning);
     expect(lexical.keywordContext!.instances).toEqual([]);

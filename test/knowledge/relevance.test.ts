@@ -2,9 +2,9 @@ import { describe, expect, it } from "vitest";
 import { ToolError } from "../../src/errors/tool-error";
 import type { KnowledgeNetwork, ObjectType } from "../../src/kn/types";
 import { coarseNetwork } from "../../src/knowledge/kn-search/coarse-recall";
-import { conceptRetrievalInput, type ConceptRetrievalConfig } from "../../src/knowledge/kn-search/input";
+import { type ConceptRetrievalConfig, conceptRetrievalInput } from "../../src/knowledge/kn-search/input";
 import { lexicalRelevance } from "../../src/knowledge/relevance/lexical";
-import { rankWithoutLlm, type Candidate } from "../../src/knowledge/relevance/rank";
+import { type Candidate, rankWithoutLlm } from "../../src/knowledge/relevance/rank";
 import { localEmbedder } from "../../src/upstream/embeddings";
 import type { Reranker } from "../../src/upstream/reranker";
 import { testContext } from "../helpers/call-context";
@@ -21,15 +21,30 @@ describe("lexicalRelevance", () => {
     { name: "the longer word weighs more", question: "drug dosage", description: "dosage form", expected: 0.6 },
     { name: "the shorter word weighs less", question: "drug dosage", description: "drug name", expected: 0.4 },
     // "Contains", not "has the token": drug is found inside drugstore (4 of 10).
-    { name: "a word found inside a longer word counts", question: "drug dosage", description: "drugstore hours", expected: 0.4 },
+    {
+      name: "a word found inside a longer word counts",
+      question: "drug dosage",
+      description: "drugstore hours",
+      expected: 0.4,
+    },
     // The description is normalised too: full-width upper case ＤＯＳＡＧＥ is dosage.
     { name: "full-width description normalised", question: "drug dosage", description: "ＤＯＳＡＧＥ", expected: 0.6 },
     { name: "an empty description", question: "drug dosage", description: "", expected: 0 },
     // what, is, the are stop words: the only meaningful word is dosage, so a description holding
     // it holds everything, although it has none of the question's other words.
-    { name: "stop words of the question do not weigh", question: "what is the dosage", description: "dosage", expected: 1 },
+    {
+      name: "stop words of the question do not weigh",
+      question: "what is the dosage",
+      description: "dosage",
+      expected: 1,
+    },
     // ...and a description holding only the stop words scores 0 (counting them would give 0.7).
-    { name: "stop words in common do not count", question: "what is the dosage", description: "what is the", expected: 0 },
+    {
+      name: "stop words in common do not count",
+      question: "what is the dosage",
+      description: "what is the",
+      expected: 0,
+    },
     // A question of stop words only has no meaningful word: 0 for everything, not NaN.
     { name: "a question of stop words only", question: "what is the", description: "what is the", expected: 0 },
   ];
@@ -85,13 +100,28 @@ describe("rankWithoutLlm", () => {
   // 0.5·lexical + 0.3·cosine + 0.2·named). Each score is rounded to three decimals on its own, so
   // the difference is 0.2 within rounding.
   const nameRows: { name: string; question: string; names: [string[], string[]]; lift: number }[] = [
-    { name: "a name said verbatim lifts its candidate", question: "阿司匹林的用法", names: [["布洛芬"], ["阿司匹林"]], lift: 0.2 },
+    {
+      name: "a name said verbatim lifts its candidate",
+      question: "阿司匹林的用法",
+      names: [["布洛芬"], ["阿司匹林"]],
+      lift: 0.2,
+    },
     // Names are compared normalised: the question's half-width iga meets the name's full-width ＩｇＡ.
-    { name: "names match after NFKC and lower case", question: "iga肾病的症状", names: [[], ["ＩｇＡ肾病"]], lift: 0.2 },
+    {
+      name: "names match after NFKC and lower case",
+      question: "iga肾病的症状",
+      names: [[], ["ＩｇＡ肾病"]],
+      lift: 0.2,
+    },
     // A one-character name is too common to mean anything (药 is in 药的用法 by chance): no lift.
     { name: "a one-character name does not count", question: "药的用法", names: [[], ["药"]], lift: 0 },
     // A name the question does not contain lifts nothing, however close: 阿司匹林片 ⊄ 阿司匹林的用法.
-    { name: "a name only partly in the question does not count", question: "阿司匹林的用法", names: [[], ["阿司匹林片"]], lift: 0 },
+    {
+      name: "a name only partly in the question does not count",
+      question: "阿司匹林的用法",
+      names: [[], ["阿司匹林片"]],
+      lift: 0,
+    },
   ];
   it.each(nameRows)("$name", async ({ question, names, lift }) => {
     const text = "药品 用法 疾病";
@@ -109,7 +139,11 @@ describe("rankWithoutLlm", () => {
     // answer must say so rather than present it as relevance.
     expect(new Set(r.scores).size).toBe(1);
     expect(r.warnings).toEqual([
-      { target: "ranking", reason: "NO_RELEVANCE_SIGNAL", message: expect.stringContaining(`every candidate scored ${r.scores[0]} (embedding_lexical)`) },
+      {
+        target: "ranking",
+        reason: "NO_RELEVANCE_SIGNAL",
+        message: expect.stringContaining(`every candidate scored ${r.scores[0]} (embedding_lexical)`),
+      },
     ]);
   });
 
@@ -118,7 +152,11 @@ describe("rankWithoutLlm", () => {
     expect((await rank("糖尿病有哪些症状", [madeBy])).warnings).toEqual([]);
     // No candidates: no scores, the method that would have been used, no warning.
     expect(await rank("糖尿病有哪些症状", [])).toEqual({ scores: [], method: "embedding_lexical", warnings: [] });
-    expect(await rank("糖尿病有哪些症状", [], { reranker: fixedReranker([]) })).toEqual({ scores: [], method: "reranker", warnings: [] });
+    expect(await rank("糖尿病有哪些症状", [], { reranker: fixedReranker([]) })).toEqual({
+      scores: [],
+      method: "reranker",
+      warnings: [],
+    });
   });
 
   // The reranker branch: its scores are used as given when they are probabilities, through a
@@ -133,7 +171,11 @@ describe("rankWithoutLlm", () => {
     { name: "one logit sends every score through the logistic", raw: [0.5, 1.5], expected: [0.622, 0.818] },
   ];
   it.each(rerankRows)("reranker: $name", async ({ raw, expected }) => {
-    const r = await rank("q", raw.map((_, i) => ({ text: `doc ${i}`, names: [] })), { reranker: fixedReranker(raw) });
+    const r = await rank(
+      "q",
+      raw.map((_, i) => ({ text: `doc ${i}`, names: [] })),
+      { reranker: fixedReranker(raw) },
+    );
     expect(r).toEqual({ scores: expected, method: "reranker", warnings: [] });
   });
 
@@ -150,7 +192,9 @@ describe("rankWithoutLlm", () => {
     // fallback's.
     expect(withFailure.method).toBe("embedding_lexical");
     expect(withFailure.scores).toEqual(without.scores);
-    expect(withFailure.warnings).toEqual([{ target: "reranker", reason: "RERANKER_UNAVAILABLE", message: expect.stringContaining("connection refused") }]);
+    expect(withFailure.warnings).toEqual([
+      { target: "reranker", reason: "RERANKER_UNAVAILABLE", message: expect.stringContaining("connection refused") },
+    ]);
   });
 
   it("lets an error that is not a ToolError through (a bug is not an upstream failure)", async () => {
@@ -169,18 +213,41 @@ function fixedReranker(scores: number[]): Reranker {
 }
 
 describe("coarseNetwork", () => {
-  const objectType = (id: string, comment = "", properties: [name: string, displayName: string][] = []): ObjectType => ({
+  const objectType = (
+    id: string,
+    comment = "",
+    properties: [name: string, displayName: string][] = [],
+  ): ObjectType => ({
     id,
     name: id,
     comment,
     tags: [],
     primary_keys: ["id"],
     display_key: "id",
-    data_properties: properties.map(([name, display_name]) => ({ name, display_name, type: "string", comment: "", condition_operations: [] })),
+    data_properties: properties.map(([name, display_name]) => ({
+      name,
+      display_name,
+      type: "string",
+      comment: "",
+      condition_operations: [],
+    })),
     logic_properties: [],
   });
-  const relation = (id: string, name: string, source: string, target: string) => ({ id, name, comment: "", source_object_type_id: source, target_object_type_id: target });
-  const action = (id: string, objectTypeId: string) => ({ id, name: id, action_type: "modify", object_type_id: objectTypeId, comment: "", tags: [] });
+  const relation = (id: string, name: string, source: string, target: string) => ({
+    id,
+    name,
+    comment: "",
+    source_object_type_id: source,
+    target_object_type_id: target,
+  });
+  const action = (id: string, objectTypeId: string) => ({
+    id,
+    name: id,
+    action_type: "modify",
+    object_type_id: objectTypeId,
+    comment: "",
+    tags: [],
+  });
 
   // Network order matters: ties keep it. Lexical texts (id name comment, plus end type names for
   // relations, property display names for types) are English so the scores are exact.
@@ -204,7 +271,10 @@ describe("coarseNetwork", () => {
     ],
     action_types: [action("a_prescribe", "drug"), action("a_report", "symptom"), action("a_call", "city")],
   };
-  const config = (overrides: Partial<ConceptRetrievalConfig>): ConceptRetrievalConfig => ({ ...conceptRetrievalInput.parse({}), ...overrides });
+  const config = (overrides: Partial<ConceptRetrievalConfig>): ConceptRetrievalConfig => ({
+    ...conceptRetrievalInput.parse({}),
+    ...overrides,
+  });
 
   // "which symptom does a disease have": meaningful words symptom and disease (7 letters each).
   // Relation scores: r_located 0, r_treats 0.5 (its target's name, disease), r_sells 0, r_symptom 1.
@@ -313,11 +383,22 @@ describe("coarseNetwork", () => {
 
   const untouched: { name: string; cfg: Partial<ConceptRetrievalConfig> }[] = [
     // 4 relation types < 5: small networks go to the finer ranking as they are.
-    { name: "below coarse_min_relation_count", cfg: { coarse_min_relation_count: 5, coarse_relation_limit: 1, coarse_object_limit: 1 } },
+    {
+      name: "below coarse_min_relation_count",
+      cfg: { coarse_min_relation_count: 5, coarse_relation_limit: 1, coarse_object_limit: 1 },
+    },
     // The default threshold is 5000 relation types.
     { name: "with the defaults", cfg: {} },
     // Switched off, even a network over the threshold is untouched.
-    { name: "with enable_coarse_recall off", cfg: { enable_coarse_recall: false, coarse_min_relation_count: 1, coarse_relation_limit: 1, coarse_object_limit: 1 } },
+    {
+      name: "with enable_coarse_recall off",
+      cfg: {
+        enable_coarse_recall: false,
+        coarse_min_relation_count: 1,
+        coarse_relation_limit: 1,
+        coarse_object_limit: 1,
+      },
+    },
   ];
   it.each(untouched)("returns the network as is $name", ({ cfg }) => {
     expect(coarseNetwork(kn, SYMPTOMS, config(cfg))).toBe(kn);

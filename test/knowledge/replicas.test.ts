@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
-import { Code, type Client } from "@connectrpc/connect";
+import { type Client, Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { KnowledgeRetrievalService } from "../../gen/contextloader/knowledge/v1/knowledge_pb";
 import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb";
-import { startServer, type TestServer } from "../helpers/server";
 import { clientWith, failure } from "../helpers/rpc";
+import { startServer, type TestServer } from "../helpers/server";
 
 /**
  * One agent session served by two replicas behind a load balancer: both share
@@ -24,9 +24,15 @@ function clientOf(server: TestServer): KnowledgeClient {
   return clientWith(KnowledgeRetrievalService, server.baseUrl, { "x-account-id": ACCOUNT });
 }
 
-
 const keyword = (client: KnowledgeClient, sessionId: string, sessionType = "") =>
-  client.retrieveKeywordContext({ query: "上气道梗阻", knIds: KN, sessionId, objectTypeId: "disease", compactFormat: false, sessionType });
+  client.retrieveKeywordContext({
+    query: "上气道梗阻",
+    knIds: KN,
+    sessionId,
+    objectTypeId: "disease",
+    compactFormat: false,
+    sessionType,
+  });
 
 let a: TestServer;
 let b: TestServer;
@@ -51,13 +57,31 @@ describe("a session in Redis, its calls alternating between two replicas", () =>
 
     const first = await keyword(onB, sessionId);
     const [found] = first.keywordContext!.instances;
-    expect(found).toMatchObject({ instanceId: "disease_004790", instanceName: "上、下气道梗阻", alreadyReturned: false });
-    expect(found?.properties).toMatchObject({ disease_id: "disease_004790", disease_name: "上、下气道梗阻", age: "儿童" });
-    expect(found?.neighbors.filter((n) => n.relationTypeId === "has_symptom").map((n) => n.instanceName)).toEqual(["呼吸困难", "咳嗽", "吞咽困难", "气喘", "流涎"]);
+    expect(found).toMatchObject({
+      instanceId: "disease_004790",
+      instanceName: "上、下气道梗阻",
+      alreadyReturned: false,
+    });
+    expect(found?.properties).toMatchObject({
+      disease_id: "disease_004790",
+      disease_name: "上、下气道梗阻",
+      age: "儿童",
+    });
+    expect(found?.neighbors.filter((n) => n.relationTypeId === "has_symptom").map((n) => n.instanceName)).toEqual([
+      "呼吸困难",
+      "咳嗽",
+      "吞咽困难",
+      "气喘",
+      "流涎",
+    ]);
 
     const again = await keyword(onA, sessionId);
     const [repeated] = again.keywordContext!.instances;
-    expect(repeated).toMatchObject({ instanceId: "disease_004790", instanceName: "上、下气道梗阻", alreadyReturned: true });
+    expect(repeated).toMatchObject({
+      instanceId: "disease_004790",
+      instanceName: "上、下气道梗阻",
+      alreadyReturned: true,
+    });
     expect(repeated?.properties).toBeUndefined();
     expect(repeated?.neighbors.every((n) => n.alreadyReturned && n.properties === undefined)).toBe(true);
   });
@@ -79,7 +103,9 @@ describe("a session in Redis, its calls alternating between two replicas", () =>
     expect(instances.filter((i) => !i.alreadyReturned)).toHaveLength(1);
     expect(instances.filter((i) => i.properties !== undefined)).toHaveLength(1);
     // Each neighbour too: in full in exactly one of the two answers.
-    const full = instances.flatMap((i) => i.neighbors.filter((n) => !n.alreadyReturned).map((n) => `${n.relationTypeId}/${n.instanceId}`));
+    const full = instances.flatMap((i) =>
+      i.neighbors.filter((n) => !n.alreadyReturned).map((n) => `${n.relationTypeId}/${n.instanceId}`),
+    );
     expect(full).toHaveLength(new Set(full).size);
     expect(new Set(full)).toEqual(new Set(instances[0]!.neighbors.map((n) => `${n.relationTypeId}/${n.instanceId}`)));
   });
@@ -89,7 +115,9 @@ describe("choosing the session store", () => {
   it("keeps an in_memory session on its replica: B does not see the schema A stored", async () => {
     const sessionId = randomUUID();
     await onA.retrieveSchema({ query: QUESTION, knIds: KN, sessionId, topK: 5, sessionType: "in_memory" });
-    expect((await keyword(onA, sessionId, "in_memory")).keywordContext!.instances[0]?.instanceId).toBe("disease_004790");
+    expect((await keyword(onA, sessionId, "in_memory")).keywordContext!.instances[0]?.instanceId).toBe(
+      "disease_004790",
+    );
 
     const err = await failure(keyword(onB, sessionId, "in_memory"));
     expect(err.code).toBe(Code.FailedPrecondition);
@@ -104,7 +132,9 @@ describe("choosing the session store", () => {
   });
 
   it("refuses session_type redis on a server without REDIS_URL, naming the setting", async () => {
-    const err = await failure(clientOf(noRedis).retrieveSchema({ query: QUESTION, knIds: KN, sessionId: randomUUID(), sessionType: "redis" }));
+    const err = await failure(
+      clientOf(noRedis).retrieveSchema({ query: QUESTION, knIds: KN, sessionId: randomUUID(), sessionType: "redis" }),
+    );
     expect(err.code).toBe(Code.FailedPrecondition);
     expect(err.findDetails(ErrorInfoSchema)[0]?.reason).toBe("REDIS_NOT_CONFIGURED");
     expect(err.rawMessage).toContain("REDIS_URL");

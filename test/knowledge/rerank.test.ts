@@ -1,21 +1,44 @@
-import { Code, createClient, type Client } from "@connectrpc/connect";
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { type Client, Code, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { AgentHintSchema } from "../../gen/contextloader/common/v1/errors_pb";
-import type { MessageInitShape } from "@bufbuild/protobuf";
-import { ConceptSchema, KnowledgeRetrievalService } from "../../gen/contextloader/knowledge/v1/knowledge_pb";
+import { type ConceptSchema, KnowledgeRetrievalService } from "../../gen/contextloader/knowledge/v1/knowledge_pb";
 import { BadRequestSchema, ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb";
-import { startScriptedLlm, type ChatRequest, type ScriptedLlm } from "../helpers/scripted-llm";
-import { startServer, type TestServer } from "../helpers/server";
 import { failure } from "../helpers/rpc";
+import { type ChatRequest, type ScriptedLlm, startScriptedLlm } from "../helpers/scripted-llm";
+import { startServer, type TestServer } from "../helpers/server";
 
-
-const QUERY = { originQuery: "哪些药企的药品上市最多", processedQuery: "药企 药品 上市 数量", intent: [{ querySegment: "药企", confidence: 0.9, reasoning: "问企业", relatedConcepts: [{ concept_name: "企业" }] }] };
+const QUERY = {
+  originQuery: "哪些药企的药品上市最多",
+  processedQuery: "药企 药品 上市 数量",
+  intent: [{ querySegment: "药企", confidence: 0.9, reasoning: "问企业", relatedConcepts: [{ concept_name: "企业" }] }],
+};
 const CONCEPTS: MessageInitShape<typeof ConceptSchema>[] = [
-  { conceptType: "object_type", conceptId: "company", conceptName: "企业", conceptDetail: { comment: "药品生产企业", data_properties: [{ name: "company_name", display_name: "企业名称" }] } },
-  { conceptType: "object_type", conceptId: "symptom", conceptName: "症状", conceptDetail: { comment: "疾病的临床症状" } },
-  { conceptType: "object_type", conceptId: "drug", conceptName: "药品", conceptDetail: { comment: "上市药品", data_properties: [{ name: "approval_no", display_name: "批准文号" }] } },
-  { conceptType: "relation_type", conceptId: "produces", conceptName: "生产", conceptDetail: { source_object_type_id: "company", target_object_type_id: "drug" } },
+  {
+    conceptType: "object_type",
+    conceptId: "company",
+    conceptName: "企业",
+    conceptDetail: { comment: "药品生产企业", data_properties: [{ name: "company_name", display_name: "企业名称" }] },
+  },
+  {
+    conceptType: "object_type",
+    conceptId: "symptom",
+    conceptName: "症状",
+    conceptDetail: { comment: "疾病的临床症状" },
+  },
+  {
+    conceptType: "object_type",
+    conceptId: "drug",
+    conceptName: "药品",
+    conceptDetail: { comment: "上市药品", data_properties: [{ name: "approval_no", display_name: "批准文号" }] },
+  },
+  {
+    conceptType: "relation_type",
+    conceptId: "produces",
+    conceptName: "生产",
+    conceptDetail: { source_object_type_id: "company", target_object_type_id: "drug" },
+  },
 ];
 
 /** The numbered lines the LLM was shown, by number. */
@@ -32,7 +55,10 @@ describe("RerankConcepts with an LLM", () => {
   beforeAll(async () => {
     llm = await startScriptedLlm();
     server = await startServer({ LLM_BASE_URL: llm.baseUrl, LLM_MODEL: "scripted" });
-    client = createClient(KnowledgeRetrievalService, createConnectTransport({ baseUrl: server.baseUrl, httpVersion: "1.1" }));
+    client = createClient(
+      KnowledgeRetrievalService,
+      createConnectTransport({ baseUrl: server.baseUrl, httpVersion: "1.1" }),
+    );
   });
   afterAll(async () => {
     await server.close();
@@ -65,7 +91,9 @@ describe("RerankConcepts with an LLM", () => {
     llm.setFallback((req) => {
       const n = numbered(req);
       // In each batch, pick what it holds of drug and company, drug first.
-      return { content: JSON.stringify({ selected: ["drug", "company"].flatMap((id) => (n.has(id) ? [n.get(id)] : [])) }) };
+      return {
+        content: JSON.stringify({ selected: ["drug", "company"].flatMap((id) => (n.has(id) ? [n.get(id)] : [])) }),
+      };
     });
     const before = llm.requests.length;
     const res = await client.rerankConcepts({ queryUnderstanding: QUERY, concepts: CONCEPTS, batchSize: 1 });
@@ -96,7 +124,12 @@ describe("RerankConcepts with an LLM", () => {
       body: JSON.stringify({
         query_understanding: { origin_query: "查询用户信息", processed_query: "查询用户信息", intent: [] },
         concepts: [
-          { concept_type: "object_type", concept_id: "obj_123", concept_name: "用户", concept_detail: { comment: "用户相关信息" } },
+          {
+            concept_type: "object_type",
+            concept_id: "obj_123",
+            concept_name: "用户",
+            concept_detail: { comment: "用户相关信息" },
+          },
           { concept_type: "relation_type", concept_id: "rel_456", concept_name: "属于", concept_detail: {} },
         ],
         action: "llm",
@@ -105,7 +138,16 @@ describe("RerankConcepts with an LLM", () => {
     });
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({
-      reranked_concepts: [{ concept_type: "object_type", concept_id: "obj_123", concept_name: "用户", concept_detail: { comment: "用户相关信息" }, score: 1, rank: 1 }],
+      reranked_concepts: [
+        {
+          concept_type: "object_type",
+          concept_id: "obj_123",
+          concept_name: "用户",
+          concept_detail: { comment: "用户相关信息" },
+          score: 1,
+          rank: 1,
+        },
+      ],
       filtered_count: 1,
     });
   });
@@ -116,7 +158,10 @@ describe("RerankConcepts without an LLM", () => {
   let client: Client<typeof KnowledgeRetrievalService>;
   beforeAll(async () => {
     server = await startServer();
-    client = createClient(KnowledgeRetrievalService, createConnectTransport({ baseUrl: server.baseUrl, httpVersion: "1.1" }));
+    client = createClient(
+      KnowledgeRetrievalService,
+      createConnectTransport({ baseUrl: server.baseUrl, httpVersion: "1.1" }),
+    );
   });
   afterAll(() => server.close());
 
@@ -167,29 +212,56 @@ describe("RerankConcepts without an LLM", () => {
       }),
     );
     expect(err.code).toBe(Code.InvalidArgument);
-    expect(err.findDetails(BadRequestSchema)[0]!.fieldViolations.map((v) => v.field).sort()).toEqual([
-      "action",
-      "batch_size",
-      "concepts[1].concept_type",
-      "query_understanding.processed_query",
-    ]);
-    const twice = await failure(client.rerankConcepts({ queryUnderstanding: QUERY, concepts: [CONCEPTS[0]!, CONCEPTS[2]!, { ...CONCEPTS[0]! }], action: "vector" }));
+    expect(
+      err
+        .findDetails(BadRequestSchema)[0]!
+        .fieldViolations.map((v) => v.field)
+        .sort(),
+    ).toEqual(["action", "batch_size", "concepts[1].concept_type", "query_understanding.processed_query"]);
+    const twice = await failure(
+      client.rerankConcepts({
+        queryUnderstanding: QUERY,
+        concepts: [CONCEPTS[0]!, CONCEPTS[2]!, { ...CONCEPTS[0]! }],
+        action: "vector",
+      }),
+    );
     expect(twice.findDetails(BadRequestSchema)[0]!.fieldViolations).toEqual([
-      expect.objectContaining({ field: "concepts[2].concept_id", description: "object_type company is listed twice (first at concepts[0])" }),
+      expect.objectContaining({
+        field: "concepts[2].concept_id",
+        description: "object_type company is listed twice (first at concepts[0])",
+      }),
     ]);
     const none = await failure(client.rerankConcepts({ concepts: CONCEPTS }));
     expect(none.findDetails(BadRequestSchema)[0]!.fieldViolations[0]!.field).toBe("query_understanding");
   });
 
   it("refuses unknown fields on POST /tools/knowledge_rerank and reads null as absent", async () => {
-    const post = (body: unknown) => fetch(`${server.baseUrl}/tools/knowledge_rerank`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    const post = (body: unknown) =>
+      fetch(`${server.baseUrl}/tools/knowledge_rerank`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
     const concepts = [{ concept_type: "object_type", concept_id: "drug", concept_name: "药品", concept_detail: null }];
-    const typo = await post({ query_understanding: { origin_query: "药品", processed_query: "药品" }, concepts, actoin: "vector" });
+    const typo = await post({
+      query_understanding: { origin_query: "药品", processed_query: "药品" },
+      concepts,
+      actoin: "vector",
+    });
     expect(typo.status).toBe(400);
     const body = (await typo.json()) as { detail: { field_violations: { field: string }[] } };
     expect(body.detail.field_violations.map((v) => v.field)).toEqual(["actoin"]);
-    const nulls = await post({ query_understanding: { origin_query: "药品", processed_query: "药品", intent: null }, concepts, action: "vector", batch_size: null, session_id: null });
+    const nulls = await post({
+      query_understanding: { origin_query: "药品", processed_query: "药品", intent: null },
+      concepts,
+      action: "vector",
+      batch_size: null,
+      session_id: null,
+    });
     expect(nulls.status).toBe(200);
-    expect(await nulls.json()).toMatchObject({ reranked_concepts: [{ concept_id: "drug", concept_detail: {}, rank: 1 }], filtered_count: 1 });
+    expect(await nulls.json()).toMatchObject({
+      reranked_concepts: [{ concept_id: "drug", concept_detail: {}, rank: 1 }],
+      filtered_count: 1,
+    });
   });
 });

@@ -39,7 +39,12 @@ interface KeywordContext {
   keyword: string;
   object_type_id: string;
   matched_field: string;
-  instances: { instance_id: string; instance_name: string; properties?: Record<string, unknown>; neighbors: Neighbor[] }[];
+  instances: {
+    instance_id: string;
+    instance_name: string;
+    properties?: Record<string, unknown>;
+    neighbors: Neighbor[];
+  }[];
   statistics: { total_instances: number; total_neighbors: number; matched_fields: string[] };
 }
 
@@ -55,7 +60,11 @@ async function retrieve(body: unknown, rawBody?: string): Promise<Answer> {
     headers: { "content-type": "application/json", "x-account-id": "user_123" },
     body: rawBody ?? JSON.stringify(body),
   });
-  return { status: res.status, traceId: res.headers.get("x-trace-id"), body: (await res.json()) as Record<string, unknown> };
+  return {
+    status: res.status,
+    traceId: res.headers.get("x-trace-id"),
+    body: (await res.json()) as Record<string, unknown>,
+  };
 }
 
 /** Step one in a new session; returns the session id. */
@@ -67,7 +76,14 @@ async function recallSchema(): Promise<string> {
 }
 
 function keywordCall(session_id: string, extra: Record<string, unknown> = {}) {
-  return retrieve({ query: "上气道梗阻", kn_ids: KN_IDS, session_id, enable_keyword_context: true, object_type_id: "disease", ...extra });
+  return retrieve({
+    query: "上气道梗阻",
+    kn_ids: KN_IDS,
+    session_id,
+    enable_keyword_context: true,
+    object_type_id: "disease",
+    ...extra,
+  });
 }
 
 /** An error answer: the spec's three top-level keys and nothing else, the status in the body too. */
@@ -88,10 +104,14 @@ describe("schema mode (enable_keyword_context false)", () => {
     expect(typeof res.body["objects"]).toBe("string");
     expect(typeof res.body["relations"]).toBe("string");
     expect(res.body).not.toHaveProperty("object_types");
-    const relations = parse(res.body["relations"] as string) as { relations: Record<string, { name: string; from: string; to: string }> };
+    const relations = parse(res.body["relations"] as string) as {
+      relations: Record<string, { name: string; from: string; to: string }>;
+    };
     expect(Object.keys(relations.relations)).toHaveLength(5);
     expect(relations.relations["has_symptom"]).toMatchObject({ name: "疾病症状", from: "disease", to: "symptom" });
-    const objects = parse(res.body["objects"] as string) as { objects: Record<string, { name: string; properties: { name: string }[] }> };
+    const objects = parse(res.body["objects"] as string) as {
+      objects: Record<string, { name: string; properties: { name: string }[] }>;
+    };
     expect(objects.objects["disease"]?.name).toBe("疾病");
     expect(objects.objects["disease"]?.properties.map((p) => p.name)).toContain("disease_name");
     expect(objects.objects["symptom"]?.properties.map((p) => p.name)).toContain("symptom_name");
@@ -104,24 +124,48 @@ describe("schema mode (enable_keyword_context false)", () => {
   });
 
   it("answers the spec's full JSON with compact_format false: concepts with properties, operations and keys", async () => {
-    const res = await retrieve({ query: QUESTION, top_k: 5, kn_ids: KN_IDS, session_id: randomUUID(), compact_format: false });
+    const res = await retrieve({
+      query: QUESTION,
+      top_k: 5,
+      kn_ids: KN_IDS,
+      session_id: randomUUID(),
+      compact_format: false,
+    });
     expect(res.status).toBe(200);
     expect(res.body).not.toHaveProperty("objects");
     const objectTypes = res.body["object_types"] as Record<string, unknown>[];
     const relationTypes = res.body["relation_types"] as Record<string, unknown>[];
     expect(relationTypes).toHaveLength(5);
     for (const o of objectTypes) {
-      expect(o).toMatchObject({ concept_type: "object_type", concept_id: expect.any(String), concept_name: expect.any(String), primary_key_field: expect.any(String) });
+      expect(o).toMatchObject({
+        concept_type: "object_type",
+        concept_id: expect.any(String),
+        concept_name: expect.any(String),
+        primary_key_field: expect.any(String),
+      });
       expect(o).not.toHaveProperty("source_object_type_id");
     }
     const disease = objectTypes.find((o) => o["concept_id"] === "disease");
     expect(disease).toMatchObject({ concept_name: "疾病", primary_key_field: "disease_id" });
-    const diseaseName = (disease?.["properties"] as Record<string, unknown>[]).find((p) => p["name"] === "disease_name");
-    expect(diseaseName).toMatchObject({ display_name: "疾病名称", type: "varchar", condition_operations: ["==", "!=", "like", "not_like", "in", "not_in"] });
+    const diseaseName = (disease!["properties"] as Record<string, unknown>[]).find((p) => p["name"] === "disease_name");
+    expect(diseaseName).toMatchObject({
+      display_name: "疾病名称",
+      type: "varchar",
+      condition_operations: ["==", "!=", "like", "not_like", "in", "not_in"],
+    });
     for (const r of relationTypes) {
-      expect(r).toMatchObject({ concept_type: "relation_type", concept_id: expect.any(String), source_object_type_id: expect.any(String), target_object_type_id: expect.any(String) });
+      expect(r).toMatchObject({
+        concept_type: "relation_type",
+        concept_id: expect.any(String),
+        source_object_type_id: expect.any(String),
+        target_object_type_id: expect.any(String),
+      });
     }
-    expect(relationTypes.find((r) => r["concept_id"] === "has_symptom")).toMatchObject({ concept_name: "疾病症状", source_object_type_id: "disease", target_object_type_id: "symptom" });
+    expect(relationTypes.find((r) => r["concept_id"] === "has_symptom")).toMatchObject({
+      concept_name: "疾病症状",
+      source_object_type_id: "disease",
+      target_object_type_id: "symptom",
+    });
   });
 });
 
@@ -137,13 +181,23 @@ describe("keyword mode (enable_keyword_context true)", () => {
     const context = parse(compact.context) as {
       keyword: string;
       object_type_id: string;
-      instances: { instance_id: string; instance_name: string; properties: Record<string, unknown>; neighbors: Record<string, string[]> }[];
+      instances: {
+        instance_id: string;
+        instance_name: string;
+        properties: Record<string, unknown>;
+        neighbors: Record<string, string[]>;
+      }[];
     };
     expect(context).toMatchObject({ keyword: "上气道梗阻", object_type_id: "disease" });
     expect(context.instances.map((i) => i.instance_id)).toEqual(["disease_004790"]);
     const [instance] = context.instances;
     expect(instance?.instance_name).toBe("上、下气道梗阻");
-    expect(instance?.properties).toMatchObject({ disease_id: "disease_004790", disease_name: "上、下气道梗阻", age: "儿童", treatment: "手术治疗、药物治疗" });
+    expect(instance?.properties).toMatchObject({
+      disease_id: "disease_004790",
+      disease_name: "上、下气道梗阻",
+      age: "儿童",
+      treatment: "手术治疗、药物治疗",
+    });
     expect(instance?.neighbors["has_symptom 疾病症状 (outgoing)"]).toEqual([
       "呼吸困难 [symptom:symptom_000020]",
       "咳嗽 [symptom:symptom_000028]",
@@ -161,7 +215,11 @@ describe("keyword mode (enable_keyword_context true)", () => {
     expect(context).toMatchObject({ keyword: "上气道梗阻", object_type_id: "disease", matched_field: "disease_name" });
     expect(context.statistics).toMatchObject({ total_instances: 1, matched_fields: ["disease_name"] });
     const [instance] = context.instances;
-    expect(instance).toMatchObject({ instance_id: "disease_004790", instance_name: "上、下气道梗阻", properties: { disease_name: "上、下气道梗阻" } });
+    expect(instance).toMatchObject({
+      instance_id: "disease_004790",
+      instance_name: "上、下气道梗阻",
+      properties: { disease_name: "上、下气道梗阻" },
+    });
     const symptoms = instance!.neighbors.filter((n) => n.relation_type_id === "has_symptom");
     expect(symptoms.map((n) => n.instance_id)).toEqual(SYMPTOMS);
     expect(symptoms[0]).toMatchObject({
@@ -193,7 +251,10 @@ describe("the spec's error bodies", () => {
     const res = await retrieve({ query: "上气道梗阻", kn_ids: KN_IDS, session_id, enable_keyword_context: true });
     const body = errorOf(res, 400);
     expect(body.error).toBe("Schema信息不存在，请先调用enable_keyword_context=False召回schema");
-    expect(body.detail).toMatchObject({ message: "请先调用knowledge_network_retrieval工具，设置enable_keyword_context=False召回schema", session_id });
+    expect(body.detail).toMatchObject({
+      message: "请先调用knowledge_network_retrieval工具，设置enable_keyword_context=False召回schema",
+      session_id,
+    });
   });
 
   it("answers 400 'object_type_id参数必须提供' with the spec's message and suggestion when the schema is there", async () => {
@@ -202,16 +263,25 @@ describe("the spec's error bodies", () => {
     const body = errorOf(res, 400);
     expect(body.error).toBe("object_type_id参数必须提供，用于指定关键词所属的对象类型");
     expect(body.detail).toMatchObject({
-      message: "当enable_keyword_context=True时，object_type_id参数必须提供。因为即使用关键词，但是有很多对象类型，你不知道这个关键词属于哪个对象类型。",
+      message:
+        "当enable_keyword_context=True时，object_type_id参数必须提供。因为即使用关键词，但是有很多对象类型，你不知道这个关键词属于哪个对象类型。",
       suggestion: "请提供object_type_id参数，例如：object_type_id='person'",
     });
   });
 
   it("answers 400 'session_id参数必须提供' (§8.3) for keyword mode without a session", async () => {
-    const res = await retrieve({ query: "上气道梗阻", kn_ids: KN_IDS, enable_keyword_context: true, object_type_id: "disease" });
+    const res = await retrieve({
+      query: "上气道梗阻",
+      kn_ids: KN_IDS,
+      enable_keyword_context: true,
+      object_type_id: "disease",
+    });
     const body = errorOf(res, 400);
     expect(body.error).toBe("session_id参数必须提供，用于存储和检索schema信息");
-    expect(body.detail).toMatchObject({ message: "session_id参数必须提供，用于存储和检索schema信息", reason: "SESSION_ID_REQUIRED" });
+    expect(body.detail).toMatchObject({
+      message: "session_id参数必须提供，用于存储和检索schema信息",
+      reason: "SESSION_ID_REQUIRED",
+    });
   });
 
   it("refuses an unknown top-level key, naming it", async () => {
@@ -221,8 +291,13 @@ describe("the spec's error bodies", () => {
   });
 
   it("refuses object_type_id in schema mode, saying it belongs to keyword mode", async () => {
-    const body = errorOf(await retrieve({ query: QUESTION, kn_ids: KN_IDS, session_id: randomUUID(), object_type_id: "disease" }), 400);
-    expect(body.detail["field_violations"]).toEqual([{ field: "object_type_id", description: "only used with enable_keyword_context=true" }]);
+    const body = errorOf(
+      await retrieve({ query: QUESTION, kn_ids: KN_IDS, session_id: randomUUID(), object_type_id: "disease" }),
+      400,
+    );
+    expect(body.detail["field_violations"]).toEqual([
+      { field: "object_type_id", description: "only used with enable_keyword_context=true" },
+    ]);
     expect(body.detail["suggestion"]).toContain("enable_keyword_context=true");
   });
 
@@ -233,7 +308,12 @@ describe("the spec's error bodies", () => {
   });
 
   it("names in detail.trace_id the trace id of the x-trace-id response header", async () => {
-    const res = await retrieve({ query: "上气道梗阻", kn_ids: KN_IDS, session_id: randomUUID(), enable_keyword_context: true });
+    const res = await retrieve({
+      query: "上气道梗阻",
+      kn_ids: KN_IDS,
+      session_id: randomUUID(),
+      enable_keyword_context: true,
+    });
     const body = errorOf(res, 400);
     expect(res.traceId).toMatch(/^[0-9a-f]{32}$/);
     expect(body.detail["trace_id"]).toBe(res.traceId);

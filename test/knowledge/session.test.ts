@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { newSince, unionOf, type RecalledActionType, type RecalledObjectType, type RecalledRelationType, type SchemaRound } from "../../src/knowledge/session";
+import {
+  newSince,
+  type RecalledActionType,
+  type RecalledObjectType,
+  type RecalledRelationType,
+  type SchemaRound,
+  unionOf,
+} from "../../src/knowledge/session";
 
 // How a session's schema rounds add up (unionOf) and what one round adds to them (newSince).
 // Types are identified by (network, id): the same id in two networks is two types.
@@ -34,7 +41,11 @@ const act = (kn_id: string, id: string, name = id): RecalledActionType => ({
   tags: [],
   object_type_name: "a",
 });
-const round = (n: number, kn_ids: string[], parts: Partial<Pick<SchemaRound, "object_types" | "relation_types" | "action_types">>): SchemaRound => ({
+const round = (
+  n: number,
+  kn_ids: string[],
+  parts: Partial<Pick<SchemaRound, "object_types" | "relation_types" | "action_types">>,
+): SchemaRound => ({
   round: n,
   query: `q${n}`,
   kn_ids,
@@ -45,7 +56,8 @@ const round = (n: number, kn_ids: string[], parts: Partial<Pick<SchemaRound, "ob
   ...parts,
 });
 /** "kn/id:name" per entry, so a row shows which definition won and where it stands. */
-const keys = (list: readonly { kn_id: string; id: string; name: string }[]) => list.map((c) => `${c.kn_id}/${c.id}:${c.name}`);
+const keys = (list: readonly { kn_id: string; id: string; name: string }[]) =>
+  list.map((c) => `${c.kn_id}/${c.id}:${c.name}`);
 
 describe("unionOf", () => {
   const rows: {
@@ -74,8 +86,16 @@ describe("unionOf", () => {
     {
       name: "the same id in two networks is two entries",
       rounds: [
-        round(1, ["kn1"], { object_types: [obj("kn1", "drug")], relation_types: [rel("kn1", "treats")], action_types: [act("kn1", "order")] }),
-        round(2, ["kn2"], { object_types: [obj("kn2", "drug")], relation_types: [rel("kn2", "treats")], action_types: [act("kn2", "order")] }),
+        round(1, ["kn1"], {
+          object_types: [obj("kn1", "drug")],
+          relation_types: [rel("kn1", "treats")],
+          action_types: [act("kn1", "order")],
+        }),
+        round(2, ["kn2"], {
+          object_types: [obj("kn2", "drug")],
+          relation_types: [rel("kn2", "treats")],
+          action_types: [act("kn2", "order")],
+        }),
       ],
       kn_ids: ["kn1", "kn2"],
       objects: ["kn1/drug:drug", "kn2/drug:drug"],
@@ -86,8 +106,14 @@ describe("unionOf", () => {
     {
       name: "relations and actions: latest definition wins",
       rounds: [
-        round(1, ["kn1"], { relation_types: [rel("kn1", "treats", "治疗")], action_types: [act("kn1", "order", "下单")] }),
-        round(2, ["kn1"], { relation_types: [rel("kn1", "treats", "用于治疗")], action_types: [act("kn1", "order", "订购")] }),
+        round(1, ["kn1"], {
+          relation_types: [rel("kn1", "treats", "治疗")],
+          action_types: [act("kn1", "order", "下单")],
+        }),
+        round(2, ["kn1"], {
+          relation_types: [rel("kn1", "treats", "用于治疗")],
+          action_types: [act("kn1", "order", "订购")],
+        }),
       ],
       kn_ids: ["kn1"],
       objects: [],
@@ -115,7 +141,10 @@ describe("unionOf", () => {
   });
 
   it("keeps the winning definition whole (score included), not a merge of the rounds", () => {
-    const u = unionOf([round(1, ["kn1"], { object_types: [obj("kn1", "drug", "药", 0.9)] }), round(2, ["kn1"], { object_types: [obj("kn1", "drug", "药品", 0.2)] })]);
+    const u = unionOf([
+      round(1, ["kn1"], { object_types: [obj("kn1", "drug", "药", 0.9)] }),
+      round(2, ["kn1"], { object_types: [obj("kn1", "drug", "药品", 0.2)] }),
+    ]);
     expect(u.object_types).toEqual([obj("kn1", "drug", "药品", 0.2)]);
   });
 });
@@ -138,7 +167,11 @@ describe("newSince", () => {
     // Everything this round recalled is already in the session: nothing new.
     {
       name: "a repeated round adds nothing",
-      round: { object_types: [obj("kn1", "drug"), obj("kn1", "disease")], relation_types: [rel("kn1", "treats")], action_types: [act("kn1", "order")] },
+      round: {
+        object_types: [obj("kn1", "drug"), obj("kn1", "disease")],
+        relation_types: [rel("kn1", "treats")],
+        action_types: [act("kn1", "order")],
+      },
       objects: [],
       relations: [],
       actions: [],
@@ -154,7 +187,11 @@ describe("newSince", () => {
     // Known by (network, id): a new definition of a known type is not new.
     {
       name: "a redefined type is not new",
-      round: { object_types: [obj("kn1", "drug", "药品")], relation_types: [rel("kn1", "treats", "用于治疗")], action_types: [] },
+      round: {
+        object_types: [obj("kn1", "drug", "药品")],
+        relation_types: [rel("kn1", "treats", "用于治疗")],
+        action_types: [],
+      },
       objects: [],
       relations: [],
       actions: [],
@@ -163,7 +200,11 @@ describe("newSince", () => {
     // new. A check by id alone would drop them.
     {
       name: "the same id in another network is new",
-      round: { object_types: [obj("kn2", "drug")], relation_types: [rel("kn2", "treats")], action_types: [act("kn2", "order")] },
+      round: {
+        object_types: [obj("kn2", "drug")],
+        relation_types: [rel("kn2", "treats")],
+        action_types: [act("kn2", "order")],
+      },
       objects: ["kn2/drug:drug"],
       relations: ["kn2/treats:treats"],
       actions: ["kn2/order:order"],
@@ -172,7 +213,11 @@ describe("newSince", () => {
     // relation type "treats" is known.
     {
       name: "kinds are compared separately",
-      round: { object_types: [obj("kn1", "treats")], relation_types: [rel("kn1", "drug")], action_types: [act("kn1", "disease")] },
+      round: {
+        object_types: [obj("kn1", "treats")],
+        relation_types: [rel("kn1", "drug")],
+        action_types: [act("kn1", "disease")],
+      },
       objects: ["kn1/treats:treats"],
       relations: ["kn1/drug:drug"],
       actions: ["kn1/disease:disease"],
@@ -186,7 +231,11 @@ describe("newSince", () => {
   });
 
   it("treats everything as new in an empty session", () => {
-    const r = { object_types: [obj("kn1", "drug")], relation_types: [rel("kn1", "treats")], action_types: [act("kn1", "order")] };
+    const r = {
+      object_types: [obj("kn1", "drug")],
+      relation_types: [rel("kn1", "treats")],
+      action_types: [act("kn1", "order")],
+    };
     expect(newSince(unionOf([]), r)).toEqual(r);
   });
 });

@@ -1,12 +1,12 @@
 import { randomUUID } from "node:crypto";
 import { toJson } from "@bufbuild/protobuf";
-import { Code, type Client } from "@connectrpc/connect";
+import { type Client, Code } from "@connectrpc/connect";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { KeywordContextSchema, KnowledgeRetrievalService } from "../../gen/contextloader/knowledge/v1/knowledge_pb";
 import { EmbeddedBackend } from "../../src/kn/embedded/engine";
-import type { SimRequest } from "../../src/simulator/request-log";
-import { startSimulator, type Simulator } from "../../src/simulator/simulator";
 import type { SubgraphQuery } from "../../src/kn/types";
+import type { SimRequest } from "../../src/simulator/request-log";
+import { type Simulator, startSimulator } from "../../src/simulator/simulator";
 import { clientWith, failure } from "../helpers/rpc";
 import { startServer, type TestServer } from "../helpers/server";
 
@@ -36,9 +36,16 @@ function clientOf(server: TestServer): KnowledgeClient {
 }
 
 beforeAll(async () => {
-  sim = await startSimulator({ backend: EmbeddedBackend.fromFiles(["data/kn_medical.bundle.json"], { timeZone: "Asia/Shanghai" }) });
+  sim = await startSimulator({
+    backend: EmbeddedBackend.fromFiles(["data/kn_medical.bundle.json"], { timeZone: "Asia/Shanghai" }),
+  });
   [overHttp, embedded] = await Promise.all([
-    startServer({ ONTOLOGY_MANAGER_URL: sim.url, ONTOLOGY_QUERY_URL: sim.url, KEYWORD_PATHS_PER_REQUEST: "1", LOG_LEVEL: "silent" }),
+    startServer({
+      ONTOLOGY_MANAGER_URL: sim.url,
+      ONTOLOGY_QUERY_URL: sim.url,
+      KEYWORD_PATHS_PER_REQUEST: "1",
+      LOG_LEVEL: "silent",
+    }),
     startServer({ LOG_LEVEL: "silent" }),
   ]);
   client = clientOf(overHttp);
@@ -60,7 +67,10 @@ async function recallSchema(on: KnowledgeClient = client): Promise<string> {
 }
 
 const keyword = (sessionId: string, on: KnowledgeClient = client, signal?: AbortSignal) =>
-  on.retrieveKeywordContext({ query: "上气道梗阻", knIds: KN, sessionId, objectTypeId: "disease", compactFormat: false }, { signal });
+  on.retrieveKeywordContext(
+    { query: "上气道梗阻", knIds: KN, sessionId, objectTypeId: "disease", compactFormat: false },
+    { signal },
+  );
 
 const isObjectQuery = (r: SimRequest) => r.path === OBJECT_QUERY;
 const isSubgraph = (r: SimRequest) => r.path === SUBGRAPH;
@@ -73,25 +83,30 @@ describe("the two steps over the platform's HTTP APIs", () => {
     ]);
     expect(viaHttp.warnings).toEqual([]);
     const context = viaHttp.keywordContext!;
-    expect(context.instances.map((i) => [i.instanceId, i.instanceName])).toEqual([["disease_004790", "上、下气道梗阻"]]);
-    expect(context.instances[0]!.neighbors.filter((n) => n.relationTypeId === "has_symptom").map((n) => n.instanceId)).toEqual([
-      "symptom_000020",
-      "symptom_000028",
-      "symptom_000547",
-      "symptom_000660",
-      "symptom_000837",
+    expect(context.instances.map((i) => [i.instanceId, i.instanceName])).toEqual([
+      ["disease_004790", "上、下气道梗阻"],
     ]);
+    expect(
+      context.instances[0]!.neighbors.filter((n) => n.relationTypeId === "has_symptom").map((n) => n.instanceId),
+    ).toEqual(["symptom_000020", "symptom_000028", "symptom_000547", "symptom_000660", "symptom_000837"]);
     expect(toJson(KeywordContextSchema, context)).toEqual(toJson(KeywordContextSchema, inProcess.keywordContext!));
   });
 
   it("answers NOT_FOUND for a knowledge network the platform does not know", async () => {
-    const err = await failure(client.retrieveSchema({ query: QUESTION, knIds: [{ knowledgeNetworkId: "kn_missing" }] }));
+    const err = await failure(
+      client.retrieveSchema({ query: QUESTION, knIds: [{ knowledgeNetworkId: "kn_missing" }] }),
+    );
     expect(err.code).toBe(Code.NotFound);
     expect(err.rawMessage).toContain("kn_missing");
   });
 
   it("recalls the schema of the known network of two, with a warning naming the unknown one", async () => {
-    const res = await client.retrieveSchema({ query: QUESTION, knIds: [...KN, { knowledgeNetworkId: "kn_missing" }], topK: 5, compactFormat: false });
+    const res = await client.retrieveSchema({
+      query: QUESTION,
+      knIds: [...KN, { knowledgeNetworkId: "kn_missing" }],
+      topK: 5,
+      compactFormat: false,
+    });
     expect(res.relationTypes.map((r) => r.conceptId)).toContain("has_symptom");
     expect(res.warnings).toEqual([expect.objectContaining({ target: "kn:kn_missing", reason: "UPSTREAM_NOT_FOUND" })]);
   });
@@ -100,9 +115,18 @@ describe("the two steps over the platform's HTTP APIs", () => {
 describe("round trips of one keyword context call", () => {
   it("looks the keyword up in one round trip (exact, direct, aliases), then asks only for subgraphs: one per instance and relation direction", async () => {
     const sessionId = randomUUID();
-    const schema = await client.retrieveSchema({ query: QUESTION, knIds: KN, sessionId, topK: 5, compactFormat: false });
+    const schema = await client.retrieveSchema({
+      query: QUESTION,
+      knIds: KN,
+      sessionId,
+      topK: 5,
+      compactFormat: false,
+    });
     // has_complication (disease → disease) is walked both ways; the other four outward.
-    const directions = schema.relationTypes.reduce((n, r) => n + Number(r.sourceObjectTypeId === "disease") + Number(r.targetObjectTypeId === "disease"), 0);
+    const directions = schema.relationTypes.reduce(
+      (n, r) => n + Number(r.sourceObjectTypeId === "disease") + Number(r.targetObjectTypeId === "disease"),
+      0,
+    );
     expect(directions).toBe(6);
     sim.clearRequests();
 
@@ -116,16 +140,23 @@ describe("round trips of one keyword context call", () => {
     expect(bodies.filter((b) => b.includes('"operation":"like"'))).toHaveLength(1);
     const aliasWalk = lookups.filter(isSubgraph).map((r) => (r.body as SubgraphQuery).relation_type_paths);
     expect(aliasWalk).toHaveLength(1);
-    expect(aliasWalk[0]!.map((p) => [p.object_types[0]!.id, p.relation_types[0]!.relation_type_id])).toEqual([["alias", "has_alias"]]);
+    expect(aliasWalk[0]!.map((p) => [p.object_types[0]!.id, p.relation_types[0]!.relation_type_id])).toEqual([
+      ["alias", "has_alias"],
+    ]);
     // The tokens match (上、下气道梗阻) was convincing: no relaxed round. Then 1 instance × 6 relation
     // directions / 1 path per request; never an object query per neighbour.
     expect(log.slice(3).every(isSubgraph)).toBe(true);
     expect(log).toHaveLength(3 + 6);
     const paths = log.slice(3).map((r) => (r.body as SubgraphQuery).relation_type_paths);
     expect(paths.every((p) => p.length === 1)).toBe(true);
-    expect(paths.map((p) => p[0]!.relation_types[0]!.relation_type_id).sort()).toEqual(
-      ["checks", "designated_to", "has_alias", "has_complication", "has_complication", "has_symptom"],
-    );
+    expect(paths.map((p) => p[0]!.relation_types[0]!.relation_type_id).sort()).toEqual([
+      "checks",
+      "designated_to",
+      "has_alias",
+      "has_complication",
+      "has_complication",
+      "has_symptom",
+    ]);
   });
 
   it("sends the exact and the fuzzy instance query at once: both are in flight before either is answered", async () => {
@@ -172,7 +203,9 @@ describe("upstream failures", () => {
     sim.setFaults({ errorRate: 1, match: 'object-types/disease .*"operation":"=="' });
     const res = await keyword(sessionId);
     expect(res.keywordContext!.instances.map((i) => i.instanceId)).toEqual(["disease_004790"]);
-    expect(res.warnings).toEqual([expect.objectContaining({ target: "instances:exact", reason: "UPSTREAM_UNAVAILABLE" })]);
+    expect(res.warnings).toEqual([
+      expect.objectContaining({ target: "instances:exact", reason: "UPSTREAM_UNAVAILABLE" }),
+    ]);
   });
 
   it("answers UNAVAILABLE, never an empty context, when the instance queries fail", async () => {
@@ -181,7 +214,10 @@ describe("upstream failures", () => {
     const err = await failure(keyword(sessionId));
     expect(err.code).toBe(Code.Unavailable);
     // Only the alias lookup walked a subgraph (beside the instance queries); no neighbour was asked for.
-    const walks = sim.requests().filter(isSubgraph).map((r) => (r.body as SubgraphQuery).relation_type_paths[0]!.object_types[0]!.id);
+    const walks = sim
+      .requests()
+      .filter(isSubgraph)
+      .map((r) => (r.body as SubgraphQuery).relation_type_paths[0]!.object_types[0]!.id);
     expect(walks).toEqual(["alias"]);
 
     // Nothing was marked as returned by the failed call.
@@ -216,7 +252,9 @@ describe("upstream failures", () => {
     process.on("warning", collect);
     try {
       sim.setFaults({ latencyMs: 100 });
-      const answers = await Promise.all(Array.from({ length: 12 }, () => client.retrieveSchema({ query: QUESTION, knIds: KN, topK: 5 })));
+      const answers = await Promise.all(
+        Array.from({ length: 12 }, () => client.retrieveSchema({ query: QUESTION, knIds: KN, topK: 5 })),
+      );
       expect(answers.every((r) => r.round === 1)).toBe(true);
       // Warnings are emitted on a later tick.
       await new Promise((resolve) => setImmediate(resolve));

@@ -67,7 +67,12 @@ describe("MemoryIndex", () => {
     index.applied("u", 12, { put: vector("m0", 5) });
     const after = await index.nearest("u", 12, unit(5), {}, 20);
     expect(after.map((h) => h.memory_key).sort()).toEqual(["m0", "m2", "m3", "m4", "m5", "m6", "m7"]);
-    expect(after.filter((h) => h.score === 1).map((h) => h.memory_key).sort()).toEqual(["m0", "m5"]);
+    expect(
+      after
+        .filter((h) => h.score === 1)
+        .map((h) => h.memory_key)
+        .sort(),
+    ).toEqual(["m0", "m5"]);
     expect((await index.nearest("u", 12, unit(7), {}, 1))[0]).toEqual({ memory_key: "m7", score: 1 });
   });
 
@@ -84,13 +89,37 @@ describe("MemoryIndex", () => {
     expect(hits[2]!.score).toBeGreaterThan(0);
     expect(hits[2]!.score).toBeLessThan(0.5);
     // The expansion counts 0.9: "缓存" alone, through it, beats nothing.
-    expect((await index.keywordTop("u", 1, { tokens: ["防火墙"], extra: ["缓存"] }, lookup({ tokens: ["防火墙"], extra: ["缓存"] }), {}, 10)).map((h) => [h.memory_key, h.score])).toEqual([["cache", expect.closeTo(0.9, 5)]]);
+    expect(
+      (
+        await index.keywordTop(
+          "u",
+          1,
+          { tokens: ["防火墙"], extra: ["缓存"] },
+          lookup({ tokens: ["防火墙"], extra: ["缓存"] }),
+          {},
+          10,
+        )
+      ).map((h) => [h.memory_key, h.score]),
+    ).toEqual([["cache", expect.closeTo(0.9, 5)]]);
 
     index.applied("u", 2, { put: vector("db", 0, { search_text: "防火墙 规则" }) });
     index.applied("u", 3, { remove: "cache" });
     expect((await index.keywordTop("u", 3, q, lookup(q), {}, 10)).map((h) => h.memory_key)).toEqual(["long"]);
-    expect((await index.keywordTop("u", 3, { tokens: ["防火墙"], extra: [] }, lookup({ tokens: ["防火墙"], extra: [] }), {}, 10)).map((h) => h.memory_key)).toEqual(["db"]);
-    expect(await index.keywordTop("u", 3, { tokens: ["缓存"], extra: [] }, lookup({ tokens: ["缓存"], extra: [] }), {}, 10)).toEqual([]);
+    expect(
+      (
+        await index.keywordTop(
+          "u",
+          3,
+          { tokens: ["防火墙"], extra: [] },
+          lookup({ tokens: ["防火墙"], extra: [] }),
+          {},
+          10,
+        )
+      ).map((h) => h.memory_key),
+    ).toEqual(["db"]);
+    expect(
+      await index.keywordTop("u", 3, { tokens: ["缓存"], extra: [] }, lookup({ tokens: ["缓存"], extra: [] }), {}, 10),
+    ).toEqual([]);
   });
 
   it("reloads from the store when another write came between (the version jumped)", async () => {

@@ -1,30 +1,34 @@
 import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
-import Database from "better-sqlite3";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Code, createClient, type Client } from "@connectrpc/connect";
+import { type Client, Code, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
+import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AgentHintSchema } from "../../gen/contextloader/common/v1/errors_pb";
 import { MemRecallService } from "../../gen/contextloader/memrecall/v1/memrecall_pb";
 import { BadRequestSchema, ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb";
-import { startScriptedLlm, type ScriptedLlm } from "../helpers/scripted-llm";
-import { startServer, type TestServer } from "../helpers/server";
 import { clientWith, failure } from "../helpers/rpc";
+import { type ScriptedLlm, startScriptedLlm } from "../helpers/scripted-llm";
+import { startServer, type TestServer } from "../helpers/server";
 
 type MemClient = Client<typeof MemRecallService>;
 
 /** A MemRecall client calling as `account` (no x-account-id when "") of account type `type`. */
 function clientFor(server: TestServer, account: string, type = "user"): MemClient {
-  return clientWith(MemRecallService, server.baseUrl, { ...(account !== "" ? { "x-account-id": account } : {}), "x-account-type": type });
+  return clientWith(MemRecallService, server.baseUrl, {
+    ...(account !== "" ? { "x-account-id": account } : {}),
+    "x-account-type": type,
+  });
 }
 
 const DB_CONFIG = {
   memoryKey: "db_config_001",
   memoryType: "project_fact",
   summary: "生产环境 PostgreSQL 数据库配置",
-  content: "数据库配置：host=pg-prod.internal port=5432 database=analytics，连接池 max_connections=200，只读副本 pg-ro.internal。",
+  content:
+    "数据库配置：host=pg-prod.internal port=5432 database=analytics，连接池 max_connections=200，只读副本 pg-ro.internal。",
   metadata: { source: "chat", turn: 12 },
 };
 const REDIS_NOTE = {
@@ -67,7 +71,11 @@ describe("MemRecall over the default SQLite store, without an LLM", () => {
       const top = res.results[0]!;
       expect(top.relevanceScore).toBeGreaterThanOrEqual(0.5);
       expect(top.relevanceScore).toBeLessThanOrEqual(1);
-      expect(top).toMatchObject({ summary: DB_CONFIG.summary, contentPreview: DB_CONFIG.content, memoryType: "project_fact" });
+      expect(top).toMatchObject({
+        summary: DB_CONFIG.summary,
+        contentPreview: DB_CONFIG.content,
+        memoryType: "project_fact",
+      });
       expect(top.createdAt!.seconds).toBeGreaterThan(0n);
     }
   });
@@ -90,7 +98,9 @@ describe("MemRecall over the default SQLite store, without an LLM", () => {
     expect(err.code).toBe(Code.NotFound);
     expect(err.rawMessage).toBe("未找到记忆: nope_404");
     expect(err.findDetails(ErrorInfoSchema)[0]?.reason).toBe("MEMORY_NOT_FOUND");
-    expect(err.findDetails(AgentHintSchema)[0]?.nextRpc).toBe("contextloader.memrecall.v1.MemRecallService/SearchMemories");
+    expect(err.findDetails(AgentHintSchema)[0]?.nextRpc).toBe(
+      "contextloader.memrecall.v1.MemRecallService/SearchMemories",
+    );
   });
 
   it("keeps users apart: B cannot read, find, overwrite or delete A's memory, even knowing its key", async () => {
@@ -121,8 +131,14 @@ describe("MemRecall over the default SQLite store, without an LLM", () => {
   it("replaces by key, deletes, and the next search reflects both at once", async () => {
     const c = clientFor(server, account());
     await c.storeMemory(DB_CONFIG);
-    expect((await c.searchMemories({ query: "连接池", searchMode: "keyword" })).results.map((r) => r.memoryKey)).toEqual(["db_config_001"]);
-    const replaced = await c.storeMemory({ ...DB_CONFIG, summary: "MySQL 配置", content: "MySQL host=mysql.internal port=3306" });
+    expect(
+      (await c.searchMemories({ query: "连接池", searchMode: "keyword" })).results.map((r) => r.memoryKey),
+    ).toEqual(["db_config_001"]);
+    const replaced = await c.storeMemory({
+      ...DB_CONFIG,
+      summary: "MySQL 配置",
+      content: "MySQL host=mysql.internal port=3306",
+    });
     expect(replaced.created).toBe(false);
     expect((await c.searchMemories({ query: "连接池", searchMode: "keyword" })).results).toEqual([]);
     expect((await c.getMemoryDetail({ memoryKey: "db_config_001" })).summary).toBe("MySQL 配置");
@@ -148,13 +164,22 @@ describe("MemRecall over the default SQLite store, without an LLM", () => {
     await c.storeMemory({ ...DB_CONFIG, keywords: [{ keyword: "database", weight: 1 }] });
     await c.storeMemory(REDIS_NOTE);
     await c.storeMemory(PREFERENCE);
-    const keys = async (req: Parameters<MemClient["searchMemories"]>[0]) => (await c.searchMemories(req)).results.map((r) => r.memoryKey).sort();
+    const keys = async (req: Parameters<MemClient["searchMemories"]>[0]) =>
+      (await c.searchMemories(req)).results.map((r) => r.memoryKey).sort();
 
-    expect(await keys({ query: "配置 settings 偏好", minRelevanceScore: 0, memoryTypes: ["user_preference"] })).toEqual(["pref_chart_003"]);
-    expect(await keys({ query: "配置 settings", minRelevanceScore: 0, keywords: ["DATABASE"] })).toEqual(["db_config_001"]);
+    expect(await keys({ query: "配置 settings 偏好", minRelevanceScore: 0, memoryTypes: ["user_preference"] })).toEqual(
+      ["pref_chart_003"],
+    );
+    expect(await keys({ query: "配置 settings", minRelevanceScore: 0, keywords: ["DATABASE"] })).toEqual([
+      "db_config_001",
+    ]);
     expect(await keys({ query: "配置 settings 偏好", minRelevanceScore: 0, timeRangeDays: 1 })).toHaveLength(3);
     expect(await keys({ query: "配置 settings 偏好 redis 数据库", minRelevanceScore: 0, limit: 1 })).toHaveLength(1);
-    const strict = await c.searchMemories({ query: "Redis 缓存 数据库 折线图 偏好", searchMode: "keyword", minRelevanceScore: 1 });
+    const strict = await c.searchMemories({
+      query: "Redis 缓存 数据库 折线图 偏好",
+      searchMode: "keyword",
+      minRelevanceScore: 1,
+    });
     expect(strict.results).toEqual([]);
     expect(strict.message).toContain("min_relevance_score");
   });
@@ -178,7 +203,12 @@ describe("MemRecall over the default SQLite store, without an LLM", () => {
     expect(r).toMatchObject({ success: true, method: "fallback" });
     expect(r.message).toContain("LLM_BASE_URL");
     expect(r.keywords).toHaveLength(4);
-    expect(r.keywords).toEqual(expect.arrayContaining([expect.objectContaining({ keyword: "上周", type: "time" }), expect.objectContaining({ keyword: "PostgreSQL", type: "entity" })]));
+    expect(r.keywords).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ keyword: "上周", type: "time" }),
+        expect.objectContaining({ keyword: "PostgreSQL", type: "entity" }),
+      ]),
+    );
     for (const k of r.keywords) {
       expect(k.weight).toBeGreaterThan(0);
       expect(k.weight).toBeLessThanOrEqual(1);
@@ -187,37 +217,72 @@ describe("MemRecall over the default SQLite store, without an LLM", () => {
 
   it("lists the five spec tools as OpenAI function definitions built from the validation schemas", async () => {
     const { tools } = await clientFor(server, account()).listTools({});
-    expect(tools.map((t) => t.function!.name)).toEqual(["search_memories", "get_memory_detail", "extract_search_keywords", "expand_context_window", "handoff"]);
+    expect(tools.map((t) => t.function!.name)).toEqual([
+      "search_memories",
+      "get_memory_detail",
+      "extract_search_keywords",
+      "expand_context_window",
+      "handoff",
+    ]);
     expect(tools.every((t) => t.type === "function")).toBe(true);
     const search = tools[0]!.function!;
     expect(search.description).toContain('有明确关键词时使用 search_mode="keyword"');
-    const params = search.parameters as { required: string[]; properties: Record<string, { enum?: string[]; maximum?: number; default?: unknown }> };
+    const params = search.parameters as {
+      required: string[];
+      properties: Record<string, { enum?: string[]; maximum?: number; default?: unknown }>;
+    };
     expect(params.required).toEqual(["query"]);
     expect(params.properties["search_mode"]!.enum).toEqual(["semantic", "keyword", "hybrid"]);
     expect(params.properties["limit"]).toMatchObject({ maximum: 10, default: 5 });
-    expect((tools[4]!.function!.parameters as { required: string[] }).required).toEqual(expect.arrayContaining(["reason", "search_summary", "confidence"]));
+    expect((tools[4]!.function!.parameters as { required: string[] }).required).toEqual(
+      expect.arrayContaining(["reason", "search_summary", "confidence"]),
+    );
   });
 
   it("rejects bad input with field violations, and calls without an account", async () => {
     const c = clientFor(server, account());
     const err = await failure(c.searchMemories({ query: "x", searchMode: "fuzzy", limit: 11 }));
     expect(err.code).toBe(Code.InvalidArgument);
-    expect(err.findDetails(BadRequestSchema)[0]!.fieldViolations.map((v) => v.field).sort()).toEqual(["limit", "search_mode"]);
+    expect(
+      err
+        .findDetails(BadRequestSchema)[0]!
+        .fieldViolations.map((v) => v.field)
+        .sort(),
+    ).toEqual(["limit", "search_mode"]);
     const noContent = await failure(c.storeMemory({ memoryKey: "k" }));
     expect(noContent.findDetails(BadRequestSchema)[0]!.fieldViolations[0]!.field).toBe("content");
     // NUL cannot be stored in PostgreSQL: refused on every store alike.
     const nul = await failure(c.storeMemory({ memoryKey: "k", content: "a\u0000b", metadata: { note: "x\u0000" } }));
-    expect(nul.findDetails(BadRequestSchema)[0]!.fieldViolations.map((v) => v.field).sort()).toEqual(["content", "metadata"]);
+    expect(
+      nul
+        .findDetails(BadRequestSchema)[0]!
+        .fieldViolations.map((v) => v.field)
+        .sort(),
+    ).toEqual(["content", "metadata"]);
 
     // Binary proto can carry NaN in a Struct, which JSON cannot: a bad request, not a server error.
-    const binary = createClient(MemRecallService, createConnectTransport({ baseUrl: server.baseUrl, httpVersion: "1.1", useBinaryFormat: true }));
-    const nan = await failure(binary.storeMemory({ memoryKey: "k", content: "x", metadata: { ratio: Number.NaN } }, { headers: { "x-account-id": account() } }));
+    const binary = createClient(
+      MemRecallService,
+      createConnectTransport({ baseUrl: server.baseUrl, httpVersion: "1.1", useBinaryFormat: true }),
+    );
+    const nan = await failure(
+      binary.storeMemory(
+        { memoryKey: "k", content: "x", metadata: { ratio: Number.NaN } },
+        { headers: { "x-account-id": account() } },
+      ),
+    );
     expect(nan.code).toBe(Code.InvalidArgument);
 
     const nobody = await failure(clientFor(server, "").searchMemories({ query: "x" }));
-    expect([nobody.code, nobody.findDetails(ErrorInfoSchema)[0]?.reason]).toEqual([Code.Unauthenticated, "ACCOUNT_REQUIRED"]);
+    expect([nobody.code, nobody.findDetails(ErrorInfoSchema)[0]?.reason]).toEqual([
+      Code.Unauthenticated,
+      "ACCOUNT_REQUIRED",
+    ]);
     const anonymous = await failure(clientFor(server, "guest", "anonymous").storeMemory(DB_CONFIG));
-    expect([anonymous.code, anonymous.findDetails(ErrorInfoSchema)[0]?.reason]).toEqual([Code.PermissionDenied, "ANONYMOUS_NOT_ALLOWED"]);
+    expect([anonymous.code, anonymous.findDetails(ErrorInfoSchema)[0]?.reason]).toEqual([
+      Code.PermissionDenied,
+      "ANONYMOUS_NOT_ALLOWED",
+    ]);
   });
 });
 
@@ -246,7 +311,11 @@ describe("MemRecall with an LLM", () => {
       }),
     });
     const before = llm.requests.length;
-    const r = await clientFor(server, account()).extractSearchKeywords({ query: "上周数据库重启", context: "运维对话", maxKeywords: 3 });
+    const r = await clientFor(server, account()).extractSearchKeywords({
+      query: "上周数据库重启",
+      context: "运维对话",
+      maxKeywords: 3,
+    });
     const prompt = llm.requests[before]!.messages[0]!.content;
     expect(prompt).toContain("从以下查询中提取搜索关键词。");
     expect(prompt).toContain("上下文: 运维对话");
@@ -275,11 +344,21 @@ describe("MemRecall with an LLM", () => {
     const c = clientFor(server, account());
     await c.storeMemory(REDIS_NOTE);
     await c.storeMemory(DB_CONFIG);
-    llm.setFallback(() => ({ content: JSON.stringify({ keywords: [{ keyword: "Redis", weight: 0.9, type: "entity" }, { keyword: "cache", weight: 0.8, type: "concept" }], expanded_query: "redis cache eviction settings" }) }));
+    llm.setFallback(() => ({
+      content: JSON.stringify({
+        keywords: [
+          { keyword: "Redis", weight: 0.9, type: "entity" },
+          { keyword: "cache", weight: 0.8, type: "concept" },
+        ],
+        expanded_query: "redis cache eviction settings",
+      }),
+    }));
     const before = llm.requests.length;
     const res = await c.searchMemories({ query: "网关的缓存淘汰策略" });
     // The glossary's equivalents (缓存 → cache, …) and the LLM's terms.
-    expect(res.searchQueryExpanded.split(", ")).toEqual(expect.arrayContaining(["cache", "eviction", "Redis", "redis cache eviction settings"]));
+    expect(res.searchQueryExpanded.split(", ")).toEqual(
+      expect.arrayContaining(["cache", "eviction", "Redis", "redis cache eviction settings"]),
+    );
     expect(res.results[0]?.memoryKey).toBe("redis_cache_002");
     expect(llm.requests.length - before).toBe(1);
     // A different limit misses the result cache but not the expansion cache.
@@ -316,10 +395,12 @@ describe("MemRecall search before and after the user's index loads", () => {
 
   it("gives the same keys and scores, whatever other users store", async () => {
     const other = clientFor(server, account());
-    for (let i = 0; i < 120; i++) await other.storeMemory({ memoryKey: `k8s_${i}`, summary: "kubernetes 集群", content: `kubernetes node ${i}` });
+    for (let i = 0; i < 120; i++)
+      await other.storeMemory({ memoryKey: `k8s_${i}`, summary: "kubernetes 集群", content: `kubernetes node ${i}` });
     const who = account();
     const c = clientFor(server, who);
-    for (let i = 0; i < 60; i++) await c.storeMemory({ memoryKey: `cfg_${i}`, summary: "配置", content: `配置项 ${i}` });
+    for (let i = 0; i < 60; i++)
+      await c.storeMemory({ memoryKey: `cfg_${i}`, summary: "配置", content: `配置项 ${i}` });
     await c.storeMemory({ memoryKey: "m", summary: "kubernetes 部署配置", content: "kubernetes 部署的配置" });
 
     // A fresh server: nothing of this user is loaded, so the first search reads the store's full-text index.
@@ -331,7 +412,9 @@ describe("MemRecall search before and after the user's index loads", () => {
     // limit 9 misses the result cache; the index has loaded meanwhile.
     const warm = await fresh.searchMemories({ query: "kubernetes 配置", searchMode: "keyword", limit: 9 });
     expect(cold.results[0]?.memoryKey).toBe("m");
-    expect(warm.results.map((r) => [r.memoryKey, r.relevanceScore])).toEqual(cold.results.slice(0, 9).map((r) => [r.memoryKey, r.relevanceScore]));
+    expect(warm.results.map((r) => [r.memoryKey, r.relevanceScore])).toEqual(
+      cold.results.slice(0, 9).map((r) => [r.memoryKey, r.relevanceScore]),
+    );
   });
 
   it("leaves out memories older than time_range_days, before and after the index loads", async () => {
@@ -341,14 +424,32 @@ describe("MemRecall search before and after the user's index loads", () => {
     await c.storeMemory({ memoryKey: "new", summary: "新的数据库配置", content: "数据库配置 今天" });
     await server.close();
     const db = new Database(path);
-    db.prepare("UPDATE memories SET created_at = created_at - ? WHERE user_id = ? AND memory_key = 'old'").run(10 * 86_400_000, `user:${who}`);
+    db.prepare("UPDATE memories SET created_at = created_at - ? WHERE user_id = ? AND memory_key = 'old'").run(
+      10 * 86_400_000,
+      `user:${who}`,
+    );
     db.close();
     server = await startServer({ SQLITE_PATH: path });
     const fresh = clientFor(server, who);
-    const cold = await fresh.searchMemories({ query: "数据库配置", searchMode: "keyword", timeRangeDays: 5, minRelevanceScore: 0 });
+    const cold = await fresh.searchMemories({
+      query: "数据库配置",
+      searchMode: "keyword",
+      timeRangeDays: 5,
+      minRelevanceScore: 0,
+    });
     await new Promise((r) => setTimeout(r, 300));
-    const warm = await fresh.searchMemories({ query: "数据库配置", searchMode: "hybrid", timeRangeDays: 5, minRelevanceScore: 0 });
-    const all = await fresh.searchMemories({ query: "数据库配置", searchMode: "hybrid", timeRangeDays: 30, minRelevanceScore: 0 });
+    const warm = await fresh.searchMemories({
+      query: "数据库配置",
+      searchMode: "hybrid",
+      timeRangeDays: 5,
+      minRelevanceScore: 0,
+    });
+    const all = await fresh.searchMemories({
+      query: "数据库配置",
+      searchMode: "hybrid",
+      timeRangeDays: 30,
+      minRelevanceScore: 0,
+    });
     expect(cold.results.map((r) => r.memoryKey)).toEqual(["new"]);
     expect(warm.results.map((r) => r.memoryKey)).toEqual(["new"]);
     expect(all.results.map((r) => r.memoryKey).sort()).toEqual(["new", "old"]);

@@ -19,7 +19,13 @@ describe("expand_context_window", () => {
   });
 
   it("refuses once the last iteration is reached and keeps the current size", () => {
-    const input = expandInput.parse({ reason: "r", current_size: 10, requested_size: 20, current_iteration: 3, max_iterations: 3 });
+    const input = expandInput.parse({
+      reason: "r",
+      current_size: 10,
+      requested_size: 20,
+      current_iteration: 3,
+      max_iterations: 3,
+    });
     expect(expandContextWindow(input)).toEqual({
       approved: false,
       new_size: 10,
@@ -88,12 +94,23 @@ describe("handoff", () => {
     [{ reason: "r", search_summary: "s" }, "confidence", "confidence is required (0.0..1.0)"],
     [{ reason: "r", search_summary: "s", confidence: 1.5 }, "confidence", "confidence must be between 0.0 and 1.0"],
     [{ reason: "", search_summary: "s", confidence: 1 }, "reason", "reason is required: say why the task ends"],
-    [{ reason: "r", search_summary: "s", confidence: 1, needs_more_info: true }, "follow_up_question", expect.stringContaining("required when needs_more_info")],
-    [{ reason: "r", search_summary: "s", confidence: 1, relevant_memory_keys: [""] }, "relevant_memory_keys.0", "memory keys must not be empty"],
+    [
+      { reason: "r", search_summary: "s", confidence: 1, needs_more_info: true },
+      "follow_up_question",
+      expect.stringContaining("required when needs_more_info"),
+    ],
+    [
+      { reason: "r", search_summary: "s", confidence: 1, relevant_memory_keys: [""] },
+      "relevant_memory_keys.0",
+      "memory keys must not be empty",
+    ],
   ])("rejects %o on %s", (value, field, message) => {
     const result = handoffInput.safeParse(value);
     expect(result.success).toBe(false);
-    expect(result.error?.issues.map((i) => ({ field: i.path.join("."), message: i.message }))).toContainEqual({ field, message });
+    expect(result.error?.issues.map((i) => ({ field: i.path.join("."), message: i.message }))).toContainEqual({
+      field,
+      message,
+    });
   });
 
   it.each([

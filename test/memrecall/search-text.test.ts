@@ -70,7 +70,12 @@ describe("coverage: the keyword relevance of a memory, the share of the query's 
     { query: ["the", "redis"], text: "redis", expected: 0.9412, why: "8 / (0.5 + 8): a stop word weighs little" },
     { query: ["the", "redis"], text: "the cache", expected: 0.0588, why: "0.5 / (0.5 + 8)" },
     { query: ["postgresql", "pg"], text: "pg", expected: 0.4048, why: "6.8 / (10 + 6.8)" },
-    { query: ["龘", "redis"], text: "龘", expected: 0.5947, why: "11.74 / (11.74 + 8): an unknown word counts as rare" },
+    {
+      query: ["龘", "redis"],
+      text: "龘",
+      expected: 0.5947,
+      why: "11.74 / (11.74 + 8): an unknown word counts as rare",
+    },
     { query: ["数据库", "配置"], text: "数据库 备份", expected: 0.5998, why: "8.917071 / (8.917071 + 5.949118)" },
     { query: ["config"], text: "configs", expected: 0, why: "whole tokens only, no stemming" },
     { query: [], text: "redis", expected: 0, why: "a query without weight covers nothing" },
@@ -82,13 +87,28 @@ describe("coverage: the keyword relevance of a memory, the share of the query's 
 describe("lookupTokens: the words looked up in the full-text index", () => {
   const twenty = Array.from({ length: 20 }, (_, i) => `w${String(i).padStart(2, "0")}`);
   it.each([
-    { query: ["host", "postgresql"], extra: ["pg"], expected: ["postgresql", "host", "pg"], why: "rarest first: 10 > 7.6" },
-    { query: ["pg"], extra: ["postgresql"], expected: ["pg", "postgresql"], why: "the query's own before the expansion's" },
+    {
+      query: ["host", "postgresql"],
+      extra: ["pg"],
+      expected: ["postgresql", "host", "pg"],
+      why: "rarest first: 10 > 7.6",
+    },
+    {
+      query: ["pg"],
+      extra: ["postgresql"],
+      expected: ["pg", "postgresql"],
+      why: "the query's own before the expansion's",
+    },
     { query: ["the", "redis", "之前"], extra: [], expected: ["redis"], why: "IDF 0.5 < 2: common words left out" },
     { query: ["the", "之前"], extra: [], expected: ["the", "之前"], why: "only common words: kept, in query order" },
     { query: [], extra: ["the"], expected: ["the"], why: "an expansion of common words alone is kept too" },
     { query: ["redis", "redis"], extra: ["redis", "host"], expected: ["redis", "host"], why: "each word once" },
-    { query: twenty, extra: ["pg"], expected: twenty.slice(0, 16), why: "at most 16; equal IDFs (7.2) keep their order" },
+    {
+      query: twenty,
+      extra: ["pg"],
+      expected: twenty.slice(0, 16),
+      why: "at most 16; equal IDFs (7.2) keep their order",
+    },
   ])("$why", ({ query, extra, expected }) => {
     expect(lookupTokens(query, extra)).toEqual(expected);
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { calibrate, rrf, type Ranked } from "../../src/memrecall/search";
+import { calibrate, type Ranked, rrf } from "../../src/memrecall/search";
 
 const r = (memory_key: string, relevance: number): Ranked => ({ memory_key, relevance });
 

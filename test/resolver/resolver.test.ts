@@ -1,15 +1,15 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Code, type Client } from "@connectrpc/connect";
+import { type Client, Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { AgentHintSchema } from "../../gen/contextloader/common/v1/errors_pb";
 import { LogicPropertyResolverService, MissingParamsSchema } from "../../gen/contextloader/resolver/v1/resolver_pb";
 import { BadRequestSchema, ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb";
-import { startScriptedLlm, type ChatRequest, type Reply, type ScriptedLlm } from "../helpers/scripted-llm";
 import { manyMetricsBundle } from "../fixtures/many-metrics-bundle";
-import { startServer, type TestServer } from "../helpers/server";
 import { clientWith, failure } from "../helpers/rpc";
+import { type ChatRequest, type Reply, type ScriptedLlm, startScriptedLlm } from "../helpers/scripted-llm";
+import { startServer, type TestServer } from "../helpers/server";
 
 const NOW = Date.parse("2026-11-22T10:30:00+08:00");
 const MONTH_START = (y: number, m: number) => Date.parse(`${y}-${String(m).padStart(2, "0")}-01T00:00:00+08:00`);
@@ -30,7 +30,11 @@ function answers(table: Record<string, unknown | ((req: ChatRequest) => Reply)>)
   };
 }
 
-const healthParams = { weights: { growth: 0.4, breadth: 0.3, stability: 0.3 }, focus_categories: ["片剂", "注射剂"], as_of: NOW };
+const healthParams = {
+  weights: { growth: 0.4, breadth: 0.3, stability: 0.3 },
+  focus_categories: ["片剂", "注射剂"],
+  as_of: NOW,
+};
 
 describe("ResolveLogicProperties on the sample network", () => {
   let llm: ScriptedLlm;
@@ -68,7 +72,10 @@ describe("ResolveLogicProperties on the sample network", () => {
     expect(llm.requests.length - before).toBe(2);
     const [row] = res.datas;
     expect(row).toMatchObject({ company_id: "company_000001" });
-    const metric = row!["approved_drug_count"] as { model: { unit_type: string }; datas: { times: number[]; values: unknown[] }[] };
+    const metric = row!["approved_drug_count"] as {
+      model: { unit_type: string };
+      datas: { times: number[]; values: unknown[] }[];
+    };
     expect(metric.model.unit_type).toBe("countUnit");
     expect(metric.datas[0]!.times).toEqual([NOW]);
     const score = row!["business_health_score"] as { score: number; level: string; weights: unknown };
@@ -80,12 +87,17 @@ describe("ResolveLogicProperties on the sample network", () => {
     expect(operatorPrompt.messages[1]!.content).toContain("算子参数定义");
     expect(operatorPrompt.messages[1]!.content).toContain("focus_categories");
     expect(res.debug?.nowMs).toBe(BigInt(NOW));
-    expect(res.debug?.properties.map((p) => p.property).sort()).toEqual(["approved_drug_count", "business_health_score"]);
+    expect(res.debug?.properties.map((p) => p.property).sort()).toEqual([
+      "approved_drug_count",
+      "business_health_score",
+    ]);
     expect(new Set(res.debug?.properties.map((p) => p.spanId)).size).toBe(2);
   });
 
   it("lets a time fact win over the LLM: 上个月 is computed, the LLM's start is replaced and debug says so", async () => {
-    llm.setFallback(answers({ approved_drug_count: { approved_drug_count: { instant: true, start: 946684800000, end: NOW } } }));
+    llm.setFallback(
+      answers({ approved_drug_count: { approved_drug_count: { instant: true, start: 946684800000, end: NOW } } }),
+    );
     const res = await client.resolveLogicProperties({
       knId: "kn_medical",
       otId: "company",
@@ -98,12 +110,18 @@ describe("ResolveLogicProperties on the sample network", () => {
     const params = res.debug!.dynamicParams!["approved_drug_count"] as { start: number; end: number };
     expect(params.start).toBe(MONTH_START(2026, 10));
     expect(params.end).toBe(MONTH_START(2026, 11) - 1);
-    expect(res.debug!.properties[0]!.notes.join("\n")).toMatch(/the LLM gave start=946684800000; the time fact \d+ wins/);
+    expect(res.debug!.properties[0]!.notes.join("\n")).toMatch(
+      /the LLM gave start=946684800000; the time fact \d+ wins/,
+    );
   });
 
   it("answers a trend query with monthly buckets", async () => {
     llm.setFallback(
-      answers({ approved_drug_count: { approved_drug_count: { instant: false, start: MONTH_START(2026, 1), end: NOW, step: "month" } } }),
+      answers({
+        approved_drug_count: {
+          approved_drug_count: { instant: false, start: MONTH_START(2026, 1), end: NOW, step: "month" },
+        },
+      }),
     );
     const res = await client.resolveLogicProperties({
       knId: "kn_medical",
@@ -123,7 +141,14 @@ describe("ResolveLogicProperties on the sample network", () => {
     llm.setFallback(
       answers({
         approved_drug_count: () => ({
-          content: JSON.stringify({ approved_drug_count: { instant: false, start: MONTH_START(2026, 1), end: NOW, ...(calls++ === 0 ? {} : { step: "quarter" }) } }),
+          content: JSON.stringify({
+            approved_drug_count: {
+              instant: false,
+              start: MONTH_START(2026, 1),
+              end: NOW,
+              ...(calls++ === 0 ? {} : { step: "quarter" }),
+            },
+          }),
         }),
       }),
     );
@@ -165,7 +190,10 @@ describe("ResolveLogicProperties on the sample network", () => {
     expect(err.findDetails(ErrorInfoSchema)[0]?.reason).toBe("MISSING_INPUT_PARAMS");
     const missing = err.findDetails(MissingParamsSchema)[0]!;
     expect(missing.missing).toEqual([
-      expect.objectContaining({ property: "approved_drug_count", params: [expect.objectContaining({ name: "step", type: "STRING" })] }),
+      expect.objectContaining({
+        property: "approved_drug_count",
+        params: [expect.objectContaining({ name: "step", type: "STRING" })],
+      }),
     ]);
     expect(missing.missing[0]!.params[0]!.hint).toContain("step=month");
     expect(missing.traceId).toMatch(/^[0-9a-f]{32}$/);
@@ -173,20 +201,36 @@ describe("ResolveLogicProperties on the sample network", () => {
   });
 
   it("passes the LLM's _error on as missing parameters with hints, without a repair round", async () => {
-    llm.setFallback(answers({ approved_drug_count: { _error: "缺少必填参数: start (时间范围开始时间戳), end (时间范围结束时间戳)" } }));
+    llm.setFallback(
+      answers({
+        approved_drug_count: { _error: "缺少必填参数: start (时间范围开始时间戳), end (时间范围结束时间戳)" },
+      }),
+    );
     const before = llm.requests.length;
     const err = await failure(
-      client.resolveLogicProperties({ knId: "kn_medical", otId: "company", query: "这些企业的药品上市数量", uniqueIdentities: COMPANY, properties: ["approved_drug_count"] }),
+      client.resolveLogicProperties({
+        knId: "kn_medical",
+        otId: "company",
+        query: "这些企业的药品上市数量",
+        uniqueIdentities: COMPANY,
+        properties: ["approved_drug_count"],
+      }),
     );
     expect(llm.requests.length - before).toBe(1);
     const names = err.findDetails(MissingParamsSchema)[0]!.missing[0]!.params.map((p) => p.name);
     expect(names).toEqual(expect.arrayContaining(["instant", "start", "end"]));
-    expect(err.findDetails(MissingParamsSchema)[0]!.missing[0]!.params.find((p) => p.name === "start")!.hint).toContain("时间范围");
+    expect(err.findDetails(MissingParamsSchema)[0]!.missing[0]!.params.find((p) => p.name === "start")!.hint).toContain(
+      "时间范围",
+    );
   });
 
   it("retries the LLM after a 429 and succeeds", async () => {
     llm.queue({ status: 429, body: '{"error":"rate limited"}' });
-    llm.setFallback(answers({ approved_drug_count: { approved_drug_count: { instant: true, start: MONTH_START(2025, 1), end: NOW } } }));
+    llm.setFallback(
+      answers({
+        approved_drug_count: { approved_drug_count: { instant: true, start: MONTH_START(2025, 1), end: NOW } },
+      }),
+    );
     const res = await client.resolveLogicProperties({
       knId: "kn_medical",
       otId: "company",
@@ -200,12 +244,20 @@ describe("ResolveLogicProperties on the sample network", () => {
   });
 
   it("keeps rows in request order and reports identities with no row", async () => {
-    llm.setFallback(answers({ approved_drug_count: { approved_drug_count: { instant: true, start: MONTH_START(2025, 1), end: NOW } } }));
+    llm.setFallback(
+      answers({
+        approved_drug_count: { approved_drug_count: { instant: true, start: MONTH_START(2025, 1), end: NOW } },
+      }),
+    );
     const res = await client.resolveLogicProperties({
       knId: "kn_medical",
       otId: "company",
       query: "2025年以来上市了多少药品",
-      uniqueIdentities: [{ company_id: "company_000003" }, { company_id: "company_999999" }, { company_id: "company_000001" }],
+      uniqueIdentities: [
+        { company_id: "company_000003" },
+        { company_id: "company_999999" },
+        { company_id: "company_000001" },
+      ],
       properties: ["approved_drug_count"],
       nowMs: BigInt(NOW),
       additionalContext: "instant=true",
@@ -231,11 +283,22 @@ describe("ResolveLogicProperties on the sample network", () => {
 
   it.each([
     [{ properties: ["company_name"] }, "properties[0]", /data property of company/],
-    [{ properties: ["revenue"] }, "properties[0]", /not a logic property of company; its logic properties: approved_drug_count, business_health_score/],
+    [
+      { properties: ["revenue"] },
+      "properties[0]",
+      /not a logic property of company; its logic properties: approved_drug_count, business_health_score/,
+    ],
     [{ uniqueIdentities: [{ company_name: "x" }] }, "unique_identities[0]", /missing primary key company_id/],
   ])("rejects %o with a field violation", async (change, field, description) => {
     const err = await failure(
-      client.resolveLogicProperties({ knId: "kn_medical", otId: "company", query: "q", uniqueIdentities: COMPANY, properties: ["approved_drug_count"], ...change }),
+      client.resolveLogicProperties({
+        knId: "kn_medical",
+        otId: "company",
+        query: "q",
+        uniqueIdentities: COMPANY,
+        properties: ["approved_drug_count"],
+        ...change,
+      }),
     );
     expect(err.code).toBe(Code.InvalidArgument);
     const violation = err.findDetails(BadRequestSchema)[0]!.fieldViolations.find((v) => v.field === field);
@@ -243,10 +306,24 @@ describe("ResolveLogicProperties on the sample network", () => {
   });
 
   it("rejects a request with neither spelling of identities, or both", async () => {
-    const neither = await failure(client.resolveLogicProperties({ knId: "kn_medical", otId: "company", query: "q", properties: ["approved_drug_count"] }));
+    const neither = await failure(
+      client.resolveLogicProperties({
+        knId: "kn_medical",
+        otId: "company",
+        query: "q",
+        properties: ["approved_drug_count"],
+      }),
+    );
     expect(neither.findDetails(BadRequestSchema)[0]!.fieldViolations[0]!.field).toBe("unique_identities");
     const both = await failure(
-      client.resolveLogicProperties({ knId: "kn_medical", otId: "company", query: "q", properties: ["approved_drug_count"], uniqueIdentities: COMPANY, instanceIdentities: COMPANY }),
+      client.resolveLogicProperties({
+        knId: "kn_medical",
+        otId: "company",
+        query: "q",
+        properties: ["approved_drug_count"],
+        uniqueIdentities: COMPANY,
+        instanceIdentities: COMPANY,
+      }),
     );
     expect(both.findDetails(BadRequestSchema)[0]!.fieldViolations[0]!.field).toBe("instance_identities");
   });
@@ -256,18 +333,45 @@ describe("ResolveLogicProperties on the sample network", () => {
     const res = await fetch(`${server.baseUrl}/api/kn/logic-property-resolver`, {
       method: "POST",
       headers: { "content-type": "application/json", "x-account-id": "u-1", "x-account-type": "user" },
-      body: JSON.stringify({ kn_id: "kn_medical", ot_id: "company", query: "药品上市情况", _instance_identities: COMPANY, properties: ["approved_drug_count"] }),
+      body: JSON.stringify({
+        kn_id: "kn_medical",
+        ot_id: "company",
+        query: "药品上市情况",
+        _instance_identities: COMPANY,
+        properties: ["approved_drug_count"],
+      }),
     });
     expect(res.status).toBe(400);
-    const body = (await res.json()) as { error_code: string; message: string; missing: { property: string }[]; trace_id: string };
-    expect(body).toMatchObject({ error_code: "MISSING_INPUT_PARAMS", message: "dynamic_params 缺少必需的 input 参数", missing: [{ property: "approved_drug_count" }] });
+    const body = (await res.json()) as {
+      error_code: string;
+      message: string;
+      missing: { property: string }[];
+      trace_id: string;
+    };
+    expect(body).toMatchObject({
+      error_code: "MISSING_INPUT_PARAMS",
+      message: "dynamic_params 缺少必需的 input 参数",
+      missing: [{ property: "approved_drug_count" }],
+    });
     expect(body.trace_id).toBe(res.headers.get("x-trace-id"));
 
-    llm.setFallback(answers({ approved_drug_count: { approved_drug_count: { instant: true, start: MONTH_START(2025, 1), end: NOW } } }));
+    llm.setFallback(
+      answers({
+        approved_drug_count: { approved_drug_count: { instant: true, start: MONTH_START(2025, 1), end: NOW } },
+      }),
+    );
     const ok = await fetch(`${server.baseUrl}/api/kn/logic-property-resolver`, {
       method: "POST",
       headers: { "content-type": "application/json", "x-account-id": "u-1" },
-      body: JSON.stringify({ kn_id: "kn_medical", ot_id: "company", query: "2025年以来上市了多少药品", unique_identities: COMPANY, properties: ["approved_drug_count"], now_ms: NOW, additional_context: "instant=true" }),
+      body: JSON.stringify({
+        kn_id: "kn_medical",
+        ot_id: "company",
+        query: "2025年以来上市了多少药品",
+        unique_identities: COMPANY,
+        properties: ["approved_drug_count"],
+        now_ms: NOW,
+        additional_context: "instant=true",
+      }),
     });
     expect(ok.status).toBe(200);
     const okBody = (await ok.json()) as { datas: Record<string, unknown>[] };
@@ -292,7 +396,11 @@ describe("ResolveLogicProperties: answers, schemas and the REST contract in deta
   beforeEach(() => llm.setFallback(() => ({ content: '{"_error":"unscripted"}' })));
 
   const post = (path: string, body: unknown) =>
-    fetch(`${server.baseUrl}${path}`, { method: "POST", headers: { "content-type": "application/json", "x-account-id": "u-1" }, body: JSON.stringify(body) });
+    fetch(`${server.baseUrl}${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-account-id": "u-1" },
+      body: JSON.stringify(body),
+    });
 
   it("checks an operator's object parameter against the operator market schema and repairs it", async () => {
     let calls = 0;
@@ -300,7 +408,8 @@ describe("ResolveLogicProperties: answers, schemas and the REST contract in deta
       answers({
         business_health_score: () => ({
           content: JSON.stringify({
-            business_health_score: calls++ === 0 ? { ...healthParams, weights: { growth: 0.5, quality: 0.5 } } : healthParams,
+            business_health_score:
+              calls++ === 0 ? { ...healthParams, weights: { growth: 0.5, quality: 0.5 } } : healthParams,
           }),
         }),
       }),
@@ -317,7 +426,10 @@ describe("ResolveLogicProperties: answers, schemas and the REST contract in deta
     });
     expect(res.debug!.properties[0]!.repairs).toBe(1);
     expect(llm.requests[before + 1]!.messages.at(-1)!.content).toContain("weights.quality is not allowed");
-    expect(res.datas[0]!["business_health_score"]).toMatchObject({ level: expect.any(String), weights: healthParams.weights });
+    expect(res.datas[0]!["business_health_score"]).toMatchObject({
+      level: expect.any(String),
+      weights: healthParams.weights,
+    });
     const firstPrompt = llm.requests[before]!.messages.reduce((n, m) => n + m.content.length, 0);
     expect(res.debug!.properties[0]!.promptChars).toBeGreaterThan(firstPrompt);
   });
@@ -351,7 +463,11 @@ describe("ResolveLogicProperties: answers, schemas and the REST contract in deta
     llm.setFallback(
       answers({
         approved_drug_count: () => ({
-          content: JSON.stringify(calls++ === 0 ? { result: "ok" } : { approved_drug_count: { instant: true, start: MONTH_START(2026, 1), end: NOW } }),
+          content: JSON.stringify(
+            calls++ === 0
+              ? { result: "ok" }
+              : { approved_drug_count: { instant: true, start: MONTH_START(2026, 1), end: NOW } },
+          ),
         }),
       }),
     );
@@ -381,14 +497,24 @@ describe("ResolveLogicProperties: answers, schemas and the REST contract in deta
     };
     const legacy = await post("/api/agent-retrieval/in/v1/kn/logic-property-resolver", body);
     expect(legacy.status).toBe(200);
-    const answer = (await legacy.json()) as { error_code: string; llm_errors: string; debug: { properties: { raw_answers: string[] }[] } };
+    const answer = (await legacy.json()) as {
+      error_code: string;
+      llm_errors: string;
+      debug: { properties: { raw_answers: string[] }[] };
+    };
     expect(answer.error_code).toBe("MISSING_INPUT_PARAMS");
     expect(answer.llm_errors).toContain("缺少必填参数: start");
     expect(answer.debug.properties[0]!.raw_answers[0]).toContain("_error");
     expect((await post("/api/kn/logic-property-resolver", body)).status).toBe(400);
 
     const err = await failure(
-      client.resolveLogicProperties({ knId: "kn_medical", otId: "company", query: "药品上市情况", uniqueIdentities: COMPANY, properties: ["approved_drug_count"] }),
+      client.resolveLogicProperties({
+        knId: "kn_medical",
+        otId: "company",
+        query: "药品上市情况",
+        uniqueIdentities: COMPANY,
+        properties: ["approved_drug_count"],
+      }),
     );
     expect(err.findDetails(ErrorInfoSchema)[0]!.metadata["llm_errors"]).toContain("缺少必填参数: start");
   });
@@ -403,7 +529,9 @@ describe("ResolveLogicProperties: answers, schemas and the REST contract in deta
       _instance_identities: COMPANY,
     });
     expect(both.status).toBe(400);
-    expect(((await both.json()) as { field_violations: { field: string }[] }).field_violations[0]!.field).toBe("_instance_identities");
+    expect(((await both.json()) as { field_violations: { field: string }[] }).field_violations[0]!.field).toBe(
+      "_instance_identities",
+    );
 
     const empty = await post("/api/kn/logic-property-resolver", {
       kn_id: "kn_medical",
@@ -413,7 +541,9 @@ describe("ResolveLogicProperties: answers, schemas and the REST contract in deta
       unique_identities: [{ company_id: " " }],
     });
     expect(empty.status).toBe(400);
-    expect(((await empty.json()) as { field_violations: { field: string; description: string }[] }).field_violations[0]).toEqual({
+    expect(
+      ((await empty.json()) as { field_violations: { field: string; description: string }[] }).field_violations[0],
+    ).toEqual({
       field: "unique_identities[0].company_id",
       description: "primary key values must not be empty",
     });
@@ -457,7 +587,10 @@ describe("ResolveLogicProperties concurrency", () => {
     const bundle = manyMetricsBundle("kn_many", PROPERTIES, MONTH_START(2026, 1));
     writeFileSync(join(dir, "many.json"), JSON.stringify(bundle));
     llm = await startScriptedLlm(() => ({ delayMs: 150, content: "" }));
-    llm.setFallback((req) => ({ delayMs: 150, content: JSON.stringify({ [propertyOf(req)]: { instant: true, start: MONTH_START(2026, 1), end: NOW } }) }));
+    llm.setFallback((req) => ({
+      delayMs: 150,
+      content: JSON.stringify({ [propertyOf(req)]: { instant: true, start: MONTH_START(2026, 1), end: NOW } }),
+    }));
     server = await startServer({ LLM_BASE_URL: llm.baseUrl, KN_BUNDLE: join(dir, "many.json") });
   });
   afterAll(async () => {
@@ -477,7 +610,11 @@ describe("ResolveLogicProperties concurrency", () => {
       nowMs: BigInt(NOW),
       options: { maxConcurrency: 4 },
     });
-    expect(Object.keys(res.datas[0]!).filter((k) => k.startsWith("metric_")).sort()).toEqual([...PROPERTIES].sort());
+    expect(
+      Object.keys(res.datas[0]!)
+        .filter((k) => k.startsWith("metric_"))
+        .sort(),
+    ).toEqual([...PROPERTIES].sort());
     const arrivals = llm.requests.slice(before).map((r) => r.at);
     expect(arrivals).toHaveLength(8);
     // The first four arrive together; the next four only as answers (150 ms each) come back.
@@ -511,7 +648,11 @@ describe("ResolveLogicProperties when a dependency is down", () => {
 
   it("reports an unreachable platform at once, before any LLM call", async () => {
     const llm = await startScriptedLlm();
-    const server = await startServer({ LLM_BASE_URL: llm.baseUrl, ONTOLOGY_MANAGER_URL: "http://127.0.0.1:1", ONTOLOGY_QUERY_URL: "http://127.0.0.1:1" });
+    const server = await startServer({
+      LLM_BASE_URL: llm.baseUrl,
+      ONTOLOGY_MANAGER_URL: "http://127.0.0.1:1",
+      ONTOLOGY_QUERY_URL: "http://127.0.0.1:1",
+    });
     try {
       const err = await failure(ask(server, "approved_drug_count"));
       expect(err.code).toBe(Code.Unavailable);

@@ -10,7 +10,10 @@ const NOW_MS = Date.parse(NOW);
 /** `ms` as an ISO string in `timeZone`'s offset at that instant, written independently of calendar.ts. */
 function isoIn(ms: number | undefined, timeZone: string): string | undefined {
   if (ms === undefined) return undefined;
-  const name = new Intl.DateTimeFormat("en-US", { timeZone, timeZoneName: "longOffset" }).formatToParts(ms).find((p) => p.type === "timeZoneName")?.value ?? "GMT";
+  const name =
+    new Intl.DateTimeFormat("en-US", { timeZone, timeZoneName: "longOffset" })
+      .formatToParts(ms)
+      .find((p) => p.type === "timeZoneName")?.value ?? "GMT";
   const offset = name === "GMT" ? "+00:00" : name.slice(3);
   const minutes = (offset.startsWith("-") ? -1 : 1) * (Number(offset.slice(1, 3)) * 60 + Number(offset.slice(4, 6)));
   return new Date(ms + minutes * 60_000).toISOString().replace("Z", offset);
@@ -20,7 +23,15 @@ function isoIn(ms: number | undefined, timeZone: string): string | undefined {
 const day = (date: string) => `${date}T00:00:00.000+08:00`;
 const last = (date: string) => `${date}T23:59:59.999+08:00`;
 
-function run(opts: { query?: string; context?: string; now?: string; requestNowMs?: number | undefined; serverNowMs?: number; zone?: string; requestZone?: string }): TimeFacts {
+function run(opts: {
+  query?: string;
+  context?: string;
+  now?: string;
+  requestNowMs?: number | undefined;
+  serverNowMs?: number;
+  zone?: string;
+  requestZone?: string;
+}): TimeFacts {
   return extractTimeFacts({
     query: opts.query ?? "",
     additionalContext: opts.context ?? "",
@@ -36,7 +47,9 @@ function period(r: TimeFacts) {
   const zone = r.time_zone;
   const fact = r.facts.find((f) => f.param === "start");
   const endFact = r.facts.find((f) => f.param === "end");
-  expect(endFact && { source: endFact.source, rule: endFact.rule }).toEqual(fact && { source: fact.source, rule: fact.rule });
+  expect(endFact && { source: endFact.source, rule: endFact.rule }).toEqual(
+    fact && { source: fact.source, rule: fact.rule },
+  );
   return { start: isoIn(r.start, zone), end: isoIn(r.end, zone), source: fact?.source, rule: fact?.rule };
 }
 
@@ -118,21 +131,45 @@ const ENGLISH: PeriodRow[] = [
   { query: "last quarter", start: day("2026-07-01"), end: last("2026-09-30"), rule: "last week/month/quarter/year" },
   { query: "last year", start: day("2025-01-01"), end: last("2025-12-31"), rule: "last week/month/quarter/year" },
   { query: "last 7 days", start: "2026-11-15T10:30:00.000+08:00", end: NOW, rule: "last N days" },
-  { query: "the last two weeks", start: "2026-11-08T10:30:00.000+08:00", end: NOW, rule: "last N days", source: "last two weeks" },
+  {
+    query: "the last two weeks",
+    start: "2026-11-08T10:30:00.000+08:00",
+    end: NOW,
+    rule: "last N days",
+    source: "last two weeks",
+  },
   { query: "past 3 months", start: "2026-08-22T10:30:00.000+08:00", end: NOW, rule: "last N days" },
   { query: "past 2 quarters", start: "2026-05-22T10:30:00.000+08:00", end: NOW, rule: "last N days" },
   { query: "last 5 years", start: "2021-11-22T10:30:00.000+08:00", end: NOW, rule: "last N days" },
-  { query: "over the past year", start: "2025-11-22T10:30:00.000+08:00", end: NOW, rule: "last N days", source: "past year" },
+  {
+    query: "over the past year",
+    start: "2025-11-22T10:30:00.000+08:00",
+    end: NOW,
+    rule: "last N days",
+    source: "past year",
+  },
   { query: "Q1 2024", start: day("2024-01-01"), end: last("2024-03-31"), rule: "Q1 2024" },
   { query: "2024 Q3", start: day("2024-07-01"), end: last("2024-09-30"), rule: "2024 Q1" },
   { query: "in 2024 Q2", start: day("2024-04-01"), end: last("2024-06-30"), rule: "2024 Q1", source: "2024 Q2" },
   { query: "March 2024", start: day("2024-03-01"), end: last("2024-03-31"), rule: "March 2024" },
-  { query: "sales for Sep 2025", start: day("2025-09-01"), end: last("2025-09-30"), rule: "March 2024", source: "Sep 2025" },
+  {
+    query: "sales for Sep 2025",
+    start: day("2025-09-01"),
+    end: last("2025-09-30"),
+    rule: "March 2024",
+    source: "Sep 2025",
+  },
   { query: "revenue in 2024", start: day("2024-01-01"), end: last("2024-12-31"), rule: "in 2024", source: "in 2024" },
   { query: "between 2024-01-01 and 2024-03-31", start: day("2024-01-01"), end: last("2024-03-31"), rule: "date range" },
   { query: "from 2024-02-01 to 2024-02-29", start: day("2024-02-01"), end: last("2024-02-29"), rule: "date range" },
   { query: "from 2024-01 to today", start: day("2024-01-01"), end: NOW, rule: "date range" },
-  { query: "trend since March 2024", start: day("2024-03-01"), end: NOW, rule: "since a date", source: "since March 2024" },
+  {
+    query: "trend since March 2024",
+    start: day("2024-03-01"),
+    end: NOW,
+    rule: "since a date",
+    source: "since March 2024",
+  },
   { query: "since 2025", start: day("2025-01-01"), end: NOW, rule: "since a date" },
 ];
 
@@ -149,22 +186,112 @@ describe("extractTimeFacts: time expressions (now 2026-11-22 10:30 Asia/Shanghai
 describe("extractTimeFacts: calendar edges and other zones", () => {
   it.each([
     // Rolling windows keep the wall-clock time and clamp to the month's last day.
-    { query: "近三个月", now: "2026-05-31T10:00:00+08:00", zone: SHANGHAI, start: "2026-02-28T10:00:00.000+08:00", end: "2026-05-31T10:00:00.000+08:00" },
-    { query: "最近1个月", now: "2026-03-31T10:00:00+08:00", zone: SHANGHAI, start: "2026-02-28T10:00:00.000+08:00", end: "2026-03-31T10:00:00.000+08:00" },
-    { query: "近一年", now: "2028-02-29T10:00:00+08:00", zone: SHANGHAI, start: "2027-02-28T10:00:00.000+08:00", end: "2028-02-29T10:00:00.000+08:00" },
-    { query: "上个月", now: "2026-03-15T09:00:00+08:00", zone: SHANGHAI, start: day("2026-02-01"), end: last("2026-02-28") },
-    { query: "上个月", now: "2026-01-10T09:00:00+08:00", zone: SHANGHAI, start: day("2025-12-01"), end: last("2025-12-31") },
-    { query: "上季度", now: "2026-02-10T09:00:00+08:00", zone: SHANGHAI, start: day("2025-10-01"), end: last("2025-12-31") },
-    { query: "本周", now: "2026-11-16T08:00:00+08:00", zone: SHANGHAI, start: day("2026-11-16"), end: "2026-11-16T08:00:00.000+08:00" },
+    {
+      query: "近三个月",
+      now: "2026-05-31T10:00:00+08:00",
+      zone: SHANGHAI,
+      start: "2026-02-28T10:00:00.000+08:00",
+      end: "2026-05-31T10:00:00.000+08:00",
+    },
+    {
+      query: "最近1个月",
+      now: "2026-03-31T10:00:00+08:00",
+      zone: SHANGHAI,
+      start: "2026-02-28T10:00:00.000+08:00",
+      end: "2026-03-31T10:00:00.000+08:00",
+    },
+    {
+      query: "近一年",
+      now: "2028-02-29T10:00:00+08:00",
+      zone: SHANGHAI,
+      start: "2027-02-28T10:00:00.000+08:00",
+      end: "2028-02-29T10:00:00.000+08:00",
+    },
+    {
+      query: "上个月",
+      now: "2026-03-15T09:00:00+08:00",
+      zone: SHANGHAI,
+      start: day("2026-02-01"),
+      end: last("2026-02-28"),
+    },
+    {
+      query: "上个月",
+      now: "2026-01-10T09:00:00+08:00",
+      zone: SHANGHAI,
+      start: day("2025-12-01"),
+      end: last("2025-12-31"),
+    },
+    {
+      query: "上季度",
+      now: "2026-02-10T09:00:00+08:00",
+      zone: SHANGHAI,
+      start: day("2025-10-01"),
+      end: last("2025-12-31"),
+    },
+    {
+      query: "本周",
+      now: "2026-11-16T08:00:00+08:00",
+      zone: SHANGHAI,
+      start: day("2026-11-16"),
+      end: "2026-11-16T08:00:00.000+08:00",
+    },
     // New York leaves daylight saving time on 2026-11-01.
-    { query: "上个月", now: "2026-11-22T10:30:00-05:00", zone: NEW_YORK, start: "2026-10-01T00:00:00.000-04:00", end: "2026-10-31T23:59:59.999-04:00" },
-    { query: "本月", now: "2026-11-22T10:30:00-05:00", zone: NEW_YORK, start: "2026-11-01T00:00:00.000-04:00", end: "2026-11-22T10:30:00.000-05:00" },
-    { query: "上周", now: "2026-11-03T12:00:00-05:00", zone: NEW_YORK, start: "2026-10-26T00:00:00.000-04:00", end: "2026-11-01T23:59:59.999-05:00" },
-    { query: "今天", now: "2026-11-01T12:00:00-05:00", zone: NEW_YORK, start: "2026-11-01T00:00:00.000-04:00", end: "2026-11-01T12:00:00.000-05:00" },
-    { query: "最近7天", now: "2026-11-05T10:00:00-05:00", zone: NEW_YORK, start: "2026-10-29T10:00:00.000-04:00", end: "2026-11-05T10:00:00.000-05:00" },
-    { query: "last 3 months", now: "2026-03-20T12:00:00-04:00", zone: NEW_YORK, start: "2025-12-20T12:00:00.000-05:00", end: "2026-03-20T12:00:00.000-04:00" },
-    { query: "今年", now: "2026-07-04T09:00:00-04:00", zone: NEW_YORK, start: "2026-01-01T00:00:00.000-05:00", end: "2026-07-04T09:00:00.000-04:00" },
-    { query: "2024-03-01 至 2024-03-31", now: "2026-07-04T09:00:00-04:00", zone: NEW_YORK, start: "2024-03-01T00:00:00.000-05:00", end: "2024-03-31T23:59:59.999-04:00" },
+    {
+      query: "上个月",
+      now: "2026-11-22T10:30:00-05:00",
+      zone: NEW_YORK,
+      start: "2026-10-01T00:00:00.000-04:00",
+      end: "2026-10-31T23:59:59.999-04:00",
+    },
+    {
+      query: "本月",
+      now: "2026-11-22T10:30:00-05:00",
+      zone: NEW_YORK,
+      start: "2026-11-01T00:00:00.000-04:00",
+      end: "2026-11-22T10:30:00.000-05:00",
+    },
+    {
+      query: "上周",
+      now: "2026-11-03T12:00:00-05:00",
+      zone: NEW_YORK,
+      start: "2026-10-26T00:00:00.000-04:00",
+      end: "2026-11-01T23:59:59.999-05:00",
+    },
+    {
+      query: "今天",
+      now: "2026-11-01T12:00:00-05:00",
+      zone: NEW_YORK,
+      start: "2026-11-01T00:00:00.000-04:00",
+      end: "2026-11-01T12:00:00.000-05:00",
+    },
+    {
+      query: "最近7天",
+      now: "2026-11-05T10:00:00-05:00",
+      zone: NEW_YORK,
+      start: "2026-10-29T10:00:00.000-04:00",
+      end: "2026-11-05T10:00:00.000-05:00",
+    },
+    {
+      query: "last 3 months",
+      now: "2026-03-20T12:00:00-04:00",
+      zone: NEW_YORK,
+      start: "2025-12-20T12:00:00.000-05:00",
+      end: "2026-03-20T12:00:00.000-04:00",
+    },
+    {
+      query: "今年",
+      now: "2026-07-04T09:00:00-04:00",
+      zone: NEW_YORK,
+      start: "2026-01-01T00:00:00.000-05:00",
+      end: "2026-07-04T09:00:00.000-04:00",
+    },
+    {
+      query: "2024-03-01 至 2024-03-31",
+      now: "2026-07-04T09:00:00-04:00",
+      zone: NEW_YORK,
+      start: "2024-03-01T00:00:00.000-05:00",
+      end: "2024-03-31T23:59:59.999-04:00",
+    },
   ])("$query at $now in $zone", ({ query, now, zone, start, end }) => {
     const r = run({ query, now, zone });
     expect({ zone: r.time_zone, start: isoIn(r.start, zone), end: isoIn(r.end, zone) }).toEqual({ zone, start, end });
@@ -193,7 +320,11 @@ describe("extractTimeFacts: text that names no period", () => {
     { query: "按日期排序", why: "no period" },
   ])("$query: $why", ({ query, now }) => {
     const r = run({ query, now });
-    expect({ start: r.start, end: r.end, facts: r.facts.map((f) => f.param).filter((p) => p === "start" || p === "end") }).toEqual({
+    expect({
+      start: r.start,
+      end: r.end,
+      facts: r.facts.map((f) => f.param).filter((p) => p === "start" || p === "end"),
+    }).toEqual({
       start: undefined,
       end: undefined,
       facts: [],
@@ -201,8 +332,15 @@ describe("extractTimeFacts: text that names no period", () => {
   });
 
   it("reports nothing but now when nothing is determined", () => {
-    const r = run({ query: "各公司的注册资本是多少", context: "company_id=company_000001，registered_capital=2000000" });
-    expect(r).toEqual({ now_ms: NOW_MS, time_zone: SHANGHAI, facts: [{ param: "now_ms", value: NOW_MS, source: `request now_ms=${NOW_MS}`, rule: "request" }] });
+    const r = run({
+      query: "各公司的注册资本是多少",
+      context: "company_id=company_000001，registered_capital=2000000",
+    });
+    expect(r).toEqual({
+      now_ms: NOW_MS,
+      time_zone: SHANGHAI,
+      facts: [{ param: "now_ms", value: NOW_MS, source: `request now_ms=${NOW_MS}`, rule: "request" }],
+    });
   });
 });
 
@@ -212,7 +350,12 @@ describe("extractTimeFacts: the first expression wins", () => {
     { query: "2101年和去年", context: "", start: day("2025-01-01"), rule: "去年" },
     { query: "今年上半年", context: "", start: day("2026-01-01"), rule: "上半年/下半年" },
     { query: "今年", context: "统计口径：上个月", start: day("2026-01-01"), rule: "今年" },
-    { query: "上个月", context: '{"object_context": {"company": "c1", "remark": "看去年"}}', start: day("2026-10-01"), rule: "上个月" },
+    {
+      query: "上个月",
+      context: '{"object_context": {"company": "c1", "remark": "看去年"}}',
+      start: day("2026-10-01"),
+      rule: "上个月",
+    },
     { query: "审批数", context: "统计口径：上个月", start: day("2026-10-01"), rule: "上个月" },
   ])("$query with context $context → $rule", ({ query, context, start, rule }) => {
     expect(period(run({ query, context }))).toMatchObject({ start, rule });
@@ -221,11 +364,36 @@ describe("extractTimeFacts: the first expression wins", () => {
 
 describe("extractTimeFacts: step and instant from words", () => {
   it.each([
-    ...["每天", "每日", "按天", "逐日", "日度", "daily", "per day"].map((w) => ({ query: `${w}的新增数量`, step: "day", instant: false, rule: "每天/按天" })),
-    ...["每周", "按周", "周度", "weekly"].map((w) => ({ query: `${w}的新增数量`, step: "week", instant: false, rule: "每周/按周" })),
-    ...["每月", "按月", "逐月", "月度", "各月", "每个月", "monthly", "per month"].map((w) => ({ query: `${w}的新增数量`, step: "month", instant: false, rule: "每月/按月" })),
-    ...["每季度", "按季度", "quarterly"].map((w) => ({ query: `${w}的新增数量`, step: "quarter", instant: false, rule: "每季度/按季度" })),
-    ...["每年", "按年", "年度", "历年", "逐年", "yearly"].map((w) => ({ query: `${w}的新增数量`, step: "year", instant: false, rule: "每年/按年" })),
+    ...["每天", "每日", "按天", "逐日", "日度", "daily", "per day"].map((w) => ({
+      query: `${w}的新增数量`,
+      step: "day",
+      instant: false,
+      rule: "每天/按天",
+    })),
+    ...["每周", "按周", "周度", "weekly"].map((w) => ({
+      query: `${w}的新增数量`,
+      step: "week",
+      instant: false,
+      rule: "每周/按周",
+    })),
+    ...["每月", "按月", "逐月", "月度", "各月", "每个月", "monthly", "per month"].map((w) => ({
+      query: `${w}的新增数量`,
+      step: "month",
+      instant: false,
+      rule: "每月/按月",
+    })),
+    ...["每季度", "按季度", "quarterly"].map((w) => ({
+      query: `${w}的新增数量`,
+      step: "quarter",
+      instant: false,
+      rule: "每季度/按季度",
+    })),
+    ...["每年", "按年", "年度", "历年", "逐年", "yearly"].map((w) => ({
+      query: `${w}的新增数量`,
+      step: "year",
+      instant: false,
+      rule: "每年/按年",
+    })),
   ])("$query → step $step", ({ query, step, instant, rule }) => {
     const r = run({ query });
     expect({ step: r.step, instant: r.instant }).toEqual({ step, instant });
@@ -248,7 +416,12 @@ describe("extractTimeFacts: step and instant from words", () => {
   ])("$query → instant $instant", ({ query, instant, source }) => {
     const r = run({ query });
     expect({ step: r.step, instant: r.instant }).toEqual({ step: undefined, instant });
-    expect(r.facts.find((f) => f.param === "instant")).toEqual({ param: "instant", value: instant, source, rule: instant ? "即时/instant" : "趋势/trend" });
+    expect(r.facts.find((f) => f.param === "instant")).toEqual({
+      param: "instant",
+      value: instant,
+      source,
+      rule: instant ? "即时/instant" : "趋势/trend",
+    });
   });
 
   it.each([
@@ -271,7 +444,13 @@ const SPEC_NOW = 1762996342241; // 2025-11-13T09:12:22.241+08:00
 
 describe("extractTimeFacts: explicit parameters in additional_context", () => {
   it("reads the spec's free text: now_ms and the zone win, the query's words pick trend over instant", () => {
-    const r = run({ query: "近三个月每月审批数量的变化趋势", context: SPEC_CONTEXT, requestNowMs: undefined, serverNowMs: NOW_MS, zone: "UTC" });
+    const r = run({
+      query: "近三个月每月审批数量的变化趋势",
+      context: SPEC_CONTEXT,
+      requestNowMs: undefined,
+      serverNowMs: NOW_MS,
+      zone: "UTC",
+    });
     expect(r).toEqual({
       now_ms: SPEC_NOW,
       time_zone: SHANGHAI,
@@ -281,7 +460,12 @@ describe("extractTimeFacts: explicit parameters in additional_context", () => {
       instant: false,
       facts: [
         { param: "now_ms", value: SPEC_NOW, source: "now_ms=1762996342241", rule: "explicit" },
-        { param: "start", value: Date.parse("2025-08-13T09:12:22.241+08:00"), source: "近三个月", rule: "最近N天/周/月/季度/年" },
+        {
+          param: "start",
+          value: Date.parse("2025-08-13T09:12:22.241+08:00"),
+          source: "近三个月",
+          rule: "最近N天/周/月/季度/年",
+        },
         { param: "end", value: SPEC_NOW, source: "近三个月", rule: "最近N天/周/月/季度/年" },
         { param: "step", value: "month", source: "step=month", rule: "explicit" },
         { param: "instant", value: false, source: "变化", rule: "趋势/trend" },
@@ -292,12 +476,21 @@ describe("extractTimeFacts: explicit parameters in additional_context", () => {
   it("reads the spec's free text: instant words pick instant=true and drop the step", () => {
     const r = run({ query: "截至目前的审批药品总数", context: SPEC_CONTEXT, requestNowMs: undefined });
     expect({ step: r.step, instant: r.instant }).toEqual({ step: undefined, instant: true });
-    expect(r.facts.find((f) => f.param === "instant")).toEqual({ param: "instant", value: true, source: "instant=true", rule: "explicit" });
+    expect(r.facts.find((f) => f.param === "instant")).toEqual({
+      param: "instant",
+      value: true,
+      source: "instant=true",
+      rule: "explicit",
+    });
   });
 
   it("reads the spec's free text: without words either way neither step nor instant is a fact", () => {
     const r = run({ query: "审批药品总数", context: SPEC_CONTEXT, requestNowMs: undefined });
-    expect({ step: r.step, instant: r.instant, params: r.facts.map((f) => f.param) }).toEqual({ step: undefined, instant: undefined, params: ["now_ms"] });
+    expect({ step: r.step, instant: r.instant, params: r.facts.map((f) => f.param) }).toEqual({
+      step: undefined,
+      instant: undefined,
+      params: ["now_ms"],
+    });
   });
 
   it("reads start/end as ISO dates in the zone, the end date through its last millisecond, and 1M as month", () => {
@@ -318,15 +511,31 @@ describe("extractTimeFacts: explicit parameters in additional_context", () => {
 
   it("reads ISO date-times in the zone, or at their own offset", () => {
     const r = run({ context: "start=2024-03-01T08:00:00，end=2024-03-01T18:30:00.5" });
-    expect([isoIn(r.start, SHANGHAI), isoIn(r.end, SHANGHAI)]).toEqual(["2024-03-01T08:00:00.000+08:00", "2024-03-01T18:30:00.500+08:00"]);
+    expect([isoIn(r.start, SHANGHAI), isoIn(r.end, SHANGHAI)]).toEqual([
+      "2024-03-01T08:00:00.000+08:00",
+      "2024-03-01T18:30:00.500+08:00",
+    ]);
     const z = run({ context: "start=2024-03-01T08:00:00Z end=2024-03-01T08:00:00-05:00" });
-    expect([isoIn(z.start, SHANGHAI), isoIn(z.end, SHANGHAI)]).toEqual(["2024-03-01T16:00:00.000+08:00", "2024-03-01T21:00:00.000+08:00"]);
+    expect([isoIn(z.start, SHANGHAI), isoIn(z.end, SHANGHAI)]).toEqual([
+      "2024-03-01T16:00:00.000+08:00",
+      "2024-03-01T21:00:00.000+08:00",
+    ]);
   });
 
   it("takes newlines, colons, full-width separators and Chinese step names", () => {
     const r = run({ context: "start: 1709251200000\nend：1711929599999；step: 季度" });
-    expect({ start: r.start, end: r.end, step: r.step, instant: r.instant }).toEqual({ start: 1709251200000, end: 1711929599999, step: "quarter", instant: false });
-    expect(r.facts.find((f) => f.param === "instant")).toEqual({ param: "instant", value: false, source: "step: 季度", rule: "implied by step" });
+    expect({ start: r.start, end: r.end, step: r.step, instant: r.instant }).toEqual({
+      start: 1709251200000,
+      end: 1711929599999,
+      step: "quarter",
+      instant: false,
+    });
+    expect(r.facts.find((f) => f.param === "instant")).toEqual({
+      param: "instant",
+      value: false,
+      source: "step: 季度",
+      rule: "implied by step",
+    });
   });
 
   it.each([
@@ -359,7 +568,14 @@ describe("extractTimeFacts: explicit parameters in additional_context", () => {
       object_context: { start: 1700000000000, company: "c1", note: "去年" },
     });
     const r = run({ context, requestNowMs: undefined });
-    expect({ now: r.now_ms, zone: r.time_zone, start: isoIn(r.start, NEW_YORK), end: r.end, instant: r.instant, step: r.step }).toEqual({
+    expect({
+      now: r.now_ms,
+      zone: r.time_zone,
+      start: isoIn(r.start, NEW_YORK),
+      end: r.end,
+      instant: r.instant,
+      step: r.step,
+    }).toEqual({
       now: SPEC_NOW,
       zone: NEW_YORK,
       start: "2024-03-01T00:00:00.000-05:00",
@@ -367,11 +583,19 @@ describe("extractTimeFacts: explicit parameters in additional_context", () => {
       instant: true,
       step: undefined,
     });
-    expect(r.facts.map((f) => f.source)).toEqual([`"now_ms": ${SPEC_NOW}`, '"start": "2024-03-01"', '"end": 1711929599999', '"instant": true']);
+    expect(r.facts.map((f) => f.source)).toEqual([
+      `"now_ms": ${SPEC_NOW}`,
+      '"start": "2024-03-01"',
+      '"end": 1711929599999',
+      '"instant": true',
+    ]);
   });
 
   it("reads time expressions in a JSON object's nested text", () => {
-    expect(period(run({ context: '{"object_context": {"company": "c1", "remark": "统计上个月"}}' }))).toMatchObject({ start: day("2026-10-01"), rule: "上个月" });
+    expect(period(run({ context: '{"object_context": {"company": "c1", "remark": "统计上个月"}}' }))).toMatchObject({
+      start: day("2026-10-01"),
+      rule: "上个月",
+    });
   });
 
   it("reads broken JSON as free text", () => {
@@ -432,7 +656,11 @@ describe("extractTimeFacts: precedence", () => {
 
   it("an explicit step beats step words, and means a trend", () => {
     const r = run({ query: "每月趋势", context: "step=week" });
-    expect([r.step, r.instant, r.facts.find((f) => f.param === "instant")?.rule]).toEqual(["week", false, "implied by step"]);
+    expect([r.step, r.instant, r.facts.find((f) => f.param === "instant")?.rule]).toEqual([
+      "week",
+      false,
+      "implied by step",
+    ]);
   });
 
   it("explicit instant=true beats step words", () => {
@@ -466,7 +694,11 @@ describe("extractTimeFacts: now_ms", () => {
 
   it("falls back to the server's clock", () => {
     const r = run({ query: "今天", requestNowMs: undefined, serverNowMs: other });
-    expect([r.now_ms, r.facts[0], isoIn(r.start, SHANGHAI)]).toEqual([other, { param: "now_ms", value: other, source: "server clock", rule: "server" }, "2026-01-15T00:00:00.000+08:00"]);
+    expect([r.now_ms, r.facts[0], isoIn(r.start, SHANGHAI)]).toEqual([
+      other,
+      { param: "now_ms", value: other, source: "server clock", rule: "server" },
+      "2026-01-15T00:00:00.000+08:00",
+    ]);
   });
 
   it("drops a request now_ms outside 2000..2100", () => {
@@ -476,7 +708,12 @@ describe("extractTimeFacts: now_ms", () => {
 
 describe("extractTimeFacts: timestamps outside 2000..2100", () => {
   it("drops them, leaving the query to decide", () => {
-    const r = run({ query: "上个月", context: "now_ms=123, start=946684799999, end=4102444800001", requestNowMs: undefined, serverNowMs: NOW_MS });
+    const r = run({
+      query: "上个月",
+      context: "now_ms=123, start=946684799999, end=4102444800001",
+      requestNowMs: undefined,
+      serverNowMs: NOW_MS,
+    });
     expect([r.now_ms, r.facts[0]?.rule, period(r).rule]).toEqual([NOW_MS, "server", "上个月"]);
   });
 

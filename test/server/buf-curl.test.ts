@@ -3,8 +3,8 @@ import { fileURLToPath } from "node:url";
 import { fromBinary } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BadRequestSchema } from "../../gen/google/rpc/error_details_pb";
-import { startServer, type TestServer } from "../helpers/server";
 import { expectedHandoffReport, handoffJson } from "../helpers/fixtures";
+import { startServer, type TestServer } from "../helpers/server";
 
 // The `buf curl` CLI (a Go client, connect-go) with no schema of its own: it
 // learns every type through the server's reflection service, as a user at a
@@ -25,7 +25,6 @@ const BUF_TIMEOUT_MS = 20_000;
 const MEMRECALL = "contextloader.memrecall.v1.MemRecallService";
 /** Every MemRecall call needs the caller's account. */
 const ACCOUNT_HEADER = "x-account-id: u-1";
-
 
 interface BufResult {
   exitCode: number;

@@ -1,15 +1,15 @@
 import { execFileSync } from "node:child_process";
-import * as http2 from "node:http2";
-import { create, toBinary } from "@bufbuild/protobuf";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import * as http2 from "node:http2";
 import * as net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { create, toBinary } from "@bufbuild/protobuf";
 import { Code, createClient } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { HealthCheckRequestSchema } from "../../gen/grpc/health/v1/health_pb";
 import { MemRecallService } from "../../gen/contextloader/memrecall/v1/memrecall_pb";
+import { HealthCheckRequestSchema } from "../../gen/grpc/health/v1/health_pb";
 import { failure } from "../helpers/rpc";
 import { startServer, type TestServer } from "../helpers/server";
 
@@ -38,7 +38,15 @@ describe("CORS", () => {
     expect(res.status).toBe(204);
     expect(res.headers.get("access-control-allow-origin")).toBe("http://agent.example:3000");
     const allowed = (res.headers.get("access-control-allow-headers") ?? "").toLowerCase().split(/,\s*/);
-    for (const h of ["content-type", "connect-protocol-version", "connect-timeout-ms", "grpc-timeout", "x-grpc-web", "x-account-id", "x-account-type"]) {
+    for (const h of [
+      "content-type",
+      "connect-protocol-version",
+      "connect-timeout-ms",
+      "grpc-timeout",
+      "x-grpc-web",
+      "x-account-id",
+      "x-account-type",
+    ]) {
       expect(allowed).toContain(h);
     }
     expect(res.headers.get("access-control-allow-methods")).toContain("POST");
@@ -73,9 +81,14 @@ describe("limits and framing", () => {
   afterAll(() => server.close());
 
   it("refuses a request larger than READ_MAX_BYTES with RESOURCE_EXHAUSTED", async () => {
-    for (const transport of [createGrpcTransport({ baseUrl: server.baseUrl }), createConnectTransport({ baseUrl: server.baseUrl, httpVersion: "1.1" })]) {
+    for (const transport of [
+      createGrpcTransport({ baseUrl: server.baseUrl }),
+      createConnectTransport({ baseUrl: server.baseUrl, httpVersion: "1.1" }),
+    ]) {
       const client = createClient(MemRecallService, transport);
-      const err = await failure(client.handoff({ reason: "r", searchSummary: "长".repeat(40_000), confidence: 0.5 }, account));
+      const err = await failure(
+        client.handoff({ reason: "r", searchSummary: "长".repeat(40_000), confidence: 0.5 }, account),
+      );
       expect(err.code).toBe(Code.ResourceExhausted);
     }
   });
@@ -113,13 +126,15 @@ describe("curl-style mistakes on an RPC path", () => {
     const form = await fetch(server.baseUrl + HANDOFF, { method: "POST", body: "reason=x" });
     expect(form.status).toBe(415);
     expect(((await form.json()) as { detail: string }).detail).toContain("application/json");
-    const typo = await fetch(server.baseUrl + "/contextloader.memrecall.v1.MemRecallService/HandOf", {
+    const typo = await fetch(`${server.baseUrl}/contextloader.memrecall.v1.MemRecallService/HandOf`, {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: "{}",
     });
     expect(typo.status).toBe(404);
-    expect(((await typo.json()) as { services: string[] }).services).toContain("contextloader.memrecall.v1.MemRecallService");
+    expect(((await typo.json()) as { services: string[] }).services).toContain(
+      "contextloader.memrecall.v1.MemRecallService",
+    );
   });
 
   it("logs a client that resets a stream mid-call as CANCELED, not as our error", async () => {
@@ -162,7 +177,12 @@ describe("a method the service does not have", () => {
       expect(res.status, type).toBe(404);
       const body = (await res.json()) as { error: string; services: string[] };
       expect(body.error).toBe("unknown RPC contextloader.knowledge.v1.KnowledgeRetrievalService/NoSuchMethod");
-      expect(body.services).toEqual(expect.arrayContaining(["contextloader.knowledge.v1.KnowledgeRetrievalService", "contextloader.memrecall.v1.MemRecallService"]));
+      expect(body.services).toEqual(
+        expect.arrayContaining([
+          "contextloader.knowledge.v1.KnowledgeRetrievalService",
+          "contextloader.memrecall.v1.MemRecallService",
+        ]),
+      );
     }
   });
 });
@@ -173,11 +193,27 @@ describe("TLS", () => {
   let cert: Buffer;
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "cl-tls-"));
-    execFileSync("openssl", [
-      "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost",
-      "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
-      "-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem"),
-    ], { stdio: "ignore" });
+    execFileSync(
+      "openssl",
+      [
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-days",
+        "1",
+        "-subj",
+        "/CN=localhost",
+        "-addext",
+        "subjectAltName=DNS:localhost,IP:127.0.0.1",
+        "-keyout",
+        join(dir, "key.pem"),
+        "-out",
+        join(dir, "cert.pem"),
+      ],
+      { stdio: "ignore" },
+    );
     cert = readFileSync(join(dir, "cert.pem"));
     server = await startServer({ TLS_CERT: join(dir, "cert.pem"), TLS_KEY: join(dir, "key.pem") });
   });

@@ -7,8 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AgentHintSchema } from "../../gen/contextloader/common/v1/errors_pb";
 import { BadRequestSchema, ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb";
 import { StatusSchema } from "../../gen/google/rpc/status_pb";
-import { startServer, type TestServer } from "../helpers/server";
 import { expectedHandoffReport, handoffJson } from "../helpers/fixtures";
+import { startServer, type TestServer } from "../helpers/server";
 
 // A polyglot caller on another stack: @grpc/grpc-js with messages described by
 // @grpc/proto-loader from the same .proto files, nothing from gen/ on the wire.
@@ -16,7 +16,6 @@ import { expectedHandoffReport, handoffJson } from "../helpers/fixtures";
 // caller would with its own protobuf runtime.
 
 const protoDir = fileURLToPath(new URL("../../proto", import.meta.url));
-
 
 /** A unary method of a grpc-js dynamic client, in its (request, metadata, callback) form. */
 type UnaryMethod = (
@@ -56,8 +55,16 @@ let knowledge: grpc.Client;
 beforeAll(async () => {
   server = await startServer();
   const address = `127.0.0.1:${server.port}`;
-  memrecall = loadClient("contextloader/memrecall/v1/memrecall.proto", "contextloader.memrecall.v1.MemRecallService", address);
-  knowledge = loadClient("contextloader/knowledge/v1/knowledge.proto", "contextloader.knowledge.v1.KnowledgeRetrievalService", address);
+  memrecall = loadClient(
+    "contextloader/memrecall/v1/memrecall.proto",
+    "contextloader.memrecall.v1.MemRecallService",
+    address,
+  );
+  knowledge = loadClient(
+    "contextloader/knowledge/v1/knowledge.proto",
+    "contextloader.knowledge.v1.KnowledgeRetrievalService",
+    address,
+  );
 });
 afterAll(async () => {
   memrecall?.close();
@@ -73,7 +80,12 @@ function call<Res>(client: grpc.Client, method: string, request: object, metadat
   });
 }
 
-function callFailing(client: grpc.Client, method: string, request: object, metadata?: grpc.Metadata): Promise<grpc.ServiceError> {
+function callFailing(
+  client: grpc.Client,
+  method: string,
+  request: object,
+  metadata?: grpc.Metadata,
+): Promise<grpc.ServiceError> {
   return call(client, method, request, metadata).then(
     (response) => {
       throw new Error(`${method} answered ${JSON.stringify(response)} instead of failing`);
@@ -114,7 +126,9 @@ describe("a @grpc/grpc-js client built from the .proto files", () => {
 
     const { status, errorInfo, badRequest, agentHint } = statusOf(err);
     expect(status.code).toBe(grpc.status.INVALID_ARGUMENT);
-    expect(status.message).toBe("invalid request: requested_size: requested_size (5) must be greater than current_size (10)");
+    expect(status.message).toBe(
+      "invalid request: requested_size: requested_size (5) must be greater than current_size (10)",
+    );
     expect(badRequest?.fieldViolations.map((v) => v.field)).toEqual(["requested_size"]);
     expect(errorInfo?.domain).toBe("contextloader");
     expect(errorInfo?.reason).toBe("INVALID_ARGUMENT");

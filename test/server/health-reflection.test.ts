@@ -8,8 +8,8 @@ import { StatusSchema } from "../../gen/google/rpc/status_pb";
 import { Health, HealthCheckResponse_ServingStatus as Status } from "../../gen/grpc/health/v1/health_pb";
 import {
   ServerReflection,
-  ServerReflectionRequestSchema,
   type ServerReflectionRequest,
+  ServerReflectionRequestSchema,
   type ServerReflectionResponse,
 } from "../../gen/grpc/reflection/v1/reflection_pb";
 import { ServerReflection as ServerReflectionV1Alpha } from "../../gen/grpc/reflection/v1alpha/reflection_pb";
@@ -42,7 +42,8 @@ async function reflect(
 }
 
 function descriptorFiles(res: ServerReflectionResponse): string[] {
-  if (res.messageResponse.case !== "fileDescriptorResponse") throw new Error(`not a file answer: ${res.messageResponse.case}`);
+  if (res.messageResponse.case !== "fileDescriptorResponse")
+    throw new Error(`not a file answer: ${res.messageResponse.case}`);
   return res.messageResponse.value.fileDescriptorProto.map((b) => fromBinary(FileDescriptorProtoSchema, b).name);
 }
 
@@ -88,9 +89,17 @@ describe("server reflection", () => {
     for (const version of [ServerReflection, ServerReflectionV1Alpha]) {
       const [res] = await reflect([{ case: "listServices", value: "" }], version);
       expect(res?.messageResponse.case).toBe("listServicesResponse");
-      const names = res?.messageResponse.case === "listServicesResponse" ? res.messageResponse.value.service.map((s) => s.name) : [];
+      const names =
+        res?.messageResponse.case === "listServicesResponse"
+          ? res.messageResponse.value.service.map((s) => s.name)
+          : [];
       expect(names.sort()).toEqual(
-        [...productServices, "grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection", "grpc.reflection.v1alpha.ServerReflection"].sort(),
+        [
+          ...productServices,
+          "grpc.health.v1.Health",
+          "grpc.reflection.v1.ServerReflection",
+          "grpc.reflection.v1alpha.ServerReflection",
+        ].sort(),
       );
     }
   });
@@ -135,9 +144,7 @@ describe("server reflection", () => {
     // A registry built only from what reflection returned (files come before their
     // dependencies, as grpc-go sends them, so each is resolved by name).
     const byName = new Map(protos.map((p) => [p.name, p]));
-    const registry = createFileRegistry(
-      ...protos.map((p) => createFileRegistry(p, (name) => byName.get(name))),
-    );
+    const registry = createFileRegistry(...protos.map((p) => createFileRegistry(p, (name) => byName.get(name))));
     const client = createClient(MemRecallService, createGrpcTransport({ baseUrl: server.baseUrl }));
     const err = await client
       .expandContextWindow({ reason: "x", currentSize: 3, requestedSize: 2 }, { headers: { "x-account-id": "u-1" } })

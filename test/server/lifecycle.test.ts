@@ -98,7 +98,9 @@ describe("graceful shutdown", () => {
       for (;;) {
         const symbol = await new Promise<string | undefined>((resolve) => (push = resolve));
         if (symbol === undefined) return;
-        yield create(ServerReflectionRequestSchema, { messageRequest: { case: "fileContainingSymbol", value: symbol } });
+        yield create(ServerReflectionRequestSchema, {
+          messageRequest: { case: "fileContainingSymbol", value: symbol },
+        });
       }
     }
     const answers = client.serverReflectionInfo(requests())[Symbol.asyncIterator]();

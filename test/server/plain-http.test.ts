@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startServer, type TestServer } from "../helpers/server";
 import { expectedHandoffReport, handoffJson } from "../helpers/fixtures";
+import { startServer, type TestServer } from "../helpers/server";
 
 // What an agent configuration or curl does: Node's fetch (undici, HTTP/1.1)
 // posting hand-written JSON to the Connect unary path, and reading the plain
@@ -10,7 +10,6 @@ const HANDOFF = "contextloader.memrecall.v1.MemRecallService/Handoff";
 const EXPAND = "contextloader.memrecall.v1.MemRecallService/ExpandContextWindow";
 /** Every MemRecall call needs the caller's account; post() sends it unless a test's own headers replace it. */
 const ACCOUNT = { "x-account-id": "u-1" };
-
 
 /** The Connect protocol's JSON error body. */
 interface ConnectErrorBody {
@@ -62,7 +61,9 @@ describe("Connect unary RPCs as plain JSON over HTTP/1.1", () => {
     expect(res.status).toBe(400);
     const body = res.body as ConnectErrorBody;
     expect(body.code).toBe("invalid_argument");
-    expect(body.message).toBe("invalid request: requested_size: requested_size (5) must be greater than current_size (10)");
+    expect(body.message).toBe(
+      "invalid request: requested_size: requested_size (5) must be greater than current_size (10)",
+    );
     expect(body.details?.map((d) => d.type)).toEqual([
       "google.rpc.ErrorInfo",
       "google.rpc.BadRequest",

@@ -1,8 +1,8 @@
-import { Code, ConnectError, type CallOptions, type Client } from "@connectrpc/connect";
+import { type CallOptions, type Client, Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { AgentHintSchema } from "../../gen/contextloader/common/v1/errors_pb";
 import { MemRecallService } from "../../gen/contextloader/memrecall/v1/memrecall_pb";
 import { BadRequestSchema, ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb";
-import { AgentHintSchema } from "../../gen/contextloader/common/v1/errors_pb";
 import { clientsFor } from "../helpers/clients";
 import { expectedHandoffReport, handoffInit } from "../helpers/fixtures";
 import { startServer, type TestServer } from "../helpers/server";
@@ -11,16 +11,17 @@ import { startServer, type TestServer } from "../helpers/server";
 const account: CallOptions = { headers: { "x-account-id": "u-1" } };
 
 /** Every MemRecallService RPC, called with an empty (for most RPCs invalid) request. */
-const memrecallCalls: [string, (client: Client<typeof MemRecallService>, options: CallOptions) => Promise<unknown>][] = [
-  ["SearchMemories", (c, o) => c.searchMemories({}, o)],
-  ["GetMemoryDetail", (c, o) => c.getMemoryDetail({}, o)],
-  ["ExtractSearchKeywords", (c, o) => c.extractSearchKeywords({}, o)],
-  ["ExpandContextWindow", (c, o) => c.expandContextWindow({}, o)],
-  ["Handoff", (c, o) => c.handoff({}, o)],
-  ["ListTools", (c, o) => c.listTools({}, o)],
-  ["StoreMemory", (c, o) => c.storeMemory({}, o)],
-  ["DeleteMemory", (c, o) => c.deleteMemory({}, o)],
-];
+const memrecallCalls: [string, (client: Client<typeof MemRecallService>, options: CallOptions) => Promise<unknown>][] =
+  [
+    ["SearchMemories", (c, o) => c.searchMemories({}, o)],
+    ["GetMemoryDetail", (c, o) => c.getMemoryDetail({}, o)],
+    ["ExtractSearchKeywords", (c, o) => c.extractSearchKeywords({}, o)],
+    ["ExpandContextWindow", (c, o) => c.expandContextWindow({}, o)],
+    ["Handoff", (c, o) => c.handoff({}, o)],
+    ["ListTools", (c, o) => c.listTools({}, o)],
+    ["StoreMemory", (c, o) => c.storeMemory({}, o)],
+    ["DeleteMemory", (c, o) => c.deleteMemory({}, o)],
+  ];
 
 let server: TestServer;
 beforeAll(async () => {
@@ -36,7 +37,12 @@ describe("every connect-node protocol on the one port", () => {
       answers.push([name, res.message, res.success, res.taskCompleted]);
     }
     for (const [name, message, success, done] of answers) {
-      expect({ name, message, success, done }).toEqual({ name, message: expectedHandoffReport, success: true, done: true });
+      expect({ name, message, success, done }).toEqual({
+        name,
+        message: expectedHandoffReport,
+        success: true,
+        done: true,
+      });
     }
   });
 
@@ -44,12 +50,18 @@ describe("every connect-node protocol on the one port", () => {
     for (const [name, client] of clientsFor(MemRecallService, server.baseUrl)) {
       const err = await client
         .expandContextWindow({ reason: "需要更早的对话", currentSize: 10, requestedSize: 5 }, account)
-        .then(() => undefined, (e: unknown) => ConnectError.from(e));
+        .then(
+          () => undefined,
+          (e: unknown) => ConnectError.from(e),
+        );
       expect(err, name).toBeDefined();
       expect(err!.code, name).toBe(Code.InvalidArgument);
       const [badRequest] = err!.findDetails(BadRequestSchema);
       expect(badRequest?.fieldViolations, name).toEqual([
-        expect.objectContaining({ field: "requested_size", description: "requested_size (5) must be greater than current_size (10)" }),
+        expect.objectContaining({
+          field: "requested_size",
+          description: "requested_size (5) must be greater than current_size (10)",
+        }),
       ]);
       const [info] = err!.findDetails(ErrorInfoSchema);
       expect(info?.domain, name).toBe("contextloader");
@@ -73,7 +85,10 @@ describe("every connect-node protocol on the one port", () => {
       for (const [rpc, call] of memrecallCalls) {
         for (const { who, options, code, reason } of cases) {
           const name = `${rpc} over ${protocol}, ${who}`;
-          const err = await call(client, options).then(() => undefined, (e: unknown) => ConnectError.from(e));
+          const err = await call(client, options).then(
+            () => undefined,
+            (e: unknown) => ConnectError.from(e),
+          );
           expect(err, name).toBeDefined();
           expect(err!.code, name).toBe(code);
           const [info] = err!.findDetails(ErrorInfoSchema);

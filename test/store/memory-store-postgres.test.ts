@@ -10,12 +10,19 @@ import { describeMemoryStoreContract } from "./memory-store.contract";
 const DATABASE_URL = "postgres://postgres@127.0.0.1:5432/test";
 const log = pino({ level: "silent" });
 
-describeMemoryStoreContract("postgres", async () => new PostgresMemoryStore({ connectionString: DATABASE_URL, log, maxConnections: 4 }));
+describeMemoryStoreContract(
+  "postgres",
+  async () => new PostgresMemoryStore({ connectionString: DATABASE_URL, log, maxConnections: 4 }),
+);
 
 describe("postgres memory store", () => {
   it("reports UNAVAILABLE naming the server, not an empty result, when PostgreSQL does not answer", async () => {
     const store = new PostgresMemoryStore({ connectionString: "postgres://postgres:secret@127.0.0.1:1/test", log });
-    for (const call of [() => store.migrate(), () => store.get("u", "k"), () => store.keywordSearch("u", ["数据库"], {}, 5)]) {
+    for (const call of [
+      () => store.migrate(),
+      () => store.get("u", "k"),
+      () => store.keywordSearch("u", ["数据库"], {}, 5),
+    ]) {
       const err = await call().catch((e: unknown) => e);
       expect(err).toBeInstanceOf(ToolError);
       expect((err as ToolError).code).toBe("unavailable");

@@ -12,7 +12,10 @@ const dir = mkdtempSync(join(tmpdir(), "memory-store-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 // A directory that does not exist yet: the store creates it.
-describeMemoryStoreContract("sqlite", async () => new SqliteMemoryStore({ path: join(dir, "contract", "memories.db"), log }));
+describeMemoryStoreContract(
+  "sqlite",
+  async () => new SqliteMemoryStore({ path: join(dir, "contract", "memories.db"), log }),
+);
 
 describe("sqlite memory store", () => {
   it("keeps a memory in its file after the store is closed and opened again", async () => {
@@ -35,7 +38,9 @@ describe("sqlite memory store", () => {
     const second = new SqliteMemoryStore({ path, log });
     await second.migrate();
     expect((await second.get("u1", "kept"))?.content).toBe("survives a restart");
-    expect((await second.keywordSearch("u1", ["重启"], { keywords: ["RESTART"] }, 5)).map((h) => h.memory_key)).toEqual(["kept"]);
+    expect((await second.keywordSearch("u1", ["重启"], { keywords: ["RESTART"] }, 5)).map((h) => h.memory_key)).toEqual(
+      ["kept"],
+    );
     expect(Array.from((await second.vectors("u1"))[0]!.embedding)).toEqual(Array.from(Float32Array.from([0.6, 0.8])));
     await second.close();
   });

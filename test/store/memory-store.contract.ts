@@ -44,7 +44,10 @@ export function describeMemoryStoreContract(name: string, make: () => Promise<Me
 
     it("creates a memory, then replaces it under the same key keeping created_at and moving updated_at", async () => {
       const u = user("upsert");
-      const first = await store.upsert(u, memory("k", "数据库 配置", { content: "first content", keywords: [{ keyword: "数据库", weight: 0.9 }] }));
+      const first = await store.upsert(
+        u,
+        memory("k", "数据库 配置", { content: "first content", keywords: [{ keyword: "数据库", weight: 0.9 }] }),
+      );
       expect(first.created).toBe(true);
       expect(first.record).toMatchObject({
         memory_key: "k",
@@ -59,11 +62,24 @@ export function describeMemoryStoreContract(name: string, make: () => Promise<Me
       expect(first.record.created_at.getTime()).toBe(first.record.updated_at.getTime());
 
       await sleep(5);
-      const second = await store.upsert(u, memory("k", "网络 防火墙", { memory_type: "preference", content: "second content", content_truncated: true, keywords: [] }));
+      const second = await store.upsert(
+        u,
+        memory("k", "网络 防火墙", {
+          memory_type: "preference",
+          content: "second content",
+          content_truncated: true,
+          keywords: [],
+        }),
+      );
       expect(second.created).toBe(false);
       expect(second.record.created_at.getTime()).toBe(first.record.created_at.getTime());
       expect(second.record.updated_at.getTime()).toBeGreaterThan(first.record.updated_at.getTime());
-      expect(second.record).toMatchObject({ memory_type: "preference", content: "second content", content_truncated: true, keywords: [] });
+      expect(second.record).toMatchObject({
+        memory_type: "preference",
+        content: "second content",
+        content_truncated: true,
+        keywords: [],
+      });
 
       expect(await store.get(u, "k")).toEqual(second.record);
       expect(await store.count(u)).toBe(1);
@@ -167,12 +183,34 @@ export function describeMemoryStoreContract(name: string, make: () => Promise<Me
 
       it("applies the type, creation time and keyword filters, and the limit", async () => {
         const u = user("kw-filter");
-        await store.upsert(u, memory("pref", "数据库 偏好", { memory_type: "preference", keywords: [{ keyword: "PostgreSQL", weight: 1 }] }));
-        await store.upsert(u, memory("fact", "数据库 缓存", { memory_type: "fact", keywords: [{ keyword: "Redis", weight: 1 }] }));
-        await store.upsert(u, memory("apple", "数据库 水果", { memory_type: "fact", keywords: [{ keyword: "Äpfel", weight: 1 }] }));
+        await store.upsert(
+          u,
+          memory("pref", "数据库 偏好", {
+            memory_type: "preference",
+            keywords: [{ keyword: "PostgreSQL", weight: 1 }],
+          }),
+        );
+        await store.upsert(
+          u,
+          memory("fact", "数据库 缓存", { memory_type: "fact", keywords: [{ keyword: "Redis", weight: 1 }] }),
+        );
+        await store.upsert(
+          u,
+          memory("apple", "数据库 水果", { memory_type: "fact", keywords: [{ keyword: "Äpfel", weight: 1 }] }),
+        );
         await sleep(10);
-        const late = await store.upsert(u, memory("event", "数据库 迁移", { memory_type: "event", keywords: [{ keyword: "postgresql", weight: 1 }, { keyword: "迁移", weight: 0.5 }] }));
-        const search = (filters: Parameters<MemoryStore["keywordSearch"]>[2], limit = 10) => keys(store, u, ["数据库"], filters, limit).then((k) => k.sort());
+        const late = await store.upsert(
+          u,
+          memory("event", "数据库 迁移", {
+            memory_type: "event",
+            keywords: [
+              { keyword: "postgresql", weight: 1 },
+              { keyword: "迁移", weight: 0.5 },
+            ],
+          }),
+        );
+        const search = (filters: Parameters<MemoryStore["keywordSearch"]>[2], limit = 10) =>
+          keys(store, u, ["数据库"], filters, limit).then((k) => k.sort());
 
         expect(await search({})).toEqual(["apple", "event", "fact", "pref"]);
         expect(await search({ memory_types: ["preference", "event"] })).toEqual(["event", "pref"]);
@@ -199,8 +237,30 @@ export function describeMemoryStoreContract(name: string, make: () => Promise<Me
         expect(await keys(store, u, ["salt:"])).toEqual(["odd"]);
 
         const hostile = [
-          '"', "'", "''", "(", ")", "*", "pepp*", ":", "\\", "\\'", "a:b", "NEAR(x y)", "x AND y", "NOT", "!", "&", "|", "<->", ":*", "^",
-          "col:x", "'; DROP TABLE memories; --", '") AND NOT ("', "1=1",
+          '"',
+          "'",
+          "''",
+          "(",
+          ")",
+          "*",
+          "pepp*",
+          ":",
+          "\\",
+          "\\'",
+          "a:b",
+          "NEAR(x y)",
+          "x AND y",
+          "NOT",
+          "!",
+          "&",
+          "|",
+          "<->",
+          ":*",
+          "^",
+          "col:x",
+          "'; DROP TABLE memories; --",
+          '") AND NOT ("',
+          "1=1",
         ];
         for (const token of hostile) expect(await keys(store, u, [token]), token).toEqual([]);
         expect(await keys(store, u, [...hostile, "pepper"])).toEqual(["odd"]);
@@ -212,7 +272,17 @@ export function describeMemoryStoreContract(name: string, make: () => Promise<Me
       const u = user("vectors");
       const exact = Float32Array.from([0.1, -0.5, 1e-7, 3.4028234663852886e38, -0, 0.333333343267, 1, -1]);
       const wide = unit(Float32Array.from({ length: 512 }, (_, i) => Math.sin(i * 1.7)));
-      const a = await store.upsert(u, memory("a", "甲", { embedding: exact, memory_type: "event", keywords: [{ keyword: "Alpha", weight: 1 }, { keyword: "阿尔法", weight: 0.5 }] }));
+      const a = await store.upsert(
+        u,
+        memory("a", "甲", {
+          embedding: exact,
+          memory_type: "event",
+          keywords: [
+            { keyword: "Alpha", weight: 1 },
+            { keyword: "阿尔法", weight: 0.5 },
+          ],
+        }),
+      );
       await store.upsert(u, memory("b", "乙", { embedding: wide }));
 
       const vectors = (await store.vectors(u)).sort((x, y) => x.memory_key.localeCompare(y.memory_key));
@@ -275,7 +345,13 @@ function memory(key: string, searchText: string, over: Partial<MemoryWrite> = {}
   };
 }
 
-async function keys(store: MemoryStore, userId: string, tokens: string[], filters: Parameters<MemoryStore["keywordSearch"]>[2] = {}, limit = 10): Promise<string[]> {
+async function keys(
+  store: MemoryStore,
+  userId: string,
+  tokens: string[],
+  filters: Parameters<MemoryStore["keywordSearch"]>[2] = {},
+  limit = 10,
+): Promise<string[]> {
   return (await store.keywordSearch(userId, tokens, filters, limit)).map((h) => h.memory_key);
 }
 

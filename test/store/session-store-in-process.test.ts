@@ -4,7 +4,10 @@ import { InProcessSessionStore } from "../../src/store/in-process-session-store"
 import { describeSessionStoreContract } from "./session-store.contract";
 
 const log = pino({ level: "silent" });
-describeSessionStoreContract("in-process", () => new InProcessSessionStore({ maxValueBytes: 4096, maxEntries: 10_000, log }));
+describeSessionStoreContract(
+  "in-process",
+  () => new InProcessSessionStore({ maxValueBytes: 4096, maxEntries: 10_000, log }),
+);
 
 describe("in-process session store", () => {
   it("drops the least recently used entries past its capacity", async () => {

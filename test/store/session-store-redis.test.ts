@@ -15,7 +15,13 @@ describeSessionStoreContract(
 
 describe("redis session store", () => {
   it("reports UNAVAILABLE, not an empty session, when Redis does not answer", async () => {
-    const store = new RedisSessionStore({ url: "redis://127.0.0.1:1", cluster: false, maxValueBytes: 4096, commandTimeoutMs: 300, log });
+    const store = new RedisSessionStore({
+      url: "redis://127.0.0.1:1",
+      cluster: false,
+      maxValueBytes: 4096,
+      commandTimeoutMs: 300,
+      log,
+    });
     const err = await store.getJson("k").catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ToolError);
     expect((err as ToolError).code).toBe("unavailable");

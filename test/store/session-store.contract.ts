@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { sessionKey, type SessionStore } from "../../src/store/session-store";
+import { type SessionStore, sessionKey } from "../../src/store/session-store";
 
 /**
  * The session store's contract, run against every implementation. `make`

@@ -5,7 +5,7 @@ import { LlmClient } from "../../src/upstream/llm-client";
 import { cosine } from "../../src/upstream/local-embedder";
 import { httpReranker } from "../../src/upstream/reranker";
 import { testContext } from "../helpers/call-context";
-import { startScriptedLlm, type Reply, type ScriptedLlm } from "../helpers/scripted-llm";
+import { type Reply, type ScriptedLlm, startScriptedLlm } from "../helpers/scripted-llm";
 
 let llm: ScriptedLlm;
 beforeAll(async () => {
@@ -15,7 +15,11 @@ afterAll(() => llm.close());
 
 const client = () => new LlmClient({ baseUrl: llm.baseUrl, apiKey: "sk-test", model: "test-model", timeoutMs: 300 });
 /** The ToolError a client call failed with (test/helpers/rpc.ts `failure` is for RPCs, which fail with a ConnectError). */
-const toolError = (p: Promise<unknown>) => p.then(() => undefined, (e: unknown) => e as ToolError);
+const toolError = (p: Promise<unknown>) =>
+  p.then(
+    () => undefined,
+    (e: unknown) => e as ToolError,
+  );
 
 describe("LLM client (OpenAI-compatible chat completions)", () => {
   it("asks for a JSON object with the key and model and returns the answer", async () => {
@@ -43,7 +47,11 @@ describe("LLM client (OpenAI-compatible chat completions)", () => {
   it.each([
     [
       "gives up after three attempts with UNAVAILABLE",
-      [{ status: 500, body: "a" }, { status: 500, body: "b" }, { status: 500, body: "c" }],
+      [
+        { status: 500, body: "a" },
+        { status: 500, body: "b" },
+        { status: 500, body: "c" },
+      ],
       { code: "unavailable", reason: "LLM_UNAVAILABLE" },
       3,
     ],
@@ -55,7 +63,11 @@ describe("LLM client (OpenAI-compatible chat completions)", () => {
     ],
     [
       "gives up on an endpoint that keeps timing out with DEADLINE_EXCEEDED LLM_TIMEOUT",
-      [{ delayMs: 600, content: "late" }, { delayMs: 600, content: "late" }, { delayMs: 600, content: "late" }],
+      [
+        { delayMs: 600, content: "late" },
+        { delayMs: 600, content: "late" },
+        { delayMs: 600, content: "late" },
+      ],
       { code: "deadline_exceeded", reason: "LLM_TIMEOUT", message: "the LLM did not answer within 300 ms" },
       3,
     ],
@@ -89,7 +101,9 @@ describe("LLM client (OpenAI-compatible chat completions)", () => {
     const caller = new AbortController();
     const reason = new Error("the caller went away");
     setTimeout(() => caller.abort(reason), 50);
-    await expect(client().complete(testContext({ signal: caller.signal }), [{ role: "user", content: "x" }])).rejects.toBe(reason);
+    await expect(
+      client().complete(testContext({ signal: caller.signal }), [{ role: "user", content: "x" }]),
+    ).rejects.toBe(reason);
   });
 
   it("stops when the caller's deadline is shorter than the timeout", async () => {
@@ -118,7 +132,12 @@ describe("embeddings and reranker clients", () => {
   });
 
   it("reports an HTTP error of the embeddings endpoint as EMBEDDINGS_UNAVAILABLE", async () => {
-    const embedder = openAiEmbedder({ baseUrl: `${llm.baseUrl}/missing`, apiKey: undefined, model: "emb", timeoutMs: 2000 });
+    const embedder = openAiEmbedder({
+      baseUrl: `${llm.baseUrl}/missing`,
+      apiKey: undefined,
+      model: "emb",
+      timeoutMs: 2000,
+    });
     const err = await toolError(embedder.embed(testContext(), ["a"]));
     expect(err).toMatchObject({
       code: "unavailable",
@@ -147,7 +166,11 @@ describe("a reranker that misbehaves", () => {
   it("reports a slow reranker as DEADLINE_EXCEEDED RERANKER_TIMEOUT", async () => {
     endpoint.queue({ delayMs: 500, content: "late" });
     const err = await toolError(reranker(100).rerank(testContext(), "q", ["d"]));
-    expect(err).toMatchObject({ code: "deadline_exceeded", reason: "RERANKER_TIMEOUT", message: "the reranker timed out" });
+    expect(err).toMatchObject({
+      code: "deadline_exceeded",
+      reason: "RERANKER_TIMEOUT",
+      message: "the reranker timed out",
+    });
   });
 
   it("reports a reranker answer without results as RERANKER_UNAVAILABLE", async () => {

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ToolError } from "../../src/errors/tool-error";
-import { LlmClient, type ChatMessage } from "../../src/upstream/llm-client";
-import { askJson, readJsonObject, type Reading } from "../../src/upstream/llm-json";
+import { type ChatMessage, LlmClient } from "../../src/upstream/llm-client";
+import { askJson, type Reading, readJsonObject } from "../../src/upstream/llm-json";
 import { testContext } from "../helpers/call-context";
-import { startScriptedLlm, type ScriptedLlm } from "../helpers/scripted-llm";
+import { type ScriptedLlm, startScriptedLlm } from "../helpers/scripted-llm";
 
 describe("reading the JSON object an LLM wrote", () => {
   it.each([
@@ -51,7 +51,9 @@ describe("askJson: an answer, and repair rounds until it can be used", () => {
   const readN = (answer: string): Reading<number> => {
     const read = readJsonObject(answer);
     if (!read.ok) return read;
-    return typeof read.value["n"] === "number" ? { ok: true, value: read.value["n"] } : { ok: false, problem: '"n" must be a number' };
+    return typeof read.value["n"] === "number"
+      ? { ok: true, value: read.value["n"] }
+      : { ok: false, problem: '"n" must be a number' };
   };
   const repairMessage = (problem: string) => `That answer cannot be used: ${problem}. Again.`;
   const chars = (messages: { content: string }[]) => messages.reduce((n, m) => n + m.content.length, 0);
@@ -71,7 +73,12 @@ describe("askJson: an answer, and repair rounds until it can be used", () => {
     llm.queue({ content: '{"n": "three"}' }, { content: '```json\n{"n": 3}\n```' });
     const before = llm.requests.length;
     const asked = await askJson(client(), testContext(), question, readN, { repairs: 1, repairMessage });
-    expect(asked).toMatchObject({ ok: true, value: 3, answers: ['{"n": "three"}', '```json\n{"n": 3}\n```'], repairs: 1 });
+    expect(asked).toMatchObject({
+      ok: true,
+      value: 3,
+      answers: ['{"n": "three"}', '```json\n{"n": 3}\n```'],
+      repairs: 1,
+    });
     const [first, repair] = llm.requests.slice(before);
     expect(repair!.messages).toEqual([
       ...question,
@@ -86,7 +93,12 @@ describe("askJson: an answer, and repair rounds until it can be used", () => {
     const before = llm.requests.length;
     const messages = [...question];
     const asked = await askJson(client(), testContext(), messages, readN, { repairs: 2, repairMessage });
-    expect(asked).toMatchObject({ ok: false, problem: '"n" must be a number', answers: ["no", "[1]", '{"n": null}'], repairs: 2 });
+    expect(asked).toMatchObject({
+      ok: false,
+      problem: '"n" must be a number',
+      answers: ["no", "[1]", '{"n": null}'],
+      repairs: 2,
+    });
     const sent = llm.requests.slice(before);
     expect(sent).toHaveLength(3);
     expect(sent[2]!.messages.at(-1)!.content).toBe(
@@ -99,13 +111,20 @@ describe("askJson: an answer, and repair rounds until it can be used", () => {
     llm.queue({ content: "no" });
     const before = llm.requests.length;
     const asked = await askJson(client(), testContext(), question, readN, { repairs: 0, repairMessage });
-    expect(asked).toMatchObject({ ok: false, problem: "the answer contains no JSON object", answers: ["no"], repairs: 0 });
+    expect(asked).toMatchObject({
+      ok: false,
+      problem: "the answer contains no JSON object",
+      answers: ["no"],
+      repairs: 0,
+    });
     expect(llm.requests.length - before).toBe(1);
   });
 
   it("throws the LLM's own failure as the client threw it", async () => {
     llm.queue({ status: 401, body: '{"error":"bad key"}' });
-    const err = await askJson(client(), testContext(), question, readN, { repairs: 1, repairMessage }).catch((e: unknown) => e);
+    const err = await askJson(client(), testContext(), question, readN, { repairs: 1, repairMessage }).catch(
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(ToolError);
     expect(err).toMatchObject({ code: "failed_precondition", reason: "LLM_REJECTED" });
   });

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { z } from "zod";
-import { jsonSchema, parsedJson, type Json } from "../../core/json";
+import { type Json, jsonSchema, parsedJson } from "../../core/json";
 
 /**
  * The KN bundle: one JSON file holding a knowledge network's schema and data,
@@ -72,7 +72,11 @@ const actionTypeSchema = z.object({
 });
 
 /** A primary key value, or a map of every primary key for composite keys. */
-const instanceKeySchema = z.union([z.string(), z.number(), z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]))]);
+const instanceKeySchema = z.union([
+  z.string(),
+  z.number(),
+  z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])),
+]);
 
 export const bundleSchema = z.object({
   knowledge_network: z.object({
@@ -139,8 +143,10 @@ function referenceProblems(b: Bundle): string[] {
   if (types.size !== b.object_types.length) problems.push("object_types: duplicate id");
   for (const t of b.object_types) {
     const props = new Set(t.data_properties.map((p) => p.name));
-    for (const k of t.primary_keys) if (!props.has(k)) problems.push(`object type ${t.id}: primary key ${k} is not a data property`);
-    if (!props.has(t.display_key)) problems.push(`object type ${t.id}: display_key ${t.display_key} is not a data property`);
+    for (const k of t.primary_keys)
+      if (!props.has(k)) problems.push(`object type ${t.id}: primary key ${k} is not a data property`);
+    if (!props.has(t.display_key))
+      problems.push(`object type ${t.id}: display_key ${t.display_key} is not a data property`);
     for (const lp of t.logic_properties) {
       for (const p of lp.parameters) {
         if (p.value_from === "property" && (typeof p.value !== "string" || !props.has(p.value))) {
@@ -157,13 +163,16 @@ function referenceProblems(b: Bundle): string[] {
       if (!types.has(end)) problems.push(`relation type ${r.id}: unknown object type ${end}`);
     }
   }
-  for (const a of b.action_types) if (!types.has(a.object_type_id)) problems.push(`action type ${a.id}: unknown object type ${a.object_type_id}`);
-  for (const otId of Object.keys(b.objects)) if (!types.has(otId)) problems.push(`objects: unknown object type ${otId}`);
-  for (const relId of Object.keys(b.relations)) if (!relationIds.has(relId)) problems.push(`relations: unknown relation type ${relId}`);
+  for (const a of b.action_types)
+    if (!types.has(a.object_type_id)) problems.push(`action type ${a.id}: unknown object type ${a.object_type_id}`);
+  for (const otId of Object.keys(b.objects))
+    if (!types.has(otId)) problems.push(`objects: unknown object type ${otId}`);
+  for (const relId of Object.keys(b.relations))
+    if (!relationIds.has(relId)) problems.push(`relations: unknown relation type ${relId}`);
   for (const key of Object.keys(b.metrics)) {
     const [otId, prop] = key.split(".", 2);
     const lp = types.get(otId ?? "")?.logic_properties.find((p) => p.name === prop);
-    if (!lp || lp.type !== "metric") problems.push(`metrics: ${key} is not a metric logic property`);
+    if (lp?.type !== "metric") problems.push(`metrics: ${key} is not a metric logic property`);
   }
   return problems;
 }

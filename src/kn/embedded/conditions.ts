@@ -1,9 +1,9 @@
-import { ToolError, type FieldViolation } from "../../errors/tool-error";
-import { isLogical, type Condition, type LeafCondition } from "../types";
-import { type Json } from "../../core/json";
-import { LOCAL_EMBEDDING_DIMENSIONS, embedLocally } from "../../upstream/local-embedder";
+import type { Json } from "../../core/json";
 import { normalizeText, textOf, tokenize } from "../../core/text";
-import { compareValues, intersectSorted, valueKey, type ObjectStore } from "./object-store";
+import { type FieldViolation, ToolError } from "../../errors/tool-error";
+import { embedLocally, LOCAL_EMBEDDING_DIMENSIONS } from "../../upstream/local-embedder";
+import { type Condition, isLogical, type LeafCondition } from "../types";
+import { compareValues, intersectSorted, type ObjectStore, valueKey } from "./object-store";
 
 /** Rows that satisfy a condition, ascending, with a `_score` for those a text or vector match scored. */
 export interface Matches {
@@ -41,7 +41,9 @@ export function evaluateCondition(store: ObjectStore, condition: Condition | und
       reason: "INVALID_CONDITION",
       message: `invalid condition on object type ${store.type.id}: ${violations.map((v) => `${v.field}: ${v.description}`).join("; ")}`,
       violations,
-      hint: { message: "Use only data properties of the object type and the condition_operations each property lists." },
+      hint: {
+        message: "Use only data properties of the object type and the condition_operations each property lists.",
+      },
     });
   }
   return run(store, plan);
@@ -86,7 +88,8 @@ function run(store: ObjectStore, plan: Plan): Matches {
 function compile(store: ObjectStore, c: Condition, path: string, violations: FieldViolation[]): Plan {
   if (isLogical(c)) {
     const parts = c.sub_conditions.map((sub, i) => compile(store, sub, `${path}.sub_conditions[${i}]`, violations));
-    if (parts.length === 0) return c.operation === "and" ? { kind: "test", test: () => true } : { kind: "test", test: () => false };
+    if (parts.length === 0)
+      return c.operation === "and" ? { kind: "test", test: () => true } : { kind: "test", test: () => false };
     return { kind: c.operation, parts };
   }
   return compileLeaf(store, c, path, violations);
@@ -115,11 +118,17 @@ function compileLeaf(store: ObjectStore, c: LeafCondition, path: string, violati
   }
   if (field === "__id") return idCondition(store, c, path, violations);
   if (!store.hasProperty(field)) {
-    return bad("field", `${field} is not a data property of ${store.type.id}; it has: ${store.type.data_properties.map((p) => p.name).join(", ")}`);
+    return bad(
+      "field",
+      `${field} is not a data property of ${store.type.id}; it has: ${store.type.data_properties.map((p) => p.name).join(", ")}`,
+    );
   }
   const allowed = store.operationsOf(field);
   if (!allowed.has(op)) {
-    return bad("operation", `${field} does not support ${op}; it supports: ${[...allowed].join(" ") || "no operation"}`);
+    return bad(
+      "operation",
+      `${field} does not support ${op}; it supports: ${[...allowed].join(" ") || "no operation"}`,
+    );
   }
   const value = c.value;
   const get = (i: number) => store.rows[i]![field];
@@ -129,7 +138,8 @@ function compileLeaf(store: ObjectStore, c: LeafCondition, path: string, violati
       if (!isScalar(value)) return bad("value", "== needs a string, number or boolean value");
       return { kind: "lookup", run: () => ({ rows: [...store.equalTo(field, value)], scores: new Map() }) };
     case "in": {
-      if (!Array.isArray(value) || !value.every(isScalar)) return bad("value", "in needs an array of strings, numbers or booleans");
+      if (!Array.isArray(value) || !value.every(isScalar))
+        return bad("value", "in needs an array of strings, numbers or booleans");
       return {
         kind: "lookup",
         run: () => {
@@ -143,7 +153,8 @@ function compileLeaf(store: ObjectStore, c: LeafCondition, path: string, violati
       if (!isScalar(value)) return bad("value", "!= needs a string, number or boolean value");
       return { kind: "test", test: (i) => present(get(i)) && valueKey(get(i)!) !== valueKey(value) };
     case "not_in": {
-      if (!Array.isArray(value) || !value.every(isScalar)) return bad("value", "not_in needs an array of strings, numbers or booleans");
+      if (!Array.isArray(value) || !value.every(isScalar))
+        return bad("value", "not_in needs an array of strings, numbers or booleans");
       const keys = new Set(value.map((v) => valueKey(v)));
       return { kind: "test", test: (i) => present(get(i)) && !keys.has(valueKey(get(i)!)) };
     }
@@ -163,12 +174,18 @@ function compileLeaf(store: ObjectStore, c: LeafCondition, path: string, violati
     case "<":
     case "<=": {
       if (!isScalar(value)) return bad("value", `${op} needs a number or string value`);
-      const ok = { ">": (x: number) => x > 0, ">=": (x: number) => x >= 0, "<": (x: number) => x < 0, "<=": (x: number) => x <= 0 }[op];
+      const ok = {
+        ">": (x: number) => x > 0,
+        ">=": (x: number) => x >= 0,
+        "<": (x: number) => x < 0,
+        "<=": (x: number) => x <= 0,
+      }[op];
       return { kind: "test", test: (i) => present(get(i)) && ok(compareLoose(get(i)!, value)) };
     }
     case "range":
     case "out_range": {
-      if (!Array.isArray(value) || value.length !== 2 || !value.every(isScalar)) return bad("value", `${op} needs [low, high]`);
+      if (!Array.isArray(value) || value.length !== 2 || !value.every(isScalar))
+        return bad("value", `${op} needs [low, high]`);
       const [lo, hi] = value as [Json, Json];
       const inside = (v: Json) => compareLoose(v, lo) >= 0 && compareLoose(v, hi) < 0;
       return { kind: "test", test: (i) => present(get(i)) && (op === "range" ? inside(get(i)!) : !inside(get(i)!)) };
@@ -178,14 +195,21 @@ function compileLeaf(store: ObjectStore, c: LeafCondition, path: string, violati
     case "not_exist":
       return { kind: "test", test: (i) => !present(get(i)) };
     case "regex": {
-      if (typeof value !== "string" || value.length > MAX_REGEX_LENGTH) return bad("value", `regex needs a pattern of at most ${MAX_REGEX_LENGTH} characters`);
+      if (typeof value !== "string" || value.length > MAX_REGEX_LENGTH)
+        return bad("value", `regex needs a pattern of at most ${MAX_REGEX_LENGTH} characters`);
       let re: RegExp;
       try {
         re = new RegExp(value, "u");
       } catch (err) {
         return bad("value", `invalid regular expression: ${(err as Error).message}`);
       }
-      return { kind: "test", test: (i) => { const t = textOf(get(i)); return t !== undefined && re.test(t); } };
+      return {
+        kind: "test",
+        test: (i) => {
+          const t = textOf(get(i));
+          return t !== undefined && re.test(t);
+        },
+      };
     }
     case "match":
     case "match_phrase":
@@ -197,7 +221,14 @@ function compileLeaf(store: ObjectStore, c: LeafCondition, path: string, violati
   }
 }
 
-function textMatch(store: ObjectStore, fields: string[], c: LeafCondition, op: "match" | "match_phrase", path: string, violations: FieldViolation[]): Plan {
+function textMatch(
+  store: ObjectStore,
+  fields: string[],
+  c: LeafCondition,
+  op: "match" | "match_phrase",
+  path: string,
+  violations: FieldViolation[],
+): Plan {
   if (typeof c.value !== "string" || c.value.trim() === "") {
     violations.push({ field: `${path}.value`, description: `${op} needs a non-empty string value` });
     return { kind: "test", test: () => false };
@@ -242,10 +273,17 @@ function fullText(store: ObjectStore, fields: string[], query: string, phrase: b
 function knn(store: ObjectStore, fields: string[], c: LeafCondition, path: string, violations: FieldViolation[]): Plan {
   let query: Float32Array;
   if (typeof c.value === "string" && c.value.trim() !== "") query = embedLocally(c.value);
-  else if (Array.isArray(c.value) && c.value.length === LOCAL_EMBEDDING_DIMENSIONS && c.value.every((x) => typeof x === "number")) {
+  else if (
+    Array.isArray(c.value) &&
+    c.value.length === LOCAL_EMBEDDING_DIMENSIONS &&
+    c.value.every((x) => typeof x === "number")
+  ) {
     query = Float32Array.from(c.value as number[]);
   } else {
-    violations.push({ field: `${path}.value`, description: `knn needs a text or a vector of ${LOCAL_EMBEDDING_DIMENSIONS} numbers` });
+    violations.push({
+      field: `${path}.value`,
+      description: `knn needs a text or a vector of ${LOCAL_EMBEDDING_DIMENSIONS} numbers`,
+    });
     return { kind: "test", test: () => false };
   }
   const key = c.limit_key ?? "k";
@@ -270,7 +308,7 @@ function knn(store: ObjectStore, fields: string[], c: LeafCondition, path: strin
 
 function idCondition(store: ObjectStore, c: LeafCondition, path: string, violations: FieldViolation[]): Plan {
   const ids = c.operation === "==" ? [c.value] : c.operation === "in" && Array.isArray(c.value) ? c.value : undefined;
-  if (!ids || !ids.every((v) => typeof v === "string")) {
+  if (!ids?.every((v) => typeof v === "string")) {
     violations.push({ field: `${path}.operation`, description: "__id supports == and in with instance ids" });
     return { kind: "test", test: () => false };
   }
@@ -279,8 +317,16 @@ function idCondition(store: ObjectStore, c: LeafCondition, path: string, violati
 }
 
 /** The properties behind `fields` ("*" = every property allowing `op`), or undefined after recording a violation. */
-function expandFields(store: ObjectStore, fields: string[], op: string, path: string, violations: FieldViolation[]): string[] | undefined {
-  const names = fields.includes("*") ? store.type.data_properties.map((p) => p.name).filter((n) => store.operationsOf(n).has(op)) : fields;
+function expandFields(
+  store: ObjectStore,
+  fields: string[],
+  op: string,
+  path: string,
+  violations: FieldViolation[],
+): string[] | undefined {
+  const names = fields.includes("*")
+    ? store.type.data_properties.map((p) => p.name).filter((n) => store.operationsOf(n).has(op))
+    : fields;
   const bad = names.filter((n) => !store.hasProperty(n) || !store.operationsOf(n).has(op));
   if (names.length === 0 || bad.length > 0) {
     const supporting = store.type.data_properties.map((p) => p.name).filter((n) => store.operationsOf(n).has(op));

@@ -1,14 +1,33 @@
 import { z } from "zod";
-import { ToolError, type FieldViolation } from "../../errors/tool-error";
-import { violationsOf } from "../../errors/validation";
 import type { CallContext } from "../../core/call-context";
+import type { Json } from "../../core/json";
+import { type FieldViolation, ToolError } from "../../errors/tool-error";
+import { violationsOf } from "../../errors/validation";
 import type { KnowledgeNetworkBackend } from "../backend";
-import { objectQuerySchema, subgraphQuerySchema, type InstanceIdentity, type KnowledgeNetwork, type KnowledgeNetworkSummary, type LogicProperty, type ObjectQuery, type ObjectQueryResult, type ObjectType, type OperatorDetail, type PropertiesQuery, type PropertiesResult, type Row, type SortField, type SubgraphEntry, type SubgraphObject, type SubgraphQuery, type SubgraphResult } from "../types";
-import { type Json } from "../../core/json";
-import { BundleError, loadBundleFile, type Bundle, type BundleObjectType } from "./bundle";
+import {
+  type InstanceIdentity,
+  type KnowledgeNetwork,
+  type KnowledgeNetworkSummary,
+  type LogicProperty,
+  type ObjectQuery,
+  type ObjectQueryResult,
+  type ObjectType,
+  type OperatorDetail,
+  objectQuerySchema,
+  type PropertiesQuery,
+  type PropertiesResult,
+  type Row,
+  type SortField,
+  type SubgraphEntry,
+  type SubgraphObject,
+  type SubgraphQuery,
+  type SubgraphResult,
+  subgraphQuerySchema,
+} from "../types";
+import { type Bundle, BundleError, type BundleObjectType, loadBundleFile } from "./bundle";
 import { evaluateCondition } from "./conditions";
 import { evaluateMetric } from "./metric-values";
-import { ObjectStore, compareValues, valueKey } from "./object-store";
+import { compareValues, ObjectStore, valueKey } from "./object-store";
 import { builtInOperators, type OperatorCall, type OperatorEnv, type RegisteredOperator } from "./operators";
 
 interface RelationIndex {
@@ -62,7 +81,8 @@ export class EmbeddedBackend implements KnowledgeNetworkBackend {
     bundles.forEach((item, i) => {
       const { bundle, source } = "bundle" in item ? item : { bundle: item, source: `bundle #${i + 1}` };
       const id = bundle.knowledge_network.id;
-      if (this.networks.has(id)) throw new BundleError(`KN bundle ${source}: knowledge network ${id} is already defined by another bundle`);
+      if (this.networks.has(id))
+        throw new BundleError(`KN bundle ${source}: knowledge network ${id} is already defined by another bundle`);
       this.networks.set(id, buildNetwork(bundle, source));
     });
   }
@@ -99,7 +119,9 @@ export class EmbeddedBackend implements KnowledgeNetworkBackend {
     const pattern = q.name_pattern?.toLowerCase() ?? "";
     const all = [...this.networks.values()]
       .map((n) => summary(n.kn))
-      .filter((kn) => pattern === "" || kn.name.toLowerCase().includes(pattern) || kn.id.toLowerCase().includes(pattern))
+      .filter(
+        (kn) => pattern === "" || kn.name.toLowerCase().includes(pattern) || kn.id.toLowerCase().includes(pattern),
+      )
       .sort((a, b) => (a.id < b.id ? -1 : 1));
     return { entries: all.slice(q.offset, q.offset + q.limit), total_count: all.length };
   }
@@ -117,7 +139,12 @@ export class EmbeddedBackend implements KnowledgeNetworkBackend {
     return objectTypeIds.map((id) => structuredClone(n.kn.object_types.find((t) => t.id === id)!));
   }
 
-  async queryObjects(ctx: CallContext, knId: string, objectTypeId: string, query: ObjectQuery): Promise<ObjectQueryResult> {
+  async queryObjects(
+    ctx: CallContext,
+    knId: string,
+    objectTypeId: string,
+    query: ObjectQuery,
+  ): Promise<ObjectQueryResult> {
     ctx.signal.throwIfAborted();
     const store = this.store(knId, objectTypeId);
     const q = parseOr(objectQuerySchema, query, "INVALID_QUERY");
@@ -150,7 +177,12 @@ export class EmbeddedBackend implements KnowledgeNetworkBackend {
           code: "invalid_argument",
           reason: "INVALID_QUERY",
           message: `search_after must have ${directions.length} values (one per sort key and primary key): pass back the search_after of the previous page`,
-          violations: [{ field: "search_after", description: `expected ${directions.length} values, got ${q.search_after.length}` }],
+          violations: [
+            {
+              field: "search_after",
+              description: `expected ${directions.length} values, got ${q.search_after.length}`,
+            },
+          ],
         });
       }
       const after = q.search_after;
@@ -172,22 +204,36 @@ export class EmbeddedBackend implements KnowledgeNetworkBackend {
     ctx.signal.throwIfAborted();
     const n = this.network(knId);
     const q = parseOr(subgraphQuerySchema, query, "INVALID_SUBGRAPH_QUERY");
-    return { entries: q.relation_type_paths.map((path, i) => this.walkPath(n, knId, path, `relation_type_paths[${i}]`)) };
+    return {
+      entries: q.relation_type_paths.map((path, i) => this.walkPath(n, knId, path, `relation_type_paths[${i}]`)),
+    };
   }
 
-  async queryProperties(ctx: CallContext, knId: string, objectTypeId: string, query: PropertiesQuery): Promise<PropertiesResult> {
+  async queryProperties(
+    ctx: CallContext,
+    knId: string,
+    objectTypeId: string,
+    query: PropertiesQuery,
+  ): Promise<PropertiesResult> {
     ctx.signal.throwIfAborted();
     const n = this.network(knId);
     const store = this.store(knId, objectTypeId);
     const type = store.type;
     const violations: FieldViolation[] = [];
-    if (query.identities.length === 0) violations.push({ field: "_instance_identities", description: "give at least one identity" });
-    if (query.identities.length > MAX_IDENTITIES) violations.push({ field: "_instance_identities", description: `at most ${MAX_IDENTITIES} identities` });
+    if (query.identities.length === 0)
+      violations.push({ field: "_instance_identities", description: "give at least one identity" });
+    if (query.identities.length > MAX_IDENTITIES)
+      violations.push({ field: "_instance_identities", description: `at most ${MAX_IDENTITIES} identities` });
     query.identities.forEach((identity, i) => {
       const missing = type.primary_keys.filter((k) => identity[k] === undefined || identity[k] === null);
-      if (missing.length > 0) violations.push({ field: `_instance_identities[${i}]`, description: `missing primary key ${missing.join(", ")}` });
+      if (missing.length > 0)
+        violations.push({
+          field: `_instance_identities[${i}]`,
+          description: `missing primary key ${missing.join(", ")}`,
+        });
     });
-    if (query.properties.length === 0) violations.push({ field: "properties", description: "give at least one property" });
+    if (query.properties.length === 0)
+      violations.push({ field: "properties", description: "give at least one property" });
     const logic = new Map(type.logic_properties.map((p) => [p.name, p]));
     query.properties.forEach((p, i) => {
       if (!logic.has(p) && !store.hasProperty(p)) {
@@ -199,10 +245,14 @@ export class EmbeddedBackend implements KnowledgeNetworkBackend {
     });
     for (const name of Object.keys(query.dynamic_params ?? {})) {
       if (!logic.has(name) || !query.properties.includes(name)) {
-        violations.push({ field: `dynamic_params.${name}`, description: "dynamic_params keys must be requested logic properties" });
+        violations.push({
+          field: `dynamic_params.${name}`,
+          description: "dynamic_params keys must be requested logic properties",
+        });
       }
     }
-    if (violations.length > 0) throw invalid("INVALID_PROPERTIES_QUERY", `invalid property query on ${type.id}`, violations);
+    if (violations.length > 0)
+      throw invalid("INVALID_PROPERTIES_QUERY", `invalid property query on ${type.id}`, violations);
 
     const env = this.operatorEnv(n);
     const rows: (Record<string, Json> | null)[] = [];
@@ -224,7 +274,11 @@ export class EmbeddedBackend implements KnowledgeNetworkBackend {
       for (const name of query.properties) {
         const lp = logic.get(name);
         const params = query.dynamic_params?.[name];
-        out[name] = !lp ? (row[name] ?? null) : lp.type === "metric" ? this.metricValue(n, type, lp, row, params) : this.operatorValue(type, lp, row, params, env);
+        out[name] = !lp
+          ? (row[name] ?? null)
+          : lp.type === "metric"
+            ? this.metricValue(n, type, lp, row, params)
+            : this.operatorValue(type, lp, row, params, env);
       }
       rows.push(out);
     }
@@ -239,7 +293,10 @@ export class EmbeddedBackend implements KnowledgeNetworkBackend {
         code: "not_found",
         reason: "OPERATOR_NOT_FOUND",
         message: `operator ${operatorId} is not in the operator market`,
-        hint: { message: "Use the operator id of a logic property's data_source.", validValues: [...this.operators.keys()] },
+        hint: {
+          message: "Use the operator id of a logic property's data_source.",
+          validValues: [...this.operators.keys()],
+        },
       });
     }
     return structuredClone(op.detail);
@@ -254,7 +311,10 @@ export class EmbeddedBackend implements KnowledgeNetworkBackend {
         code: "not_found",
         reason: "KNOWLEDGE_NETWORK_NOT_FOUND",
         message: `knowledge network ${knId} does not exist`,
-        hint: { message: "Use one of the knowledge network ids this service has.", validValues: [...this.networks.keys()] },
+        hint: {
+          message: "Use one of the knowledge network ids this service has.",
+          validValues: [...this.networks.keys()],
+        },
       });
     }
     return n;
@@ -267,14 +327,26 @@ export class EmbeddedBackend implements KnowledgeNetworkBackend {
     return store;
   }
 
-  private walkPath(n: Network, knId: string, path: z.output<typeof subgraphQuerySchema>["relation_type_paths"][number], at: string): SubgraphEntry {
+  private walkPath(
+    n: Network,
+    knId: string,
+    path: z.output<typeof subgraphQuerySchema>["relation_type_paths"][number],
+    at: string,
+  ): SubgraphEntry {
     const violations: FieldViolation[] = [];
     if (path.relation_types.length !== path.object_types.length - 1) {
-      violations.push({ field: `${at}.relation_types`, description: "a path of n+1 object types needs exactly n relation types" });
+      violations.push({
+        field: `${at}.relation_types`,
+        description: "a path of n+1 object types needs exactly n relation types",
+      });
     }
     const stores = path.object_types.map((node, i) => {
       const s = n.stores.get(node.id);
-      if (!s) violations.push({ field: `${at}.object_types[${i}].id`, description: `${node.id} is not an object type of ${knId}` });
+      if (!s)
+        violations.push({
+          field: `${at}.object_types[${i}].id`,
+          description: `${node.id} is not an object type of ${knId}`,
+        });
       return s;
     });
     const edges = path.relation_types.map((edge, i) => {
@@ -282,7 +354,10 @@ export class EmbeddedBackend implements KnowledgeNetworkBackend {
       const from = path.object_types[i]?.id;
       const to = path.object_types[i + 1]?.id;
       if (!rel) {
-        violations.push({ field: `${at}.relation_types[${i}].relation_type_id`, description: `${edge.relation_type_id} is not a relation type of ${knId}` });
+        violations.push({
+          field: `${at}.relation_types[${i}].relation_type_id`,
+          description: `${edge.relation_type_id} is not a relation type of ${knId}`,
+        });
         return undefined;
       }
       if (edge.source_object_type_id !== from || edge.target_object_type_id !== to) {
@@ -307,7 +382,9 @@ export class EmbeddedBackend implements KnowledgeNetworkBackend {
     const steps = edges as { rel: RelationIndex; walk: Map<number, number[]>; back: Map<number, number[]> }[];
     // Candidates per node (undefined: every instance), then keep only those on a complete path.
     const candidates = path.object_types.map((node, i) =>
-      node.condition === undefined ? undefined : new Set(evaluateCondition(ok[i]!, node.condition, `${at}.object_types[${i}].condition`).rows),
+      node.condition === undefined
+        ? undefined
+        : new Set(evaluateCondition(ok[i]!, node.condition, `${at}.object_types[${i}].condition`).rows),
     );
     const onPath: (Set<number> | undefined)[] = [];
     onPath[ok.length - 1] = candidates[ok.length - 1];
@@ -316,7 +393,8 @@ export class EmbeddedBackend implements KnowledgeNetworkBackend {
       const mine = candidates[i];
       const keep = new Set<number>();
       if (next !== undefined) {
-        for (const y of next) for (const x of steps[i]!.back.get(y) ?? []) if (mine === undefined || mine.has(x)) keep.add(x);
+        for (const y of next)
+          for (const x of steps[i]!.back.get(y) ?? []) if (mine === undefined || mine.has(x)) keep.add(x);
       } else if (mine !== undefined && mine.size < steps[i]!.walk.size) {
         for (const x of mine) if ((steps[i]!.walk.get(x)?.length ?? 0) > 0) keep.add(x);
       } else {
@@ -379,7 +457,13 @@ export class EmbeddedBackend implements KnowledgeNetworkBackend {
     return value as unknown as Json;
   }
 
-  private operatorValue(type: ObjectType, lp: LogicProperty, row: Row, params: Json | undefined, env: OperatorEnv): Json {
+  private operatorValue(
+    type: ObjectType,
+    lp: LogicProperty,
+    row: Row,
+    params: Json | undefined,
+    env: OperatorEnv,
+  ): Json {
     const op = this.operators.get(lp.data_source.id);
     if (!op) {
       throw new ToolError({
@@ -464,7 +548,14 @@ function buildNetwork(bundle: Bundle, origin: string): Network {
   for (const r of bundle.relation_types) {
     const source = stores.get(r.source_object_type_id)!;
     const target = stores.get(r.target_object_type_id)!;
-    const index: RelationIndex = { id: r.id, name: r.name, sourceType: source.type.id, targetType: target.type.id, forward: new Map(), backward: new Map() };
+    const index: RelationIndex = {
+      id: r.id,
+      name: r.name,
+      sourceType: source.type.id,
+      targetType: target.type.id,
+      forward: new Map(),
+      backward: new Map(),
+    };
     const link = (s: number, t: number) => {
       const out = index.forward.get(s) ?? [];
       if (!out.includes(t)) {
@@ -479,7 +570,9 @@ function buildNetwork(bundle: Bundle, origin: string): Network {
       const s = source.findByKey(sk as Json);
       const t = target.findByKey(tk as Json);
       if (s === undefined || t === undefined) {
-        throw new BundleError(`KN bundle ${origin}: relation ${r.id}: pair ${JSON.stringify([sk, tk])} names an instance that does not exist`);
+        throw new BundleError(
+          `KN bundle ${origin}: relation ${r.id}: pair ${JSON.stringify([sk, tk])} names an instance that does not exist`,
+        );
       }
       link(s, t);
     }
@@ -495,7 +588,10 @@ function buildNetwork(bundle: Bundle, origin: string): Network {
   }
   const series = new Map<string, Map<string, [number, number | null][]>>();
   for (const [key, byInstance] of Object.entries(bundle.metrics)) {
-    series.set(key, new Map(Object.entries(byInstance).map(([pk, points]) => [pk, [...points].sort((a, b) => a[0] - b[0])])));
+    series.set(
+      key,
+      new Map(Object.entries(byInstance).map(([pk, points]) => [pk, [...points].sort((a, b) => a[0] - b[0])])),
+    );
   }
   const kn: KnowledgeNetwork = {
     id: bundle.knowledge_network.id,
@@ -531,7 +627,10 @@ function sortKeysOf(store: ObjectStore, sort: SortField[] | undefined): SortFiel
     throw invalid(
       "INVALID_QUERY",
       "invalid sort",
-      bad.map((s) => ({ field: "sort", description: `${s.field} is not a data property of ${store.type.id} (or _score)` })),
+      bad.map((s) => ({
+        field: "sort",
+        description: `${s.field} is not a data property of ${store.type.id} (or _score)`,
+      })),
     );
   }
   return keys;

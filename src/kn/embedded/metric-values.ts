@@ -1,9 +1,9 @@
 import { z } from "zod";
-import { ToolError } from "../../errors/tool-error";
-import { addUnits, CALENDAR_UNITS, MAX_MS, MIN_MS, startOf, type CalendarUnit } from "../../core/calendar";
-import type { MetricValue } from "../types";
+import { addUnits, CALENDAR_UNITS, type CalendarUnit, MAX_MS, MIN_MS, startOf } from "../../core/calendar";
 import type { Json } from "../../core/json";
+import { ToolError } from "../../errors/tool-error";
 import { violationsOf } from "../../errors/validation";
+import type { MetricValue } from "../types";
 
 // operators.ts reads the bounds under these names.
 
@@ -34,15 +34,26 @@ export const metricParamsSchema = z
     metrics: z
       .object({
         type: z.enum(["sameperiod", "proportion"]),
-        sameperiod_config: z.object({ method: z.array(z.enum(["growth_value", "growth_rate"])).default(["growth_value", "growth_rate"]), offset: z.number().int().min(1).default(1) }).optional(),
+        sameperiod_config: z
+          .object({
+            method: z.array(z.enum(["growth_value", "growth_rate"])).default(["growth_value", "growth_rate"]),
+            offset: z.number().int().min(1).default(1),
+          })
+          .optional(),
       })
       .optional(),
   })
   .passthrough()
   .superRefine((p, ctx) => {
     if (p.start > p.end) ctx.addIssue({ code: "custom", path: ["start"], message: "start must not be after end" });
-    if (p.instant && p.step !== undefined) ctx.addIssue({ code: "custom", path: ["step"], message: "an instant query (instant=true) takes no step" });
-    if (!p.instant && p.step === undefined) ctx.addIssue({ code: "custom", path: ["step"], message: "a trend query (instant=false) needs step: day, week, month, quarter or year" });
+    if (p.instant && p.step !== undefined)
+      ctx.addIssue({ code: "custom", path: ["step"], message: "an instant query (instant=true) takes no step" });
+    if (!p.instant && p.step === undefined)
+      ctx.addIssue({
+        code: "custom",
+        path: ["step"],
+        message: "a trend query (instant=false) needs step: day, week, month, quarter or year",
+      });
   });
 
 export interface MetricDefinition {
@@ -66,13 +77,19 @@ export function evaluateMetric(
 ): MetricValue {
   const parsed = metricParamsSchema.safeParse(rawParams ?? {});
   if (!parsed.success) {
-    const violations = violationsOf(parsed.error).map((v) => ({ ...v, field: `dynamic_params.${def.property}.${v.field}` }));
+    const violations = violationsOf(parsed.error).map((v) => ({
+      ...v,
+      field: `dynamic_params.${def.property}.${v.field}`,
+    }));
     throw new ToolError({
       code: "invalid_argument",
       reason: "INVALID_METRIC_PARAMS",
       message: `invalid dynamic_params for metric ${def.property}: ${violations.map((v) => `${v.field}: ${v.description}`).join("; ")}`,
       violations,
-      hint: { message: "Give instant, start and end (ms); a trend (instant=false) also needs step: day|week|month|quarter|year." },
+      hint: {
+        message:
+          "Give instant, start and end (ms); a trend (instant=false) also needs step: day|week|month|quarter|year.",
+      },
     });
   }
   const p = parsed.data;
@@ -99,7 +116,9 @@ export function evaluateMetric(
           code: "invalid_argument",
           reason: "INVALID_METRIC_PARAMS",
           message: `metric ${def.property}: more than ${MAX_BUCKETS} ${step} buckets between start and end; use a larger step or a shorter range`,
-          violations: [{ field: `dynamic_params.${def.property}.step`, description: `too many buckets (over ${MAX_BUCKETS})` }],
+          violations: [
+            { field: `dynamic_params.${def.property}.step`, description: `too many buckets (over ${MAX_BUCKETS})` },
+          ],
         });
       }
       b = next;
@@ -113,7 +132,8 @@ export function evaluateMetric(
   } else if (p.metrics?.type === "sameperiod") {
     const { method, offset } = p.metrics.sameperiod_config ?? { method: ["growth_value", "growth_rate"], offset: 1 };
     const prev = (i: number) => (i - offset >= 0 ? values[i - offset]! : null);
-    if (method.includes("growth_value")) row["growth_values"] = values.map((v, i) => (v === null || prev(i) === null ? null : v - prev(i)!));
+    if (method.includes("growth_value"))
+      row["growth_values"] = values.map((v, i) => (v === null || prev(i) === null ? null : v - prev(i)!));
     if (method.includes("growth_rate")) {
       row["growth_rates"] = values.map((v, i) => (v === null || !prev(i) ? null : (v - prev(i)!) / prev(i)!));
     }

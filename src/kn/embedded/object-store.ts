@@ -1,12 +1,31 @@
-import type { InstanceIdentity, ObjectType, Row } from "../types";
 import type { Json } from "../../core/json";
-import { cosine, embedLocally } from "../../upstream/local-embedder";
 import { bigrams, normalizeText, textOf, tokenize } from "../../core/text";
+import { cosine, embedLocally } from "../../upstream/local-embedder";
+import type { InstanceIdentity, ObjectType, Row } from "../types";
 
 /** Operations a data property allows when its bundle declares none, by type. */
 const defaultOperations: { types: RegExp; ops: string[] }[] = [
-  { types: /^(text)$/i, ops: ["==", "!=", "in", "not_in", "like", "not_like", "regex", "exist", "not_exist", "match", "match_phrase", "multi_match"] },
-  { types: /^(varchar|char|string|keyword)$/i, ops: ["==", "!=", "in", "not_in", "like", "not_like", "regex", "exist", "not_exist"] },
+  {
+    types: /^(text)$/i,
+    ops: [
+      "==",
+      "!=",
+      "in",
+      "not_in",
+      "like",
+      "not_like",
+      "regex",
+      "exist",
+      "not_exist",
+      "match",
+      "match_phrase",
+      "multi_match",
+    ],
+  },
+  {
+    types: /^(varchar|char|string|keyword)$/i,
+    ops: ["==", "!=", "in", "not_in", "like", "not_like", "regex", "exist", "not_exist"],
+  },
   {
     types: /^(int|integer|long|short|byte|float|double|decimal|number|date|datetime|timestamp|time)$/i,
     ops: ["==", "!=", ">", ">=", "<", "<=", "in", "not_in", "range", "out_range", "exist", "not_exist"],
@@ -50,7 +69,9 @@ export class ObjectStore {
     keyed.sort((a, b) => comparePrimaryKeys(a.pk, b.pk));
     this.rows = keyed.map(({ raw, pk }) => {
       const identity: InstanceIdentity = {};
-      type.primary_keys.forEach((k, i) => (identity[k] = pk[i]!));
+      type.primary_keys.forEach((k, i) => {
+        identity[k] = pk[i]!;
+      });
       return {
         ...raw,
         _instance_id: `${type.id}-${pk.map((v) => String(v)).join("_")}`,
@@ -58,7 +79,9 @@ export class ObjectStore {
         _display: raw[type.display_key] ?? null,
       } as Row;
     });
-    this.rows.forEach((row, i) => this.byKey.set(keyOf(type.primary_keys.map((k) => row[k] ?? null)), i));
+    this.rows.forEach((row, i) => {
+      this.byKey.set(keyOf(type.primary_keys.map((k) => row[k] ?? null)), i);
+    });
     for (const p of type.data_properties) {
       const declared = p.condition_operations;
       const ops = declared.length > 0 ? declared : (defaultOperations.find((d) => d.types.test(p.type))?.ops ?? []);

@@ -1,9 +1,9 @@
 import { z } from "zod";
+import { MAX_MS, MIN_MS } from "../../core/calendar";
+import type { Json } from "../../core/json";
 import { ToolError } from "../../errors/tool-error";
 import { violationsOf } from "../../errors/validation";
 import type { InstanceIdentity, OperatorDetail, Row } from "../types";
-import type { Json } from "../../core/json";
-import { MAX_MS, MIN_MS } from "../../core/calendar";
 
 /** An operator call as the platform makes it: parameters placed by their `source`. */
 export interface OperatorCall {
@@ -16,9 +16,18 @@ export interface OperatorCall {
 /** What an operator may read of the embedded network. */
 export interface OperatorEnv {
   /** The instances related to `identity` (of `objectTypeId`) by `relationTypeId`, walking it forward or backward. */
-  related(relationTypeId: string, direction: "forward" | "backward", objectTypeId: string, identity: InstanceIdentity): Row[];
+  related(
+    relationTypeId: string,
+    direction: "forward" | "backward",
+    objectTypeId: string,
+    identity: InstanceIdentity,
+  ): Row[];
   /** An instance's series for a metric logic property: [[ts_ms, value], ...]. */
-  series(objectTypeId: string, property: string, identity: InstanceIdentity): readonly (readonly [number, number | null])[];
+  series(
+    objectTypeId: string,
+    property: string,
+    identity: InstanceIdentity,
+  ): readonly (readonly [number, number | null])[];
 }
 
 export interface RegisteredOperator {
@@ -44,7 +53,11 @@ const healthInput = z.object({
         .strict()
         .refine((w) => w.growth + w.breadth + w.stability > 0, "weights must not all be 0"),
       focus_categories: z.array(z.string().min(1)).max(20),
-      as_of: z.number().int().min(MIN_MS, "as_of must be a millisecond timestamp between 2000 and 2100").max(MAX_MS, "as_of must be a millisecond timestamp between 2000 and 2100"),
+      as_of: z
+        .number()
+        .int()
+        .min(MIN_MS, "as_of must be a millisecond timestamp between 2000 and 2100")
+        .max(MAX_MS, "as_of must be a millisecond timestamp between 2000 and 2100"),
     })
     .passthrough(),
 });
@@ -63,7 +76,15 @@ const businessHealthScore: RegisteredOperator = {
     metadata: {
       description: "根据企业药品上市情况、产品结构与给定权重计算健康度评分（0-1）和等级（A-E）",
       api_spec: {
-        parameters: [{ name: "model_version", in: "query", required: true, schema: { type: "string", enum: ["v2"] }, description: "评分模型版本" }],
+        parameters: [
+          {
+            name: "model_version",
+            in: "query",
+            required: true,
+            schema: { type: "string", enum: ["v2"] },
+            description: "评分模型版本",
+          },
+        ],
         request_body: {
           content: {
             "application/json": {
@@ -76,10 +97,18 @@ const businessHealthScore: RegisteredOperator = {
                   weights: {
                     type: "object",
                     description: "各维度权重（非负，至少一个大于0）",
-                    properties: { growth: { type: "number" }, breadth: { type: "number" }, stability: { type: "number" } },
+                    properties: {
+                      growth: { type: "number" },
+                      breadth: { type: "number" },
+                      stability: { type: "number" },
+                    },
                     additionalProperties: false,
                   },
-                  focus_categories: { type: "array", items: { type: "string" }, description: "重点关注的药品剂型，如 片剂、注射剂" },
+                  focus_categories: {
+                    type: "array",
+                    items: { type: "string" },
+                    description: "重点关注的药品剂型，如 片剂、注射剂",
+                  },
                   as_of: { type: "integer", description: "评估时点（毫秒时间戳）" },
                 },
               },
@@ -113,11 +142,14 @@ const businessHealthScore: RegisteredOperator = {
     const forms = new Set(products.map((p) => String(p["dosage_form"] ?? "")).filter((f) => f !== ""));
     const breadth = clamp(forms.size / 6);
     let activeMonths = 0;
-    for (let m = 0; m < 24; m++) if (approvals(as_of - (m + 1) * 30 * DAY_MS, as_of - m * 30 * DAY_MS) > 0) activeMonths++;
+    for (let m = 0; m < 24; m++)
+      if (approvals(as_of - (m + 1) * 30 * DAY_MS, as_of - m * 30 * DAY_MS) > 0) activeMonths++;
     const stability = activeMonths / 24;
     const total = weights.growth + weights.breadth + weights.stability;
     const score = (weights.growth * growth + weights.breadth * breadth + weights.stability * stability) / total;
-    const focused = products.filter((p) => focus_categories.some((c) => String(p["dosage_form"] ?? "").includes(c))).length;
+    const focused = products.filter((p) =>
+      focus_categories.some((c) => String(p["dosage_form"] ?? "").includes(c)),
+    ).length;
     return {
       company_id,
       company_name,

@@ -1,13 +1,26 @@
-import { ToolError } from "../../errors/tool-error";
 import type { CallContext } from "../../core/call-context";
-import type { KnowledgeNetworkBackend } from "../backend";
-import type { InstanceIdentity, KnowledgeNetwork, KnowledgeNetworkSummary, ObjectQuery, ObjectQueryResult, ObjectType, OperatorDetail, PropertiesQuery, PropertiesResult, Row, SubgraphQuery, SubgraphResult } from "../types";
 import type { Json } from "../../core/json";
+import { ToolError } from "../../errors/tool-error";
 import { createJsonClient, type JsonClient } from "../../upstream/http-json";
+import type { KnowledgeNetworkBackend } from "../backend";
+import type {
+  InstanceIdentity,
+  KnowledgeNetwork,
+  KnowledgeNetworkSummary,
+  ObjectQuery,
+  ObjectQueryResult,
+  ObjectType,
+  OperatorDetail,
+  PropertiesQuery,
+  PropertiesResult,
+  Row,
+  SubgraphQuery,
+  SubgraphResult,
+} from "../types";
 import { OntologyManagerClient } from "./ontology-manager";
 import { METHOD_OVERRIDE_HEADERS, OntologyQueryClient } from "./ontology-query";
 import { OperatorMarketClient } from "./operator-market";
-import { hasSystemFields, toRow, type RowShape } from "./platform-wire";
+import { hasSystemFields, type RowShape, toRow } from "./platform-wire";
 
 export interface HttpBackendOptions {
   ontologyManagerUrl: string;
@@ -48,8 +61,16 @@ class HttpBackend implements KnowledgeNetworkBackend {
   constructor(private readonly opts: HttpBackendOptions) {
     const pool = { timeoutMs: opts.timeoutMs, maxSockets: opts.maxSockets };
     const manager = createJsonClient({ upstream: "ontology-manager", baseUrl: opts.ontologyManagerUrl, ...pool });
-    const query = createJsonClient({ upstream: "ontology-query", baseUrl: opts.ontologyQueryUrl, headers: METHOD_OVERRIDE_HEADERS, ...pool });
-    const market = opts.operatorMarketUrl === undefined ? undefined : createJsonClient({ upstream: "operator-market", baseUrl: opts.operatorMarketUrl, ...pool });
+    const query = createJsonClient({
+      upstream: "ontology-query",
+      baseUrl: opts.ontologyQueryUrl,
+      headers: METHOD_OVERRIDE_HEADERS,
+      ...pool,
+    });
+    const market =
+      opts.operatorMarketUrl === undefined
+        ? undefined
+        : createJsonClient({ upstream: "operator-market", baseUrl: opts.operatorMarketUrl, ...pool });
     this.clients = [manager, query, ...(market ? [market] : [])];
     this.manager = new OntologyManagerClient(manager);
     this.query = new OntologyQueryClient(query, opts.spelling);
@@ -89,11 +110,21 @@ class HttpBackend implements KnowledgeNetworkBackend {
     return objectTypeIds.map((id) => byId.get(id)!);
   }
 
-  async queryObjects(ctx: CallContext, knId: string, objectTypeId: string, query: ObjectQuery): Promise<ObjectQueryResult> {
+  async queryObjects(
+    ctx: CallContext,
+    knId: string,
+    objectTypeId: string,
+    query: ObjectQuery,
+  ): Promise<ObjectQueryResult> {
     // The platform before 2026 sends no system fields: ask for the properties that build them, and drop them again.
     const shape = this.opts.spelling === "old" ? await this.rowShape(ctx, knId, objectTypeId) : undefined;
     const added = shape && query.properties ? sourcesOf(shape).filter((p) => !query.properties!.includes(p)) : [];
-    const answer = await this.query.queryObjects(ctx, knId, objectTypeId, added.length > 0 ? { ...query, properties: [...query.properties!, ...added] } : query);
+    const answer = await this.query.queryObjects(
+      ctx,
+      knId,
+      objectTypeId,
+      added.length > 0 ? { ...query, properties: [...query.properties!, ...added] } : query,
+    );
     const datas = await this.toRows(ctx, knId, objectTypeId, answer.datas ?? [], shape);
     for (const row of datas) for (const p of added) delete row[p];
     const result: ObjectQueryResult = { datas };
@@ -109,11 +140,21 @@ class HttpBackend implements KnowledgeNetworkBackend {
     return this.query.querySubgraph(ctx, knId, query);
   }
 
-  async queryProperties(ctx: CallContext, knId: string, objectTypeId: string, query: PropertiesQuery): Promise<PropertiesResult> {
+  async queryProperties(
+    ctx: CallContext,
+    knId: string,
+    objectTypeId: string,
+    query: PropertiesQuery,
+  ): Promise<PropertiesResult> {
     // Property rows carry the primary keys; before 2026 the display value had to be asked for.
     const shape = this.opts.spelling === "old" ? await this.rowShape(ctx, knId, objectTypeId) : undefined;
-    const added = shape ? sourcesOf(shape).filter((p) => !query.properties.includes(p) && !shape.primary_keys.includes(p)) : [];
-    const raw = await this.query.queryProperties(ctx, knId, objectTypeId, { ...query, properties: [...query.properties, ...added] });
+    const added = shape
+      ? sourcesOf(shape).filter((p) => !query.properties.includes(p) && !shape.primary_keys.includes(p))
+      : [];
+    const raw = await this.query.queryProperties(ctx, knId, objectTypeId, {
+      ...query,
+      properties: [...query.properties, ...added],
+    });
     const rows = await this.toRows(ctx, knId, objectTypeId, raw, shape);
     for (const row of rows) for (const p of added) delete row[p];
     return alignToIdentities(query.identities, rows);
@@ -125,7 +166,13 @@ class HttpBackend implements KnowledgeNetworkBackend {
 
   // -------------------------------------------------------------------------
 
-  private async toRows(ctx: CallContext, knId: string, objectTypeId: string, raw: Record<string, Json>[], shape: RowShape | undefined): Promise<Row[]> {
+  private async toRows(
+    ctx: CallContext,
+    knId: string,
+    objectTypeId: string,
+    raw: Record<string, Json>[],
+    shape: RowShape | undefined,
+  ): Promise<Row[]> {
     const needed = shape ?? (raw.every(hasSystemFields) ? undefined : await this.rowShape(ctx, knId, objectTypeId));
     return raw.map((r) => toRow(r, needed));
   }

@@ -1,6 +1,6 @@
 import type { CallContext } from "../../core/call-context";
+import { type JsonClient, segment } from "../../upstream/http-json";
 import type { KnowledgeNetwork, KnowledgeNetworkSummary, ObjectType } from "../types";
-import { segment, type JsonClient } from "../../upstream/http-json";
 import { knowledgeNetworkListSchema, knowledgeNetworkSchema, objectTypesResponseSchema } from "./platform-wire";
 
 const BASE = "/api/ontology-manager/in/v1/knowledge-networks";
@@ -18,7 +18,11 @@ export class OntologyManagerClient {
 
   /** The network with its object, relation and action types (`mode=export`). */
   getKnowledgeNetwork(ctx: CallContext, knId: string): Promise<KnowledgeNetwork> {
-    return this.http.call(ctx, { method: "GET", path: `${BASE}/${segment(knId)}`, query: { mode: "export" } }, knowledgeNetworkSchema);
+    return this.http.call(
+      ctx,
+      { method: "GET", path: `${BASE}/${segment(knId)}`, query: { mode: "export" } },
+      knowledgeNetworkSchema,
+    );
   }
 
   /** The definitions, logic properties included, in the platform's order. */

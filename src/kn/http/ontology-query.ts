@@ -1,9 +1,14 @@
 import type { z } from "zod";
 import type { CallContext } from "../../core/call-context";
-import type { InstanceIdentity, ObjectQuery, SubgraphQuery, SubgraphResult } from "../types";
 import type { Json } from "../../core/json";
-import { segment, type JsonClient } from "../../upstream/http-json";
-import { objectQueryResponseSchema, propertiesResponseSchema, subgraphResponseSchema, toSubgraphEntry } from "./platform-wire";
+import { type JsonClient, segment } from "../../upstream/http-json";
+import type { InstanceIdentity, ObjectQuery, SubgraphQuery, SubgraphResult } from "../types";
+import {
+  objectQueryResponseSchema,
+  propertiesResponseSchema,
+  subgraphResponseSchema,
+  toSubgraphEntry,
+} from "./platform-wire";
 
 const BASE = "/api/ontology-query/in/v1/knowledge-networks";
 
@@ -22,7 +27,12 @@ export class OntologyQueryClient {
     private readonly spelling: "new" | "old",
   ) {}
 
-  queryObjects(ctx: CallContext, knId: string, objectTypeId: string, query: ObjectQuery): Promise<z.output<typeof objectQueryResponseSchema>> {
+  queryObjects(
+    ctx: CallContext,
+    knId: string,
+    objectTypeId: string,
+    query: ObjectQuery,
+  ): Promise<z.output<typeof objectQueryResponseSchema>> {
     const body = {
       condition: query.condition,
       properties: query.properties,
@@ -31,7 +41,11 @@ export class OntologyQueryClient {
       sort: query.sort,
       search_after: query.search_after,
     };
-    return this.http.call(ctx, { method: "POST", path: `${BASE}/${segment(knId)}/object-types/${segment(objectTypeId)}`, body }, objectQueryResponseSchema);
+    return this.http.call(
+      ctx,
+      { method: "POST", path: `${BASE}/${segment(knId)}/object-types/${segment(objectTypeId)}`, body },
+      objectQueryResponseSchema,
+    );
   }
 
   async querySubgraph(ctx: CallContext, knId: string, query: SubgraphQuery): Promise<SubgraphResult> {
@@ -53,7 +67,11 @@ export class OntologyQueryClient {
     ctx: CallContext,
     knId: string,
     objectTypeId: string,
-    query: { identities: InstanceIdentity[]; properties: string[]; dynamic_params?: Record<string, Record<string, Json>> },
+    query: {
+      identities: InstanceIdentity[];
+      properties: string[];
+      dynamic_params?: Record<string, Record<string, Json>>;
+    },
   ): Promise<Record<string, Json>[]> {
     const body = {
       [this.spelling === "new" ? "_instance_identities" : "unique_identities"]: query.identities,

@@ -1,7 +1,7 @@
-import { ToolError } from "../../errors/tool-error";
 import type { CallContext } from "../../core/call-context";
+import { ToolError } from "../../errors/tool-error";
+import { type JsonClient, segment } from "../../upstream/http-json";
 import type { OperatorDetail } from "../types";
-import { segment, type JsonClient } from "../../upstream/http-json";
 import { operatorSchema } from "./platform-wire";
 
 const BASE = "/api/agent-operator-integration/internal-v1/operator/market";
@@ -19,7 +19,10 @@ export class OperatorMarketClient {
           reason: "OPERATOR_MARKET_NOT_CONFIGURED",
           message: `operator ${operatorId} cannot be looked up: this service has no operator market configured (OPERATOR_MARKET_URL is not set)`,
           metadata: { upstream: "operator-market", setting: "OPERATOR_MARKET_URL" },
-          hint: { message: "Operator definitions are unavailable in this deployment; retrying will not help until OPERATOR_MARKET_URL is set." },
+          hint: {
+            message:
+              "Operator definitions are unavailable in this deployment; retrying will not help until OPERATOR_MARKET_URL is set.",
+          },
         }),
       );
     }

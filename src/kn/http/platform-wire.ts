@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { type InstanceIdentity, type ObjectType, type Row, type SubgraphEntry, type SubgraphObject } from "../types";
-import { parsedJson, type Json } from "../../core/json";
+import { type Json, parsedJson } from "../../core/json";
 import { badResponse } from "../../upstream/http-json";
+import type { InstanceIdentity, ObjectType, Row, SubgraphEntry, SubgraphObject } from "../types";
 
 /**
  * The platform's response bodies as zod schemas, and their normalisation to
@@ -179,7 +179,10 @@ export function toSubgraphEntry(entry: WireSubgraphEntry): SubgraphEntry {
     const id = o._instance_id ?? o.id ?? key;
     const identity = o._instance_identity ?? o.unique_identities;
     if (identity === undefined) {
-      throw badResponse("ontology-query", `subgraph object ${key} has neither _instance_identity nor unique_identities`);
+      throw badResponse(
+        "ontology-query",
+        `subgraph object ${key} has neither _instance_identity nor unique_identities`,
+      );
     }
     idOfKey.set(key, id);
     objects[id] = {
@@ -226,7 +229,10 @@ export function toRow(raw: Record<string, Json>, shape: RowShape | undefined): R
   if (shape === undefined) throw new Error("toRow: a row without system fields needs its object type");
   const missing = shape.primary_keys.filter((k) => raw[k] === undefined || raw[k] === null);
   if (missing.length > 0) {
-    throw badResponse("ontology-query", `a ${shape.id} row has no system fields and no value for primary key ${missing.join(", ")}: ${JSON.stringify(raw).slice(0, 200)}`);
+    throw badResponse(
+      "ontology-query",
+      `a ${shape.id} row has no system fields and no value for primary key ${missing.join(", ")}: ${JSON.stringify(raw).slice(0, 200)}`,
+    );
   }
   const identity: InstanceIdentity = {};
   for (const k of shape.primary_keys) identity[k] = raw[k]!;

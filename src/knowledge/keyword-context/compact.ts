@@ -17,8 +17,16 @@ export function compactContext(r: KeywordContextResult): string {
         const label = `${n.relation_type_id} ${n.relation_type_name} (${n.relation_direction})`;
         const line = `${n.instance_name} [${n.object_type_id}:${n.instance_id}]`;
         // Properties beyond the id and the name are worth their tokens; the rest is in the line.
-        const extra = Object.entries(n.properties ?? {}).filter(([, v]) => v !== null && v !== "" && v !== n.instance_id && v !== n.instance_name);
-        (groups[label] ??= []).push(n.already_returned ? `${line} (already returned)` : extra.length > 0 ? { [line]: Object.fromEntries(extra) } : line);
+        const extra = Object.entries(n.properties ?? {}).filter(
+          ([, v]) => v !== null && v !== "" && v !== n.instance_id && v !== n.instance_name,
+        );
+        (groups[label] ??= []).push(
+          n.already_returned
+            ? `${line} (already returned)`
+            : extra.length > 0
+              ? { [line]: Object.fromEntries(extra) }
+              : line,
+        );
       }
       return {
         instance_id: i.instance_id,

@@ -40,8 +40,14 @@ export function schemaNotInSession(sessionId: string): ToolError {
     code: "failed_precondition",
     reason: "SCHEMA_NOT_IN_SESSION",
     message: "Schema信息不存在，请先调用enable_keyword_context=False召回schema",
-    detail: { message: "请先调用knowledge_network_retrieval工具，设置enable_keyword_context=False召回schema", session_id: sessionId },
-    hint: { message: "Call RetrieveSchema with the full question and this session_id first, then call again.", nextRpc: RETRIEVE_SCHEMA_RPC },
+    detail: {
+      message: "请先调用knowledge_network_retrieval工具，设置enable_keyword_context=False召回schema",
+      session_id: sessionId,
+    },
+    hint: {
+      message: "Call RetrieveSchema with the full question and this session_id first, then call again.",
+      nextRpc: RETRIEVE_SCHEMA_RPC,
+    },
   });
 }
 
@@ -51,7 +57,8 @@ export function objectTypeRequired(sessionTypes: string[]): ToolError {
     reason: "OBJECT_TYPE_ID_REQUIRED",
     message: "object_type_id参数必须提供，用于指定关键词所属的对象类型",
     detail: {
-      message: "当enable_keyword_context=True时，object_type_id参数必须提供。因为即使用关键词，但是有很多对象类型，你不知道这个关键词属于哪个对象类型。",
+      message:
+        "当enable_keyword_context=True时，object_type_id参数必须提供。因为即使用关键词，但是有很多对象类型，你不知道这个关键词属于哪个对象类型。",
       suggestion: "请提供object_type_id参数，例如：object_type_id='person'",
     },
     violations: [{ field: "object_type_id", description: "required: the object type the keyword belongs to" }],
@@ -65,7 +72,10 @@ export function networksNotInSession(foreign: string[], sessionNetworks: string[
     reason: "KN_NOT_IN_SESSION",
     message: `kn_ids ${foreign.join(", ")} 不在本会话召回的schema中；本会话的知识网络：${sessionNetworks.join(", ")}`,
     violations: [{ field: "kn_ids", description: "must be networks of the session's schema" }],
-    hint: { message: "Leave kn_ids out, or name networks the session's RetrieveSchema used.", validValues: sessionNetworks },
+    hint: {
+      message: "Leave kn_ids out, or name networks the session's RetrieveSchema used.",
+      validValues: sessionNetworks,
+    },
   });
 }
 
@@ -76,7 +86,8 @@ export function objectTypeNotInSchema(objectTypeId: string, sessionTypes: string
     message: `object_type_id '${objectTypeId}' 不在本会话召回的schema中；可用的对象类型：${sessionTypes.join(", ")}`,
     violations: [{ field: "object_type_id", description: "not in the session's schema" }],
     hint: {
-      message: "Use an object type of the session's schema, or recall the schema again with a question that covers this type.",
+      message:
+        "Use an object type of the session's schema, or recall the schema again with a question that covers this type.",
       validValues: sessionTypes,
       nextRpc: RETRIEVE_SCHEMA_RPC,
     },

@@ -5,7 +5,7 @@ import type { KeywordContextDeps } from "../deps";
 import { matchInstances } from "../matching/matcher";
 import { mentionOf } from "../matching/mention";
 import { searchFieldsOf } from "../matching/queries";
-import { MENTION_THRESHOLD, type MatchType } from "../matching/score";
+import { type MatchType, MENTION_THRESHOLD } from "../matching/score";
 import type { RecalledObjectType } from "../session";
 import type { KeywordContextWarning } from "./result";
 
@@ -55,12 +55,26 @@ export async function findInstances(
     },
   );
   for (const f of outcome.failures) {
-    warnings.push({ target: `instances:${f.lookup}`, reason: f.error.reason, message: `the ${f.lookup} lookup of ${ot.id} failed: ${f.error.message}` });
+    warnings.push({
+      target: `instances:${f.lookup}`,
+      reason: f.error.reason,
+      message: `the ${f.lookup} lookup of ${ot.id} failed: ${f.error.message}`,
+    });
   }
   const named = outcome.candidates
     .flatMap((c): ChosenInstance[] => {
       const m = c.mentions[0];
-      return m && m.confidence >= MENTION_THRESHOLD ? [{ row: c.row, match_type: m.type, score: m.confidence, matched_fields: m.fields, meaning: c.meaning?.[0] ?? 0 }] : [];
+      return m && m.confidence >= MENTION_THRESHOLD
+        ? [
+            {
+              row: c.row,
+              match_type: m.type,
+              score: m.confidence,
+              matched_fields: m.fields,
+              meaning: c.meaning?.[0] ?? 0,
+            },
+          ]
+        : [];
     })
     .sort(byScore);
   const exact = named.filter((c) => c.match_type === "exact");
@@ -79,7 +93,10 @@ export async function findInstances(
       message: `no ${ot.name || ot.id} (${ot.id}) is named '${keyword}', nor anything close to it (the closest candidates scored below ${MENTION_THRESHOLD}). Try the name as the network spells it, a shorter part of it, or another object type of the session's schema.`,
     });
   }
-  return { chosen: chosen.slice(0, MAX_INSTANCES), total: outcome.cut ? Math.max(outcome.total, chosen.length) : chosen.length };
+  return {
+    chosen: chosen.slice(0, MAX_INSTANCES),
+    total: outcome.cut ? Math.max(outcome.total, chosen.length) : chosen.length,
+  };
 }
 
 /** Best first (scores within a hundredth ordered by meaning, when known); then the shorter name (the keyword covers more of it), then the id. */

@@ -2,7 +2,13 @@ import type { CallContext } from "../../core/call-context";
 import { settleWithLimit } from "../../core/concurrency";
 import { ToolError } from "../../errors/tool-error";
 import { identityCondition, instanceIdOf } from "../../kn/identity";
-import { MAX_OBJECT_LIMIT, type RelationTypePath, type Row, type SubgraphEntry, type SubgraphObject } from "../../kn/types";
+import {
+  MAX_OBJECT_LIMIT,
+  type RelationTypePath,
+  type Row,
+  type SubgraphEntry,
+  type SubgraphObject,
+} from "../../kn/types";
 import type { KeywordContextDeps } from "../deps";
 import type { RecalledObjectType, RecalledRelationType } from "../session";
 import type { KeywordContextWarning } from "./result";
@@ -55,7 +61,11 @@ export async function findNeighbors(
   if (failedBatches.length === batches.length && batches.length > 0) {
     const reason = (failedBatches[0] as PromiseRejectedResult).reason;
     if (!(reason instanceof ToolError)) throw reason;
-    warnings.push({ target: "neighbors", reason: reason.reason, message: `no neighbour could be read: ${reason.message}` });
+    warnings.push({
+      target: "neighbors",
+      reason: reason.reason,
+      message: `no neighbour could be read: ${reason.message}`,
+    });
   }
   results.forEach((r, b) => {
     const batch = batches[b]!;
@@ -71,18 +81,30 @@ export async function findNeighbors(
       }
       return;
     }
-    batch.forEach((plan, k) => collect(found[plan.instance]!, plan, r.value.entries[k], instances[plan.instance]!._instance_id));
+    for (const [k, plan] of batch.entries()) {
+      collect(found[plan.instance]!, plan, r.value.entries[k], instances[plan.instance]!._instance_id);
+    }
   });
   return found;
 }
 
 /** One path per (instance, relation type, direction) the instance's type takes part in. */
-function planPaths(ot: RecalledObjectType, instances: readonly Row[], relations: readonly RecalledRelationType[]): PlannedPath[] {
+function planPaths(
+  ot: RecalledObjectType,
+  instances: readonly Row[],
+  relations: readonly RecalledRelationType[],
+): PlannedPath[] {
   const plans: PlannedPath[] = [];
   instances.forEach((row, instance) => {
-    const self: RelationTypePath["object_types"][number] = { id: ot.id, condition: identityCondition(row._instance_identity), limit: 1 };
+    const self: RelationTypePath["object_types"][number] = {
+      id: ot.id,
+      condition: identityCondition(row._instance_identity),
+      limit: 1,
+    };
     for (const r of relations) {
-      const edge = (from: string, to: string) => [{ relation_type_id: r.id, source_object_type_id: from, target_object_type_id: to }];
+      const edge = (from: string, to: string) => [
+        { relation_type_id: r.id, source_object_type_id: from, target_object_type_id: to },
+      ];
       if (r.source_object_type_id === ot.id) {
         plans.push({
           instance,
@@ -102,7 +124,11 @@ function planPaths(ot: RecalledObjectType, instances: readonly Row[], relations:
         const selfRelation = r.source_object_type_id === ot.id;
         const path: RelationTypePath = selfRelation
           ? // No limit of 10 on the first node: a platform applying it before the path filter would keep 10 unrelated objects.
-            { object_types: [{ id: ot.id, limit: MAX_OBJECT_LIMIT }, self], relation_types: edge(ot.id, ot.id), limit: MAX_NEIGHBORS_PER_RELATION }
+            {
+              object_types: [{ id: ot.id, limit: MAX_OBJECT_LIMIT }, self],
+              relation_types: edge(ot.id, ot.id),
+              limit: MAX_NEIGHBORS_PER_RELATION,
+            }
           : {
               object_types: [self, { id: r.source_object_type_id, limit: MAX_NEIGHBORS_PER_RELATION }],
               relation_types: edge(ot.id, r.source_object_type_id),
@@ -121,11 +147,20 @@ function collect(list: FoundNeighbor[], plan: PlannedPath, entry: SubgraphEntry 
     if (list.length >= MAX_NEIGHBORS_PER_INSTANCE) break;
     const rel = p.relations[0];
     if (!rel) continue;
-    const [mine, theirs] = plan.neighborNode === 1 ? [rel.source_object_id, rel.target_object_id] : [rel.target_object_id, rel.source_object_id];
+    const [mine, theirs] =
+      plan.neighborNode === 1
+        ? [rel.source_object_id, rel.target_object_id]
+        : [rel.target_object_id, rel.source_object_id];
     const object = entry!.objects[theirs];
     if (mine !== self || !object) continue;
     const id = instanceIdOf(object._instance_identity, Object.keys(object._instance_identity));
-    const known = list.some((n) => n.id === id && n.object.object_type_id === object.object_type_id && n.relation.id === plan.relation.id && n.direction === plan.direction);
+    const known = list.some(
+      (n) =>
+        n.id === id &&
+        n.object.object_type_id === object.object_type_id &&
+        n.relation.id === plan.relation.id &&
+        n.direction === plan.direction,
+    );
     if (!known) list.push({ id, object, relation: plan.relation, direction: plan.direction });
   }
 }

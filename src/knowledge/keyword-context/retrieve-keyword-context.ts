@@ -5,7 +5,7 @@ import { displayOf, identityKey, instanceIdOf } from "../../kn/identity";
 import type { InstanceIdentity, Row } from "../../kn/types";
 import type { SessionStore } from "../../store/session-store";
 import type { KeywordContextDeps } from "../deps";
-import { unionOf, type RecalledObjectType, type SessionSchema } from "../session";
+import { type RecalledObjectType, type SessionSchema, unionOf } from "../session";
 import { compactContext } from "./compact";
 import {
   keywordRequired,
@@ -18,9 +18,9 @@ import {
   sessionIdRequired,
 } from "./errors";
 import type { KeywordContextInput } from "./input";
-import type { InstanceContext, KeywordContextResult, KeywordContextWarning, NeighborContext } from "./result";
 import { findInstances } from "./instances";
-import { findNeighbors, type FoundNeighbor } from "./neighbors";
+import { type FoundNeighbor, findNeighbors } from "./neighbors";
+import type { InstanceContext, KeywordContextResult, KeywordContextWarning, NeighborContext } from "./result";
 
 /**
  * Step two of the two-step retrieval (spec keyword-context-recall §4–§5): the
@@ -28,7 +28,11 @@ import { findNeighbors, type FoundNeighbor } from "./neighbors";
  * over the relation types recalled into the session, in two upstream round
  * trips, deduplicated against what the session already returned.
  */
-export async function retrieveKeywordContext(deps: KeywordContextDeps, ctx: CallContext, input: KeywordContextInput): Promise<KeywordContextResult> {
+export async function retrieveKeywordContext(
+  deps: KeywordContextDeps,
+  ctx: CallContext,
+  input: KeywordContextInput,
+): Promise<KeywordContextResult> {
   // 1. The request, checked in the spec's order.
   if (input.session_id === "") throw sessionIdRequired();
   if (input.query === "") throw keywordRequired();
@@ -41,7 +45,9 @@ export async function retrieveKeywordContext(deps: KeywordContextDeps, ctx: Call
   // 3. Round trip 1 (and 2 when it found nothing convincing): the instances the keyword names, scored here.
   const { chosen, total } = await findInstances(deps, ctx, ot, input.query, warnings);
   // 4. The next round trip: every neighbour path, batched.
-  const relations = schema.relation_types.filter((r) => r.kn_id === ot.kn_id && (r.source_object_type_id === ot.id || r.target_object_type_id === ot.id));
+  const relations = schema.relation_types.filter(
+    (r) => r.kn_id === ot.kn_id && (r.source_object_type_id === ot.id || r.target_object_type_id === ot.id),
+  );
   const rows = chosen.map((c) => c.row);
   const neighbors = rows.length === 0 ? [] : await findNeighbors(deps, ctx, ot, rows, relations, warnings);
   // 5. What this session has not returned yet comes with its properties (atomic per instance).
@@ -50,7 +56,10 @@ export async function retrieveKeywordContext(deps: KeywordContextDeps, ctx: Call
     ...rows.map((r) => keyOf(ot.id, r._instance_identity)),
     ...neighbors.flat().map((n) => keyOf(n.object.object_type_id, n.object._instance_identity)),
   ];
-  const fresh = keys.length === 0 ? new Set<string>() : await deps.sessions.claimReturned(store, ctx.caller, input.session_id, keys);
+  const fresh =
+    keys.length === 0
+      ? new Set<string>()
+      : await deps.sessions.claimReturned(store, ctx.caller, input.session_id, keys);
   const isFresh = (otId: string, identity: InstanceIdentity) => fresh.has(keyOf(otId, identity));
 
   const instances = chosen.map((c, i): InstanceContext => {
@@ -66,7 +75,9 @@ export async function retrieveKeywordContext(deps: KeywordContextDeps, ctx: Call
       score: c.score,
       matched_fields: c.matched_fields,
       already_returned: !full,
-      neighbors: (neighbors[i] ?? []).map((n) => neighborContext(n, isFresh(n.object.object_type_id, n.object._instance_identity))),
+      neighbors: (neighbors[i] ?? []).map((n) =>
+        neighborContext(n, isFresh(n.object.object_type_id, n.object._instance_identity)),
+      ),
     };
   });
   const result: KeywordContextResult = {
@@ -99,7 +110,12 @@ export async function retrieveKeywordContext(deps: KeywordContextDeps, ctx: Call
 }
 
 /** The union of the session's schema rounds; none is SCHEMA_NOT_IN_SESSION, a missing object_type_id is asked for. */
-async function sessionSchema(deps: KeywordContextDeps, ctx: CallContext, store: SessionStore, input: KeywordContextInput): Promise<SessionSchema> {
+async function sessionSchema(
+  deps: KeywordContextDeps,
+  ctx: CallContext,
+  store: SessionStore,
+  input: KeywordContextInput,
+): Promise<SessionSchema> {
   const rounds = await deps.sessions.rounds(store, ctx.caller, input.session_id);
   if (rounds.length === 0) throw schemaNotInSession(input.session_id);
   const schema = unionOf(rounds);
@@ -112,9 +128,16 @@ function objectTypeOf(schema: SessionSchema, input: KeywordContextInput): Recall
   const wanted = new Set(input.kn_ids.map((k) => k.knowledge_network_id));
   const foreign = [...wanted].filter((k) => !schema.kn_ids.includes(k));
   if (foreign.length > 0) throw networksNotInSession(foreign, schema.kn_ids);
-  const matches = schema.object_types.filter((o) => o.id === input.object_type_id && (wanted.size === 0 || wanted.has(o.kn_id)));
-  if (matches.length === 0) throw objectTypeNotInSchema(input.object_type_id, [...new Set(schema.object_types.map((o) => o.id))]);
-  if (matches.length > 1) throw objectTypeAmbiguous(input.object_type_id, matches.map((m) => m.kn_id));
+  const matches = schema.object_types.filter(
+    (o) => o.id === input.object_type_id && (wanted.size === 0 || wanted.has(o.kn_id)),
+  );
+  if (matches.length === 0)
+    throw objectTypeNotInSchema(input.object_type_id, [...new Set(schema.object_types.map((o) => o.id))]);
+  if (matches.length > 1)
+    throw objectTypeAmbiguous(
+      input.object_type_id,
+      matches.map((m) => m.kn_id),
+    );
   return matches[0]!;
 }
 

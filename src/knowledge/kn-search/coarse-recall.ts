@@ -1,9 +1,9 @@
 import type { CallContext } from "../../core/call-context";
+import { topIndexes } from "../../core/scores";
 import type { KnowledgeNetworkBackend } from "../../kn/backend";
 import type { KnowledgeNetwork } from "../../kn/types";
-import type { ConceptRetrievalConfig } from "./input";
-import { topIndexes } from "../../core/scores";
 import { lexicalRelevance } from "../relevance/lexical";
+import type { ConceptRetrievalConfig } from "./input";
 
 /**
  * Coarse recall: a network with at least `coarse_min_relation_count` relation
@@ -18,16 +18,24 @@ export function coarseNetwork(kn: KnowledgeNetwork, question: string, cfg: Conce
   const typeName = new Map(kn.object_types.map((o) => [o.id, o.name]));
   const relationScores = lexicalRelevance(
     question,
-    kn.relation_types.map((r) => `${r.id} ${r.name} ${r.comment} ${typeName.get(r.source_object_type_id) ?? ""} ${typeName.get(r.target_object_type_id) ?? ""}`),
+    kn.relation_types.map(
+      (r) =>
+        `${r.id} ${r.name} ${r.comment} ${typeName.get(r.source_object_type_id) ?? ""} ${typeName.get(r.target_object_type_id) ?? ""}`,
+    ),
   );
   const relations = topIndexes(relationScores, cfg.coarse_relation_limit).map((i) => kn.relation_types[i]!);
   const typeScores = lexicalRelevance(
     question,
-    kn.object_types.map((o) => `${o.id} ${o.name} ${o.comment} ${o.data_properties.map((p) => p.display_name || p.name).join(" ")}`),
+    kn.object_types.map(
+      (o) => `${o.id} ${o.name} ${o.comment} ${o.data_properties.map((p) => p.display_name || p.name).join(" ")}`,
+    ),
   );
   const kept = new Set<string>();
-  for (const r of relations) for (const end of [r.source_object_type_id, r.target_object_type_id]) if (kept.size < cfg.coarse_object_limit) kept.add(end);
-  for (const i of topIndexes(typeScores, kn.object_types.length)) if (kept.size < cfg.coarse_object_limit) kept.add(kn.object_types[i]!.id);
+  for (const r of relations)
+    for (const end of [r.source_object_type_id, r.target_object_type_id])
+      if (kept.size < cfg.coarse_object_limit) kept.add(end);
+  for (const i of topIndexes(typeScores, kn.object_types.length))
+    if (kept.size < cfg.coarse_object_limit) kept.add(kn.object_types[i]!.id);
   return {
     ...kn,
     object_types: kn.object_types.filter((o) => kept.has(o.id)),
@@ -35,7 +43,6 @@ export function coarseNetwork(kn: KnowledgeNetwork, question: string, cfg: Conce
     action_types: kn.action_types.filter((a) => kept.has(a.object_type_id)),
   };
 }
-
 
 /**
  * The backend as schema recall sees it during one kn_search: networks come
@@ -61,10 +68,15 @@ export class NarrowedBackend implements KnowledgeNetworkBackend {
     return this.narrow(kn, ctx);
   }
 
-  listKnowledgeNetworks: KnowledgeNetworkBackend["listKnowledgeNetworks"] = (ctx, query) => this.inner.listKnowledgeNetworks(ctx, query);
-  getObjectTypes: KnowledgeNetworkBackend["getObjectTypes"] = (ctx, knId, ids) => this.inner.getObjectTypes(ctx, knId, ids);
-  queryObjects: KnowledgeNetworkBackend["queryObjects"] = (ctx, knId, ot, query) => this.inner.queryObjects(ctx, knId, ot, query);
-  querySubgraph: KnowledgeNetworkBackend["querySubgraph"] = (ctx, knId, query) => this.inner.querySubgraph(ctx, knId, query);
-  queryProperties: KnowledgeNetworkBackend["queryProperties"] = (ctx, knId, ot, query) => this.inner.queryProperties(ctx, knId, ot, query);
+  listKnowledgeNetworks: KnowledgeNetworkBackend["listKnowledgeNetworks"] = (ctx, query) =>
+    this.inner.listKnowledgeNetworks(ctx, query);
+  getObjectTypes: KnowledgeNetworkBackend["getObjectTypes"] = (ctx, knId, ids) =>
+    this.inner.getObjectTypes(ctx, knId, ids);
+  queryObjects: KnowledgeNetworkBackend["queryObjects"] = (ctx, knId, ot, query) =>
+    this.inner.queryObjects(ctx, knId, ot, query);
+  querySubgraph: KnowledgeNetworkBackend["querySubgraph"] = (ctx, knId, query) =>
+    this.inner.querySubgraph(ctx, knId, query);
+  queryProperties: KnowledgeNetworkBackend["queryProperties"] = (ctx, knId, ot, query) =>
+    this.inner.queryProperties(ctx, knId, ot, query);
   getOperator: KnowledgeNetworkBackend["getOperator"] = (ctx, id) => this.inner.getOperator(ctx, id);
 }

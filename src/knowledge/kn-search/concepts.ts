@@ -1,15 +1,21 @@
-import { ToolError } from "../../errors/tool-error";
 import type { CallContext } from "../../core/call-context";
 import { settleWithLimit } from "../../core/concurrency";
-import type { KnowledgeNetwork, ObjectType } from "../../kn/types";
 import type { Json } from "../../core/json";
+import { ToolError } from "../../errors/tool-error";
+import type { KnowledgeNetwork, ObjectType } from "../../kn/types";
 import type { SchemaDeps } from "../deps";
+import { semanticRelevance } from "../relevance/semantic";
 import { retrieveSchema } from "../schema/retrieve-schema";
-import { newSince, unionOf, type RecalledActionType, type RecalledObjectType, type RecalledRelationType } from "../session";
+import {
+  newSince,
+  type RecalledActionType,
+  type RecalledObjectType,
+  type RecalledRelationType,
+  unionOf,
+} from "../session";
+import type { KnActionType, KnObjectType, KnProperty, KnRelationType, KnWarning } from "./answer";
 import { coarseNetwork, NarrowedBackend } from "./coarse-recall";
 import type { ConceptRetrievalConfig, KnSearchInput } from "./input";
-import { semanticRelevance } from "../relevance/semantic";
-import type { KnActionType, KnObjectType, KnProperty, KnRelationType, KnWarning } from "./answer";
 
 /** Sample instances fetched at once. */
 const SAMPLE_CONCURRENCY = 8;
@@ -21,7 +27,11 @@ export interface RecalledConcepts {
   /** This round's object types, every one (instance recall searches them). */
   round: RecalledObjectType[];
   /** The session's types as the answer shows them: this round's new ones, or with return_union every round's. */
-  shown: { object_types: RecalledObjectType[]; relation_types: RecalledRelationType[]; action_types: RecalledActionType[] };
+  shown: {
+    object_types: RecalledObjectType[];
+    relation_types: RecalledRelationType[];
+    action_types: RecalledActionType[];
+  };
   /** The full definitions fetched in this call, by network id. */
   networks: ReadonlyMap<string, KnowledgeNetwork>;
   warnings: KnWarning[];
@@ -34,14 +44,23 @@ export interface RecalledConcepts {
  * the round recorded in the session) over networks narrowed by coarse recall
  * first. The session's rounds then say which types are new this round.
  */
-export async function recallConcepts(deps: SchemaDeps, ctx: CallContext, input: KnSearchInput, sessionId: string): Promise<RecalledConcepts> {
+export async function recallConcepts(
+  deps: SchemaDeps,
+  ctx: CallContext,
+  input: KnSearchInput,
+  sessionId: string,
+): Promise<RecalledConcepts> {
   const cfg = input.retrieval_config.concept_retrieval;
   const question = questionOf(input);
   const backend = new NarrowedBackend(deps.backend, (kn, c) => {
     const narrowed = coarseNetwork(kn, question, cfg);
     if (narrowed !== kn) {
       c.log.info(
-        { kn_id: kn.id, relation_types: [kn.relation_types.length, narrowed.relation_types.length], object_types: [kn.object_types.length, narrowed.object_types.length] },
+        {
+          kn_id: kn.id,
+          relation_types: [kn.relation_types.length, narrowed.relation_types.length],
+          object_types: [kn.object_types.length, narrowed.object_types.length],
+        },
         "coarse recall narrowed the network",
       );
     }
@@ -61,11 +80,19 @@ export async function recallConcepts(deps: SchemaDeps, ctx: CallContext, input: 
   });
   const warnings: KnWarning[] = union.warnings;
   if (union.object_types.length === 0 && union.relation_types.length === 0) {
-    return { round: [], shown: { object_types: [], relation_types: [], action_types: [] }, networks: backend.fetched, warnings };
+    return {
+      round: [],
+      shown: { object_types: [], relation_types: [], action_types: [] },
+      networks: backend.fetched,
+      warnings,
+    };
   }
   const rounds = await deps.sessions.rounds(deps.sessions.pick(""), ctx.caller, sessionId);
   const thisRound = rounds.find((r) => r.round === union.round);
-  if (!thisRound) throw new Error(`kn_search: round ${union.round} of session ${sessionId} is not in the session after it was recorded`);
+  if (!thisRound)
+    throw new Error(
+      `kn_search: round ${union.round} of session ${sessionId} is not in the session after it was recorded`,
+    );
   if (cfg.return_union) return { round: thisRound.object_types, shown: union, networks: backend.fetched, warnings };
   return {
     round: thisRound.object_types,
@@ -97,15 +124,24 @@ export interface ShapedSchema {
  * properties with data source and parameters, primary_keys, display_key, tags.
  * include_sample_data adds one instance of each object type.
  */
-export async function shapeSchema(deps: SchemaDeps, ctx: CallContext, input: KnSearchInput, concepts: RecalledConcepts): Promise<ShapedSchema> {
+export async function shapeSchema(
+  deps: SchemaDeps,
+  ctx: CallContext,
+  input: KnSearchInput,
+  concepts: RecalledConcepts,
+): Promise<ShapedSchema> {
   const cfg = input.retrieval_config.concept_retrieval;
   const types = concepts.shown.object_types;
   const warnings: KnWarning[] = [];
   const [kept, samples] = await Promise.all([
-    cfg.schema_brief && cfg.enable_property_brief ? briefProperties(deps, ctx, questionOf(input), types, cfg) : Promise.resolve(undefined),
+    cfg.schema_brief && cfg.enable_property_brief
+      ? briefProperties(deps, ctx, questionOf(input), types, cfg)
+      : Promise.resolve(undefined),
     cfg.include_sample_data ? sampleData(deps, ctx, types, warnings) : Promise.resolve(undefined),
   ]);
-  const definitions = cfg.schema_brief ? new Map<string, ObjectType>() : await fullDefinitions(deps, ctx, types, concepts.networks, warnings);
+  const definitions = cfg.schema_brief
+    ? new Map<string, ObjectType>()
+    : await fullDefinitions(deps, ctx, types, concepts.networks, warnings);
   const object_types = types.map((o, i): KnObjectType => {
     const keep = kept?.[i];
     const properties = o.data_properties.filter((p) => !keep || keep.has(p.name));
@@ -127,7 +163,13 @@ export async function shapeSchema(deps: SchemaDeps, ctx: CallContext, input: KnS
       concept_id: o.id,
       concept_name: o.name,
       comment: o.comment,
-      data_properties: properties.map((p) => ({ name: p.name, display_name: p.display_name, type: p.type, comment: p.comment, condition_operations: p.condition_operations })),
+      data_properties: properties.map((p) => ({
+        name: p.name,
+        display_name: p.display_name,
+        type: p.type,
+        comment: p.comment,
+        condition_operations: p.condition_operations,
+      })),
       logic_properties: definition
         ? definition.logic_properties.map((lp) => ({
             name: lp.name,
@@ -137,7 +179,12 @@ export async function shapeSchema(deps: SchemaDeps, ctx: CallContext, input: KnS
             data_source: plainJson(lp.data_source),
             parameters: lp.parameters.map(plainJson),
           }))
-        : o.logic_properties.map((lp) => ({ name: lp.name, display_name: lp.display_name, type: lp.type, comment: lp.comment })),
+        : o.logic_properties.map((lp) => ({
+            name: lp.name,
+            display_name: lp.display_name,
+            type: lp.type,
+            comment: lp.comment,
+          })),
       primary_keys: o.primary_keys,
       display_key: o.display_key,
       tags: definition?.tags ?? [],
@@ -175,9 +222,23 @@ export async function shapeSchema(deps: SchemaDeps, ctx: CallContext, input: KnS
  * it). Relevance: the property's name, display name and comment against the
  * question (words and embeddings).
  */
-async function briefProperties(deps: SchemaDeps, ctx: CallContext, question: string, types: readonly RecalledObjectType[], cfg: ConceptRetrievalConfig): Promise<Set<string>[]> {
-  const all = types.flatMap((o, t) => o.data_properties.map((p) => ({ t, p, key: o.primary_keys.includes(p.name) || p.name === o.display_key })));
-  const scores = await semanticRelevance(ctx, deps.embedder, question, all.map(({ p }) => `${p.name} ${p.display_name} ${p.comment}`), PROPERTY_BATCH);
+async function briefProperties(
+  deps: SchemaDeps,
+  ctx: CallContext,
+  question: string,
+  types: readonly RecalledObjectType[],
+  cfg: ConceptRetrievalConfig,
+): Promise<Set<string>[]> {
+  const all = types.flatMap((o, t) =>
+    o.data_properties.map((p) => ({ t, p, key: o.primary_keys.includes(p.name) || p.name === o.display_key })),
+  );
+  const scores = await semanticRelevance(
+    ctx,
+    deps.embedder,
+    question,
+    all.map(({ p }) => `${p.name} ${p.display_name} ${p.comment}`),
+    PROPERTY_BATCH,
+  );
   const kept = types.map(() => new Set<string>());
   for (const { t, p, key } of all) if (key) kept[t]!.add(p.name);
   let budget = Math.max(0, cfg.global_property_top_k - all.filter((a) => a.key).length);
@@ -195,12 +256,23 @@ async function briefProperties(deps: SchemaDeps, ctx: CallContext, question: str
 }
 
 /** One instance of each type (system fields left out); null for a type without instances. A type that cannot be read is a warning. */
-async function sampleData(deps: SchemaDeps, ctx: CallContext, types: readonly RecalledObjectType[], warnings: KnWarning[]): Promise<(Record<string, Json> | null)[]> {
-  const results = await settleWithLimit(types, SAMPLE_CONCURRENCY, ctx.signal, (o) => deps.backend.queryObjects(ctx, o.kn_id, o.id, { limit: 1 }));
+async function sampleData(
+  deps: SchemaDeps,
+  ctx: CallContext,
+  types: readonly RecalledObjectType[],
+  warnings: KnWarning[],
+): Promise<(Record<string, Json> | null)[]> {
+  const results = await settleWithLimit(types, SAMPLE_CONCURRENCY, ctx.signal, (o) =>
+    deps.backend.queryObjects(ctx, o.kn_id, o.id, { limit: 1 }),
+  );
   return results.map((r, i) => {
     if (r.status === "rejected") {
       if (!(r.reason instanceof ToolError)) throw r.reason;
-      warnings.push({ target: `sample_data:${types[i]!.id}`, reason: r.reason.reason, message: `no sample of ${types[i]!.id} could be read: ${r.reason.message}` });
+      warnings.push({
+        target: `sample_data:${types[i]!.id}`,
+        reason: r.reason.reason,
+        message: `no sample of ${types[i]!.id} could be read: ${r.reason.message}`,
+      });
       return null;
     }
     const row = r.value.datas[0];
@@ -226,7 +298,12 @@ async function fullDefinitions(
   const networks = [...fetched.values()];
   more.forEach((r, i) => {
     if (r.status === "fulfilled") networks.push(r.value);
-    else if (r.reason instanceof ToolError) warnings.push({ target: `kn:${missing[i]}`, reason: r.reason.reason, message: `the full definitions of ${missing[i]}'s types could not be read: ${r.reason.message}` });
+    else if (r.reason instanceof ToolError)
+      warnings.push({
+        target: `kn:${missing[i]}`,
+        reason: r.reason.reason,
+        message: `the full definitions of ${missing[i]}'s types could not be read: ${r.reason.message}`,
+      });
     else throw r.reason;
   });
   return new Map(networks.flatMap((kn) => kn.object_types.map((o) => [`${kn.id}/${o.id}`, o] as const)));

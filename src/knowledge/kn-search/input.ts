@@ -31,7 +31,8 @@ const ratio = (name: string, min: number, fallback: number) =>
       .default(fallback),
   );
 
-const flag = (name: string, fallback: boolean) => nullAsAbsent(z.boolean({ error: `${name} must be true or false` }).default(fallback));
+const flag = (name: string, fallback: boolean) =>
+  nullAsAbsent(z.boolean({ error: `${name} must be true or false` }).default(fallback));
 
 /** An object that names its unknown keys and lists the known ones. */
 const section = <S extends z.ZodRawShape>(what: string, shape: S) =>
@@ -102,15 +103,36 @@ export const knSearchInput = section("the kn_search request", {
   kn_ids: z
     .array(
       z.strictObject(
-        { knowledge_network_id: z.string({ error: "knowledge_network_id is required" }).trim().min(1, "knowledge_network_id is required") },
-        { error: (issue) => (issue.code === "unrecognized_keys" ? `a kn_ids item has only knowledge_network_id (got ${issue.keys.join(", ")})` : undefined) },
+        {
+          knowledge_network_id: z
+            .string({ error: "knowledge_network_id is required" })
+            .trim()
+            .min(1, "knowledge_network_id is required"),
+        },
+        {
+          error: (issue) =>
+            issue.code === "unrecognized_keys"
+              ? `a kn_ids item has only knowledge_network_id (got ${issue.keys.join(", ")})`
+              : undefined,
+        },
       ),
       { error: 'kn_ids is required: a list like [{"knowledge_network_id": "kn_medical"}]' },
     )
     .min(1, 'kn_ids needs at least one knowledge network, e.g. [{"knowledge_network_id": "kn_medical"}]')
     .max(MAX_KN_IDS, `at most ${MAX_KN_IDS} knowledge networks`),
-  session_id: nullAsAbsent(z.string({ error: "session_id must be a string" }).trim().max(256, "session_id must be at most 256 characters").default("")),
-  additional_context: nullAsAbsent(z.string({ error: "additional_context must be a string" }).max(20_000, "additional_context must be at most 20000 characters").default("")),
+  session_id: nullAsAbsent(
+    z
+      .string({ error: "session_id must be a string" })
+      .trim()
+      .max(256, "session_id must be at most 256 characters")
+      .default(""),
+  ),
+  additional_context: nullAsAbsent(
+    z
+      .string({ error: "additional_context must be a string" })
+      .max(20_000, "additional_context must be at most 20000 characters")
+      .default(""),
+  ),
   retrieval_config: nullAsAbsent(retrievalConfigInput.prefault({})),
   only_schema: flag("only_schema", false),
 });

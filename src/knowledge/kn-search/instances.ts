@@ -10,9 +10,9 @@ import type { Embedder } from "../../upstream/embeddings";
 import { LOCAL_EMBEDDER_NAME } from "../../upstream/local-embedder";
 import type { CandidateMatch } from "../matching/candidates";
 import { matchInstances } from "../matching/matcher";
-import { mentionOf, type Mention } from "../matching/mention";
+import { type Mention, mentionOf } from "../matching/mention";
+import { type SearchField, searchFieldsOf } from "../matching/queries";
 import type { Vocabulary } from "../matching/vocabulary";
-import { searchFieldsOf, type SearchField } from "../matching/queries";
 import { semanticRelevance } from "../relevance/semantic";
 import type { RecalledObjectType } from "../session";
 import type { KnNode, KnWarning } from "./answer";
@@ -72,7 +72,15 @@ export async function recallInstances(
   const mentions = query.keywords.map(mentionOf);
   const plans = await planSearches(deps, ctx, types, query, cfg);
   const warnings: KnWarning[] = [];
-  const results = await settleWithLimit(plans, TYPE_CONCURRENCY, ctx.signal, (plan) => search(deps, ctx, plan, mentions.map((m) => deps.vocabulary.expand(plan.ot.kn_id, plan.ot.id, m)), cfg));
+  const results = await settleWithLimit(plans, TYPE_CONCURRENCY, ctx.signal, (plan) =>
+    search(
+      deps,
+      ctx,
+      plan,
+      mentions.map((m) => deps.vocabulary.expand(plan.ot.kn_id, plan.ot.id, m)),
+      cfg,
+    ),
+  );
   const failed = results.filter((r) => r.status === "rejected");
   if (failed.length > 0 && failed.length === results.length) throw (failed[0] as PromiseRejectedResult).reason;
 
@@ -81,11 +89,19 @@ export async function recallInstances(
     const plan = plans[i]!;
     if (r.status === "rejected") {
       if (!(r.reason instanceof ToolError)) throw r.reason;
-      warnings.push({ target: `instances:${plan.ot.id}`, reason: r.reason.reason, message: `the instances of ${plan.ot.id} could not be searched: ${r.reason.message}` });
+      warnings.push({
+        target: `instances:${plan.ot.id}`,
+        reason: r.reason.reason,
+        message: `the instances of ${plan.ot.id} could not be searched: ${r.reason.message}`,
+      });
       return;
     }
     for (const f of r.value.failures) {
-      warnings.push({ target: `instances:${plan.ot.id}`, reason: f.error.reason, message: `the ${f.lookup} lookup of ${plan.ot.id} failed: ${f.error.message}` });
+      warnings.push({
+        target: `instances:${plan.ot.id}`,
+        reason: f.error.reason,
+        message: `the ${f.lookup} lookup of ${plan.ot.id} failed: ${f.error.message}`,
+      });
     }
     scored.push(...score(plan, r.value.candidates, mentions, cfg));
   });
@@ -124,7 +140,13 @@ async function planSearches(
       return `${p.name} ${p.display_name} ${p.comment}`;
     }),
   );
-  const relevance = await semanticRelevance(ctx, deps.embedder, query.question, descriptions, cfg.semantic_field_rerank_batch_size);
+  const relevance = await semanticRelevance(
+    ctx,
+    deps.embedder,
+    query.question,
+    descriptions,
+    cfg.semantic_field_rerank_batch_size,
+  );
   let offset = 0;
   const plans: SearchPlan[] = [];
   types.forEach((ot, t) => {
@@ -132,7 +154,13 @@ async function planSearches(
     const scores = relevance.slice(offset, offset + fields.length);
     offset += fields.length;
     if (fields.length === 0) return;
-    const keep = Math.min(fields.length, Math.max(cfg.semantic_field_keep_min, Math.min(cfg.semantic_field_keep_max, Math.ceil(cfg.semantic_field_keep_ratio * fields.length))));
+    const keep = Math.min(
+      fields.length,
+      Math.max(
+        cfg.semantic_field_keep_min,
+        Math.min(cfg.semantic_field_keep_max, Math.ceil(cfg.semantic_field_keep_ratio * fields.length)),
+      ),
+    );
     // The display key (the instance's name) first, then the most relevant; ties keep the schema's order.
     const ranked = fields
       .map((f, i) => ({ f, s: f.name === ot.display_key ? Infinity : scores[i]!, i }))
@@ -145,16 +173,28 @@ async function planSearches(
 }
 
 /** The type's candidates for every keyword: the matcher's lookups, within kn_search's settings. */
-function search(deps: InstanceDeps, ctx: CallContext, plan: SearchPlan, keywords: readonly Mention[], cfg: SemanticInstanceConfig) {
-  return matchInstances(deps.backend, ctx, { kn_id: plan.ot.kn_id, object_type_id: plan.ot.id, alias_links: plan.ot.alias_links ?? [] }, keywords, {
-    fields: plan.fields,
-    candidateLimit: cfg.initial_candidate_count,
-    exactLimit: cfg.per_type_instance_limit,
-    words: "or",
-    budget: cfg.max_semantic_sub_conditions,
-    conclusive: CONCLUSIVE,
-    ...(deps.embedder.name !== LOCAL_EMBEDDER_NAME ? { embedder: deps.embedder } : {}),
-  });
+function search(
+  deps: InstanceDeps,
+  ctx: CallContext,
+  plan: SearchPlan,
+  keywords: readonly Mention[],
+  cfg: SemanticInstanceConfig,
+) {
+  return matchInstances(
+    deps.backend,
+    ctx,
+    { kn_id: plan.ot.kn_id, object_type_id: plan.ot.id, alias_links: plan.ot.alias_links ?? [] },
+    keywords,
+    {
+      fields: plan.fields,
+      candidateLimit: cfg.initial_candidate_count,
+      exactLimit: cfg.per_type_instance_limit,
+      words: "or",
+      budget: cfg.max_semantic_sub_conditions,
+      conclusive: CONCLUSIVE,
+      ...(deps.embedder.name !== LOCAL_EMBEDDER_NAME ? { embedder: deps.embedder } : {}),
+    },
+  );
 }
 
 /**
@@ -164,7 +204,12 @@ function search(deps: InstanceDeps, ctx: CallContext, plan: SearchPlan, keywords
  * full-text or vector search found, which lifts the final score but is no
  * evidence on its own: min_direct_relevance is checked against the matches.
  */
-function score(plan: SearchPlan, candidates: readonly CandidateMatch[], keywords: readonly Mention[], cfg: SemanticInstanceConfig): Scored[] {
+function score(
+  plan: SearchPlan,
+  candidates: readonly CandidateMatch[],
+  keywords: readonly Mention[],
+  cfg: SemanticInstanceConfig,
+): Scored[] {
   const keys = new Set(keywords.map((k) => k.key));
   return candidates
     .map((c): Scored => {
@@ -175,11 +220,20 @@ function score(plan: SearchPlan, candidates: readonly CandidateMatch[], keywords
         ot: plan.ot,
         row: c.row,
         direct: round3(combineKeywords(direct, keys.has(name), cfg.exact_name_match_score).direct),
-        final: round3(combineKeywords(direct.map((d) => Math.max(d, semantic)), keys.has(name), cfg.exact_name_match_score).final),
+        final: round3(
+          combineKeywords(
+            direct.map((d) => Math.max(d, semantic)),
+            keys.has(name),
+            cfg.exact_name_match_score,
+          ).final,
+        ),
       };
     })
     .filter((s) => s.direct > 0 && s.direct >= cfg.min_direct_relevance)
-    .sort((a, b) => b.final - a.final || nameOf(a).length - nameOf(b).length || (a.row._instance_id < b.row._instance_id ? -1 : 1))
+    .sort(
+      (a, b) =>
+        b.final - a.final || nameOf(a).length - nameOf(b).length || (a.row._instance_id < b.row._instance_id ? -1 : 1),
+    )
     .slice(0, cfg.per_type_instance_limit);
 }
 
@@ -191,7 +245,11 @@ function score(plan: SearchPlan, candidates: readonly CandidateMatch[], keywords
  * instance named exactly as one keyword is lifted to exact_name_match_score
  * rather than sinking below instances that half-match two.
  */
-export function combineKeywords(perKeyword: readonly number[], nameIsAKeyword: boolean, exactNameMatchScore: number): { direct: number; final: number } {
+export function combineKeywords(
+  perKeyword: readonly number[],
+  nameIsAKeyword: boolean,
+  exactNameMatchScore: number,
+): { direct: number; final: number } {
   const direct = Math.max(0, ...perKeyword);
   if (perKeyword.length <= 1) return { direct, final: direct };
   const mean = perKeyword.reduce((s, x) => s + x, 0) / perKeyword.length;
@@ -200,7 +258,9 @@ export function combineKeywords(perKeyword: readonly number[], nameIsAKeyword: b
 
 function nameOf(s: Scored): string {
   const d = s.row._display;
-  return d === null || d === undefined || d === "" ? Object.values(s.row._instance_identity).map(String).join("_") : String(d);
+  return d === null || d === undefined || d === ""
+    ? Object.values(s.row._instance_identity).map(String).join("_")
+    : String(d);
 }
 
 /**
@@ -213,11 +273,16 @@ function nameOf(s: Scored): string {
 function nodeOf(s: Scored, filter: PropertyFilterConfig): KnNode {
   const { ot, row } = s;
   const order = [ot.display_key, ...ot.data_properties.map((p) => p.name), ...Object.keys(row)];
-  const names = [...new Set(order)].filter((k) => k in row && !k.startsWith("_") && (k === ot.display_key || !ot.primary_keys.includes(k)));
+  const names = [...new Set(order)].filter(
+    (k) => k in row && !k.startsWith("_") && (k === ot.display_key || !ot.primary_keys.includes(k)),
+  );
   // Filtered, empty values go first: they say nothing and would push real ones past max_properties_per_instance.
-  const kept = filter.enable_property_filter ? names.filter((k) => row[k] !== null && row[k] !== "").slice(0, filter.max_properties_per_instance) : names;
+  const kept = filter.enable_property_filter
+    ? names.filter((k) => row[k] !== null && row[k] !== "").slice(0, filter.max_properties_per_instance)
+    : names;
   const data: Record<string, Json> = {};
-  for (const k of kept) data[k] = filter.enable_property_filter ? cut(row[k]!, filter.max_property_value_length) : row[k]!;
+  for (const k of kept)
+    data[k] = filter.enable_property_filter ? cut(row[k]!, filter.max_property_value_length) : row[k]!;
   return {
     kn_id: ot.kn_id,
     object_type_id: ot.id,

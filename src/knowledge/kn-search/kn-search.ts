@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
 import type { CallContext } from "../../core/call-context";
 import type { KnSearchDeps } from "../deps";
+import type { KnSearchAnswer } from "./answer";
 import type { KnSearchInput } from "./input";
 import { knSearchNative } from "./native";
 import { knSearchProxy } from "./proxy";
-import type { KnSearchAnswer } from "./answer";
 
 /**
  * kn_search (spec kn-search-proxy.zh.md): forwarded to data-retrieval when
@@ -15,7 +15,9 @@ import type { KnSearchAnswer } from "./answer";
 export async function knSearch(deps: KnSearchDeps, ctx: CallContext, input: KnSearchInput): Promise<KnSearchAnswer> {
   const sessionId = input.session_id || randomUUID();
   const mode = deps.dataRetrieval ? "proxy" : "native";
-  const answer = deps.dataRetrieval ? await knSearchProxy(deps.dataRetrieval, ctx, input, sessionId) : await knSearchNative(deps, ctx, input, sessionId);
+  const answer = deps.dataRetrieval
+    ? await knSearchProxy(deps.dataRetrieval, ctx, input, sessionId)
+    : await knSearchNative(deps, ctx, input, sessionId);
   ctx.log.info(
     {
       mode,

@@ -1,10 +1,10 @@
 import type { CallContext } from "../../core/call-context";
-import type { KnSearchDeps } from "../deps";
-import { questionOf, recallConcepts, shapeSchema } from "./concepts";
-import { keywordsOf, MAX_KEYWORDS, type KnSearchInput } from "./input";
-import { recallInstances, type InstanceRecall } from "./instances";
-import type { KnSearchAnswer } from "./answer";
 import { llmNotConfigured } from "../../errors/common";
+import type { KnSearchDeps } from "../deps";
+import type { KnSearchAnswer } from "./answer";
+import { questionOf, recallConcepts, shapeSchema } from "./concepts";
+import { type KnSearchInput, keywordsOf, MAX_KEYWORDS } from "./input";
+import { type InstanceRecall, recallInstances } from "./instances";
 
 /** The spec's note when no instance comes back (data-retrieval's words); the reason follows it. */
 const NO_INSTANCES = "未查询到相关实例数据";
@@ -15,13 +15,26 @@ const NO_INSTANCES = "未查询到相关实例数据";
  * searched side by side (instances.ts), the nodes recorded in the session
  * (KnowledgeSessions.returnNodes). With only_schema no instance is searched.
  */
-export async function knSearchNative(deps: KnSearchDeps, ctx: CallContext, input: KnSearchInput, sessionId: string): Promise<KnSearchAnswer> {
-  const { concept_retrieval: concept, semantic_instance_retrieval: semantic, property_filter: filter } = input.retrieval_config;
+export async function knSearchNative(
+  deps: KnSearchDeps,
+  ctx: CallContext,
+  input: KnSearchInput,
+  sessionId: string,
+): Promise<KnSearchAnswer> {
+  const {
+    concept_retrieval: concept,
+    semantic_instance_retrieval: semantic,
+    property_filter: filter,
+  } = input.retrieval_config;
   if (!concept.skip_llm && !deps.llm) {
     throw llmNotConfigured({
       needs: "retrieval_config.concept_retrieval.skip_llm=false needs an LLM",
-      field: { field: "retrieval_config.concept_retrieval.skip_llm", description: "no LLM is configured; use skip_llm=true" },
-      instead: "Call again with skip_llm=true (the default): relation types are then ranked by the reranker or by embeddings and tokens.",
+      field: {
+        field: "retrieval_config.concept_retrieval.skip_llm",
+        description: "no LLM is configured; use skip_llm=true",
+      },
+      instead:
+        "Call again with skip_llm=true (the default): relation types are then ranked by the reranker or by embeddings and tokens.",
     });
   }
   const concepts = await recallConcepts(deps, ctx, input, sessionId);
@@ -45,10 +58,22 @@ export async function knSearchNative(deps: KnSearchDeps, ctx: CallContext, input
   const returned =
     found.searched.length === 0
       ? { nodes: [], seenBefore: 0 }
-      : await deps.sessions.returnNodes(deps.sessions.pick(""), ctx.caller, sessionId, input.query, found.nodes, concept.return_union);
+      : await deps.sessions.returnNodes(
+          deps.sessions.pick(""),
+          ctx.caller,
+          sessionId,
+          input.query,
+          found.nodes,
+          concept.return_union,
+        );
   answer.nodes = returned.nodes;
   if (returned.nodes.length === 0) {
-    answer.message = `${NO_INSTANCES}：${whyNothing(input, concepts.round.map((o) => o.id), found.searched, returned.seenBefore)}`;
+    answer.message = `${NO_INSTANCES}：${whyNothing(
+      input,
+      concepts.round.map((o) => o.id),
+      found.searched,
+      returned.seenBefore,
+    )}`;
   }
   return answer;
 }
@@ -56,7 +81,8 @@ export async function knSearchNative(deps: KnSearchDeps, ctx: CallContext, input
 /** Why no node came back, and what to try, for the agent. */
 function whyNothing(input: KnSearchInput, recalled: string[], searched: string[], seenBefore: number): string {
   const cfg = input.retrieval_config.semantic_instance_retrieval;
-  if (recalled.length === 0) return "没有召回到与查询相关的对象类型。请换用知识网络中的概念名称描述问题，或在 additional_context 中补充信息后重试。";
+  if (recalled.length === 0)
+    return "没有召回到与查询相关的对象类型。请换用知识网络中的概念名称描述问题，或在 additional_context 中补充信息后重试。";
   if (searched.length === 0) return `召回的对象类型（${recalled.join("、")}）没有可按文本检索的属性。`;
   if (seenBefore > 0) {
     return `找到的 ${seenBefore} 个实例在本会话之前的轮次中已经返回过。需要再次返回时，设置 retrieval_config.concept_retrieval.return_union=true。`;

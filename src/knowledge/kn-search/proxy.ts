@@ -1,9 +1,9 @@
-import { ToolError, type ErrorCode, type FieldViolation } from "../../errors/tool-error";
 import type { CallContext } from "../../core/call-context";
-import { DATA_RETRIEVAL, readFailure, type DataRetrievalClient } from "../../upstream/data-retrieval";
-import type { KnSearchInput } from "./input";
+import { type ErrorCode, type FieldViolation, ToolError } from "../../errors/tool-error";
+import { DATA_RETRIEVAL, type DataRetrievalClient, readFailure } from "../../upstream/data-retrieval";
 import type { KnSearchAnswer } from "./answer";
 import { requestBody, upstreamAnswerSchema } from "./data-retrieval-wire";
+import type { KnSearchInput } from "./input";
 
 /**
  * kn_search forwarded to data-retrieval's `POST /tools/kn_search` with the
@@ -12,9 +12,19 @@ import { requestBody, upstreamAnswerSchema } from "./data-retrieval-wire";
  * kn_search: what went wrong, which parameter, what to try — with
  * data-retrieval's own error code and text kept in ErrorInfo metadata.
  */
-export async function knSearchProxy(client: DataRetrievalClient, ctx: CallContext, input: KnSearchInput, sessionId: string): Promise<KnSearchAnswer> {
+export async function knSearchProxy(
+  client: DataRetrievalClient,
+  ctx: CallContext,
+  input: KnSearchInput,
+  sessionId: string,
+): Promise<KnSearchAnswer> {
   try {
-    return await client.callTool(ctx, "kn_search", requestBody(input, sessionId), upstreamAnswerSchema(input, sessionId));
+    return await client.callTool(
+      ctx,
+      "kn_search",
+      requestBody(input, sessionId),
+      upstreamAnswerSchema(input, sessionId),
+    );
   } catch (err) {
     throw err instanceof ToolError && err.metadata["upstream"] === DATA_RETRIEVAL ? explain(err, input) : err;
   }
@@ -25,7 +35,9 @@ const RETRY = "Retry in a moment; if it keeps failing, data-retrieval needs atte
 /** The agent's version of a data-retrieval failure. */
 function explain(err: ToolError, input: KnSearchInput): ToolError {
   const failure = readFailure(err);
-  const said = [[failure.code, failure.description].filter((s) => s !== "").join(" "), failure.detail].filter((s) => s !== "").join(" — ");
+  const said = [[failure.code, failure.description].filter((s) => s !== "").join(" "), failure.detail]
+    .filter((s) => s !== "")
+    .join(" — ");
   const cause = said === "" ? "" : `: ${said}`;
   const kns = input.kn_ids.map((k) => k.knowledge_network_id).join(", ");
   const metadata = { ...err.metadata, upstream_message: err.message };
@@ -33,7 +45,12 @@ function explain(err: ToolError, input: KnSearchInput): ToolError {
     new ToolError({ code, reason, message, hint: { message: hint }, metadata, violations, cause: err });
 
   if (err.reason === "UPSTREAM_UNREACHABLE") {
-    return make(err.code, err.reason, `kn_search could not reach data-retrieval (DATA_RETRIEVAL_URL): ${err.message}`, RETRY);
+    return make(
+      err.code,
+      err.reason,
+      `kn_search could not reach data-retrieval (DATA_RETRIEVAL_URL): ${err.message}`,
+      RETRY,
+    );
   }
   if (err.reason === "UPSTREAM_TIMEOUT") {
     return make(
@@ -44,7 +61,12 @@ function explain(err: ToolError, input: KnSearchInput): ToolError {
     );
   }
   if (err.reason === "UPSTREAM_BAD_RESPONSE") {
-    return make(err.code, err.reason, `data-retrieval answered kn_search with something that is not a kn_search answer: ${err.message}`, RETRY);
+    return make(
+      err.code,
+      err.reason,
+      `data-retrieval answered kn_search with something that is not a kn_search answer: ${err.message}`,
+      RETRY,
+    );
   }
   // data-retrieval requires the caller's account; FastAPI names the missing header.
   const identity = failure.fields.find((f) => /account/i.test(f.field));
@@ -82,7 +104,10 @@ function explain(err: ToolError, input: KnSearchInput): ToolError {
       "KNOWLEDGE_NETWORK_NOT_FOUND",
       `data-retrieval found no knowledge network ${kns}${cause}`,
       "Check kn_ids: list the networks this account can read, then call again with one of them.",
-      input.kn_ids.map((_, i) => ({ field: `kn_ids[${i}].knowledge_network_id`, description: "not a knowledge network data-retrieval knows" })),
+      input.kn_ids.map((_, i) => ({
+        field: `kn_ids[${i}].knowledge_network_id`,
+        description: "not a knowledge network data-retrieval knows",
+      })),
     );
   }
   if (failure.status === 404) {
@@ -94,7 +119,13 @@ function explain(err: ToolError, input: KnSearchInput): ToolError {
       "Calling again will not help; the operators must correct DATA_RETRIEVAL_URL.",
     );
   }
-  if (failure.status === 429) return make(err.code, err.reason, `data-retrieval is rate limiting kn_search calls${cause}`, "Wait a little, then retry.");
+  if (failure.status === 429)
+    return make(
+      err.code,
+      err.reason,
+      `data-retrieval is rate limiting kn_search calls${cause}`,
+      "Wait a little, then retry.",
+    );
   return make(
     err.code,
     err.reason,

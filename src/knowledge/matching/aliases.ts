@@ -16,7 +16,8 @@ export interface AliasLink {
 }
 
 /** Words that mark a relation or a type as "another name for": ids, names and comments, in Chinese and English. */
-const ALIAS_WORDS = /alias|synonym|also[\s_-]?known|\baka\b|nickname|other[\s_-]?name|别名|又名|俗称|简称|同义|异名|曾用名|别称/i;
+const ALIAS_WORDS =
+  /alias|synonym|also[\s_-]?known|\baka\b|nickname|other[\s_-]?name|别名|又名|俗称|简称|同义|异名|曾用名|别称/i;
 const TEXT_TYPES = /char|text|string|keyword/i;
 
 /**
@@ -38,11 +39,19 @@ export function aliasLinksOf(kn: KnowledgeNetwork, ot: ObjectType, configured: r
     if (!aliasIsSource && r.source_object_type_id !== ot.id) continue;
     const other = types.get(aliasIsSource ? r.source_object_type_id : r.target_object_type_id);
     if (!other) continue;
-    const saidByRelation = named.has(r.id) || named.has(`${kn.id}/${r.id}`) || [r.id, r.name, r.comment].some((s) => ALIAS_WORDS.test(s ?? ""));
+    const saidByRelation =
+      named.has(r.id) ||
+      named.has(`${kn.id}/${r.id}`) ||
+      [r.id, r.name, r.comment].some((s) => ALIAS_WORDS.test(s ?? ""));
     if (!isAliasType(other) && !(saidByRelation && !aliasIsSource)) continue;
     const fields = aliasFields(other);
     if (fields.length === 0) continue;
-    links.push({ relation_type_id: r.id, alias_object_type_id: other.id, alias_fields: fields, alias_is_source: aliasIsSource });
+    links.push({
+      relation_type_id: r.id,
+      alias_object_type_id: other.id,
+      alias_fields: fields,
+      alias_is_source: aliasIsSource,
+    });
   }
   return links;
 }

@@ -3,13 +3,13 @@ import { textOf } from "../../core/text";
 import { ToolError } from "../../errors/tool-error";
 import type { KnowledgeNetworkBackend } from "../../kn/backend";
 import type { Condition, ObjectQueryResult, RelationTypePath, Row, SubgraphObject } from "../../kn/types";
+import type { Embedder } from "../../upstream/embeddings";
 import type { AliasLink } from "./aliases";
+import type { CandidateMatch, MentionMatch } from "./candidates";
 import type { Alternate, Mention } from "./mention";
 import { anyOf, directCondition, exactCondition, relaxedConditions, type SearchField } from "./queries";
-import { scoreValue, type MatchType } from "./score";
-import type { CandidateMatch, MentionMatch } from "./candidates";
+import { type MatchType, scoreValue } from "./score";
 import { bySemantics } from "./semantic";
-import type { Embedder } from "../../upstream/embeddings";
 
 /** The object type searched, as the session recorded it. */
 export interface MatchTarget {
@@ -76,8 +76,14 @@ export async function matchInstances(
   let total = 0;
   let cut = false;
   const exact = exactCondition(opts.fields, mentions);
-  const direct = directCondition(opts.fields, mentions, { words: opts.words, knnK: opts.candidateLimit, budget: opts.budget });
-  const aliasPaths = target.alias_links.flatMap((link) => aliasPath(target, link, aliasCondition(link, mentions), opts.candidateLimit));
+  const direct = directCondition(opts.fields, mentions, {
+    words: opts.words,
+    knnK: opts.candidateLimit,
+    budget: opts.budget,
+  });
+  const aliasPaths = target.alias_links.flatMap((link) =>
+    aliasPath(target, link, aliasCondition(link, mentions), opts.candidateLimit),
+  );
   if (!exact && !direct && aliasPaths.length === 0) throw notSearchable(target.object_type_id);
 
   const [exactRows, directRows, aliasRows] = await Promise.allSettled([
@@ -88,7 +94,11 @@ export async function matchInstances(
   // The instance's own properties decide "no match": when neither the exact nor the direct lookup
   // answered, nothing can tell "no match" from "could not look", and that is an error.
   const ownAnswered = [exactRows, directRows].some((r) => r.status === "fulfilled" && r.value !== undefined);
-  for (const [lookup, r] of [["exact", exactRows], ["direct", directRows], ["aliases", aliasRows]] as const) {
+  for (const [lookup, r] of [
+    ["exact", exactRows],
+    ["direct", directRows],
+    ["aliases", aliasRows],
+  ] as const) {
     if (r.status === "fulfilled") continue;
     if (!(r.reason instanceof ToolError) || (!ownAnswered && lookup !== "aliases")) throw r.reason;
     failures.push({ lookup, error: r.reason });
@@ -103,14 +113,20 @@ export async function matchInstances(
   if (aliasRows.status === "fulfilled" && aliasRows.value) addAliases(found, aliasRows.value);
 
   let candidates = scoreAll(found, mentions, opts.fields);
-  const unsure = mentions.map((_, k) => k).filter((k) => !candidates.some((c) => (c.mentions[k]?.confidence ?? 0) >= opts.conclusive));
+  const unsure = mentions
+    .map((_, k) => k)
+    .filter((k) => !candidates.some((c) => (c.mentions[k]?.confidence ?? 0) >= opts.conclusive));
   let stages = 1;
   if (unsure.length > 0) {
     const relaxed = unsure.flatMap((k) => relaxedConditions(opts.fields, mentions[k]!));
     // Each relaxed query its share of the candidate budget: a common piece cannot take it all.
     const perQuery = Math.max(20, Math.ceil(opts.candidateLimit / Math.max(1, relaxed.length)));
     const relaxedAliases = target.alias_links.flatMap((link) =>
-      unsure.flatMap((k) => relaxedConditions(link.alias_fields.map(aliasField), mentions[k]!).flatMap((c) => aliasPath(target, link, c, perQuery))),
+      unsure.flatMap((k) =>
+        relaxedConditions(link.alias_fields.map(aliasField), mentions[k]!).flatMap((c) =>
+          aliasPath(target, link, c, perQuery),
+        ),
+      ),
     );
     if (relaxed.length > 0 || relaxedAliases.length > 0) {
       stages = 2;
@@ -158,7 +174,8 @@ function addRows(found: Map<string, Found>, rows: readonly Row[]): void {
   for (const row of rows) {
     const known = found.get(row._instance_id);
     if (!known) found.set(row._instance_id, { row, aliases: [] });
-    else if (row["_score"] !== undefined && known.row["_score"] === undefined) known.row = { ...known.row, _score: row["_score"] };
+    else if (row["_score"] !== undefined && known.row["_score"] === undefined)
+      known.row = { ...known.row, _score: row["_score"] };
   }
 }
 
@@ -173,7 +190,11 @@ function addAliases(found: Map<string, Found>, hits: readonly AliasHit[]): void 
 /** An alias match counts a little less than the same match on the instance's own name. */
 const ALIAS_WEIGHT = 0.95;
 
-function scoreAll(found: Map<string, Found>, mentions: readonly Mention[], fields: readonly SearchField[]): CandidateMatch[] {
+function scoreAll(
+  found: Map<string, Found>,
+  mentions: readonly Mention[],
+  fields: readonly SearchField[],
+): CandidateMatch[] {
   const best = Math.max(0, ...[...found.values()].map((f) => Number(f.row["_score"] ?? 0)));
   return [...found.values()].map(({ row, aliases }) => ({
     row,
@@ -182,10 +203,14 @@ function scoreAll(found: Map<string, Found>, mentions: readonly Mention[], field
       let match: MentionMatch | undefined;
       const consider = (type: MatchType, confidence: number, field: string) => {
         if (!match || confidence > match.confidence) match = { type, confidence, fields: [field] };
-        else if (confidence === match.confidence && type === match.type && !match.fields.includes(field)) match.fields.push(field);
+        else if (confidence === match.confidence && type === match.type && !match.fields.includes(field))
+          match.fields.push(field);
       };
       // What was typed, then what it may stand for (the vocabulary's alternates), each weighed.
-      const forms: { mention: Mention; weight: number; via?: Alternate["via"] }[] = [{ mention: m, weight: 1 }, ...m.alternates];
+      const forms: { mention: Mention; weight: number; via?: Alternate["via"] }[] = [
+        { mention: m, weight: 1 },
+        ...m.alternates,
+      ];
       for (const form of forms) {
         const typeOf = (type: MatchType): MatchType => (form.via === "dictionary" ? "alias" : type);
         for (const f of fields) {
@@ -206,8 +231,19 @@ function scoreAll(found: Map<string, Found>, mentions: readonly Mention[], field
 
 const round = (x: number) => Math.round(x * 1000) / 1000;
 
-function query(backend: KnowledgeNetworkBackend, ctx: CallContext, target: MatchTarget, condition: Condition, limit: number, needTotal = false) {
-  return backend.queryObjects(ctx, target.kn_id, target.object_type_id, { condition, limit, ...(needTotal ? { need_total: true } : {}) });
+function query(
+  backend: KnowledgeNetworkBackend,
+  ctx: CallContext,
+  target: MatchTarget,
+  condition: Condition,
+  limit: number,
+  needTotal = false,
+) {
+  return backend.queryObjects(ctx, target.kn_id, target.object_type_id, {
+    condition,
+    limit,
+    ...(needTotal ? { need_total: true } : {}),
+  });
 }
 
 function aliasField(f: AliasLink["alias_fields"][number]): SearchField {
@@ -223,7 +259,12 @@ function aliasCondition(link: AliasLink, mentions: readonly Mention[]): Conditio
 }
 
 /** A walk from the aliases the condition selects to the instances they name. */
-function aliasPath(target: MatchTarget, link: AliasLink, condition: Condition | undefined, limit: number): RelationTypePath[] {
+function aliasPath(
+  target: MatchTarget,
+  link: AliasLink,
+  condition: Condition | undefined,
+  limit: number,
+): RelationTypePath[] {
   if (!condition) return [];
   return [
     {
@@ -231,14 +272,25 @@ function aliasPath(target: MatchTarget, link: AliasLink, condition: Condition | 
         { id: link.alias_object_type_id, condition, limit },
         { id: target.object_type_id, limit },
       ],
-      relation_types: [{ relation_type_id: link.relation_type_id, source_object_type_id: link.alias_object_type_id, target_object_type_id: target.object_type_id }],
+      relation_types: [
+        {
+          relation_type_id: link.relation_type_id,
+          source_object_type_id: link.alias_object_type_id,
+          target_object_type_id: target.object_type_id,
+        },
+      ],
       limit,
     },
   ];
 }
 
 /** One subgraph request for every alias walk; each instance reached with the alias name that reached it. */
-async function aliasQuery(backend: KnowledgeNetworkBackend, ctx: CallContext, target: MatchTarget, paths: RelationTypePath[]): Promise<AliasHit[]> {
+async function aliasQuery(
+  backend: KnowledgeNetworkBackend,
+  ctx: CallContext,
+  target: MatchTarget,
+  paths: RelationTypePath[],
+): Promise<AliasHit[]> {
   const result = await backend.querySubgraph(ctx, target.kn_id, { relation_type_paths: paths });
   const hits: AliasHit[] = [];
   result.entries.forEach((entry, i) => {
@@ -262,7 +314,12 @@ async function aliasQuery(backend: KnowledgeNetworkBackend, ctx: CallContext, ta
 }
 
 function rowOf(o: SubgraphObject): Row {
-  return { ...o.properties, _instance_id: o._instance_id, _instance_identity: o._instance_identity, _display: o._display };
+  return {
+    ...o.properties,
+    _instance_id: o._instance_id,
+    _instance_identity: o._instance_identity,
+    _display: o._display,
+  };
 }
 
 function notSearchable(objectTypeId: string): ToolError {

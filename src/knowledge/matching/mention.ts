@@ -50,8 +50,26 @@ const FILLERS = /[氏性的之]/gu;
  */
 const ORDINAL = /(iv|ix|v?i{1,3}|x|[一二三四五六七八九十])(?=[型期级度类代价相阶])/gu;
 const ORDINALS: Record<string, string> = {
-  i: "1", ii: "2", iii: "3", iv: "4", v: "5", vi: "6", vii: "7", viii: "8", ix: "9", x: "10",
-  一: "1", 二: "2", 三: "3", 四: "4", 五: "5", 六: "6", 七: "7", 八: "8", 九: "9", 十: "10",
+  i: "1",
+  ii: "2",
+  iii: "3",
+  iv: "4",
+  v: "5",
+  vi: "6",
+  vii: "7",
+  viii: "8",
+  ix: "9",
+  x: "10",
+  一: "1",
+  二: "2",
+  三: "3",
+  四: "4",
+  五: "5",
+  六: "6",
+  七: "7",
+  八: "8",
+  九: "9",
+  十: "10",
 };
 
 /** The comparable form without fillers, ordinals as digits (the comparable form itself when that would leave nothing). */
@@ -66,7 +84,14 @@ export function mentionOf(text: string): Mention {
   const key = comparable(trimmed);
   const loose = looseKey(trimmed);
   const latinLetters = (key.match(/[a-z]/g) ?? []).length;
-  const all = [...new Set(words(trimmed).filter((w) => contentTokens(w).length > 0).map(comparable).filter((w) => w !== ""))];
+  const all = [
+    ...new Set(
+      words(trimmed)
+        .filter((w) => contentTokens(w).length > 0)
+        .map(comparable)
+        .filter((w) => w !== ""),
+    ),
+  ];
   const long = all.filter((w) => [...w].length >= 2);
   return {
     text: trimmed,
@@ -93,7 +118,11 @@ export function writtenForms(text: string): string[] {
   const full = nfkc.replace(/[!-~]/g, (c) => String.fromCharCode(c.charCodeAt(0) + 0xfee0));
   const forms = [text, nfkc, full];
   if (/[A-Za-z]/.test(nfkc)) {
-    forms.push(nfkc.toLowerCase(), nfkc.toUpperCase(), nfkc.toLowerCase().replace(/(^|[\s\-(/])([a-z])/g, (_, sep: string, c: string) => sep + c.toUpperCase()));
+    forms.push(
+      nfkc.toLowerCase(),
+      nfkc.toUpperCase(),
+      nfkc.toLowerCase().replace(/(^|[\s\-(/])([a-z])/g, (_, sep: string, c: string) => sep + c.toUpperCase()),
+    );
   }
   return [...new Set(forms.filter((f) => f !== ""))];
 }

@@ -1,4 +1,4 @@
-import { MAX_SUB_CONDITIONS, type Condition, type DataProperty, type LeafCondition } from "../../kn/types";
+import { type Condition, type DataProperty, type LeafCondition, MAX_SUB_CONDITIONS } from "../../kn/types";
 import { formsOf, type Mention } from "./mention";
 
 /** A property searched for mentions, and how much a match in it counts. */
@@ -42,7 +42,12 @@ export function searchFieldsOf(properties: readonly DataProperty[], displayKey: 
     .filter((f) => ["==", "like", "match", "knn"].some((op) => f.ops.has(op)));
 }
 
-const leaf = (field: string, operation: LeafCondition["operation"], value: LeafCondition["value"]): LeafCondition => ({ field, operation, value, value_from: "const" });
+const leaf = (field: string, operation: LeafCondition["operation"], value: LeafCondition["value"]): LeafCondition => ({
+  field,
+  operation,
+  value,
+  value_from: "const",
+});
 
 /** Every leaf OR-ed, nested so that no node has more than 100 sub-conditions. */
 export function anyOf(conditions: Condition[]): Condition | undefined {
@@ -50,7 +55,8 @@ export function anyOf(conditions: Condition[]): Condition | undefined {
   if (conditions.length === 1) return conditions[0];
   if (conditions.length <= MAX_SUB_CONDITIONS) return { operation: "or", sub_conditions: conditions };
   const chunks: Condition[] = [];
-  for (let i = 0; i < conditions.length; i += MAX_SUB_CONDITIONS) chunks.push(anyOf(conditions.slice(i, i + MAX_SUB_CONDITIONS))!);
+  for (let i = 0; i < conditions.length; i += MAX_SUB_CONDITIONS)
+    chunks.push(anyOf(conditions.slice(i, i + MAX_SUB_CONDITIONS))!);
   return anyOf(chunks);
 }
 
@@ -98,12 +104,18 @@ export function directCondition(
     all.forEach((m, k) => {
       const base = i + k;
       if (f.ops.has("match")) ranked.push({ condition: leaf(f.name, "match", m.text), rank: base });
-      else if (f.ops.has("like")) for (const v of m.variants) ranked.push({ condition: leaf(f.name, "like", v), rank: base });
-      if (f.ops.has("knn")) ranked.push({ condition: { ...leaf(f.name, "knn", m.text), limit_key: "k", limit_value: opts.knnK }, rank: base });
+      else if (f.ops.has("like"))
+        for (const v of m.variants) ranked.push({ condition: leaf(f.name, "like", v), rank: base });
+      if (f.ops.has("knn"))
+        ranked.push({
+          condition: { ...leaf(f.name, "knn", m.text), limit_key: "k", limit_value: opts.knnK },
+          rank: base,
+        });
       const op = f.ops.has("match") ? "match" : f.ops.has("like") ? "like" : undefined;
       if (!op || m.tokens.length < 2) return;
-      if (opts.words === "and") ranked.push({ condition: allOf(m.tokens.map((t) => leaf(f.name, op, t))), rank: base + 0.5 });
-      else m.tokens.forEach((t, j) => ranked.push({ condition: leaf(f.name, op, t), rank: base + 1 + j }));
+      if (opts.words === "and")
+        ranked.push({ condition: allOf(m.tokens.map((t) => leaf(f.name, op, t))), rank: base + 0.5 });
+      else for (const [j, t] of m.tokens.entries()) ranked.push({ condition: leaf(f.name, op, t), rank: base + 1 + j });
     });
   });
   const kept = ranked
@@ -126,7 +138,8 @@ export function directCondition(
  */
 export function relaxedConditions(fields: readonly SearchField[], m: Mention): Condition[] {
   const names = fields.filter((f) => f.text && f.nameLike && f.ops.has("like"));
-  if (names.length === 0 || m.chars.length < 2 || m.chars.length > (m.latin ? MAX_RELAXED_LETTERS : MAX_RELAXED_CHARS)) return [];
+  if (names.length === 0 || m.chars.length < 2 || m.chars.length > (m.latin ? MAX_RELAXED_LETTERS : MAX_RELAXED_CHARS))
+    return [];
   const pieceSets = m.latin ? latinPieces(m) : hanPieces(m);
   const seen = new Set<string>();
   const out: Condition[] = [];
@@ -134,7 +147,11 @@ export function relaxedConditions(fields: readonly SearchField[], m: Mention): C
     const key = JSON.stringify([...pieces].sort());
     if (pieces.length === 0 || seen.has(key)) continue;
     seen.add(key);
-    const perField = names.map((f) => allOf(pieces.map((p) => (Array.isArray(p) ? anyOf(p.map((q) => leaf(f.name, "like", q)))! : leaf(f.name, "like", p)))));
+    const perField = names.map((f) =>
+      allOf(
+        pieces.map((p) => (Array.isArray(p) ? anyOf(p.map((q) => leaf(f.name, "like", q)))! : leaf(f.name, "like", p))),
+      ),
+    );
     out.push(anyOf(perField)!);
     if (out.length === MAX_RELAXED_QUERIES) break;
   }

@@ -67,7 +67,8 @@ function scoreName(m: Mention, value: string): MentionScore | undefined {
   if (v.loose === m.loose) return { type: "exact", confidence: 0.97 };
   // Same-sounding characters only matter when a few characters differ: the plain count first, it is cheaper.
   const plain = lcsLength(m.chars, v.chars);
-  const lcs = plain === m.chars.length || m.chars.length - plain > MAX_EDITS ? plain : lcsLength(m.chars, v.chars, soundAlike);
+  const lcs =
+    plain === m.chars.length || m.chars.length - plain > MAX_EDITS ? plain : lcsLength(m.chars, v.chars, soundAlike);
   let best: MentionScore | undefined;
   for (const s of [contained(m, v), ...inOrder(m, v, lcs), misspelt(m, v), tokens(m, v, lcs), acronym(m, value)]) {
     if (s && s.confidence > 0 && (!best || s.confidence > best.confidence)) best = s;
@@ -95,10 +96,12 @@ function contained(m: Mention, v: ValueForms): MentionScore | undefined {
   const lm = m.chars.length;
   const lv = v.chars.length;
   // The name holds the mention (阑尾炎 in 急性阑尾炎); a single character is a weak mention.
-  if (v.loose.includes(m.loose)) return { type: "contains", confidence: (0.6 + (0.35 * lm) / lv) * (lm === 1 ? 0.85 : 1) };
+  if (v.loose.includes(m.loose))
+    return { type: "contains", confidence: (0.6 + (0.35 * lm) / lv) * (lm === 1 ? 0.85 : 1) };
   // The mention holds the whole name (a longer everyday form, or a question naming it): less sure,
   // since the mention may name something more specific (肺部 names 肺; 心内科 is not 内科).
-  if ((lv >= 2 || lm === 2) && m.loose.includes(v.loose)) return { type: "contains", confidence: 0.45 + (0.4 * lv) / lm };
+  if ((lv >= 2 || lm === 2) && m.loose.includes(v.loose))
+    return { type: "contains", confidence: 0.45 + (0.4 * lv) / lm };
   return undefined;
 }
 
@@ -118,7 +121,8 @@ function inOrder(m: Mention, v: ValueForms, lcs: number): (MentionScore | undefi
     const strict = anchoredSpan(m.chars, v.chars);
     const span = strict ?? anchoredSpan(m.chars, v.chars, soundAlike);
     const misheard = strict === undefined ? 0.2 : 0;
-    if (span !== undefined && lm <= 0.6 * lv) out.push({ type: "abbreviation", confidence: 0.55 + (0.3 * lm) / span - misheard });
+    if (span !== undefined && lm <= 0.6 * lv)
+      out.push({ type: "abbreviation", confidence: 0.55 + (0.3 * lm) / span - misheard });
     else if (lm / lv >= 0.5) out.push({ type: "fuzzy", confidence: 0.5 + (0.35 * lm) / lv });
   }
   // The whole name inside a longer mention, with characters added between (a longer everyday form).

@@ -28,7 +28,12 @@ export function lcsLength(a: readonly string[], b: readonly string[], same: Same
  * `substitution(x, y)` (1 by default; less for characters that sound alike).
  * Stops early and returns a value over `max` once the distance must exceed it.
  */
-export function editDistance(a: readonly string[], b: readonly string[], max = Infinity, substitution: (x: string, y: string) => number = unit): number {
+export function editDistance(
+  a: readonly string[],
+  b: readonly string[],
+  max = Infinity,
+  substitution: (x: string, y: string) => number = unit,
+): number {
   if (Math.abs(a.length - b.length) > max) return max + 1;
   let before: number[] = [];
   let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
@@ -36,7 +41,11 @@ export function editDistance(a: readonly string[], b: readonly string[], max = I
     const row = [i];
     let best = i;
     for (let j = 1; j <= b.length; j++) {
-      let d = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : substitution(a[i - 1]!, b[j - 1]!)));
+      let d = Math.min(
+        prev[j]! + 1,
+        row[j - 1]! + 1,
+        prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : substitution(a[i - 1]!, b[j - 1]!)),
+      );
       if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, before[j - 2]! + 1);
       row.push(d);
       best = Math.min(best, d);

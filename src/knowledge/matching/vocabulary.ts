@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { z } from "zod";
-import { looseKey, mentionOf, type Alternate, type Mention } from "./mention";
+import { type Alternate, looseKey, type Mention, mentionOf } from "./mention";
 
 /**
  * What a deployment knows about how instances are named beyond a network's
@@ -25,7 +25,13 @@ const fileSchema = z.strictObject({
   about: z.string().optional(),
   equivalents: z.array(z.tuple([z.string().min(1), z.string().min(1)]).rest(z.string())).default([]),
   entries: z
-    .array(z.strictObject({ object_type_id: z.string().min(1), name: z.string().min(1), also: z.array(z.string().min(1)).min(1) }))
+    .array(
+      z.strictObject({
+        object_type_id: z.string().min(1),
+        name: z.string().min(1),
+        also: z.array(z.string().min(1)).min(1),
+      }),
+    )
     .default([]),
 });
 
@@ -45,7 +51,13 @@ export function loadVocabulary(paths: readonly string[]): Vocabulary {
     try {
       parsed = fileSchema.parse(JSON.parse(readFileSync(path, "utf8")));
     } catch (err) {
-      const why = err instanceof z.ZodError ? err.issues.slice(0, 3).map((i) => `${i.path.join(".") || "(top level)"}: ${i.message}`).join("; ") : (err as Error).message;
+      const why =
+        err instanceof z.ZodError
+          ? err.issues
+              .slice(0, 3)
+              .map((i) => `${i.path.join(".") || "(top level)"}: ${i.message}`)
+              .join("; ")
+          : (err as Error).message;
       throw new VocabularyError(`mention vocabulary ${path} cannot be used: ${why}`);
     }
     for (const [from, to] of parsed.equivalents) equivalents.push([from.normalize("NFKC"), to.normalize("NFKC")]);

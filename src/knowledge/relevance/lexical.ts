@@ -11,6 +11,10 @@ export function lexicalRelevance(question: string, descriptions: readonly string
   const tokens = contentTokens(question);
   return descriptions.map((d) => {
     const text = normalizeText(d);
-    return weightedCoverage(tokens, (t) => text.includes(t), (t) => [...t].length);
+    return weightedCoverage(
+      tokens,
+      (t) => text.includes(t),
+      (t) => [...t].length,
+    );
   });
 }

@@ -1,13 +1,13 @@
 import { z } from "zod";
-import { ToolError } from "../../errors/tool-error";
 import type { CallContext } from "../../core/call-context";
-import type { Embedder } from "../../upstream/embeddings";
-import { cosine } from "../../upstream/local-embedder";
-import type { ChatMessage, LlmClient } from "../../upstream/llm-client";
-import { askJson, readJsonObject, type Reading } from "../../upstream/llm-json";
-import type { Reranker } from "../../upstream/reranker";
 import { clamp01, round3, weightedCoverage } from "../../core/scores";
 import { contentTokens, normalizeText } from "../../core/text";
+import { ToolError } from "../../errors/tool-error";
+import type { Embedder } from "../../upstream/embeddings";
+import type { ChatMessage, LlmClient } from "../../upstream/llm-client";
+import { askJson, type Reading, readJsonObject } from "../../upstream/llm-json";
+import { cosine } from "../../upstream/local-embedder";
+import type { Reranker } from "../../upstream/reranker";
 
 /** Something to rank: the text that describes it, and the names a question may mention verbatim. */
 export interface Candidate {
@@ -39,11 +39,16 @@ export async function rankWithoutLlm(
   candidates: readonly Candidate[],
   deps: { reranker: Reranker | undefined; embedder: Embedder },
 ): Promise<Ranking> {
-  if (candidates.length === 0) return { scores: [], method: deps.reranker ? "reranker" : "embedding_lexical", warnings: [] };
+  if (candidates.length === 0)
+    return { scores: [], method: deps.reranker ? "reranker" : "embedding_lexical", warnings: [] };
   const warnings: Ranking["warnings"] = [];
   if (deps.reranker) {
     try {
-      const raw = await deps.reranker.rerank(ctx, question, candidates.map((c) => c.text));
+      const raw = await deps.reranker.rerank(
+        ctx,
+        question,
+        candidates.map((c) => c.text),
+      );
       // Rerankers may answer probabilities or raw logits: a logistic keeps the order and maps either into 0..1.
       const scores = raw.every((s) => s >= 0 && s <= 1) ? raw : raw.map((s) => 1 / (1 + Math.exp(-s)));
       return withSignalCheck({ scores: scores.map(round3), method: "reranker", warnings });
@@ -92,7 +97,13 @@ function lexicalScores(question: string, candidates: readonly Candidate[]): numb
     return Math.log(1 + (candidates.length + 1) / (df + 1));
   };
   const weights = new Map(q.map((t) => [t, idf(t)]));
-  return candidates.map((_, i) => weightedCoverage(q, (t) => docTokens[i]!.has(t) || normalizedDocs[i]!.includes(t), (t) => weights.get(t)!));
+  return candidates.map((_, i) =>
+    weightedCoverage(
+      q,
+      (t) => docTokens[i]!.has(t) || normalizedDocs[i]!.includes(t),
+      (t) => weights.get(t)!,
+    ),
+  );
 }
 
 const llmChoiceSchema = z.object({
@@ -137,7 +148,9 @@ export async function rankWithLlm(
       content: [
         `Question: ${input.question}`,
         input.additionalContext ? `Additional context: ${input.additionalContext}` : "",
-        input.history.length > 0 ? `Earlier rounds of this session (question → what was selected):\n${input.history.map((h) => `- ${h}`).join("\n")}` : "",
+        input.history.length > 0
+          ? `Earlier rounds of this session (question → what was selected):\n${input.history.map((h) => `- ${h}`).join("\n")}`
+          : "",
         `${input.what}:\n${list}`,
       ]
         .filter((s) => s !== "")
@@ -158,7 +171,9 @@ export async function rankWithLlm(
   }
   const chosen = [...new Set(asked.value)].slice(0, input.topK);
   const scores = candidates.map(() => 0);
-  chosen.forEach((n, rank) => (scores[n - 1] = round3(1 - rank / Math.max(chosen.length, 1) / 2)));
+  chosen.forEach((n, rank) => {
+    scores[n - 1] = round3(1 - rank / Math.max(chosen.length, 1) / 2);
+  });
   return { scores, order: chosen.map((n) => n - 1), method: "llm", warnings: [] };
 }
 

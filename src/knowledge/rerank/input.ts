@@ -9,7 +9,9 @@ const MAX_BATCH = 512;
 const unsetIsDefault = (v: unknown) => (v === "" || v === null ? undefined : v);
 
 const concept = z.strictObject({
-  concept_type: z.enum(["object_type", "relation_type"], { error: 'concept_type must be "object_type" or "relation_type"' }),
+  concept_type: z.enum(["object_type", "relation_type"], {
+    error: 'concept_type must be "object_type" or "relation_type"',
+  }),
   concept_id: z.string().trim().min(1, "concept_id is required").max(256),
   concept_name: z.string().trim().min(1, "concept_name is required").max(512),
   concept_detail: nullAsAbsent(z.record(z.string(), parsedJson).default({})),
@@ -20,14 +22,28 @@ export const rerankConceptsInput = z
   .strictObject({
     query_understanding: z.strictObject(
       {
-        origin_query: z.string().trim().min(1, "query_understanding.origin_query is required: the user's question").max(4000),
-        processed_query: z.string().trim().min(1, "query_understanding.processed_query is required (the origin_query again if there was no processing)").max(4000),
+        origin_query: z
+          .string()
+          .trim()
+          .min(1, "query_understanding.origin_query is required: the user's question")
+          .max(4000),
+        processed_query: z
+          .string()
+          .trim()
+          .min(1, "query_understanding.processed_query is required (the origin_query again if there was no processing)")
+          .max(4000),
         intent: nullAsAbsent(
           z
             .array(
               z.object({
                 query_segment: nullAsAbsent(z.string().default("")),
-                confidence: nullAsAbsent(z.number().min(0, "confidence must be between 0 and 1").max(1, "confidence must be between 0 and 1").optional()),
+                confidence: nullAsAbsent(
+                  z
+                    .number()
+                    .min(0, "confidence must be between 0 and 1")
+                    .max(1, "confidence must be between 0 and 1")
+                    .optional(),
+                ),
                 reasoning: nullAsAbsent(z.string().default("")),
                 related_concepts: nullAsAbsent(z.array(z.record(z.string(), parsedJson)).default([])),
               }),
@@ -36,13 +52,21 @@ export const rerankConceptsInput = z
             .default([]),
         ),
       },
-      { error: (issue) => (issue.input === undefined ? "query_understanding is required: {origin_query, processed_query, intent?}" : "query_understanding must be an object") },
+      {
+        error: (issue) =>
+          issue.input === undefined
+            ? "query_understanding is required: {origin_query, processed_query, intent?}"
+            : "query_understanding must be an object",
+      },
     ),
     concepts: z
       .array(concept)
       .min(1, "concepts is required: at least one {concept_type, concept_id, concept_name}")
       .max(MAX_CONCEPTS, `at most ${MAX_CONCEPTS} concepts`),
-    action: z.preprocess(unsetIsDefault, z.enum(["llm", "vector"], { error: 'action must be "llm" or "vector"' }).default("llm")),
+    action: z.preprocess(
+      unsetIsDefault,
+      z.enum(["llm", "vector"], { error: 'action must be "llm" or "vector"' }).default("llm"),
+    ),
     batch_size: nullAsAbsent(
       z
         .number({ error: `batch_size must be a whole number between 1 and ${MAX_BATCH}` })
@@ -58,7 +82,12 @@ export const rerankConceptsInput = z
     v.concepts.forEach((c, i) => {
       const key = `${c.concept_type}\u0000${c.concept_id}`;
       const first = seen.get(key);
-      if (first !== undefined) ctx.addIssue({ code: "custom", path: ["concepts", i, "concept_id"], message: `${c.concept_type} ${c.concept_id} is listed twice (first at concepts[${first}])` });
+      if (first !== undefined)
+        ctx.addIssue({
+          code: "custom",
+          path: ["concepts", i, "concept_id"],
+          message: `${c.concept_type} ${c.concept_id} is listed twice (first at concepts[${first}])`,
+        });
       else seen.set(key, i);
     });
   });

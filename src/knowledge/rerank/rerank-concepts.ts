@@ -44,7 +44,11 @@ export interface RerankResult {
  *   the concept and its name said verbatim. A concept is kept when it scores
  *   at least 0.1 and at least half the best.
  */
-export async function rerankConcepts(deps: RerankDeps, ctx: CallContext, input: RerankConceptsInput): Promise<RerankResult> {
+export async function rerankConcepts(
+  deps: RerankDeps,
+  ctx: CallContext,
+  input: RerankConceptsInput,
+): Promise<RerankResult> {
   const started = performance.now();
   const scored = input.action === "llm" ? await byLlm(deps, ctx, input) : await byVector(deps, ctx, input);
   const kept = scored
@@ -52,7 +56,13 @@ export async function rerankConcepts(deps: RerankDeps, ctx: CallContext, input: 
     .sort((a, b) => b.score - a.score || a.index - b.index)
     .map((s, i): RankedConcept => ({ ...input.concepts[s.index]!, score: s.score, rank: i + 1 }));
   ctx.log.info(
-    { action: input.action, concepts: input.concepts.length, kept: kept.length, session_id: input.session_id || undefined, ms: Math.round(performance.now() - started) },
+    {
+      action: input.action,
+      concepts: input.concepts.length,
+      kept: kept.length,
+      session_id: input.session_id || undefined,
+      ms: Math.round(performance.now() - started),
+    },
     "concepts reranked",
   );
   return { reranked_concepts: kept, filtered_count: kept.length };
@@ -67,11 +77,16 @@ function questionOf(input: RerankConceptsInput): { question: string; context: st
   const q = input.query_understanding;
   const intents = q.intent
     .map((it) => {
-      const related = it.related_concepts.map((c) => (typeof c["concept_name"] === "string" ? c["concept_name"] : "")).filter((n) => n !== "");
-      return [it.query_segment, it.reasoning, related.length > 0 ? `相关概念: ${related.join(", ")}` : ""].filter((s) => s !== "").join("；");
+      const related = it.related_concepts
+        .map((c) => (typeof c["concept_name"] === "string" ? c["concept_name"] : ""))
+        .filter((n) => n !== "");
+      return [it.query_segment, it.reasoning, related.length > 0 ? `相关概念: ${related.join(", ")}` : ""]
+        .filter((s) => s !== "")
+        .join("；");
     })
     .filter((s) => s !== "");
-  const question = q.processed_query === q.origin_query ? q.origin_query : `${q.processed_query}（原问题：${q.origin_query}）`;
+  const question =
+    q.processed_query === q.origin_query ? q.origin_query : `${q.processed_query}（原问题：${q.origin_query}）`;
   return { question, context: intents.length > 0 ? `意图：\n${intents.map((s) => `- ${s}`).join("\n")}` : "" };
 }
 
@@ -83,10 +98,16 @@ function detailWords(c: InputConcept): string[] {
 }
 
 function propertyNames(c: InputConcept): string[] {
-  const props = Array.isArray(c.concept_detail["data_properties"]) ? (c.concept_detail["data_properties"] as Json[]) : [];
+  const props = Array.isArray(c.concept_detail["data_properties"])
+    ? (c.concept_detail["data_properties"] as Json[])
+    : [];
   return props
     .slice(0, PROPERTIES_SHOWN)
-    .map((p) => (p !== null && typeof p === "object" && !Array.isArray(p) ? [p["display_name"], p["name"], p["comment"]].find((v) => typeof v === "string" && v !== "") : undefined))
+    .map((p) =>
+      p !== null && typeof p === "object" && !Array.isArray(p)
+        ? [p["display_name"], p["name"], p["comment"]].find((v) => typeof v === "string" && v !== "")
+        : undefined,
+    )
     .filter((n): n is string => typeof n === "string");
 }
 
@@ -106,7 +127,8 @@ async function byLlm(deps: RerankDeps, ctx: CallContext, input: RerankConceptsIn
   if (!deps.llm) {
     throw llmNotConfigured({
       needs: "action=llm needs an LLM",
-      instead: 'Call again with action="vector" to rerank by embeddings, or ask the operators to configure LLM_BASE_URL.',
+      instead:
+        'Call again with action="vector" to rerank by embeddings, or ask the operators to configure LLM_BASE_URL.',
       validValues: ["vector"],
     });
   }
@@ -120,7 +142,14 @@ async function byLlm(deps: RerankDeps, ctx: CallContext, input: RerankConceptsIn
     const ranking = await rankWithLlm(
       ctx,
       llm,
-      { question, additionalContext: context, history: [], topK: batch.length, what: "concepts", otherwise: 'call with action="vector" to rerank by embeddings' },
+      {
+        question,
+        additionalContext: context,
+        history: [],
+        topK: batch.length,
+        what: "concepts",
+        otherwise: 'call with action="vector" to rerank by embeddings',
+      },
       batch.map((i) => ({ label: describe(input.concepts[i]!) })),
     );
     const chosen = (ranking.order ?? []).map((k) => batch[k]!);
@@ -141,6 +170,8 @@ async function byVector(deps: RerankDeps, ctx: CallContext, input: RerankConcept
     { reranker: undefined, embedder: deps.embedder },
   );
   const best = Math.max(...ranking.scores);
-  return ranking.scores.map((score, index) => ({ index, score: score >= VECTOR_MIN_SCORE && score >= best * VECTOR_RELATIVE_CUT ? score : 0 }));
+  return ranking.scores.map((score, index) => ({
+    index,
+    score: score >= VECTOR_MIN_SCORE && score >= best * VECTOR_RELATIVE_CUT ? score : 0,
+  }));
 }
-

@@ -22,7 +22,13 @@ export function compactObjects(objectTypes: readonly RecalledObjectType[], withN
         ...(p.comment && p.comment !== p.display_name ? { comment: p.comment } : {}),
       })),
       ...(o.logic_properties.length > 0
-        ? { logic_properties: o.logic_properties.map((lp) => ({ name: lp.name, display_name: lp.display_name, type: lp.type })) }
+        ? {
+            logic_properties: o.logic_properties.map((lp) => ({
+              name: lp.name,
+              display_name: lp.display_name,
+              type: lp.type,
+            })),
+          }
         : {}),
     };
   }

@@ -1,14 +1,22 @@
 import { randomUUID } from "node:crypto";
-import { topIndexes } from "../../core/scores";
-import { ToolError } from "../../errors/tool-error";
 import type { CallContext } from "../../core/call-context";
-import type { KnowledgeNetwork, ObjectType, RelationType } from "../../kn/types";
-import { aliasLinksOf } from "../matching/aliases";
-import { compactObjects, compactRelations } from "./compact";
-import { MAX_LLM_CANDIDATES, rankWithLlm, rankWithoutLlm, type Candidate, type Ranking } from "../relevance/rank";
+import { topIndexes } from "../../core/scores";
 import { llmNotConfigured } from "../../errors/common";
-import { newSince, unionOf, type RecalledActionType, type RecalledObjectType, type RecalledRelationType, type SchemaRound, type SessionSchema } from "../session";
+import { ToolError } from "../../errors/tool-error";
+import type { KnowledgeNetwork, ObjectType, RelationType } from "../../kn/types";
 import type { SchemaDeps } from "../deps";
+import { aliasLinksOf } from "../matching/aliases";
+import { type Candidate, MAX_LLM_CANDIDATES, type Ranking, rankWithLlm, rankWithoutLlm } from "../relevance/rank";
+import {
+  newSince,
+  type RecalledActionType,
+  type RecalledObjectType,
+  type RecalledRelationType,
+  type SchemaRound,
+  type SessionSchema,
+  unionOf,
+} from "../session";
+import { compactObjects, compactRelations } from "./compact";
 import type { RetrieveSchemaInput } from "./input";
 
 export interface SchemaResult {
@@ -30,13 +38,18 @@ export interface SchemaResult {
  * context. Networks without relation types contribute their best 2·top_k
  * object types instead. The scores used are returned with the method.
  */
-export async function retrieveSchema(deps: SchemaDeps, ctx: CallContext, input: RetrieveSchemaInput): Promise<SchemaResult> {
+export async function retrieveSchema(
+  deps: SchemaDeps,
+  ctx: CallContext,
+  input: RetrieveSchemaInput,
+): Promise<SchemaResult> {
   const store = deps.sessions.pick(input.session_type);
   if (!input.skip_llm && !deps.llm) {
     throw llmNotConfigured({
       needs: "skip_llm=false needs an LLM",
       field: { field: "skip_llm", description: "no LLM is configured; use skip_llm=true" },
-      instead: "Call again with skip_llm=true: relation types are then ranked by the reranker or by embeddings and tokens.",
+      instead:
+        "Call again with skip_llm=true: relation types are then ranked by the reranker or by embeddings and tokens.",
     });
   }
   const sessionId = input.session_id || randomUUID();
@@ -46,8 +59,12 @@ export async function retrieveSchema(deps: SchemaDeps, ctx: CallContext, input: 
   // 2. The ranking, with the session's earlier rounds as the LLM's history.
   const prior = await deps.sessions.rounds(store, ctx.caller, sessionId);
   const recalled = await recall(deps, ctx, input, networks, prior, warnings);
-  const answer = (round: number, shown: Pick<SessionSchema, "object_types" | "relation_types" | "action_types">): SchemaResult => {
-    const multiNetwork = new Set([...shown.object_types.map((o) => o.kn_id), ...shown.relation_types.map((r) => r.kn_id)]).size > 1;
+  const answer = (
+    round: number,
+    shown: Pick<SessionSchema, "object_types" | "relation_types" | "action_types">,
+  ): SchemaResult => {
+    const multiNetwork =
+      new Set([...shown.object_types.map((o) => o.kn_id), ...shown.relation_types.map((r) => r.kn_id)]).size > 1;
     return {
       session_id: sessionId,
       round,
@@ -56,7 +73,10 @@ export async function retrieveSchema(deps: SchemaDeps, ctx: CallContext, input: 
       relation_types: shown.relation_types,
       action_types: shown.action_types,
       compact: input.compact_format
-        ? { objects: compactObjects(shown.object_types, multiNetwork), relations: compactRelations(shown.relation_types, multiNetwork) }
+        ? {
+            objects: compactObjects(shown.object_types, multiNetwork),
+            relations: compactRelations(shown.relation_types, multiNetwork),
+          }
         : undefined,
       warnings,
     };
@@ -84,17 +104,26 @@ export async function retrieveSchema(deps: SchemaDeps, ctx: CallContext, input: 
     },
     "schema recalled",
   );
-  return answer(round, input.return_union ? unionOf([...prior, { ...recalled, round }]) : newSince(unionOf(prior), recalled));
+  return answer(
+    round,
+    input.return_union ? unionOf([...prior, { ...recalled, round }]) : newSince(unionOf(prior), recalled),
+  );
 }
 
 /** The networks asked for; one that cannot be read is a warning, all of them failing the first one's error. */
-async function fetchNetworks(deps: SchemaDeps, ctx: CallContext, input: RetrieveSchemaInput, warnings: SchemaResult["warnings"]): Promise<KnowledgeNetwork[]> {
+async function fetchNetworks(
+  deps: SchemaDeps,
+  ctx: CallContext,
+  input: RetrieveSchemaInput,
+  warnings: SchemaResult["warnings"],
+): Promise<KnowledgeNetwork[]> {
   const knIds = [...new Set(input.kn_ids.map((k) => k.knowledge_network_id))];
   const fetched = await Promise.allSettled(knIds.map((id) => deps.backend.getKnowledgeNetwork(ctx, id)));
   const networks: KnowledgeNetwork[] = [];
   fetched.forEach((f, i) => {
     if (f.status === "fulfilled") networks.push(f.value);
-    else if (f.reason instanceof ToolError) warnings.push({ target: `kn:${knIds[i]}`, reason: f.reason.reason, message: f.reason.message });
+    else if (f.reason instanceof ToolError)
+      warnings.push({ target: `kn:${knIds[i]}`, reason: f.reason.reason, message: f.reason.message });
     else throw f.reason;
   });
   if (networks.length === 0) throw (fetched[0] as PromiseRejectedResult).reason;
@@ -118,13 +147,39 @@ async function recall(
   const question = input.additional_context ? `${input.query}\n${input.additional_context}` : input.query;
   const withNetwork = networks.length > 1;
   const relations = networks.flatMap((kn) => kn.relation_types.map((r) => ({ kn, r })));
-  const loneTypes = networks.filter((kn) => kn.relation_types.length === 0).flatMap((kn) => kn.object_types.map((o) => ({ kn, o })));
-  const relationRanking = await rank(deps, ctx, input, question, prior, relations.map(({ kn, r }) => relationCandidate(kn, r)), "relation types", relations.map(({ kn, r }) => relationLabel(kn, r, withNetwork)));
-  const typeRanking = await rank(deps, ctx, input, question, prior, loneTypes.map(({ o }) => objectCandidate(o)), "object types", loneTypes.map(({ kn, o }) => `${withNetwork ? `[${kn.id}] ` : ""}${o.id} ${o.name}: ${o.comment}`));
+  const loneTypes = networks
+    .filter((kn) => kn.relation_types.length === 0)
+    .flatMap((kn) => kn.object_types.map((o) => ({ kn, o })));
+  const relationRanking = await rank(
+    deps,
+    ctx,
+    input,
+    question,
+    prior,
+    relations.map(({ kn, r }) => relationCandidate(kn, r)),
+    "relation types",
+    relations.map(({ kn, r }) => relationLabel(kn, r, withNetwork)),
+  );
+  const typeRanking = await rank(
+    deps,
+    ctx,
+    input,
+    question,
+    prior,
+    loneTypes.map(({ o }) => objectCandidate(o)),
+    "object types",
+    loneTypes.map(({ kn, o }) => `${withNetwork ? `[${kn.id}] ` : ""}${o.id} ${o.name}: ${o.comment}`),
+  );
   warnings.push(...relationRanking.warnings, ...typeRanking.warnings);
 
-  const keptRelations = top(relationRanking.scores, input.top_k, input.skip_llm).map((i) => ({ ...relations[i]!, score: relationRanking.scores[i]! }));
-  const keptTypes = top(typeRanking.scores, 2 * input.top_k, input.skip_llm).map((i) => ({ ...loneTypes[i]!, score: typeRanking.scores[i]! }));
+  const keptRelations = top(relationRanking.scores, input.top_k, input.skip_llm).map((i) => ({
+    ...relations[i]!,
+    score: relationRanking.scores[i]!,
+  }));
+  const keptTypes = top(typeRanking.scores, 2 * input.top_k, input.skip_llm).map((i) => ({
+    ...loneTypes[i]!,
+    score: typeRanking.scores[i]!,
+  }));
   const objectTypes = new Map<string, RecalledObjectType>();
   const addType = (kn: KnowledgeNetwork, id: string, score: number) => {
     const key = `${kn.id}/${id}`;
@@ -182,7 +237,12 @@ async function rank(
     {
       question: input.query,
       additionalContext: input.additional_context,
-      history: prior.slice(-5).map((r) => `${r.query} → ${r.relation_types.map((rel) => rel.id).join(", ") || r.object_types.map((o) => o.id).join(", ") || "nothing"}`),
+      history: prior
+        .slice(-5)
+        .map(
+          (r) =>
+            `${r.query} → ${r.relation_types.map((rel) => rel.id).join(", ") || r.object_types.map((o) => o.id).join(", ") || "nothing"}`,
+        ),
       topK: input.top_k,
       what,
       otherwise: "call with skip_llm=true to rank without the LLM",
@@ -190,7 +250,9 @@ async function rank(
     shortlist.map((i) => ({ label: labels[i]! })),
   );
   const scores = candidates.map(() => 0);
-  shortlist.forEach((i, k) => (scores[i] = chosen.scores[k]!));
+  shortlist.forEach((i, k) => {
+    scores[i] = chosen.scores[k]!;
+  });
   return { scores, method: "llm", warnings: [...lexical.warnings, ...chosen.warnings] };
 }
 
@@ -203,7 +265,11 @@ function top(scores: readonly number[], k: number, keepZeros: boolean): number[]
 function relationCandidate(kn: KnowledgeNetwork, r: RelationType): Candidate {
   const source = kn.object_types.find((o) => o.id === r.source_object_type_id);
   const target = kn.object_types.find((o) => o.id === r.target_object_type_id);
-  const props = (o: ObjectType | undefined) => (o?.data_properties ?? []).slice(0, 20).map((p) => p.display_name || p.name).join(" ");
+  const props = (o: ObjectType | undefined) =>
+    (o?.data_properties ?? [])
+      .slice(0, 20)
+      .map((p) => p.display_name || p.name)
+      .join(" ");
   return {
     text: `${source?.name ?? r.source_object_type_id} ${r.name} ${target?.name ?? r.target_object_type_id}. ${r.comment} ${source?.comment ?? ""} ${target?.comment ?? ""}. ${props(source)} ${props(target)}`,
     names: [r.name, r.id, source?.name ?? "", target?.name ?? "", r.source_object_type_id, r.target_object_type_id],
@@ -222,7 +288,12 @@ function objectCandidate(o: ObjectType): Candidate {
   };
 }
 
-function recalledObjectType(kn: KnowledgeNetwork, o: ObjectType, score: number, aliasRelations: readonly string[]): RecalledObjectType {
+function recalledObjectType(
+  kn: KnowledgeNetwork,
+  o: ObjectType,
+  score: number,
+  aliasRelations: readonly string[],
+): RecalledObjectType {
   return {
     kn_id: kn.id,
     id: o.id,
@@ -231,7 +302,12 @@ function recalledObjectType(kn: KnowledgeNetwork, o: ObjectType, score: number, 
     primary_keys: o.primary_keys,
     display_key: o.display_key,
     data_properties: o.data_properties,
-    logic_properties: o.logic_properties.map((lp) => ({ name: lp.name, display_name: lp.display_name, type: lp.type, comment: lp.comment })),
+    logic_properties: o.logic_properties.map((lp) => ({
+      name: lp.name,
+      display_name: lp.display_name,
+      type: lp.type,
+      comment: lp.comment,
+    })),
     score,
     alias_links: aliasLinksOf(kn, o, aliasRelations),
   };

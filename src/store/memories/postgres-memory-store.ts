@@ -56,7 +56,8 @@ const MIGRATIONS: readonly string[] = [
   `,
 ];
 
-const RECORD_COLUMNS = "memory_key, user_id, memory_type, summary, content, content_truncated, keywords, metadata, created_at, updated_at";
+const RECORD_COLUMNS =
+  "memory_key, user_id, memory_type, summary, content, content_truncated, keywords, metadata, created_at, updated_at";
 
 /** Times are kept to the millisecond, what a JS Date holds: a record reads back exactly as written. */
 const NOW = "date_trunc('milliseconds', now())";
@@ -91,7 +92,9 @@ export class PostgresMemoryStore implements MemoryStore {
       application_name: "memrecall-memory-store",
     });
     // An idle connection dropped by the server is replaced by the pool; calls report their own failures.
-    this.pool.on("error", (err: Error) => opts.log.warn({ err: err.message, target: this.target }, "memory store connection lost"));
+    this.pool.on("error", (err: Error) =>
+      opts.log.warn({ err: err.message, target: this.target }, "memory store connection lost"),
+    );
   }
 
   async migrate(): Promise<void> {
@@ -102,8 +105,12 @@ export class PostgresMemoryStore implements MemoryStore {
         await client.query("BEGIN");
         // Replicas starting together queue here; each finds the versions the one before applied.
         await client.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK]);
-        await client.query("CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())");
-        const { rows } = await client.query<{ version: number }>("SELECT coalesce(max(version), 0) AS version FROM schema_migrations");
+        await client.query(
+          "CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())",
+        );
+        const { rows } = await client.query<{ version: number }>(
+          "SELECT coalesce(max(version), 0) AS version FROM schema_migrations",
+        );
         const current = rows[0]?.version ?? 0;
         for (let v = current; v < MIGRATIONS.length; v++) {
           await client.query(MIGRATIONS[v]!);
@@ -121,7 +128,8 @@ export class PostgresMemoryStore implements MemoryStore {
         client.release(broken);
       }
     });
-    if (from < MIGRATIONS.length) this.opts.log.info({ target: this.target, from, to: MIGRATIONS.length }, "memory store schema migrated");
+    if (from < MIGRATIONS.length)
+      this.opts.log.info({ target: this.target, from, to: MIGRATIONS.length }, "memory store schema migrated");
   }
 
   async upsert(userId: string, memory: MemoryWrite): Promise<{ created: boolean; record: MemoryRecord }> {
@@ -154,18 +162,29 @@ export class PostgresMemoryStore implements MemoryStore {
   }
 
   async get(userId: string, memoryKey: string): Promise<MemoryRecord | undefined> {
-    const { rows } = await this.query<MemoryRecord>("read a memory", `SELECT ${RECORD_COLUMNS} FROM memories WHERE user_id = $1 AND memory_key = $2`, [userId, memoryKey]);
+    const { rows } = await this.query<MemoryRecord>(
+      "read a memory",
+      `SELECT ${RECORD_COLUMNS} FROM memories WHERE user_id = $1 AND memory_key = $2`,
+      [userId, memoryKey],
+    );
     return rows[0];
   }
 
   async getMany(userId: string, memoryKeys: string[]): Promise<MemoryRecord[]> {
     if (memoryKeys.length === 0) return [];
-    const { rows } = await this.query<MemoryRecord>("read memories", `SELECT ${RECORD_COLUMNS} FROM memories WHERE user_id = $1 AND memory_key = ANY($2::text[])`, [userId, memoryKeys]);
+    const { rows } = await this.query<MemoryRecord>(
+      "read memories",
+      `SELECT ${RECORD_COLUMNS} FROM memories WHERE user_id = $1 AND memory_key = ANY($2::text[])`,
+      [userId, memoryKeys],
+    );
     return rows;
   }
 
   async delete(userId: string, memoryKey: string): Promise<boolean> {
-    const result = await this.query("delete a memory", "DELETE FROM memories WHERE user_id = $1 AND memory_key = $2", [userId, memoryKey]);
+    const result = await this.query("delete a memory", "DELETE FROM memories WHERE user_id = $1 AND memory_key = $2", [
+      userId,
+      memoryKey,
+    ]);
     return (result.rowCount ?? 0) > 0;
   }
 
@@ -176,9 +195,11 @@ export class PostgresMemoryStore implements MemoryStore {
     const params: unknown[] = [userId, tsquery];
     const param = (value: unknown) => `$${params.push(value)}`;
     const where = ["user_id = $1", "search_tsv @@ q"];
-    if (filters.memory_types && filters.memory_types.length > 0) where.push(`memory_type = ANY(${param(filters.memory_types)}::text[])`);
+    if (filters.memory_types && filters.memory_types.length > 0)
+      where.push(`memory_type = ANY(${param(filters.memory_types)}::text[])`);
     if (filters.created_since) where.push(`created_at >= ${param(filters.created_since)}`);
-    if (filters.keywords && filters.keywords.length > 0) where.push(`keywords_lower && ${param(filters.keywords.map((k) => k.toLowerCase()))}::text[]`);
+    if (filters.keywords && filters.keywords.length > 0)
+      where.push(`keywords_lower && ${param(filters.keywords.map((k) => k.toLowerCase()))}::text[]`);
     // ts_rank, not ts_rank_cd: the search text holds each token once, in no
     // order of the original text, so cover density adds no proximity signal
     // and orders the same (more matching tokens first) at twice the cost per
@@ -197,11 +218,17 @@ export class PostgresMemoryStore implements MemoryStore {
   }
 
   async vectors(userId: string): Promise<MemoryVector[]> {
-    const { rows } = await this.query<VectorRow>("load embeddings", "SELECT memory_key, embedding, search_text, memory_type, created_at, keywords FROM memories WHERE user_id = $1", [userId]);
+    const { rows } = await this.query<VectorRow>(
+      "load embeddings",
+      "SELECT memory_key, embedding, search_text, memory_type, created_at, keywords FROM memories WHERE user_id = $1",
+      [userId],
+    );
     return rows.map((r) => ({
       memory_key: r.memory_key,
       // A copy: the driver's buffer may be a slice of a shared pool, not aligned for a Float32Array.
-      embedding: new Float32Array(r.embedding.buffer.slice(r.embedding.byteOffset, r.embedding.byteOffset + r.embedding.byteLength)),
+      embedding: new Float32Array(
+        r.embedding.buffer.slice(r.embedding.byteOffset, r.embedding.byteOffset + r.embedding.byteLength),
+      ),
       search_text: r.search_text,
       memory_type: r.memory_type,
       created_at: r.created_at,
@@ -210,7 +237,11 @@ export class PostgresMemoryStore implements MemoryStore {
   }
 
   async count(userId: string): Promise<number> {
-    const { rows } = await this.query<{ n: number }>("count memories", "SELECT count(*)::int AS n FROM memories WHERE user_id = $1", [userId]);
+    const { rows } = await this.query<{ n: number }>(
+      "count memories",
+      "SELECT count(*)::int AS n FROM memories WHERE user_id = $1",
+      [userId],
+    );
     return rows[0]?.n ?? 0;
   }
 
@@ -222,7 +253,11 @@ export class PostgresMemoryStore implements MemoryStore {
     await this.pool.end();
   }
 
-  private query<R extends pg.QueryResultRow = pg.QueryResultRow>(what: string, sql: string, params: unknown[]): Promise<pg.QueryResult<R>> {
+  private query<R extends pg.QueryResultRow = pg.QueryResultRow>(
+    what: string,
+    sql: string,
+    params: unknown[],
+  ): Promise<pg.QueryResult<R>> {
     return this.run(what, () => this.pool.query<R>(sql, params));
   }
 

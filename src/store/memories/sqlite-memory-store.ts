@@ -2,8 +2,8 @@ import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import Database from "better-sqlite3";
 import type { Logger } from "pino";
-import { ToolError } from "../../errors/tool-error";
 import type { Json } from "../../core/json";
+import { ToolError } from "../../errors/tool-error";
 import type { KeywordHit, MemoryFilters, MemoryRecord, MemoryStore, MemoryVector, MemoryWrite } from "./memory-store";
 
 export interface SqliteMemoryStoreOptions {
@@ -92,7 +92,8 @@ const MIGRATIONS: readonly string[] = [
   `,
 ];
 
-const RECORD_COLUMNS = "memory_key, user_id, memory_type, summary, content, content_truncated, keywords, metadata, created_at, updated_at";
+const RECORD_COLUMNS =
+  "memory_key, user_id, memory_type, summary, content, content_truncated, keywords, metadata, created_at, updated_at";
 
 interface RecordRow {
   memory_key: string;
@@ -158,12 +159,16 @@ export class SqliteMemoryStore implements MemoryStore {
       return from;
     });
     const from = this.run("migrate the schema", () => apply.immediate());
-    if (from < MIGRATIONS.length) this.opts.log.info({ path: this.opts.path, from, to: MIGRATIONS.length }, "memory store schema migrated");
+    if (from < MIGRATIONS.length)
+      this.opts.log.info({ path: this.opts.path, from, to: MIGRATIONS.length }, "memory store schema migrated");
   }
 
   async upsert(userId: string, memory: MemoryWrite): Promise<{ created: boolean; record: MemoryRecord }> {
     const write = this.db.transaction(() => {
-      const existing = this.stmt("SELECT id FROM memories WHERE user_id = ? AND memory_key = ?").get(userId, memory.memory_key) as { id: number } | undefined;
+      const existing = this.stmt("SELECT id FROM memories WHERE user_id = ? AND memory_key = ?").get(
+        userId,
+        memory.memory_key,
+      ) as { id: number } | undefined;
       const row = this.stmt(
         `INSERT INTO memories (user_id, memory_key, memory_type, summary, content, content_truncated, keywords, metadata, search_text, created_at, updated_at)
          VALUES (@user_id, @memory_key, @memory_type, @summary, @content, @content_truncated, @keywords, @metadata, @search_text, @now, @now)
@@ -184,12 +189,13 @@ export class SqliteMemoryStore implements MemoryStore {
         search_text: memory.search_text,
         now: Date.now(),
       }) as RecordRow & { id: number };
-      this.stmt("INSERT INTO memory_embeddings (memory_id, embedding) VALUES (?, ?) ON CONFLICT (memory_id) DO UPDATE SET embedding = excluded.embedding").run(
-        row.id,
-        embeddingBytes(memory.embedding),
-      );
+      this.stmt(
+        "INSERT INTO memory_embeddings (memory_id, embedding) VALUES (?, ?) ON CONFLICT (memory_id) DO UPDATE SET embedding = excluded.embedding",
+      ).run(row.id, embeddingBytes(memory.embedding));
       if (existing) this.stmt("DELETE FROM memory_keywords WHERE memory_id = ?").run(row.id);
-      const addKeyword = this.stmt("INSERT OR IGNORE INTO memory_keywords (memory_id, user_id, keyword_lower) VALUES (?, ?, ?)");
+      const addKeyword = this.stmt(
+        "INSERT OR IGNORE INTO memory_keywords (memory_id, user_id, keyword_lower) VALUES (?, ?, ?)",
+      );
       for (const k of memory.keywords) addKeyword.run(row.id, userId, k.keyword.toLowerCase());
       return { created: existing === undefined, record: toRecord(row) };
     });
@@ -197,7 +203,9 @@ export class SqliteMemoryStore implements MemoryStore {
   }
 
   async get(userId: string, memoryKey: string): Promise<MemoryRecord | undefined> {
-    const row = this.run("read a memory", () => this.stmt(`SELECT ${RECORD_COLUMNS} FROM memories WHERE user_id = ? AND memory_key = ?`).get(userId, memoryKey)) as RecordRow | undefined;
+    const row = this.run("read a memory", () =>
+      this.stmt(`SELECT ${RECORD_COLUMNS} FROM memories WHERE user_id = ? AND memory_key = ?`).get(userId, memoryKey),
+    ) as RecordRow | undefined;
     return row && toRecord(row);
   }
 
@@ -205,14 +213,18 @@ export class SqliteMemoryStore implements MemoryStore {
     if (memoryKeys.length === 0) return [];
     // The keys travel as one JSON parameter: any number of them, no SQL built from their count.
     const rows = this.run("read memories", () =>
-      this.stmt(`SELECT ${RECORD_COLUMNS} FROM memories WHERE user_id = ? AND memory_key IN (SELECT value FROM json_each(?))`).all(userId, JSON.stringify(memoryKeys)),
+      this.stmt(
+        `SELECT ${RECORD_COLUMNS} FROM memories WHERE user_id = ? AND memory_key IN (SELECT value FROM json_each(?))`,
+      ).all(userId, JSON.stringify(memoryKeys)),
     ) as RecordRow[];
     return rows.map(toRecord);
   }
 
   async delete(userId: string, memoryKey: string): Promise<boolean> {
     // The FTS entry goes by trigger, the embedding and keyword rows by cascade, in this statement's transaction.
-    const result = this.run("delete a memory", () => this.stmt("DELETE FROM memories WHERE user_id = ? AND memory_key = ?").run(userId, memoryKey));
+    const result = this.run("delete a memory", () =>
+      this.stmt("DELETE FROM memories WHERE user_id = ? AND memory_key = ?").run(userId, memoryKey),
+    );
     return result.changes > 0;
   }
 
@@ -232,7 +244,9 @@ export class SqliteMemoryStore implements MemoryStore {
       params["since"] = filters.created_since.getTime();
     }
     if (filters.keywords && filters.keywords.length > 0) {
-      where.push("m.id IN (SELECT memory_id FROM memory_keywords WHERE user_id = @user_id AND keyword_lower IN (SELECT value FROM json_each(@keywords)))");
+      where.push(
+        "m.id IN (SELECT memory_id FROM memory_keywords WHERE user_id = @user_id AND keyword_lower IN (SELECT value FROM json_each(@keywords)))",
+      );
       params["keywords"] = JSON.stringify(filters.keywords.map((k) => k.toLowerCase()));
     }
     // CROSS JOIN fixes the order: the FTS index first, each match's row looked
@@ -265,7 +279,9 @@ export class SqliteMemoryStore implements MemoryStore {
   }
 
   async count(userId: string): Promise<number> {
-    const row = this.run("count memories", () => this.stmt("SELECT count(*) AS n FROM memories WHERE user_id = ?").get(userId)) as { n: number };
+    const row = this.run("count memories", () =>
+      this.stmt("SELECT count(*) AS n FROM memories WHERE user_id = ?").get(userId),
+    ) as { n: number };
     return row.n;
   }
 
@@ -358,6 +374,7 @@ function embeddingBytes(embedding: Float32Array): Buffer {
  * aligned for a Float32Array.
  */
 function embeddingOf(bytes: Buffer): Float32Array {
-  if (bytes.byteOffset % Float32Array.BYTES_PER_ELEMENT === 0) return new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / Float32Array.BYTES_PER_ELEMENT);
+  if (bytes.byteOffset % Float32Array.BYTES_PER_ELEMENT === 0)
+    return new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / Float32Array.BYTES_PER_ELEMENT);
   return new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
 }
