@@ -50,6 +50,8 @@ export interface MentionResult {
   /** Instance ids (primary key values), best first. */
   ranked: string[];
   warnings: KeywordContextWarning[];
+  /** The first instance's match, when there is one. */
+  top: { type: string; score: number } | undefined;
   /** Time spent in the matcher itself, backend calls excluded, µs. */
   ownUs: number;
 }
@@ -87,6 +89,7 @@ export async function runMentionEval(
       row,
       ranked: chosen.map((c) => instanceIdOf(c.row._instance_identity, ot.primary_keys)),
       warnings,
+      top: chosen[0] && { type: chosen[0].match_type, score: chosen[0].score },
       ownUs: Math.max(0, totalUs - timed.spentUs()),
     });
   }
@@ -309,6 +312,16 @@ function report(label: string, results: readonly MentionResult[], detail: boolea
     `recall@1 ${pct(all.recallAt1)}  recall@5 ${pct(all.recallAt5)}  MRR ${pct(all.mrr)}`,
   );
   line(`${label}: names nothing (${none.n})`, `false positives ${none.wrong} (${pct(none.wrong / none.n)})`);
+  if (detail) {
+    // Calibration: of the instances returned first with a confidence in a band, the share that were meant.
+    const bands = [0.55, 0.7, 0.85, 0.97, 1.01];
+    const cells = bands.slice(0, -1).map((lo, i) => {
+      const inBand = results.filter((r) => r.top !== undefined && r.top.score >= lo && r.top.score < bands[i + 1]!);
+      const right = inBand.filter((r) => r.row.expected.includes(r.ranked[0]!)).length;
+      return `[${lo}, ${Math.min(1, bands[i + 1]!)}${bands[i + 1]! > 1 ? "]" : ")"} ${inBand.length === 0 ? "-" : (right / inBand.length).toFixed(2)} of ${inBand.length}`;
+    });
+    line(`${label}: right first answers by confidence`, cells.join("  "));
+  }
   const own = results.map((r) => r.ownUs);
   line(
     `${label}: matcher's own time per mention`,

@@ -65,6 +65,9 @@ function scoreName(m: Mention, value: string): MentionScore | undefined {
   if (v.key === "") return undefined;
   if (v.key === m.key) return { type: "exact", confidence: 1 };
   if (v.loose === m.loose) return { type: "exact", confidence: 0.97 };
+  // The same characters with the words in another order (2型糖尿病, 糖尿病（2型）); not for Latin letters,
+  // where that is a typo (pnuemonia).
+  if (!m.latin && m.chars.length >= 3 && sorted(m.chars) === sorted(v.chars)) return { type: "tokens", confidence: 0.9 };
   // Same-sounding characters only matter when a few characters differ: the plain count first, it is cheaper.
   const plain = lcsLength(m.chars, v.chars);
   const lcs =
@@ -79,6 +82,10 @@ function scoreName(m: Mention, value: string): MentionScore | undefined {
 /** Names recur across candidates and calls: their forms are kept, up to this many. */
 const FORMS_CACHED = 50_000;
 const forms = new Map<string, ValueForms>();
+
+function sorted(chars: readonly string[]): string {
+  return [...chars].sort().join("");
+}
 
 function valueForms(value: string): ValueForms {
   let f = forms.get(value);

@@ -732,23 +732,30 @@ export type KeywordInstance = Message<"contextloader.knowledge.v1.KeywordInstanc
   identity?: JsonObject | undefined;
 
   /**
-   * How it matched: "exact" (a property equals the keyword after width and
-   * punctuation normalisation), "contains", "tokens" (a property contains every
-   * token of the keyword), "fulltext" (a match query) or "vector" (a knn query).
+   * How it matched, strongest evidence first: "exact" (a property equals the
+   * keyword once width, case, punctuation and fillers such as 氏/性 are set
+   * aside), "contains" (one holds the other whole), "alias" (an alias of the
+   * instance matches: an alias instance, or a name from the vocabulary),
+   * "tokens" (every word of the keyword, in any order), "fuzzy" (characters
+   * dropped or added, a typo or a near-homophone), "abbreviation" (the
+   * keyword's characters begin the name and appear in it in order), "fulltext"
+   * or "vector" (only the platform's match or knn found it, and an embeddings
+   * endpoint confirmed the meaning). README "Mention matching" has the rules.
    *
    * @generated from field: string match_type = 7;
    */
   matchType: string;
 
   /**
-   * Match quality, 0..1.
+   * The matcher's confidence that this is the instance the keyword names, 0..1:
+   * 1 only for an exact match; nothing under 0.55 is returned.
    *
    * @generated from field: double score = 8;
    */
   score: number;
 
   /**
-   * The properties that matched.
+   * The properties that matched; for an alias, "<relation type>:<alias property>".
    *
    * @generated from field: repeated string matched_fields = 9;
    */
