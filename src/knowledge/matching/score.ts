@@ -67,7 +67,8 @@ function scoreName(m: Mention, value: string): MentionScore | undefined {
   if (v.loose === m.loose) return { type: "exact", confidence: 0.97 };
   // The same characters with the words in another order (2型糖尿病, 糖尿病（2型）); not for Latin letters,
   // where that is a typo (pnuemonia).
-  if (!m.latin && m.chars.length >= 3 && sorted(m.chars) === sorted(v.chars)) return { type: "tokens", confidence: 0.9 };
+  if (!m.latin && m.chars.length >= 3 && sorted(m.chars) === sorted(v.chars))
+    return { type: "tokens", confidence: 0.9 };
   // Same-sounding characters only matter when a few characters differ: the plain count first, it is cheaper.
   const plain = lcsLength(m.chars, v.chars);
   const lcs =
