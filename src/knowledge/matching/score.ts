@@ -142,8 +142,11 @@ function inOrder(m: Mention, v: ValueForms, lcs: number): (MentionScore | undefi
 function misspelt(m: Mention, v: ValueForms): MentionScore | undefined {
   const longer = Math.max(m.chars.length, v.chars.length);
   if (longer < 2) return undefined;
-  const distance = editDistance(m.chars, v.chars, MAX_EDITS, soundDistance);
-  if (distance > MAX_EDITS) return undefined;
+  // Latin words take an edit per five letters (scabies is not rabies); a short Chinese name only a
+  // same-sounding character (味觉减退 is not 嗅觉减退): a wrong character there is another word.
+  const allowed = m.latin ? Math.min(MAX_EDITS, Math.floor(longer / 5)) : longer <= 4 ? 0.5 : MAX_EDITS;
+  const distance = editDistance(m.chars, v.chars, allowed, soundDistance);
+  if (distance > allowed) return undefined;
   const similarity = 1 - distance / longer;
   return similarity >= 0.7 ? { type: "fuzzy", confidence: 0.3 + 0.6 * similarity } : undefined;
 }

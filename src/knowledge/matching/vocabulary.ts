@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { z } from "zod";
 import { type Alternate, looseKey, type Mention, mentionOf } from "./mention";
+import { editDistance } from "./similarity";
 
 /**
  * What a deployment knows about how instances are named beyond a network's
@@ -88,8 +89,10 @@ export function loadVocabulary(paths: readonly string[]): Vocabulary {
         alternates.push({ mention: formal, via: "equivalent", weight: EQUIVALENT_WEIGHT });
       }
       for (const network of [names.get(knId), names.get("*")]) {
+        const terms = network?.get(objectTypeId);
+        if (!terms) continue;
         for (const form of forms) {
-          for (const name of network?.get(objectTypeId)?.get(form.loose) ?? []) {
+          for (const name of terms.get(form.loose) ?? nearLatin(terms, form)) {
             alternates.push({ mention: mentionOf(name), via: "dictionary", weight: DICTIONARY_WEIGHT });
           }
         }
@@ -97,6 +100,17 @@ export function loadVocabulary(paths: readonly string[]): Vocabulary {
       return alternates.length === 0 ? m : { ...m, alternates };
     },
   };
+}
+
+/** An English term of six letters or more misspelt by one edit (amoxicilin, diarrea) still names its instance. */
+function nearLatin(terms: ReadonlyMap<string, string[]>, m: Mention): string[] {
+  if (!m.latin || m.chars.length < 6) return [];
+  const out = new Set<string>();
+  for (const [term, names] of terms) {
+    if (Math.abs(term.length - m.loose.length) > 1 || !/^[a-z0-9]+$/.test(term)) continue;
+    if (editDistance(m.chars, [...term], 1) <= 1) for (const n of names) out.add(n);
+  }
+  return [...out];
 }
 
 /** Every colloquial form in `text` replaced by its formal one, longest first, each position once. */
