@@ -10,6 +10,8 @@ import { Health } from "../gen/grpc/health/v1/health_pb";
 import type { Deps } from "./deps";
 import { registerKnowledge } from "./knowledge/knowledge-service";
 import { knowledgeRoutes } from "./knowledge/rest-routes";
+import { mcpRoute } from "./mcp/http-route";
+import { mcpTools } from "./mcp/tools";
 import { registerMemRecall } from "./memrecall/memrecall-service";
 import { registerResolver } from "./resolver/resolver-service";
 import { resolverRoutes } from "./resolver/rest-routes";
@@ -43,7 +45,11 @@ export function routes(deps: Deps, health: HealthState): (router: ConnectRouter)
   };
 }
 
-/** The plain JSON routes of the specs (the platform's tool endpoints) beside the RPCs. */
+/** The plain JSON routes of the specs (the platform's tool endpoints) and MCP (POST /mcp) beside the RPCs. */
 export function httpRoutes(deps: Deps, route: Pick<JsonRouteOptions, "log" | "maxBytes" | "stopping">): HttpRoute[] {
-  return [...knowledgeRoutes(deps.knowledge, route), ...resolverRoutes(deps.resolver, route)];
+  return [
+    ...knowledgeRoutes(deps.knowledge, route),
+    ...resolverRoutes(deps.resolver, route),
+    mcpRoute({ ...route, tools: mcpTools(deps) }),
+  ];
 }

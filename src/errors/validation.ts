@@ -1,5 +1,6 @@
 import { type DescMessage, type MessageShape, toJson } from "@bufbuild/protobuf";
 import { z } from "zod";
+import { type OutputFormat, outputFormatField } from "../core/output-format";
 import { type FieldViolation, type Hint, invalidArgument } from "./tool-error";
 
 /**
@@ -17,19 +18,38 @@ export function validateRequest<D extends DescMessage, S extends z.ZodType>(
   desc: D,
   message: MessageShape<D>,
   schema: S,
-  hint?: Hint,
 ): z.output<S> {
-  let json: unknown;
+  return parseOrThrow(schema, requestJson(desc, message));
+}
+
+/**
+ * validateRequest for a request with an `output_format` field: the format is
+ * read apart (json, yaml, toon, or undefined when unset), the rest by the
+ * schema, and the violations of both reported together.
+ */
+export function validateFormattedRequest<D extends DescMessage, S extends z.ZodType>(
+  desc: D,
+  message: MessageShape<D>,
+  schema: S,
+): { input: z.output<S>; format: OutputFormat | undefined } {
+  const { output_format, ...rest } = requestJson(desc, message) as Record<string, unknown>;
+  const format = outputFormatField.safeParse(output_format);
+  const input = schema.safeParse(rest);
+  const violations = [
+    ...(format.success ? [] : violationsOf(format.error).map((v) => ({ ...v, field: "output_format" }))),
+    ...(input.success ? [] : violationsOf(input.error)),
+  ];
+  if (!format.success || !input.success) throw invalidArgument(violations);
+  return { input: input.data, format: format.data };
+}
+
+function requestJson<D extends DescMessage>(desc: D, message: MessageShape<D>): unknown {
   try {
-    json = toJson(desc, message, { useProtoFieldName: true, alwaysEmitImplicit: true });
+    return toJson(desc, message, { useProtoFieldName: true, alwaysEmitImplicit: true });
   } catch (err) {
     // Binary proto can carry what JSON cannot (NaN or Infinity in a Struct): the request is bad, not the server.
-    throw invalidArgument(
-      [{ field: "request", description: `not representable as JSON: ${(err as Error).message}` }],
-      hint,
-    );
+    throw invalidArgument([{ field: "request", description: `not representable as JSON: ${(err as Error).message}` }]);
   }
-  return parseOrThrow(schema, json, hint);
 }
 
 /** Parses plain JSON (a REST body, an already-converted request) or throws INVALID_ARGUMENT. */

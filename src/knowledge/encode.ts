@@ -9,6 +9,8 @@ import {
   type RetrieveSchemaResponse,
   RetrieveSchemaResponseSchema,
 } from "../../gen/contextloader/knowledge/v1/knowledge_pb";
+import { type OutputFormat, render } from "../core/output-format";
+import { keywordContextAnswer, knSearchAnswer, schemaAnswer } from "./answers";
 import type { KeywordContextResult } from "./keyword-context/result";
 import type { KnSearchAnswer } from "./kn-search/answer";
 import type { RerankResult } from "./rerank/rerank-concepts";
@@ -199,4 +201,31 @@ export function rerankResponse(r: RerankResult): RerankConceptsResponse {
     })),
     filteredCount: r.filtered_count,
   });
+}
+
+/**
+ * The answers asked for with output_format: the compact answer (answers.ts,
+ * what the MCP tools return) written in that format in `text`, and of the
+ * structured fields only what the next call needs (the session, the round).
+ */
+export function schemaTextResponse(r: SchemaResult, format: OutputFormat): RetrieveSchemaResponse {
+  return create(RetrieveSchemaResponseSchema, {
+    sessionId: r.session_id,
+    round: r.round,
+    text: render(schemaAnswer(r), format),
+  });
+}
+
+export function keywordContextTextResponse(
+  r: KeywordContextResult,
+  format: OutputFormat,
+): RetrieveKeywordContextResponse {
+  return create(RetrieveKeywordContextResponseSchema, {
+    sessionId: r.session_id,
+    text: render(keywordContextAnswer(r), format),
+  });
+}
+
+export function knSearchTextResponse(a: KnSearchAnswer, format: OutputFormat): KnSearchResponse {
+  return create(KnSearchResponseSchema, { sessionId: a.session_id, text: render(knSearchAnswer(a), format) });
 }

@@ -12,7 +12,7 @@ import type {
 import type { MemoryRecord } from "../store/memories/memory-store";
 import type { ExpandContextWindowResult } from "./expand-context-window";
 import type { HandoffResult } from "./handoff";
-import type { Extraction } from "./keyword-extraction";
+import { type Extraction, extractionMessage } from "./keyword-extraction";
 import type { SearchOutput } from "./search";
 import type { ToolDefinition } from "./tool-definitions";
 import type { StoredMemory } from "./write";
@@ -52,16 +52,13 @@ export function memoryDetailResponse(m: MemoryRecord): MessageInitShape<typeof G
   };
 }
 
-/** Without an LLM the message says why the extraction is local (spec §2.3's fallback). */
 export function extractKeywordsResponse(r: Extraction): MessageInitShape<typeof ExtractSearchKeywordsResponseSchema> {
   return {
     success: true,
     keywords: r.keywords,
     expandedQuery: r.expanded_query,
     method: r.method,
-    message:
-      r.note ??
-      (r.method === "fallback" ? "未配置 LLM（LLM_BASE_URL），使用本地提取（jieba TF-IDF + 时间表达式）" : ""),
+    message: extractionMessage(r),
   };
 }
 

@@ -25,6 +25,13 @@ export interface Extraction {
   note?: string;
 }
 
+/** What the answer says about its method: without an LLM, why the extraction is local (spec §2.3's fallback). */
+export function extractionMessage(r: Extraction): string {
+  return (
+    r.note ?? (r.method === "fallback" ? "未配置 LLM（LLM_BASE_URL），使用本地提取（jieba TF-IDF + 时间表达式）" : "")
+  );
+}
+
 /** Time expressions, kept whole and typed "time" (jieba would cut 最近三天 into pieces). */
 const TIME_PATTERN = new RegExp(
   [

@@ -6,8 +6,10 @@ import {
   type ResolveLogicPropertiesResponse,
   ResolveLogicPropertiesResponseSchema,
 } from "../../gen/contextloader/resolver/v1/resolver_pb";
-import { validateRequest } from "../errors/validation";
+import { render } from "../core/output-format";
+import { validateFormattedRequest } from "../errors/validation";
 import { callContext } from "../server/interceptors";
+import { resolveAnswer } from "./answer";
 import { type ResolveResult, type ResolverDeps, resolveLogicProperties } from "./resolve";
 import { resolveInput } from "./resolver-input";
 
@@ -15,8 +17,14 @@ import { resolveInput } from "./resolver-input";
 export function registerResolver(router: ConnectRouter, deps: ResolverDeps): void {
   router.service(LogicPropertyResolverService, {
     async resolveLogicProperties(req, ctx) {
-      const input = validateRequest(ResolveLogicPropertiesRequestSchema, req, resolveInput);
-      return resolveResponse(await resolveLogicProperties(deps, callContext(ctx), input));
+      const { input, format } = validateFormattedRequest(ResolveLogicPropertiesRequestSchema, req, resolveInput);
+      const result = await resolveLogicProperties(deps, callContext(ctx), input);
+      if (format === undefined) return resolveResponse(result);
+      // With output_format: the compact answer as text, the trace id beside it.
+      return create(ResolveLogicPropertiesResponseSchema, {
+        traceId: result.trace_id,
+        text: render(resolveAnswer(result), format),
+      });
     },
   });
 }

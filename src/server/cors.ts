@@ -2,14 +2,23 @@ import type { IncomingHttpHeaders } from "node:http";
 import { cors as connectCors } from "@connectrpc/connect";
 import type { NodeServerRequest, NodeServerResponse } from "./node-types";
 
-/** Headers our callers send beyond the protocols' own. */
-const extraAllowedHeaders = ["x-account-id", "x-account-type", "traceparent", "authorization"];
+/** Headers our callers send beyond the protocols' own (MCP's Streamable HTTP headers included). */
+const extraAllowedHeaders = [
+  "x-account-id",
+  "x-account-type",
+  "traceparent",
+  "authorization",
+  "accept",
+  "mcp-protocol-version",
+  "mcp-session-id",
+  "last-event-id",
+];
 /** Headers browsers may read beyond the protocols' own. */
-const extraExposedHeaders = ["x-trace-id"];
+const extraExposedHeaders = ["x-trace-id", "mcp-session-id", "mcp-protocol-version"];
 const PREFLIGHT_MAX_AGE_S = 7200;
 
 /**
- * CORS for browser callers (Connect-web, gRPC-web) from the configured origins.
+ * CORS for browser callers (Connect-web, gRPC-web, MCP clients) from the configured origins.
  * Returns true when it answered the request itself (a preflight).
  */
 export function createCors(allowedOrigins: readonly string[]) {

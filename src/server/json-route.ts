@@ -95,7 +95,7 @@ export function jsonRoute(opts: JsonRouteOptions): HttpRoute {
 }
 
 /** The request's headers as a fetch Headers (HTTP/2 pseudo-headers left out). */
-function headersOf(req: NodeServerRequest): Headers {
+export function headersOf(req: NodeServerRequest): Headers {
   const out = new Headers();
   for (const [name, value] of Object.entries(req.headers)) {
     if (name.startsWith(":") || value === undefined) continue;
@@ -115,6 +115,21 @@ async function readJson(req: NodeServerRequest, maxBytes: number): Promise<unkno
       hint: { message: "Send content-type: application/json (or no content-type) with a JSON body." },
     });
   }
+  const body = await readBody(req, maxBytes);
+  try {
+    return JSON.parse(body.toString("utf8") || "null");
+  } catch (err) {
+    throw new ToolError({
+      code: "invalid_argument",
+      reason: "INVALID_JSON",
+      message: `the body is not valid JSON: ${(err as Error).message}`,
+      violations: [{ field: "request", description: "not valid JSON" }],
+    });
+  }
+}
+
+/** The request body, refused (RESOURCE_EXHAUSTED REQUEST_TOO_LARGE) past maxBytes without reading the rest into memory. */
+export async function readBody(req: NodeServerRequest, maxBytes: number): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
@@ -128,14 +143,5 @@ async function readJson(req: NodeServerRequest, maxBytes: number): Promise<unkno
     }
     chunks.push(chunk);
   }
-  try {
-    return JSON.parse(Buffer.concat(chunks).toString("utf8") || "null");
-  } catch (err) {
-    throw new ToolError({
-      code: "invalid_argument",
-      reason: "INVALID_JSON",
-      message: `the body is not valid JSON: ${(err as Error).message}`,
-      violations: [{ field: "request", description: "not valid JSON" }],
-    });
-  }
+  return Buffer.concat(chunks);
 }

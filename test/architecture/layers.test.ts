@@ -21,6 +21,7 @@ const LAYER: Record<string, number> = {
   knowledge: 4,
   resolver: 4,
   memrecall: 4,
+  mcp: 5,
 };
 /** The top: the composition root and the simulator (a second program) may import everything. */
 const TOP = 9;

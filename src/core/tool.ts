@@ -1,0 +1,34 @@
+import type { z } from "zod";
+import type { CallContext } from "./call-context";
+import type { Json } from "./json";
+
+/**
+ * A tool an agent can call (over MCP, and described by ListTools): its name,
+ * a description written for an LLM choosing a tool (when to use it, what comes
+ * back, what to call next), the zod schema its arguments are validated with —
+ * the one the JSON Schema agents see is generated from — and what it does.
+ */
+export interface Tool<D> {
+  name: string;
+  title: string;
+  description: string;
+  input: z.ZodType;
+  /** True when the tool changes stored data (stores or deletes a memory); retrieval tools only read. */
+  writes?: boolean;
+  /** True when what it changes cannot be undone (deleting a memory). */
+  destructive?: boolean;
+  /** Checked before the arguments, as the RPCs check it first (MemRecall: the caller must have an account). */
+  before?(ctx: CallContext): void;
+  /** Runs the tool on validated arguments; the answer is plain data (its compact shape, see README "MCP"). */
+  run(deps: D, ctx: CallContext, input: never): Promise<Json>;
+}
+
+/** Declares a tool whose `run` receives what its schema outputs. */
+export function defineTool<D, S extends z.ZodType>(
+  tool: Omit<Tool<D>, "input" | "run"> & {
+    input: S;
+    run(deps: D, ctx: CallContext, input: z.output<S>): Promise<Json>;
+  },
+): Tool<D> {
+  return tool as Tool<D>;
+}

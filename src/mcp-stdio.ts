@@ -1,0 +1,92 @@
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { pino } from "pino";
+import { type Config, loadConfig } from "./config";
+import { ConfigError } from "./config-fields";
+import type { Caller } from "./core/call-context";
+import { newTraceId } from "./core/ids";
+import { buildDeps } from "./deps";
+import { ToolError } from "./errors/tool-error";
+import { BundleError } from "./kn/embedded/bundle";
+import { VocabularyError } from "./knowledge/matching/vocabulary";
+import { createMcpServer } from "./mcp/server";
+import { mcpTools } from "./mcp/tools";
+import { callerFromHeaders } from "./server/caller";
+
+/**
+ * `npm run mcp:stdio`: the same tools over MCP's stdio transport, for clients
+ * that spawn their server as a process. The settings are the service's
+ * (knowledge source, LLM, memory store…); the caller is MCP_ACCOUNT_ID /
+ * MCP_ACCOUNT_TYPE, checked like the x-account-* headers. stdout carries
+ * only MCP messages: the logs go to stderr. Ends when the client closes stdin.
+ */
+async function main(): Promise<void> {
+  let config: Config;
+  let caller: Caller;
+  try {
+    config = loadConfig(process.env);
+    caller = callerFromHeaders(
+      new Headers({
+        "x-account-id": process.env["MCP_ACCOUNT_ID"] ?? "",
+        "x-account-type": process.env["MCP_ACCOUNT_TYPE"] ?? "",
+      }),
+    );
+  } catch (err) {
+    if (err instanceof ConfigError || err instanceof ToolError) {
+      const message = err instanceof ToolError ? err.message.replaceAll("x-account-", "MCP_ACCOUNT_") : err.message;
+      process.stderr.write(`context-loader mcp:stdio cannot start: ${message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const log = pino(
+    { level: config.logLevel, base: { service: "context-loader", transport: "mcp-stdio" } },
+    pino.destination(2),
+  );
+  let deps: ReturnType<typeof buildDeps>;
+  try {
+    deps = buildDeps(config, log);
+  } catch (err) {
+    if (err instanceof BundleError || err instanceof VocabularyError) {
+      process.stderr.write(`context-loader mcp:stdio cannot start: ${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  await deps.start();
+  const stopping = new AbortController();
+  const server = createMcpServer({
+    tools: mcpTools(deps),
+    contextOf: (signal) => {
+      const traceId = newTraceId();
+      return {
+        caller,
+        traceId,
+        log: log.child({ trace_id: traceId, account: caller.accountId }),
+        signal: AbortSignal.any([signal, stopping.signal]),
+        remainingMs: () => undefined,
+      };
+    },
+  });
+  let closing = false;
+  const stop = async (why: string) => {
+    if (closing) return;
+    closing = true;
+    log.info({ why }, "mcp:stdio stopping");
+    stopping.abort(new Error("the server is stopping"));
+    await server.close();
+    await deps.close();
+    process.exit(0);
+  };
+  server.onclose = () => void stop("the transport closed");
+  // The SDK's stdio transport does not watch for the end of stdin: a client that exits closes it.
+  process.stdin.once("end", () => void stop("the client closed stdin"));
+  process.on("SIGTERM", () => void stop("SIGTERM"));
+  process.on("SIGINT", () => void stop("SIGINT"));
+  await server.connect(new StdioServerTransport());
+  log.info({ account: caller.accountId, account_type: caller.accountType }, "mcp:stdio ready");
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`context-loader mcp:stdio failed: ${(err as Error).stack ?? String(err)}\n`);
+  process.exit(1);
+});

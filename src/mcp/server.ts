@@ -1,0 +1,149 @@
+import { readFileSync } from "node:fs";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+} from "@modelcontextprotocol/sdk/types.js";
+import type { jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
+import type { CallContext } from "../core/call-context";
+import { render } from "../core/output-format";
+import { compact, table } from "../core/tables";
+import { ToolError } from "../errors/tool-error";
+import type { McpTool } from "./tools";
+import { formatOf } from "./tools";
+
+/** The server's name and version (package.json's) in the MCP handshake. */
+export const SERVER_INFO = {
+  name: "context-loader",
+  title: "Context Loader",
+  version: (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string })
+    .version,
+};
+
+const INSTRUCTIONS = `业务知识网络与用户记忆的检索工具。
+知识：先 retrieve_schema（问题 → 相关的对象类型、属性、关系），再 retrieve_keyword_context（实体名 → 实例与一跳邻居，同一 session_id）；或一次 kn_search（概念 + 实例）。指标值用 get_logic_properties_values。
+记忆：search_memories → get_memory_detail；保存用 store_memory。
+回答默认 TOON（output_format 可选 json、yaml）。出错时结果 isError=true，文本说明哪个参数错了以及下一步。`;
+
+/**
+ * An MCP server over the tools: tools/list from their generated schemas,
+ * tools/call validating and running them. `contextOf` gives each call its
+ * context (caller, trace id, logger, abort signal): from the HTTP request's
+ * headers over Streamable HTTP, from the environment over stdio.
+ *
+ * A tool that fails answers a result with isError: true whose text says what
+ * was wrong, which argument, and the next step (the RPC's ErrorInfo and
+ * BadRequest, in the format asked for); only protocol mistakes — an unknown
+ * tool, a malformed request — are JSON-RPC errors.
+ */
+export function createMcpServer(opts: {
+  tools: readonly McpTool[];
+  contextOf(signal: AbortSignal): CallContext;
+}): Server {
+  const byName = new Map(opts.tools.map((t) => [t.name, t]));
+  const server = new Server(SERVER_INFO, {
+    capabilities: { tools: { listChanged: false } },
+    instructions: INSTRUCTIONS,
+    jsonSchemaValidator: noElicitation,
+  });
+  server.setRequestHandler(ListToolsRequestSchema, () => ({
+    tools: opts.tools.map(({ name, title, description, inputSchema, annotations }) => ({
+      name,
+      title,
+      description,
+      inputSchema,
+      annotations,
+    })),
+  }));
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+    const { name, arguments: args = {} } = request.params;
+    const tool = byName.get(name);
+    if (!tool) {
+      throw new McpError(
+        ErrorCode.InvalidParams,
+        `unknown tool ${JSON.stringify(name)}; the tools are ${[...byName.keys()].join(", ")}`,
+      );
+    }
+    const ctx = opts.contextOf(extra.signal);
+    const started = performance.now();
+    try {
+      const text = await tool.call(ctx, args);
+      ctx.log.info({ tool: name, ms: elapsed(started), chars: text.length }, "mcp tool");
+      return { content: [{ type: "text", text }] };
+    } catch (err) {
+      const failure =
+        err instanceof ToolError
+          ? err
+          : new ToolError({
+              code: "internal",
+              reason: "INTERNAL",
+              message: `internal error; report trace_id ${ctx.traceId} to the service operators`,
+            });
+      if (err instanceof ToolError)
+        ctx.log.info({ tool: name, ms: elapsed(started), reason: err.reason }, "mcp tool failed");
+      else ctx.log.error({ err, tool: name }, "mcp tool failed with an unexpected error");
+      return { isError: true, content: [{ type: "text", text: errorText(failure, ctx.traceId, args) }] };
+    }
+  });
+  return server;
+}
+
+/**
+ * The SDK validates a client's answers to elicitation with this; the server
+ * never elicits, so it refuses rather than build an Ajv instance per request
+ * (a third of a stateless call's time).
+ */
+const noElicitation: jsonSchemaValidator = {
+  getValidator: () => () => ({ valid: false, data: undefined, errorMessage: "this server does not elicit input" }),
+};
+
+/** RPC methods a hint may name, as the tools an MCP client calls. */
+const TOOL_OF_RPC: Record<string, string> = {
+  RetrieveSchema: "retrieve_schema",
+  RetrieveKeywordContext: "retrieve_keyword_context",
+  KnSearch: "kn_search",
+  RerankConcepts: "knowledge_rerank",
+  ResolveLogicProperties: "get_logic_properties_values",
+  SearchMemories: "search_memories",
+  GetMemoryDetail: "get_memory_detail",
+  ExtractSearchKeywords: "extract_search_keywords",
+  ExpandContextWindow: "expand_context_window",
+  Handoff: "handoff",
+  StoreMemory: "store_memory",
+  DeleteMemory: "delete_memory",
+};
+
+/**
+ * A failure as the agent reads it, in the format the call asked for (TOON when
+ * that was the problem): the gRPC code and stable reason, the message, each
+ * invalid argument, the values to pick from, missing parameters, the next step
+ * and the tool to call for it, and the trace id.
+ */
+function errorText(err: ToolError, traceId: string, args: Record<string, unknown>): string {
+  let format: ReturnType<typeof formatOf> = "toon";
+  try {
+    format = formatOf(args["output_format"], args["response_format"]);
+  } catch {
+    // The format itself was what failed: the error is written in the default.
+  }
+  const next = err.hint?.nextRpc?.split("/").pop();
+  const error = compact({
+    code: err.code.toUpperCase(),
+    reason: err.reason,
+    message: err.message,
+    invalid_arguments: table(err.violations.map((v) => ({ ...v }))),
+    valid_values: err.hint?.validValues ?? [],
+    missing: err.missing.map((m) => ({ property: m.property, params: table(m.params.map((p) => ({ ...p }))) })),
+    next_step: err.hint?.message ?? err.detail["suggestion"],
+    next_tool: next === undefined ? undefined : (TOOL_OF_RPC[next] ?? next),
+    trace_id: traceId,
+  });
+  return render({ error }, format);
+}
+
+function elapsed(started: number): number {
+  return Math.round((performance.now() - started) * 10) / 10;
+}

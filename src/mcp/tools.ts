@@ -1,0 +1,115 @@
+import { z } from "zod";
+import type { CallContext } from "../core/call-context";
+import type { Json } from "../core/json";
+import { OUTPUT_FORMATS, type OutputFormat, render } from "../core/output-format";
+import type { Tool } from "../core/tool";
+import { invalidArgument } from "../errors/tool-error";
+import { violationsOf } from "../errors/validation";
+import type { KnowledgeDeps } from "../knowledge/deps";
+import { knowledgeTools } from "../knowledge/tools";
+import type { MemRecallDeps } from "../memrecall/memrecall-service";
+import { memrecallTools } from "../memrecall/tools";
+import type { ResolverDeps } from "../resolver/resolve";
+import { resolverTools } from "../resolver/tools";
+
+/** A tool bound to the service's dependencies, as MCP lists and calls it. */
+export interface McpTool {
+  name: string;
+  title: string;
+  description: string;
+  /** JSON Schema of the arguments, generated from the zod schema `call` validates with (output_format added). */
+  inputSchema: { type: "object"; [key: string]: unknown };
+  annotations: { title: string; readOnlyHint: boolean; destructiveHint: boolean; openWorldHint: boolean };
+  /** Validates the arguments and runs the tool: the answer as text in the format asked, or a ToolError. */
+  call(ctx: CallContext, args: Record<string, unknown>): Promise<string>;
+}
+
+/** Over MCP the answer is TOON unless the caller asks otherwise: the fewest tokens, every fact kept. */
+const outputFormatArgument = z
+  .enum(OUTPUT_FORMATS, { error: 'output_format must be "json", "yaml" or "toon"' })
+  .default("toon")
+  .describe("回答的写法：toon（默认，token 最少）、yaml 或 json；三种写法内容相同。");
+/** The platform's own tools call the same argument response_format (json | toon): accepted as another name. */
+const responseFormatArgument = z
+  .enum(OUTPUT_FORMATS, { error: 'response_format must be "json", "yaml" or "toon"' })
+  .optional()
+  .describe("output_format 的另一个名字（平台工具的写法），二者给一个即可。");
+
+const formatSchemas = {
+  output_format: jsonSchemaOf(outputFormatArgument),
+  response_format: jsonSchemaOf(responseFormatArgument),
+};
+
+/** Every tool of the three capabilities, bound to their dependencies, in the order ListTools shows them. */
+export function mcpTools(deps: {
+  knowledge: KnowledgeDeps;
+  resolver: ResolverDeps;
+  memrecall: MemRecallDeps;
+}): McpTool[] {
+  return [
+    ...knowledgeTools.map((t) => bind(t, deps.knowledge)),
+    ...resolverTools.map((t) => bind(t, deps.resolver)),
+    ...memrecallTools(deps.memrecall.maxContextWindow).map((t) => bind(t, deps.memrecall)),
+  ];
+}
+
+function bind<D>(tool: Tool<D>, deps: D): McpTool {
+  const schema = jsonSchemaOf(tool.input);
+  const properties = { ...((schema["properties"] as Record<string, Json> | undefined) ?? {}), ...formatSchemas };
+  return {
+    name: tool.name,
+    title: tool.title,
+    description: tool.description,
+    inputSchema: { ...schema, type: "object", properties },
+    annotations: {
+      title: tool.title,
+      readOnlyHint: !tool.writes,
+      destructiveHint: tool.destructive === true,
+      // Every tool works on this service's own networks and memories, not the open web.
+      openWorldHint: false,
+    },
+    async call(ctx, args) {
+      tool.before?.(ctx);
+      const { output_format, response_format, ...rest } = args;
+      const format = formatOf(output_format, response_format);
+      // Unknown arguments and invalid ones are reported together: one round trip fixes them all.
+      const unknown = Object.keys(rest)
+        .filter((k) => !(k in properties))
+        .map((k) => ({ field: k, description: `${tool.name} has no argument ${k}` }));
+      const parsed = tool.input.safeParse(rest);
+      if (unknown.length > 0 || !parsed.success) {
+        throw invalidArgument(
+          [...unknown, ...(parsed.success ? [] : violationsOf(parsed.error))],
+          unknown.length > 0
+            ? { message: `The arguments of ${tool.name} are: ${Object.keys(properties).join(", ")}.` }
+            : undefined,
+        );
+      }
+      const input = parsed.data;
+      return render(await tool.run(deps, ctx, input as never), format);
+    },
+  };
+}
+
+/** The format asked for under either name; both given and different is an error, not a guess. */
+export function formatOf(outputFormat: unknown, responseFormat: unknown): OutputFormat {
+  const out = outputFormatArgument.safeParse(outputFormat === "" ? undefined : outputFormat);
+  const alt = responseFormatArgument.safeParse(responseFormat === "" ? undefined : responseFormat);
+  if (!out.success) throw invalidArgument(violationsOf(out.error).map((v) => ({ ...v, field: "output_format" })));
+  if (!alt.success) throw invalidArgument(violationsOf(alt.error).map((v) => ({ ...v, field: "response_format" })));
+  if (alt.data !== undefined && outputFormat !== undefined && alt.data !== out.data) {
+    throw invalidArgument([
+      { field: "response_format", description: `says ${alt.data} while output_format says ${out.data}: give one` },
+    ]);
+  }
+  return alt.data ?? out.data;
+}
+
+/** The JSON Schema an agent is shown for a zod schema (what the schema accepts as input). */
+function jsonSchemaOf(schema: z.ZodType): Record<string, Json> {
+  const { $schema: _draft, ...rest } = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as Record<
+    string,
+    Json
+  >;
+  return rest;
+}

@@ -1,0 +1,55 @@
+import type { Json } from "../core/json";
+import { compact, table } from "../core/tables";
+import type { MemoryRecord } from "../store/memories/memory-store";
+import { type Extraction, extractionMessage } from "./keyword-extraction";
+import type { SearchOutput } from "./search";
+import type { StoredMemory } from "./write";
+
+/**
+ * MemRecall's answers in the compact shape tools return: the spec's field
+ * names (an agent passes memory_key on), lists of like items as tables,
+ * empty fields left out.
+ */
+
+export function searchAnswer(out: SearchOutput): Json {
+  return compact({
+    total_found: out.results.length,
+    results: table(out.results.map((r) => ({ ...r }))),
+    search_query_expanded: out.search_query_expanded,
+    message: out.message,
+  });
+}
+
+export function detailAnswer(m: MemoryRecord): Json {
+  return compact({
+    memory_key: m.memory_key,
+    summary: m.summary,
+    memory_type: m.memory_type,
+    created_at: m.created_at.toISOString(),
+    updated_at: m.updated_at.toISOString(),
+    keywords: table(m.keywords.map((k) => ({ ...k }))),
+    content_truncated: m.content_truncated,
+    metadata: m.metadata,
+    content: m.content,
+  });
+}
+
+export function extractionAnswer(r: Extraction): Json {
+  return compact({
+    keywords: table(r.keywords.map((k) => ({ ...k }))),
+    expanded_query: r.expanded_query,
+    method: r.method,
+    message: extractionMessage(r),
+  });
+}
+
+export function storedAnswer({ record, created }: StoredMemory): Json {
+  return {
+    memory_key: record.memory_key,
+    created,
+    content_truncated: record.content_truncated,
+    keywords: table(record.keywords.map((k) => ({ ...k }))),
+    created_at: record.created_at.toISOString(),
+    updated_at: record.updated_at.toISOString(),
+  };
+}

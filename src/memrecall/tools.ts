@@ -1,0 +1,178 @@
+import type { CallContext } from "../core/call-context";
+import type { Json } from "../core/json";
+import { defineTool, type Tool } from "../core/tool";
+import { detailAnswer, extractionAnswer, searchAnswer, storedAnswer } from "./answers";
+import { expandContextWindow } from "./expand-context-window";
+import { handoff } from "./handoff";
+import {
+  deleteMemoryInput,
+  expandContextWindowInput,
+  extractKeywordsInput,
+  getMemoryDetailInput,
+  handoffInput,
+  searchMemoriesInput,
+  storeMemoryInput,
+} from "./inputs";
+import { extractKeywords } from "./keyword-extraction";
+import type { MemoriesDeps } from "./memories-deps";
+import { ownerOf } from "./owner";
+import { getMemoryDetail } from "./read";
+import { searchMemories } from "./search";
+import { deleteMemory, storeMemory } from "./write";
+
+/** The spec's tool descriptions (memrecall-tools §3), word for word: they tell the agent when to use each tool. */
+const specDescriptions = {
+  search_memories: `搜索用户的历史记忆。
+
+使用场景:
+1. 用户提到之前讨论过的话题时
+2. 需要了解用户偏好或历史操作时
+3. 需要验证或引用之前的结论时
+4. 上下文出现不明确的引用时（如"按照之前的配置"）
+
+搜索策略:
+- 模糊查询时使用 search_mode="semantic"
+- 有明确关键词时使用 search_mode="keyword"
+- 不确定时使用默认的 "hybrid" 模式
+
+示例:
+- "我之前的数据库配置" -> keywords=["数据库", "配置"]
+- "上次的方案" -> search_mode="semantic", query="上次讨论的方案"
+`,
+  get_memory_detail: `获取特定记忆的完整内容。
+
+使用场景:
+1. search_memories 返回的记忆摘要不完整
+2. 需要查看记忆的具体内容细节
+3. 需要确认记忆的具体元数据
+
+注意: 必须通过 search_memories 获取 memory_key 后再调用此工具
+`,
+  extract_search_keywords: `从复杂查询中提取关键词（辅助工具）。
+
+使用场景:
+1. 用户查询很长很复杂
+2. 不确定应该搜索哪些关键词
+3. 需要系统性地分析用户意图
+
+通常不需要直接调用，search_memories 会自动处理关键词提取
+`,
+  expand_context_window: `请求拓展上下文窗口大小。
+
+使用场景:
+1. 当前搜索结果不理想，需要查看更多历史消息
+2. 用户查询涉及久远的对话，需要回溯更早的上下文
+3. 当前上下文不足以理解用户意图
+
+重要: 调用此工具后会立即结束当前迭代，系统将重新发起调用并提供更多消息！
+此工具只能在未达到最大迭代次数时使用。
+
+示例:
+- reason="搜索结果太少，需要查看更早的对话来找到相关记忆"
+- current_size=5, requested_size=10
+`,
+  handoff: `完成记忆搜索任务并结束 Agent。
+
+使用场景:
+1. 已完成记忆搜索并整理出结果
+2. 无法找到相关记忆，需要报告完成情况
+3. 已达到最大迭代次数，必须结束
+
+重要: 调用此工具后 MemRecallAgent 会立即结束！这是唯一的正常退出方式。
+
+示例:
+- reason="已找到3个相关记忆，搜索完成"
+- reason="达到最大迭代次数，返回当前最佳结果"
+`,
+};
+
+/** The five tools the spec defines, in its order: what ListTools returns. */
+export const SPEC_TOOLS = [
+  "search_memories",
+  "get_memory_detail",
+  "extract_search_keywords",
+  "expand_context_window",
+  "handoff",
+] as const;
+
+/**
+ * The MemRecall tools: the spec's five, then storing and deleting a memory.
+ * Like the RPCs, every one needs the caller's account (`before`, checked
+ * ahead of the arguments). `maxContextWindow` bounds expand_context_window.
+ */
+export function memrecallTools(maxContextWindow: number): Tool<MemoriesDeps>[] {
+  const before = (ctx: CallContext) => void ownerOf(ctx.caller);
+  return [
+    defineTool({
+      name: "search_memories",
+      title: "搜索用户的历史记忆",
+      description: specDescriptions.search_memories,
+      input: searchMemoriesInput,
+      before,
+      run: async (deps, ctx, input) => searchAnswer(await searchMemories(deps, ctx, input)),
+    }),
+    defineTool({
+      name: "get_memory_detail",
+      title: "获取记忆的完整内容",
+      description: specDescriptions.get_memory_detail,
+      input: getMemoryDetailInput,
+      before,
+      run: async (deps, ctx, input) => detailAnswer(await getMemoryDetail(deps, ctx, input.memory_key)),
+    }),
+    defineTool({
+      name: "extract_search_keywords",
+      title: "从查询中提取搜索关键词",
+      description: specDescriptions.extract_search_keywords,
+      input: extractKeywordsInput,
+      before,
+      run: async (deps, ctx, input) =>
+        extractionAnswer(await extractKeywords(deps.llm, ctx, input.query, input.context, input.max_keywords)),
+    }),
+    defineTool({
+      name: "expand_context_window",
+      title: "请求拓展上下文窗口",
+      description: specDescriptions.expand_context_window,
+      input: expandContextWindowInput(maxContextWindow),
+      before,
+      run: async (_deps, _ctx, input) => ({ ...expandContextWindow(input) }),
+    }),
+    defineTool({
+      name: "handoff",
+      title: "完成记忆搜索并结束",
+      description: specDescriptions.handoff,
+      input: handoffInput,
+      before,
+      run: async (_deps, ctx, input) => {
+        const r = handoff(ctx, input);
+        return { message: r.message, task_completed: r.task_completed };
+      },
+    }),
+    defineTool({
+      name: "store_memory",
+      title: "保存一条记忆",
+      description: `保存（或按 memory_key 覆盖）当前用户的一条记忆，之后 search_memories 即可搜到。
+
+使用场景：用户说出偏好、确认了结论或配置、要求"记住"某件事时。
+
+参数要点：memory_key 由调用方决定且在该用户下唯一，同一个 key 再保存即覆盖；content 为完整内容（超过 100 KB 会被截断并标出）；summary 写一句话摘要；keywords 不给时自动提取。
+
+返回：memory_key、created（true 为新建，false 为覆盖）、content_truncated、keywords、created_at、updated_at。`,
+      input: storeMemoryInput,
+      writes: true,
+      before,
+      run: async (deps, ctx, input) => storedAnswer(await storeMemory(deps, ctx, input)),
+    }),
+    defineTool({
+      name: "delete_memory",
+      title: "删除一条记忆",
+      description: `删除当前用户按 memory_key 指定的一条记忆；删除后不可恢复，search_memories 不再返回它。
+
+返回：deleted（true 为已删除，false 为该用户没有这条记忆）。`,
+      input: deleteMemoryInput,
+      writes: true,
+      destructive: true,
+      before,
+      run: async (deps, ctx, input): Promise<Json> => ({ deleted: await deleteMemory(deps, ctx, input.memory_key) }),
+    }),
+  ];
+}
