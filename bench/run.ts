@@ -11,6 +11,7 @@ import { benchMemRecall } from "./memrecall";
 import { benchMentions } from "./mentions";
 import { benchResolver } from "./resolver";
 import { benchTimeFacts } from "./time-facts";
+import { benchTokens } from "./tokens";
 
 const benches: Record<string, () => Promise<void>> = {
   engine: benchEngine,
@@ -21,6 +22,7 @@ const benches: Record<string, () => Promise<void>> = {
   "resolver-time-facts": benchTimeFacts,
   "memory-store": benchMemoryStore,
   memrecall: benchMemRecall,
+  tokens: benchTokens,
 };
 
 async function main(): Promise<void> {
