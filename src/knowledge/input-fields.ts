@@ -17,16 +17,26 @@ export const knIdEntry = z.object({
 export const requiredKnIds = z
   .array(knIdEntry)
   .min(1, 'kn_ids needs at least one knowledge network, e.g. [{"knowledge_network_id": "kn_medical"}]')
-  .max(MAX_KN_IDS, `at most ${MAX_KN_IDS} knowledge networks`);
+  .max(MAX_KN_IDS, `at most ${MAX_KN_IDS} knowledge networks`)
+  .describe('要检索的业务知识网络，如 [{"knowledge_network_id": "kn_medical"}]');
 
-export const sessionIdField = z.string().trim().max(256, "session_id must be at most 256 characters").default("");
+export const sessionIdField = z
+  .string()
+  .trim()
+  .max(256, "session_id must be at most 256 characters")
+  .default("")
+  .describe(
+    "会话 ID：不填则新建并在回答中返回；多轮检索带上同一个（retrieve_keyword_context 必须用 retrieve_schema 返回的那个）",
+  );
 
 export const additionalContextField = z
   .string()
   .max(20_000, "additional_context must be at most 20000 characters")
-  .default("");
+  .default("")
+  .describe("补充上下文：改写后的问题、上一次检索缺了什么等，用于排序");
 
 /** Where the session lives: "" for the default (Redis when configured), "redis" or "in_memory" (spec §2.5). */
 export const sessionTypeField = z
   .enum(["", "redis", "in_memory"], { error: 'session_type must be "redis" or "in_memory"' })
-  .default("");
+  .default("")
+  .describe("会话保存在哪里：不填用服务默认（配置了 Redis 则 redis），或 redis、in_memory");

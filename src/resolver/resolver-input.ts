@@ -20,29 +20,51 @@ const identity = z.record(
  */
 export const resolveInput = z
   .object({
-    kn_id: z.string().trim().min(1, "kn_id is required, e.g. kn_medical"),
-    ot_id: z.string().trim().min(1, "ot_id is required, e.g. company"),
+    kn_id: z.string().trim().min(1, "kn_id is required, e.g. kn_medical").describe("业务知识网络 ID，如 kn_medical"),
+    ot_id: z
+      .string()
+      .trim()
+      .min(1, "ot_id is required, e.g. company")
+      .describe("对象类型 ID（逻辑属性所属的类型），如 company"),
     query: z
       .string()
       .trim()
       .min(1, "query is required: the user's question, with its time and scope words")
-      .max(4000, "query must be at most 4000 characters"),
-    unique_identities: z.array(identity).max(MAX_IDENTITIES, `at most ${MAX_IDENTITIES} identities`).default([]),
-    instance_identities: z.array(identity).max(MAX_IDENTITIES, `at most ${MAX_IDENTITIES} identities`).default([]),
+      .max(4000, "query must be at most 4000 characters")
+      .describe("用户的原问题，保留其中的时间、范围、口径词（如“近三个月每月”）"),
+    unique_identities: z
+      .array(identity)
+      .max(MAX_IDENTITIES, `at most ${MAX_IDENTITIES} identities`)
+      .default([])
+      .describe(
+        '要计算的实例，每个一个完整的主键映射，如 [{"company_id": "company_000001"}]；须取自检索结果，不可臆造',
+      ),
+    instance_identities: z
+      .array(identity)
+      .max(MAX_IDENTITIES, `at most ${MAX_IDENTITIES} identities`)
+      .default([])
+      .describe("unique_identities 的另一种写法（平台的 _instance_identities），二者给一个"),
     properties: z
       .array(z.string().trim().min(1, "property names must not be empty"))
       .min(1, 'properties is required: the logic properties to resolve, e.g. ["approved_drug_count"]')
-      .max(MAX_PROPERTIES, `at most ${MAX_PROPERTIES} properties`),
-    additional_context: z.string().max(20_000, "additional_context must be at most 20000 characters").default(""),
+      .max(MAX_PROPERTIES, `at most ${MAX_PROPERTIES} properties`)
+      .describe('要计算的逻辑属性名（对象类型的 logic_properties），如 ["approved_drug_count"]'),
+    additional_context: z
+      .string()
+      .max(20_000, "additional_context must be at most 20000 characters")
+      .default("")
+      .describe("参数需要的补充信息：实例事实、约束、时间（start/end、instant、step），可为自由文本或 JSON 字符串"),
     now_ms: z
       .union([z.number().int(), z.string().regex(/^\d+$/).transform(Number)])
       .refine((n) => n >= MIN_MS && n < MAX_MS, "now_ms must be a millisecond timestamp between 2000 and 2100")
-      .optional(),
+      .optional()
+      .describe("相对时间（“近三个月”）的“现在”，毫秒时间戳；默认服务器当前时间"),
     timezone: z
       .string()
       .trim()
       .refine((tz) => tz === "" || isValidTimeZone(tz), "timezone must be an IANA time zone, e.g. Asia/Shanghai")
-      .default(""),
+      .default("")
+      .describe("按哪个时区划分日、月、季度，IANA 名称如 Asia/Shanghai；默认服务配置"),
     // JSON null is "not given" (REST clients send it for an unset object).
     options: nullAsAbsent(
       z
@@ -63,6 +85,8 @@ export const resolveInput = z
         })
         .strict()
         .default({ return_debug: false, max_repair_rounds: 1, max_concurrency: 4 }),
+    ).describe(
+      "return_debug 返回调试信息；max_repair_rounds 参数修复轮数（0-3，默认 1）；max_concurrency 同时生成参数的属性数（1-16，默认 4）",
     ),
   })
   .superRefine((v, ctx) => {

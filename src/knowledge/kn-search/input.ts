@@ -99,7 +99,8 @@ export const knSearchInput = section("the kn_search request", {
     .string({ error: "query is required: a question, or keywords separated by spaces" })
     .trim()
     .min(1, "query is required: a question, or keywords separated by spaces")
-    .max(4000, "query must be at most 4000 characters"),
+    .max(4000, "query must be at most 4000 characters")
+    .describe("完整的问题，或空格分隔的关键词（最多取 5 个），如“上气道梗阻 呼吸困难”"),
   kn_ids: z
     .array(
       z.strictObject(
@@ -119,22 +120,25 @@ export const knSearchInput = section("the kn_search request", {
       { error: 'kn_ids is required: a list like [{"knowledge_network_id": "kn_medical"}]' },
     )
     .min(1, 'kn_ids needs at least one knowledge network, e.g. [{"knowledge_network_id": "kn_medical"}]')
-    .max(MAX_KN_IDS, `at most ${MAX_KN_IDS} knowledge networks`),
+    .max(MAX_KN_IDS, `at most ${MAX_KN_IDS} knowledge networks`)
+    .describe('要检索的业务知识网络，如 [{"knowledge_network_id": "kn_medical"}]'),
   session_id: nullAsAbsent(
     z
       .string({ error: "session_id must be a string" })
       .trim()
       .max(256, "session_id must be at most 256 characters")
       .default(""),
-  ),
+  ).describe("会话 ID：保存历次召回，配合 return_union 返回并集；不填则新建并返回"),
   additional_context: nullAsAbsent(
     z
       .string({ error: "additional_context must be a string" })
       .max(20_000, "additional_context must be at most 20000 characters")
       .default(""),
+  ).describe("二次检索时的补充信息（改写后的问题、上次缺了什么），用于排序"),
+  retrieval_config: nullAsAbsent(retrievalConfigInput.prefault({})).describe(
+    "召回设置，通常不填：concept_retrieval（top_k、skip_llm、return_union、include_sample_data、schema_brief…）、semantic_instance_retrieval（per_type_instance_limit…）、property_filter",
   ),
-  retrieval_config: nullAsAbsent(retrievalConfigInput.prefault({})),
-  only_schema: flag("only_schema", false),
+  only_schema: flag("only_schema", false).describe("true 只返回概念（对象、关系、动作类型），不召回实例"),
 });
 
 export type KnSearchInput = z.output<typeof knSearchInput>;

@@ -7,7 +7,8 @@ export const retrieveSchemaInput = z.object({
     .string()
     .trim()
     .min(1, "query is required: the user's full question")
-    .max(4000, "query must be at most 4000 characters"),
+    .max(4000, "query must be at most 4000 characters")
+    .describe("用户的完整问题，如“上气道梗阻有哪些症状”"),
   kn_ids: requiredKnIds,
   session_id: sessionIdField,
   additional_context: additionalContextField,
@@ -16,11 +17,18 @@ export const retrieveSchemaInput = z.object({
     .int()
     .min(1, "top_k must be between 1 and 100")
     .max(100, "top_k must be between 1 and 100")
-    .default(10),
-  skip_llm: z.boolean().default(true),
-  compact_format: z.boolean().default(true),
+    .default(10)
+    .describe("返回最相关的关系类型数量（1-100，默认 10）；对象类型取这些关系的两端，最多约 2×top_k 个"),
+  skip_llm: z
+    .boolean()
+    .default(true)
+    .describe("true（默认）跳过大模型，用向量与词匹配排序；false 由大模型挑选相关关系类型（需服务配置 LLM）"),
+  compact_format: z.boolean().default(true).describe("RPC：true（默认）返回紧凑的 YAML 文本，false 返回结构化结果"),
   // The spec's parameter table says false (its prose calls true the default); the table wins.
-  return_union: z.boolean().default(false),
+  return_union: z
+    .boolean()
+    .default(false)
+    .describe("多轮时 true 返回本会话累计的 Schema（并集），false（默认）只返回本轮新增的"),
   session_type: sessionTypeField,
 });
 export type RetrieveSchemaInput = z.output<typeof retrieveSchemaInput>;
