@@ -13,10 +13,14 @@ export function cell(value: Json | undefined): Json {
   return value;
 }
 
-/** Rows with every key of any row, in first-seen order, missing cells "": a uniform table. */
+/**
+ * Rows with every key of any row, in first-seen order, missing cells "": a
+ * uniform table. A column empty in every row says nothing and is left out.
+ */
 export function table(rows: readonly Record<string, Json | undefined>[]): Record<string, Json>[] {
-  const keys = [...new Set(rows.flatMap((r) => Object.keys(r)))];
-  return rows.map((r) => Object.fromEntries(keys.map((k) => [k, cell(r[k])])));
+  const cells = rows.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, cell(v)])));
+  const keys = [...new Set(cells.flatMap((r) => Object.keys(r)))].filter((k) => cells.some((r) => (r[k] ?? "") !== ""));
+  return cells.map((r) => Object.fromEntries(keys.map((k) => [k, r[k] ?? ""])));
 }
 
 /** The value most rows hold for `key`, when more than one row does: said once instead of in every row. */

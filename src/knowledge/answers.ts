@@ -64,7 +64,7 @@ export function schemaAnswer(r: SchemaResult): Json {
         ...knOf(o.kn_id),
         id: o.id,
         name: o.name,
-        comment: o.comment,
+        comment: o.comment === o.name ? "" : o.comment,
         score: o.score,
         display_key: o.display_key,
         primary_keys: o.primary_keys,
@@ -188,7 +188,7 @@ export function knSearchAnswer(a: KnSearchAnswer): Json {
         ...knOf(o.kn_id),
         id: o.concept_id,
         name: o.concept_name,
-        comment: o.comment,
+        comment: o.comment === o.concept_name ? "" : o.comment,
         ...(o.display_key !== undefined
           ? { display_key: o.display_key, primary_keys: o.primary_keys ?? [], tags: o.tags ?? [] }
           : {}),

@@ -34,10 +34,15 @@ describe("render", () => {
 });
 
 describe("tables", () => {
-  it("gives every row every key, lists joined and absent cells empty", () => {
-    expect(table([{ a: 1, list: ["x", "y"] }, { b: null }])).toEqual([
+  it("gives every row every key, lists joined and absent cells empty; a column empty everywhere is left out", () => {
+    expect(
+      table([
+        { a: 1, list: ["x", "y"], none: "" },
+        { b: 0, none: null },
+      ]),
+    ).toEqual([
       { a: 1, list: "x, y", b: "" },
-      { a: "", list: "", b: "" },
+      { a: "", list: "", b: 0 },
     ]);
   });
 
