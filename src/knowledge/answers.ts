@@ -108,14 +108,20 @@ export function schemaAnswer(r: SchemaResult): Json {
   });
 }
 
-/** Properties of instances of several types: one table per type, each row the instance id and its properties. */
+/** Properties of instances of several types: one table per type, a row per instance (its id, unless a property already is the id). */
 function propertiesByType(
   rows: readonly { type: string; id: string; properties: Record<string, Json> | undefined }[],
 ): Record<string, Json> {
-  const byType = new Map<string, Record<string, Json>[]>();
+  const byType = new Map<string, { id: string; properties: Record<string, Json> }[]>();
   for (const r of rows)
-    if (r.properties) byType.set(r.type, [...(byType.get(r.type) ?? []), { id: r.id, ...r.properties }]);
-  return Object.fromEntries([...byType].map(([type, list]) => [type, table(list)]));
+    if (r.properties) byType.set(r.type, [...(byType.get(r.type) ?? []), { id: r.id, properties: r.properties }]);
+  return Object.fromEntries(
+    [...byType].map(([type, list]) => {
+      // When a property holds the instance id in every row (its primary key), that column identifies the rows.
+      const keyed = Object.keys(list[0]!.properties).some((k) => list.every((r) => r.properties[k] === r.id));
+      return [type, table(list.map((r) => (keyed ? r.properties : { id: r.id, ...r.properties })))];
+    }),
+  );
 }
 
 /** RetrieveKeywordContext's answer: the instances, their neighbours, and the properties of those returned in full. */
