@@ -36,7 +36,7 @@ function propertyTable(types: readonly { id: string; properties: readonly Proper
       name: p.name,
       display_name: p.display_name,
       ...(p.type !== undefined ? { type: p.type } : {}),
-      ...(p.comment !== undefined ? { comment: p.comment === p.display_name ? "" : p.comment } : {}),
+      ...(p.comment !== undefined ? { comment: sameText(p.comment, p.display_name) ? "" : p.comment } : {}),
       ...(p.condition_operations !== undefined ? { operations: cell(p.condition_operations) } : {}),
     })),
   );
@@ -64,7 +64,7 @@ export function schemaAnswer(r: SchemaResult): Json {
         ...knOf(o.kn_id),
         id: o.id,
         name: o.name,
-        comment: o.comment === o.name ? "" : o.comment,
+        comment: sameText(o.comment, o.name) ? "" : o.comment,
         score: o.score,
         display_key: o.display_key,
         primary_keys: o.primary_keys,
@@ -194,7 +194,7 @@ export function knSearchAnswer(a: KnSearchAnswer): Json {
         ...knOf(o.kn_id),
         id: o.concept_id,
         name: o.concept_name,
-        comment: o.comment === o.concept_name ? "" : o.comment,
+        comment: sameText(o.comment, o.concept_name) ? "" : o.comment,
         ...(o.display_key !== undefined
           ? { display_key: o.display_key, primary_keys: o.primary_keys ?? [], tags: o.tags ?? [] }
           : {}),
@@ -253,4 +253,9 @@ export function rerankAnswer(r: RerankResult): Json {
     ),
     filtered_count: r.filtered_count,
   });
+}
+
+/** A comment that only repeats a name (case and surrounding blanks aside) says nothing more. */
+function sameText(a: string, b: string): boolean {
+  return a.trim().toLowerCase() === b.trim().toLowerCase();
 }
