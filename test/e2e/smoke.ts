@@ -1,7 +1,7 @@
 /**
  * End-to-end smoke: starts the real service as `npm start` does (src/main.ts
  * under tsx, on the Node that runs this script), calls it over Connect JSON,
- * gRPC and plain HTTP, then stops it with SIGTERM and checks a clean exit.
+ * gRPC, MCP and plain HTTP, then stops it with SIGTERM and checks a clean exit.
  * CI runs it on Node 20 and on Node 22: `node <tsx cli> test/e2e/smoke.ts`.
  */
 import { spawn } from "node:child_process";
@@ -83,6 +83,28 @@ async function main(): Promise<void> {
   );
   await memrecall.deleteMemory({ memoryKey: "smoke_db" }, { headers });
 
+  // MCP on the same port: a tool call answered in TOON.
+  const mcp = await fetch(`${baseUrl}/mcp`, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: {
+        name: "retrieve_schema",
+        arguments: { query: "上气道梗阻有哪些症状", kn_ids: [{ knowledge_network_id: "kn_medical" }] },
+      },
+    }),
+  });
+  const called = (await mcp.json()) as { result?: { isError?: boolean; content?: { text: string }[] } };
+  check(
+    mcp.status === 200 &&
+      called.result?.isError !== true &&
+      /^object_types\[\d+\]\{/m.test(called.result?.content?.[0]?.text ?? ""),
+    `MCP tools/call retrieve_schema answers a TOON table: ${mcp.status} ${JSON.stringify(called).slice(0, 300)}`,
+  );
+
   const ready = await fetch(`${baseUrl}/readyz`);
   check(ready.status === 200, `readyz is 200, got ${ready.status}`);
 
@@ -95,7 +117,7 @@ async function main(): Promise<void> {
   );
   const store = lines.find((l) => l["msg"] === "clients")?.["memory_store"];
   process.stdout.write(
-    `smoke ok on node ${process.version}: connect, grpc, memories in ${String(store)}, http probes, graceful stop\n`,
+    `smoke ok on node ${process.version}: connect, grpc, mcp, memories in ${String(store)}, http probes, graceful stop\n`,
   );
 }
 
