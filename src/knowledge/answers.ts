@@ -51,14 +51,12 @@ function propertyTable(types: readonly { id: string; properties: readonly Proper
 
 /** RetrieveSchema's answer (asked with compact_format=false, so the concepts are there). */
 export function schemaAnswer(r: SchemaResult): Json {
-  const networks = new Set([...r.object_types.map((o) => o.kn_id), ...r.relation_types.map((x) => x.kn_id)]);
-  const several = networks.size > 1;
-  const knOf = (kn: string) => (several ? { kn_id: kn } : {});
+  const { knId, knOf } = networkColumn([...r.object_types, ...r.relation_types]);
   return compact({
     session_id: r.session_id,
     round: r.round,
     ranking_method: r.ranking_method,
-    ...(several ? {} : { kn_id: [...networks][0] }),
+    kn_id: knId,
     object_types: table(
       r.object_types.map((o) => ({
         ...knOf(o.kn_id),
@@ -93,17 +91,7 @@ export function schemaAnswer(r: SchemaResult): Json {
         comment: x.comment,
       })),
     ),
-    action_types: table(
-      r.action_types.map((a) => ({
-        ...knOf(a.kn_id),
-        id: a.id,
-        name: a.name,
-        action_type: a.action_type,
-        object_type: a.object_type_id,
-        comment: a.comment,
-        tags: a.tags,
-      })),
-    ),
+    action_types: actionTable(r.action_types, knOf),
     warnings: table(r.warnings.map((w) => ({ ...w }))),
   });
 }
@@ -168,13 +156,7 @@ export function keywordContextAnswer(r: KeywordContextResult): Json {
 
 /** kn_search's answer: concepts as tables, nodes as one table per object type (identity keys and data properties as columns). */
 export function knSearchAnswer(a: KnSearchAnswer): Json {
-  const networks = new Set([
-    ...a.object_types.map((o) => o.kn_id),
-    ...a.relation_types.map((r) => r.kn_id),
-    ...(a.nodes ?? []).map((n) => n.kn_id),
-  ]);
-  const several = networks.size > 1;
-  const knOf = (kn: string) => (several ? { kn_id: kn } : {});
+  const { knId, knOf } = networkColumn([...a.object_types, ...a.relation_types, ...(a.nodes ?? [])]);
   const nodes = new Map<string, Record<string, Json | undefined>[]>();
   for (const n of a.nodes ?? []) {
     const row: Record<string, Json | undefined> = {
@@ -188,7 +170,7 @@ export function knSearchAnswer(a: KnSearchAnswer): Json {
   }
   return compact({
     session_id: a.session_id,
-    ...(several ? {} : { kn_id: [...networks][0] }),
+    kn_id: knId,
     object_types: table(
       a.object_types.map((o) => ({
         ...knOf(o.kn_id),
@@ -217,17 +199,7 @@ export function knSearchAnswer(a: KnSearchAnswer): Json {
         comment: r.comment,
       })),
     ),
-    action_types: table(
-      a.action_types.map((t) => ({
-        ...knOf(t.kn_id),
-        id: t.id,
-        name: t.name,
-        action_type: t.action_type,
-        object_type: t.object_type_id,
-        comment: t.comment,
-        tags: t.tags,
-      })),
-    ),
+    action_types: actionTable(a.action_types, knOf),
     nodes: Object.fromEntries([...nodes].map(([type, rows]) => [type, table(rows)])),
     message: a.message,
     warnings: table(a.warnings.map((w) => ({ ...w }))),
@@ -258,4 +230,43 @@ export function rerankAnswer(r: RerankResult): Json {
 /** A comment that only repeats a name (case and surrounding blanks aside) says nothing more. */
 function sameText(a: string, b: string): boolean {
   return a.trim().toLowerCase() === b.trim().toLowerCase();
+}
+
+/**
+ * Which network each row is from: said once (`kn_id` at the top) when every
+ * concept is from one network, else a `kn_id` column in each table.
+ */
+function networkColumn(items: readonly { kn_id: string }[]): {
+  knId: string | undefined;
+  knOf: (kn: string) => { kn_id?: string };
+} {
+  const networks = new Set(items.map((i) => i.kn_id));
+  if (networks.size > 1) return { knId: undefined, knOf: (kn) => ({ kn_id: kn }) };
+  return { knId: [...networks][0], knOf: () => ({}) };
+}
+
+/** Action types as one table (both answers list the same fields). */
+function actionTable(
+  types: readonly {
+    kn_id: string;
+    id: string;
+    name: string;
+    action_type: string;
+    object_type_id: string;
+    comment: string;
+    tags: readonly string[];
+  }[],
+  knOf: (kn: string) => { kn_id?: string },
+): Record<string, Json>[] {
+  return table(
+    types.map((t) => ({
+      ...knOf(t.kn_id),
+      id: t.id,
+      name: t.name,
+      action_type: t.action_type,
+      object_type: t.object_type_id,
+      comment: t.comment,
+      tags: [...t.tags],
+    })),
+  );
 }
