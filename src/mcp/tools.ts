@@ -60,7 +60,8 @@ function bind<D>(tool: Tool<D>, deps: D): McpTool {
     name: tool.name,
     title: tool.title,
     description: tool.description,
-    inputSchema: { ...schema, type: "object", properties },
+    // Unknown arguments are refused (below), whatever the zod schema would strip: the schema says so.
+    inputSchema: { ...schema, type: "object", properties, additionalProperties: false },
     annotations: {
       title: tool.title,
       readOnlyHint: !tool.writes,

@@ -173,6 +173,8 @@ describe("MCP over Streamable HTTP", () => {
           "response_format",
         ]);
         expect(tool.inputSchema["$schema"], name).toBeUndefined();
+        // Unknown arguments are refused, and the schema says so.
+        expect(tool.inputSchema["additionalProperties"], name).toBe(false);
       }
       const byName = new Map(tools.map((t) => [t.name, t]));
       const schema = byName.get("retrieve_schema")!.inputSchema;
@@ -182,7 +184,6 @@ describe("MCP over Streamable HTTP", () => {
       expect(schema.properties!["output_format"]).toMatchObject({ enum: ["json", "yaml", "toon"], default: "toon" });
       expect(schema.properties!["response_format"]).toMatchObject({ enum: ["json", "yaml", "toon"] });
       expect(byName.get("retrieve_keyword_context")!.inputSchema.properties).not.toHaveProperty("compact_format");
-      expect(byName.get("kn_search")!.inputSchema.additionalProperties).toBe(false);
       expect(byName.get("store_memory")!.inputSchema.required).toEqual(["memory_key", "content"]);
       expect(byName.get("handoff")!.inputSchema.required).toEqual(["reason", "search_summary", "confidence"]);
       // The zod .describe() texts reach the agent.
