@@ -133,15 +133,22 @@ function errorText(err: ToolError, traceId: string, args: Record<string, unknown
   const error = compact({
     code: err.code.toUpperCase(),
     reason: err.reason,
-    message: err.message,
+    message: toolNamesIn(err.message),
     invalid_arguments: table(err.violations.map((v) => ({ ...v }))),
     valid_values: err.hint?.validValues ?? [],
     missing: err.missing.map((m) => ({ property: m.property, params: table(m.params.map((p) => ({ ...p }))) })),
-    next_step: err.hint?.message ?? err.detail["suggestion"],
+    next_step: toolNamesIn(err.hint?.message ?? err.detail["suggestion"]),
     next_tool: next === undefined ? undefined : (TOOL_OF_RPC[next] ?? next),
     trace_id: traceId,
   });
   return render({ error }, format);
+}
+
+const RPC_NAME = new RegExp(`\\b(${Object.keys(TOOL_OF_RPC).join("|")})\\b`, "g");
+
+/** A text written for RPC callers ("Pass the session_id that RetrieveSchema returned") in the tools' names. */
+function toolNamesIn<T>(text: T): T {
+  return (typeof text === "string" ? text.replace(RPC_NAME, (rpc) => TOOL_OF_RPC[rpc] ?? rpc) : text) as T;
 }
 
 function elapsed(started: number): number {

@@ -365,6 +365,37 @@ describe("MCP over Streamable HTTP", () => {
       }
     });
 
+    it("says what to do next in the tools' names, not the RPCs'", async () => {
+      const noSession = await callFails(client, "retrieve_keyword_context", {
+        query: "上气道梗阻",
+        kn_ids: KN,
+        object_type_id: "disease",
+      });
+      expect(noSession).toMatchObject({ code: "INVALID_ARGUMENT", reason: "SESSION_ID_REQUIRED" });
+      expect(fieldsOf(noSession)).toEqual(["session_id"]);
+      expect(noSession.next_step).toBe("Pass the session_id that retrieve_schema returned.");
+
+      const unknownSession = await callFails(client, "retrieve_keyword_context", {
+        query: "上气道梗阻",
+        kn_ids: KN,
+        session_id: randomUUID(),
+        object_type_id: "disease",
+      });
+      expect(unknownSession).toMatchObject({ reason: "SCHEMA_NOT_IN_SESSION", next_tool: "retrieve_schema" });
+      expect(unknownSession.next_step).toContain("Call retrieve_schema with the full question");
+
+      const schema = await callOk(client, "retrieve_schema", { query: QUESTION, kn_ids: KN, top_k: 2 });
+      const wrongType = await callFails(client, "retrieve_keyword_context", {
+        query: "阿司匹林",
+        kn_ids: KN,
+        session_id: schema["session_id"],
+        object_type_id: "drugs",
+      });
+      expect(wrongType).toMatchObject({ reason: "OBJECT_TYPE_NOT_IN_SCHEMA", next_tool: "retrieve_schema" });
+      expect(wrongType.valid_values).toEqual(expect.arrayContaining(["disease", "symptom"]));
+      expect(fieldsOf(wrongType)).toEqual(["object_type_id"]);
+    });
+
     it("answers an unknown tool with a JSON-RPC error -32602 naming the tools", async () => {
       const err = await client.callTool({ name: "retrieve_everything", arguments: {} }).then(
         () => undefined,
