@@ -678,6 +678,22 @@ describe("MCP over Streamable HTTP", () => {
       expect(body.id).toBeNull();
     });
 
+    it("answers a malformed tools/call (arguments not an object, no name) with JSON-RPC error -32602", async () => {
+      const malformed = [{ name: "kn_search", arguments: "上气道梗阻" }, { arguments: { query: "上气道梗阻" } }];
+      for (const [i, params] of malformed.entries()) {
+        const res = await fetch(`${server.baseUrl}/mcp`, {
+          method: "POST",
+          headers: MCP_HEADERS,
+          body: JSON.stringify({ jsonrpc: "2.0", id: 10 + i, method: "tools/call", params }),
+        });
+        expect(res.status).toBe(200);
+        const body = (await res.json()) as { id: number; error?: { code: number; message: string } };
+        expect(body.id).toBe(10 + i);
+        expect(body.error?.code, JSON.stringify(params)).toBe(-32602);
+        expect(body.error?.message).toContain("Invalid tools/call request");
+      }
+    });
+
     it("answers bad identity headers with 400 and a JSON-RPC error naming the header", async () => {
       const bad: Record<string, string>[] = [{ "x-account-type": "robot" }, { "x-account-id": "x".repeat(300) }];
       for (const headers of bad) {
