@@ -32,7 +32,11 @@ async function main(): Promise<void> {
     );
   } catch (err) {
     if (err instanceof ConfigError || err instanceof ToolError) {
-      const message = err instanceof ToolError ? err.message.replaceAll("x-account-", "MCP_ACCOUNT_") : err.message;
+      // The headers' names in the message become the variables' (x-account-type → MCP_ACCOUNT_TYPE).
+      const message =
+        err instanceof ToolError
+          ? err.message.replaceAll("x-account-id", "MCP_ACCOUNT_ID").replaceAll("x-account-type", "MCP_ACCOUNT_TYPE")
+          : err.message;
       process.stderr.write(`context-loader mcp:stdio cannot start: ${message}\n`);
       process.exit(2);
     }

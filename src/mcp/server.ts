@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import {
+  type CallToolRequest,
   CallToolRequestSchema,
   type CallToolResult,
   ErrorCode,
@@ -8,6 +9,7 @@ import {
   McpError,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
+import { z } from "zod";
 import type { CallContext } from "../core/call-context";
 import { render } from "../core/output-format";
 import { compact, table } from "../core/tables";
@@ -58,8 +60,9 @@ export function createMcpServer(opts: {
       annotations,
     })),
   }));
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
-    const { name, arguments: args = {} } = request.params;
+  server.setRequestHandler(LooseCallToolRequest, async (request, extra): Promise<CallToolResult> => {
+    // The SDK has checked the request against CallToolRequestSchema before calling this (see LooseCallToolRequest).
+    const { name, arguments: args = {} } = (request as CallToolRequest).params;
     const tool = byName.get(name);
     if (!tool) {
       throw new McpError(
@@ -90,6 +93,15 @@ export function createMcpServer(opts: {
   });
   return server;
 }
+
+/**
+ * tools/call registered with its params unchecked: the SDK's tools/call
+ * wrapper then checks them against CallToolRequestSchema itself and answers a
+ * bad request (arguments not an object, no name) with -32602 Invalid params.
+ * Registered with the strict schema, the SDK's first parse throws a bare
+ * ZodError instead, which goes out as -32603 Internal error.
+ */
+const LooseCallToolRequest = CallToolRequestSchema.extend({ params: z.unknown() });
 
 /**
  * The SDK validates a client's answers to elicitation with this; the server
@@ -133,15 +145,22 @@ function errorText(err: ToolError, traceId: string, args: Record<string, unknown
   const error = compact({
     code: err.code.toUpperCase(),
     reason: err.reason,
-    message: err.message,
+    message: toolNamesIn(err.message),
     invalid_arguments: table(err.violations.map((v) => ({ ...v }))),
     valid_values: err.hint?.validValues ?? [],
     missing: err.missing.map((m) => ({ property: m.property, params: table(m.params.map((p) => ({ ...p }))) })),
-    next_step: err.hint?.message ?? err.detail["suggestion"],
+    next_step: toolNamesIn(err.hint?.message ?? err.detail["suggestion"]),
     next_tool: next === undefined ? undefined : (TOOL_OF_RPC[next] ?? next),
     trace_id: traceId,
   });
   return render({ error }, format);
+}
+
+const RPC_NAME = new RegExp(`\\b(${Object.keys(TOOL_OF_RPC).join("|")})\\b`, "g");
+
+/** A text written for RPC callers ("Pass the session_id that RetrieveSchema returned") in the tools' names. */
+function toolNamesIn<T>(text: T): T {
+  return (typeof text === "string" ? text.replace(RPC_NAME, (rpc) => TOOL_OF_RPC[rpc] ?? rpc) : text) as T;
 }
 
 function elapsed(started: number): number {

@@ -3,7 +3,7 @@ import type { CallContext } from "../core/call-context";
 import type { Json } from "../core/json";
 import { OUTPUT_FORMATS, type OutputFormat, render } from "../core/output-format";
 import type { Tool } from "../core/tool";
-import { invalidArgument } from "../errors/tool-error";
+import { type FieldViolation, invalidArgument, ToolError } from "../errors/tool-error";
 import { violationsOf } from "../errors/validation";
 import type { KnowledgeDeps } from "../knowledge/deps";
 import { knowledgeTools } from "../knowledge/tools";
@@ -60,7 +60,8 @@ function bind<D>(tool: Tool<D>, deps: D): McpTool {
     name: tool.name,
     title: tool.title,
     description: tool.description,
-    inputSchema: { ...schema, type: "object", properties },
+    // Unknown arguments are refused (below), whatever the zod schema would strip: the schema says so.
+    inputSchema: { ...schema, type: "object", properties, additionalProperties: false },
     annotations: {
       title: tool.title,
       readOnlyHint: !tool.writes,
@@ -71,15 +72,23 @@ function bind<D>(tool: Tool<D>, deps: D): McpTool {
     async call(ctx, args) {
       tool.before?.(ctx);
       const { output_format, response_format, ...rest } = args;
-      const format = formatOf(output_format, response_format);
-      // Unknown arguments and invalid ones are reported together: one round trip fixes them all.
+      // A bad format, unknown arguments and invalid ones are reported together: one round trip fixes them all.
+      let format: OutputFormat = "toon";
+      const badFormat: FieldViolation[] = [];
+      try {
+        format = formatOf(output_format, response_format);
+      } catch (err) {
+        if (!(err instanceof ToolError)) throw err;
+        badFormat.push(...err.violations);
+      }
+      // Own keys only: "constructor" or "toString" is no argument of any tool.
       const unknown = Object.keys(rest)
-        .filter((k) => !(k in properties))
+        .filter((k) => !Object.hasOwn(properties, k))
         .map((k) => ({ field: k, description: `${tool.name} has no argument ${k}` }));
       const parsed = tool.input.safeParse(rest);
-      if (unknown.length > 0 || !parsed.success) {
+      if (badFormat.length > 0 || unknown.length > 0 || !parsed.success) {
         throw invalidArgument(
-          [...unknown, ...(parsed.success ? [] : violationsOf(parsed.error))],
+          [...badFormat, ...unknown, ...(parsed.success ? [] : violationsOf(parsed.error))],
           unknown.length > 0
             ? { message: `The arguments of ${tool.name} are: ${Object.keys(properties).join(", ")}.` }
             : undefined,
@@ -95,9 +104,15 @@ function bind<D>(tool: Tool<D>, deps: D): McpTool {
 export function formatOf(outputFormat: unknown, responseFormat: unknown): OutputFormat {
   const out = outputFormatArgument.safeParse(outputFormat === "" ? undefined : outputFormat);
   const alt = responseFormatArgument.safeParse(responseFormat === "" ? undefined : responseFormat);
-  if (!out.success) throw invalidArgument(violationsOf(out.error).map((v) => ({ ...v, field: "output_format" })));
-  if (!alt.success) throw invalidArgument(violationsOf(alt.error).map((v) => ({ ...v, field: "response_format" })));
-  if (alt.data !== undefined && outputFormat !== undefined && alt.data !== out.data) {
+  if (!out.success || !alt.success) {
+    throw invalidArgument([
+      ...(out.success ? [] : violationsOf(out.error).map((v) => ({ ...v, field: "output_format" }))),
+      ...(alt.success ? [] : violationsOf(alt.error).map((v) => ({ ...v, field: "response_format" }))),
+    ]);
+  }
+  // "" is proto's unset string, as above: only a format actually given can disagree.
+  const given = outputFormat !== undefined && outputFormat !== "";
+  if (alt.data !== undefined && given && alt.data !== out.data) {
     throw invalidArgument([
       { field: "response_format", description: `says ${alt.data} while output_format says ${out.data}: give one` },
     ]);
