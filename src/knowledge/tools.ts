@@ -69,7 +69,7 @@ export const knowledgeTools: Tool<KnowledgeDeps>[] = [
 
 使用场景：已有一批候选概念（如 retrieve_schema 或 kn_search 的结果），需要只保留与问题相关的部分再继续。
 
-返回：concepts（type、id、name、score、rank，按相关性排序）；details（原样返回的 concept_detail）；filtered_count（被过滤掉的数量）。`,
+返回：concepts（type、id、name、score、rank，按相关性排序）；details（原样返回的 concept_detail）；filtered_count（过滤后保留的概念数，即 concepts 的行数）。`,
     input: rerankConceptsInput,
     run: async (deps, ctx, input) => rerankAnswer(await rerankConcepts(deps, ctx, input)),
   }),

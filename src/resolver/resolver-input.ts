@@ -94,7 +94,7 @@ export const resolveInput = z
       ctx.addIssue({
         code: "custom",
         path: ["instance_identities"],
-        message: "give unique_identities or _instance_identities, not both",
+        message: "give unique_identities or instance_identities (_instance_identities in JSON), not both",
       });
     } else if (v.unique_identities.length === 0 && v.instance_identities.length === 0) {
       ctx.addIssue({

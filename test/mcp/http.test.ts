@@ -245,9 +245,11 @@ describe("MCP over Streamable HTTP", () => {
       );
       expect(a["statistics"]).toMatchObject({ total_instances: 1, total_neighbors: neighbors.length });
       const props = a["properties"] as Record<string, Answer[]>;
+      // The disease table is keyed by its primary key column, so it has no separate id column.
       expect(props["disease"]).toContainEqual(
-        expect.objectContaining({ id: "disease_004790", disease_name: "上、下气道梗阻" }),
+        expect.objectContaining({ disease_id: "disease_004790", disease_name: "上、下气道梗阻" }),
       );
+      expect(props["disease"]![0]).not.toHaveProperty("id");
       expect(props["symptom"]!.map((s) => s["symptom_name"])).toContain("呼吸困难");
     });
 
@@ -426,7 +428,8 @@ describe("MCP over Streamable HTTP", () => {
       expect(() => JSON.parse(toon!.text)).toThrow();
       expect(json!.text.startsWith("{")).toBe(true);
       expect(yaml!.text).toMatch(/^kn_id: kn_medical$/m);
-      expect(toon!.text).toMatch(/^relation_types\[\d+\]\{id,name,from,to,comment\}:$/m);
+      // A column empty in every row (the relation comments here) is left out.
+      expect(toon!.text).toMatch(/^relation_types\[\d+\]\{id,name,from,to\}:$/m);
       expect(toon!.text.length).toBeLessThan(json!.text.length);
     });
 
@@ -857,12 +860,15 @@ describe("MCP over HTTP with an LLM (scripted)", () => {
       now_ms: NOW,
     });
     expect(llm.requests.length - before).toBe(1);
-    const rows = a["datas"] as Answer[];
+    expect(a["identity_keys"]).toEqual(["company_id"]);
+    const rows = a["rows"] as Answer[];
     expect(rows).toHaveLength(1);
-    expect(rows[0]!["company_id"]).toBe("company_000001");
-    const metric = rows[0]!["approved_drug_count"] as { model: Answer; datas: { times: number[] }[] };
-    expect(metric.model["unit_type"]).toBe("countUnit");
-    expect(metric.datas[0]!.times).toEqual([NOW]);
+    expect(rows[0]).toMatchObject({ row: 0, company_id: "company_000001" });
+    // The metric's series is rows of the points table, its unit said once in metrics.
+    expect(a["metrics"]).toEqual([
+      expect.objectContaining({ property: "approved_drug_count", unit_type: "countUnit" }),
+    ]);
+    expect(a["points"]).toEqual([expect.objectContaining({ row: 0, property: "approved_drug_count", time: NOW })]);
     expect(a["trace_id"]).toMatch(/^[0-9a-f]{32}$/);
   });
 

@@ -185,11 +185,11 @@ describe("output_format on the RPCs", () => {
       expect(res.traceId).toMatch(/^[0-9a-f]{32}$/);
       const text = read(res.text, "toon");
       expect(text["trace_id"]).toBe(res.traceId);
-      const rows = text["datas"] as Answer[];
-      expect(rows[0]).toMatchObject({ company_id: "company_000001" });
-      const metric = rows[0]!["approved_drug_count"] as { model: Answer; datas: { times: number[] }[] };
-      expect(metric.model["unit_type"]).toBe("countUnit");
-      expect(metric.datas[0]!.times).toEqual([NOW]);
+      expect((text["rows"] as Answer[])[0]).toMatchObject({ company_id: "company_000001" });
+      expect(text["metrics"]).toEqual([
+        expect.objectContaining({ property: "approved_drug_count", unit_type: "countUnit" }),
+      ]);
+      expect(text["points"]).toEqual([expect.objectContaining({ row: 0, property: "approved_drug_count", time: NOW })]);
 
       const tool = await callOk(mcp, "get_logic_properties_values", {
         kn_id: "kn_medical",
@@ -204,7 +204,8 @@ describe("output_format on the RPCs", () => {
       // Unset: the structured answer with the same rows.
       const plain = await resolver.resolveLogicProperties(args);
       expect(plain.text).toBe("");
-      expect(plain.datas).toEqual(rows);
+      expect(plain.datas).toHaveLength(1);
+      expect(plain.datas[0]).toMatchObject({ company_id: "company_000001" });
     });
   });
 
