@@ -57,6 +57,7 @@ export async function storeMemory(
         search_text: searchText,
         memory_type: written.record.memory_type,
         created_at: written.record.created_at,
+        updated_at: written.record.updated_at,
         keywords: written.record.keywords.map((k) => k.keyword),
       },
     });

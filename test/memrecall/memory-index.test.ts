@@ -13,6 +13,7 @@ const vector = (key: string, d: number, extra: Partial<MemoryVector> = {}): Memo
   search_text: key,
   memory_type: "fact",
   created_at: new Date(),
+  updated_at: new Date(),
   keywords: [],
   ...extra,
 });
