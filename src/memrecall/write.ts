@@ -19,9 +19,9 @@ export interface StoredMemory {
 /**
  * StoreMemory: creates the memory or replaces the caller's memory with that
  * key. Content over 100 KB (spec §6.2) is cut at a character boundary and
- * flagged; keywords not given are extracted (jieba TF-IDF). Acknowledged only
- * after the store committed it; the caller's caches are invalidated so the
- * next search finds it.
+ * flagged; keywords not given are extracted (jieba TF-IDF). It is indexed
+ * under its words and the glossary groups it names. Acknowledged only after the store committed it; the caller's caches are
+ * invalidated so the next search finds it.
  */
 export async function storeMemory(
   deps: MemoriesDeps,
@@ -37,7 +37,7 @@ export async function storeMemory(
           ({ keyword, weight }) => ({ keyword, weight }),
         );
   const [embedding] = await deps.embedder.embed(ctx, [`${input.summary}\n${content}`.slice(0, EMBED_CHARS)]);
-  const searchText = searchTextOf([input.summary, content, keywords.map((k) => k.keyword).join(" ")]);
+  const searchText = searchTextOf([input.summary, content, keywords.map((k) => k.keyword).join(" ")], deps.glossary);
   const result = await deps.index.serially(owner, async () => {
     const written = await deps.store.upsert(owner, {
       memory_key: input.memory_key,
