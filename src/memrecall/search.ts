@@ -1,9 +1,10 @@
 import type { CallContext } from "../core/call-context";
 import { round3 } from "../core/scores";
 import { ToolError } from "../errors/tool-error";
-import type { MemoryFilters, MemoryRecord } from "../store/memories/memory-store";
+import type { MemoryFilters } from "../store/memories/memory-store";
 import { accountKey, sessionKey } from "../store/session-store";
 import type { SearchMemoriesInput } from "./inputs";
+import { latestWins, type Shown } from "./latest-wins";
 import type { MemoriesDeps } from "./memories-deps";
 import type { Hit, IndexQuery } from "./memory-index";
 import { cached, digest, ownerOf, versionOf } from "./owner";
@@ -33,6 +34,10 @@ export interface SearchResultItem {
   /** ISO 8601. */
   created_at: string;
   keywords: string[];
+  /** Older memories this one replaces: the one it was stored to supersede, and any this search found it replaces. */
+  supersedes: string[];
+  /** The newer memory that replaces this one ("" when none): this one ranks below it, at half its relevance at most. */
+  superseded_by: string;
 }
 
 export interface SearchOutput {
@@ -59,8 +64,9 @@ export interface SearchOutput {
  * - hybrid: the better of the two, raised when both agree.
  *
  * The filters apply before ranking. Equal scores: the most recently written
- * first. Results are cached for a minute per user and search; any write of
- * the user's invalidates them.
+ * first. Then latest wins (latest-wins.ts): a memory replaced by a newer one
+ * on the same subject says so and counts half. Results are cached for a
+ * minute per user and search; any write of the user's invalidates them.
  */
 export async function searchMemories(
   deps: MemoriesDeps,
@@ -127,21 +133,24 @@ async function runSearch(
     [...input.keywords, ...llmTerms].join(" "),
     deps.glossary,
   );
-  const chosen = (await rank(deps, ctx, owner, version, input, keywordQuery, llmTerms, filters))
-    .filter((c) => c.score >= input.min_relevance_score)
-    .slice(0, input.limit);
+  const ranked = await rank(deps, ctx, owner, version, input, keywordQuery, llmTerms, filters);
+  const window = ranked.slice(0, 2 * input.limit + 5);
   const records = new Map(
     (
       await deps.store.getMany(
         owner,
-        chosen.map((c) => c.memory_key),
+        window.map((c) => c.memory_key),
       )
     ).map((r) => [r.memory_key, r]),
   );
-  const results = chosen.flatMap((c) => {
+  const found = window.flatMap((c) => {
     const record = records.get(c.memory_key);
-    return record ? [resultItem(record, c.score)] : [];
+    return record ? [{ record, relevance: c.score }] : [];
   });
+  const results = latestWins(found, deps.glossary)
+    .filter((r) => r.relevance >= input.min_relevance_score)
+    .slice(0, input.limit)
+    .map(resultItem);
   if (results.length === 0) {
     notes.push(
       input.min_relevance_score > 0.3
@@ -261,7 +270,7 @@ export function hybridRelevance(keyword: number, semantic: number): number {
   return better + AGREEMENT * Math.min(keyword, semantic) * (1 - better);
 }
 
-function resultItem(m: MemoryRecord, relevance: number): SearchResultItem {
+function resultItem({ record: m, relevance, supersedes, superseded_by }: Shown): SearchResultItem {
   const chars = [...m.content];
   return {
     memory_key: m.memory_key,
@@ -272,5 +281,7 @@ function resultItem(m: MemoryRecord, relevance: number): SearchResultItem {
     relevance_score: relevance,
     created_at: m.created_at.toISOString(),
     keywords: m.keywords.map((k) => k.keyword),
+    supersedes,
+    superseded_by,
   };
 }

@@ -1,15 +1,17 @@
 import { randomUUID } from "node:crypto";
-import type { Client } from "@connectrpc/connect";
+import { type Client, Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MemRecallService } from "../../gen/contextloader/memrecall/v1/memrecall_pb";
-import { clientWith } from "../helpers/rpc";
+import { BadRequestSchema } from "../../gen/google/rpc/error_details_pb";
+import { clientWith, failure } from "../helpers/rpc";
 import { type ScriptedLlm, startScriptedLlm } from "../helpers/scripted-llm";
 import { startServer, type TestServer } from "../helpers/server";
 
 /**
  * Issue 17: memory search that finds what was meant — in the other language,
  * through a paraphrase the glossary knows, a rare word jieba glues to its
- * neighbours — with scores that mean the same in every mode and language.
+ * neighbours — with scores that mean the same in every mode and language,
+ * and the latest of two memories on one subject first.
  */
 
 type MemClient = Client<typeof MemRecallService>;
@@ -168,6 +170,97 @@ describe("MemRecall search that finds what was meant, with the shipped glossary 
       ["second", 1],
       ["first", 1],
     ]);
+  });
+});
+
+describe("latest wins: of two memories on one subject, the newer first, marked", () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startServer();
+  });
+  afterAll(() => server.close());
+
+  it("shows a preference stored as superseding an older one first, and the older one as superseded by it", async () => {
+    const c = clientFor(server);
+    await c.storeMemory({
+      memoryKey: "tz_old",
+      memoryType: "user_preference",
+      summary: "Timezone for reports: UTC",
+      content: "Show all timestamps in reports in UTC.",
+    });
+    await sleep(5);
+    const stored = await c.storeMemory({
+      memoryKey: "tz_new",
+      memoryType: "user_preference",
+      summary: "Timezone changed to Beijing time",
+      content: "Show times in Asia/Shanghai.",
+      supersedes: "tz_old",
+    });
+    expect(stored.memoryKey).toBe("tz_new");
+    const { results } = await c.searchMemories({ query: "report timezone", minRelevanceScore: 0 });
+    expect(results.slice(0, 2).map((r) => [r.memoryKey, r.supersedes, r.supersededBy])).toEqual([
+      ["tz_new", ["tz_old"], ""],
+      ["tz_old", [], "tz_new"],
+    ]);
+    expect(results[1]!.relevanceScore).toBeLessThanOrEqual(results[0]!.relevanceScore);
+    // Found alone (only it says UTC), the old one still says what replaced it, at half its relevance (an exact hit: 1).
+    const alone = await c.searchMemories({ query: "timestamps in UTC", searchMode: "keyword", minRelevanceScore: 0 });
+    expect(alone.results[0]).toMatchObject({ memoryKey: "tz_old", supersededBy: "tz_new", relevanceScore: 0.5 });
+    expect(await c.getMemoryDetail({ memoryKey: "tz_old" })).toMatchObject({ supersedes: "", supersededBy: "tz_new" });
+    expect(await c.getMemoryDetail({ memoryKey: "tz_new" })).toMatchObject({ supersedes: "tz_old", supersededBy: "" });
+  });
+
+  it("finds without being told that a newer preference on the same subject changes the older one", async () => {
+    const c = clientFor(server);
+    await c.storeMemory({
+      memoryKey: "chart_old",
+      memoryType: "user_preference",
+      summary: "图表偏好：柱状图",
+      content: "用户说：看趋势的时候我习惯用柱状图。",
+    });
+    await sleep(5);
+    await c.storeMemory({
+      memoryKey: "chart_new",
+      memoryType: "user_preference",
+      summary: "图表偏好改了：趋势用折线图",
+      content: "用户更正：以后看趋势都画折线图，柱状图只用来比较类别。",
+    });
+    await c.storeMemory({
+      memoryKey: "chart_colours",
+      memoryType: "user_preference",
+      summary: "图表配色",
+      content: "图表用品牌绿，不要红绿搭配。",
+    });
+    const { results } = await c.searchMemories({ query: "用户喜欢用什么图表看趋势", minRelevanceScore: 0 });
+    const shown = Object.fromEntries(results.map((r) => [r.memoryKey, r]));
+    expect(results[0]?.memoryKey).toBe("chart_new");
+    expect(shown["chart_new"]).toMatchObject({ supersedes: ["chart_old"], supersededBy: "" });
+    expect(shown["chart_old"]).toMatchObject({ supersedes: [], supersededBy: "chart_new" });
+    // Another subject of the same type is not replaced.
+    expect(shown["chart_colours"]?.supersededBy ?? "").toBe("");
+  });
+
+  it("refuses a supersedes that names no memory of the caller's, the memory itself, or one replacing it", async () => {
+    const c = clientFor(server);
+    await c.storeMemory({ memoryKey: "a", content: "第一版" });
+    await c.storeMemory({ memoryKey: "b", content: "第二版", supersedes: "a" });
+    const cases = [
+      { memoryKey: "c", supersedes: "nope", problem: "you have no memory with the key nope" },
+      { memoryKey: "c", supersedes: "c", problem: "a memory cannot supersede itself" },
+      { memoryKey: "a", supersedes: "b", problem: "b already replaces a" },
+    ];
+    for (const { problem, ...req } of cases) {
+      const err = await failure(c.storeMemory({ ...req, content: "x" }));
+      expect(err.code, problem).toBe(Code.InvalidArgument);
+      const violation = err.findDetails(BadRequestSchema)[0]!.fieldViolations[0]!;
+      expect(violation.field).toBe("supersedes");
+      expect(violation.description).toContain(problem);
+    }
+    // Another account's key is no key of the caller's.
+    const other = clientFor(server);
+    expect((await failure(other.storeMemory({ memoryKey: "z", content: "x", supersedes: "a" }))).code).toBe(
+      Code.InvalidArgument,
+    );
   });
 });
 
