@@ -26,6 +26,8 @@ const DATABASE_URL = process.env["DATABASE_URL"] ?? "postgres://postgres@127.0.0
 const MODES = ["keyword", "semantic", "hybrid"] as const;
 const SIZES = [10_000, 100_000];
 const LATENCY_QUERIES = 200;
+/** Score bands of the reliability line: a band's share of relevant results should be about its scores. */
+const BANDS = [0, 0.3, 0.5, 0.7, 0.9];
 /** Issue 6 targets at 100 k memories of one user. */
 const TARGET_P95_MS = { keyword: 20, hybrid: 50 } as const;
 
@@ -174,6 +176,8 @@ async function quality(label: string, data: EvalSet, path: string): Promise<void
   for (const mode of MODES) {
     // Calibration: results scoring 0.5 or more, by query language, and how many are relevant.
     const confident = new Map<string, { relevant: number; all: number }>();
+    // Reliability: of the results in each score band, the share that is relevant.
+    const bands = BANDS.map(() => ({ relevant: 0, all: 0 }));
     const relevantAbove = { found: 0, all: 0 };
     let unrelatedAbove = 0;
     let unrelated = 0;
@@ -186,6 +190,9 @@ async function quality(label: string, data: EvalSet, path: string): Promise<void
       );
       const keys = out.results.map((r) => r.memory_key);
       for (const r of out.results) {
+        const band = bands[BANDS.findLastIndex((low) => r.relevance_score >= low)]!;
+        band.all++;
+        if (q.relevant.includes(r.memory_key)) band.relevant++;
         if (r.relevance_score < 0.5) continue;
         for (const lang of [q.language, "all"]) {
           const c = confident.get(lang) ?? { relevant: 0, all: 0 };
@@ -231,6 +238,13 @@ async function quality(label: string, data: EvalSet, path: string): Promise<void
       `${share(confident.get("all"))} (${languages.map((l) => `${l} ${share(confident.get(l))}`).join(", ")}); ` +
         `relevant ones scored ≥ 0.5: ${((100 * relevantAbove.found) / Math.max(1, relevantAbove.all)).toFixed(0)}%` +
         (unrelated > 0 ? `; unrelated queries with a result ≥ 0.5: ${unrelatedAbove}/${unrelated}` : ""),
+    );
+    line(
+      "  relevant by score band",
+      BANDS.map(
+        (low, i) =>
+          `[${low.toFixed(1)}, ${(BANDS[i + 1] ?? 1).toFixed(1)}${BANDS[i + 1] === undefined ? "]" : ")"} ${share(bands[i])}`,
+      ).join(", "),
     );
     if (latest.n > 0) line("  latest wins (current above replaced)", `${latest.won}/${latest.n}`);
   }
