@@ -89,7 +89,7 @@ export function loadGlossary(paths: readonly string[]): Glossary {
 }
 
 /** A glossary of the given groups (the first term of each names it). */
-export function glossaryOf(groups: readonly GlossaryGroup[]): Glossary {
+function glossaryOf(groups: readonly GlossaryGroup[]): Glossary {
   // term → its groups; and the terms by their first character, longest first, for the scan.
   const groupsOf = new Map<string, GlossaryGroup[]>();
   for (const g of groups) for (const t of g.terms) groupsOf.set(t, [...(groupsOf.get(t) ?? []), g]);
@@ -124,9 +124,6 @@ export function glossaryOf(groups: readonly GlossaryGroup[]): Glossary {
     },
   };
 }
-
-/** A glossary that knows no terms. */
-export const emptyGlossary: Glossary = glossaryOf([]);
 
 /**
  * The positions (UTF-16 offsets) where jieba's words of a normalised text

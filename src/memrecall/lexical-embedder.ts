@@ -4,7 +4,7 @@ import { LOCAL_EMBEDDING_DIMENSIONS, normalizeInPlace } from "../upstream/local-
 import { fnv1a, type Glossary } from "./glossary";
 
 /** How MemRecall's local embedder is named in logs. */
-export const MEMORY_EMBEDDER_NAME = "local-lexical+glossary";
+const MEMORY_EMBEDDER_NAME = "local-lexical+glossary";
 
 /** Feature weights: a glossary group says more than a word, a word more than a piece of one. */
 const GROUP_WEIGHT = 2;

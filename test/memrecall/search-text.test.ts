@@ -1,5 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { emptyGlossary, loadGlossary, markerOf } from "../../src/memrecall/glossary";
+import { loadGlossary, markerOf } from "../../src/memrecall/glossary";
+
+const emptyGlossary = loadGlossary([]);
+
 import { extractLocally } from "../../src/memrecall/keyword-extraction";
 import {
   EQUIVALENT_CREDIT,

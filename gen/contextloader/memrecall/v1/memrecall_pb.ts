@@ -29,9 +29,11 @@ export type SearchMemoriesRequest = Message<"contextloader.memrecall.v1.SearchMe
   query: string;
 
   /**
-   * Matching strategy: "semantic" (by meaning), "keyword" (full-text match of
-   * the query's tokens, jieba for Chinese) or "hybrid" (both, fused by
-   * reciprocal rank, k = 60). Default "hybrid".
+   * Matching strategy: "semantic" (by meaning: embeddings), "keyword" (the
+   * query's words, jieba for Chinese, and their glossary equivalents in the
+   * other language, as abbreviations or synonyms) or "hybrid" (both: each
+   * memory scored by the better of the two, more when they agree). Default
+   * "hybrid".
    *
    * @generated from field: string search_mode = 2;
    */
