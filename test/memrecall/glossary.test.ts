@@ -52,6 +52,14 @@ describe("glossary terms are found on word boundaries only", () => {
     expect(found(g, text)).toEqual(expected);
   });
 
+  it("does not find a term inside a word jieba's dictionary has, even when no longer term claims it", () => {
+    const short = loadGlossary([file("short.json", { groups: [["数据", "data"]] })]);
+    expect(found(short, "数据库迁移")).toEqual([]);
+    expect(found(short, "数据 迁移")).toEqual(["数据→数据"]);
+    expect(found(short, "big data")).toEqual(["data→数据"]);
+    expect(found(short, "metadata")).toEqual([]);
+  });
+
   it("indexes a text under one marker per group it names", () => {
     expect(g.markers("数据库 database 和 code freeze")).toEqual([markerOf("数据库"), markerOf("封版")]);
     expect(markerOf("数据库")).toMatch(/^gls[0-9a-z]+$/);
