@@ -116,3 +116,6 @@ export function readEnv<S extends z.ZodType>(
     }),
   );
 }
+
+/** MemRecall's glossary shipped in data/memrecall: equivalent terms of the domain in Chinese and English. */
+export const DEFAULT_GLOSSARY = [fileURLToPath(new URL("../data/memrecall/glossary.json", import.meta.url))];

@@ -7,6 +7,8 @@ import { createHttpBackend } from "./kn/http/http-backend";
 import type { KnowledgeDeps } from "./knowledge/deps";
 import { loadVocabulary } from "./knowledge/matching/vocabulary";
 import { KnowledgeSessions } from "./knowledge/session";
+import { loadGlossary } from "./memrecall/glossary";
+import { memoryEmbedder } from "./memrecall/lexical-embedder";
 import { MemoryIndex } from "./memrecall/memory-index";
 import type { MemRecallDeps } from "./memrecall/memrecall-service";
 import { ObjectTypeCache } from "./resolver/object-types";
@@ -61,6 +63,8 @@ export function buildDeps(config: Config, log: Logger, overrides: { backend?: Cl
     : undefined;
   const memories = createMemoryStore(config, log);
   const vocabulary = loadVocabulary(config.matching.vocabularyPaths);
+  const glossary = loadGlossary(config.memrecall.glossaryPaths);
+  const memoryEmbeddings = config.clients.embeddings ? embedder : memoryEmbedder(glossary);
   log.info(
     {
       sessions: redis ? "redis (default) + in_memory" : "in_memory",
@@ -70,6 +74,8 @@ export function buildDeps(config: Config, log: Logger, overrides: { backend?: Cl
       reranker: reranker?.name ?? null,
       kn_search: config.clients.dataRetrieval ? `proxied to ${config.clients.dataRetrieval.url}` : "native",
       mention_vocabulary: vocabulary.summary,
+      memory_embeddings: memoryEmbeddings.name,
+      memory_glossary: glossary.summary,
     },
     "clients",
   );
@@ -95,7 +101,8 @@ export function buildDeps(config: Config, log: Logger, overrides: { backend?: Cl
     memrecall: {
       store: memories,
       sessions: redis ?? inProcess,
-      embedder,
+      embedder: memoryEmbeddings,
+      glossary,
       llm,
       index: new MemoryIndex(memories, config.memrecall.indexUsers),
       maxSearchesPerSession: config.memrecall.maxSearchesPerSession,

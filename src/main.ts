@@ -4,6 +4,7 @@ import { type Config, loadConfig } from "./config";
 import { ConfigError } from "./config-fields";
 import { BundleError } from "./kn/embedded/bundle";
 import { VocabularyError } from "./knowledge/matching/vocabulary";
+import { GlossaryError } from "./memrecall/glossary";
 import { stopOnSignals } from "./stop-on-signals";
 
 function main(): void {
@@ -27,7 +28,7 @@ function main(): void {
   try {
     app = createApp(config, log);
   } catch (err) {
-    if (err instanceof BundleError || err instanceof VocabularyError) {
+    if (err instanceof BundleError || err instanceof VocabularyError || err instanceof GlossaryError) {
       process.stderr.write(`context-loader cannot start: ${err.message}\n`);
       process.exit(2);
     }

@@ -6,6 +6,7 @@ import {
   bundles,
   ConfigError,
   DEFAULT_BUNDLE,
+  DEFAULT_GLOSSARY,
   DEFAULT_VOCABULARY,
   fraction,
   httpUrl,
@@ -36,7 +37,11 @@ describe("loadConfig", () => {
     expect(c.memrecall).toMatchObject({
       store: { kind: "sqlite", path: "./data/memories.sqlite" },
       maxContextWindow: 200,
+      glossaryPaths: DEFAULT_GLOSSARY,
     });
+    // The shipped glossary of MemRecall, a file that exists.
+    expect(DEFAULT_GLOSSARY.map((p) => p.split("/").slice(-2).join("/"))).toEqual(["memrecall/glossary.json"]);
+    expect(existsSync(DEFAULT_GLOSSARY[0]!)).toBe(true);
     expect(c.clients).toEqual({ llm: undefined, embeddings: undefined, reranker: undefined, dataRetrieval: undefined });
     // The shipped vocabulary: the generic equivalences and the sample network's other names, both files that exist.
     expect(c.matching).toEqual({ aliasRelations: [], vocabularyPaths: DEFAULT_VOCABULARY });
@@ -95,6 +100,7 @@ describe("loadConfig", () => {
       DATA_RETRIEVAL_URL: "http://dr:9100",
       MENTION_ALIAS_RELATIONS: "has_alias, kn_x/other_name",
       MENTION_VOCABULARY: "/etc/cl/generic.json,/etc/cl/kn_x.json",
+      MEMRECALL_GLOSSARY: "/etc/cl/glossary.json, /etc/cl/our-terms.json",
     });
     expect(c).toEqual({
       server: {
@@ -130,6 +136,7 @@ describe("loadConfig", () => {
         semanticCeiling: 0.6,
         indexUsers: 7,
         maxContextWindow: 50,
+        glossaryPaths: ["/etc/cl/glossary.json", "/etc/cl/our-terms.json"],
       },
       sessions: {
         redis: { url: "redis://cache:6379", cluster: true, commandTimeoutMs: 300 },

@@ -31,6 +31,8 @@ export function searchMemoriesResponse(out: SearchOutput): MessageInitShape<type
       relevanceScore: r.relevance_score,
       createdAt: timestampFromDate(new Date(r.created_at)),
       keywords: r.keywords,
+      supersedes: r.supersedes,
+      supersededBy: r.superseded_by,
     })),
     searchQueryExpanded: out.search_query_expanded,
     message: out.message,
@@ -49,6 +51,8 @@ export function memoryDetailResponse(m: MemoryRecord): MessageInitShape<typeof G
     metadata: m.metadata,
     keywords: m.keywords,
     contentTruncated: m.content_truncated,
+    supersedes: m.supersedes,
+    supersededBy: m.superseded_by,
   };
 }
 

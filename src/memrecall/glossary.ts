@@ -1,157 +1,160 @@
-import { normalizeText } from "../core/text";
+import { readFileSync } from "node:fs";
+import { z } from "zod";
+import { normalizeText, tokenizer } from "../core/text";
 
 /**
- * A small Chinese–English glossary of the words data agents' users talk in
- * (infrastructure, data work, reporting, planning, medicine), for semantic and
- * hybrid search without an LLM: a query's terms bring their equivalents in the
- * other language and their common abbreviations, so "数据库配置" also looks for
- * "database config" and "DB". Keyword search stays literal. Each line is one
- * group of interchangeable terms.
+ * MemRecall's glossary: groups of terms that mean the same (数据库 ↔ database
+ * ↔ DB, 封版 ↔ code freeze, 日活 ↔ DAU), read from data files
+ * (MEMRECALL_GLOSSARY) so a deployment can add its own. It is applied twice:
+ * a memory is indexed under the groups its text names (`markers`), and a
+ * query looks for the equivalents of the terms it names (`occurrences`), which
+ * count less than the words typed. Terms match on word boundaries only, the
+ * longest first, so 消息队列 names the message queue and not a column (列),
+ * and 企业版 the enterprise edition and not a company.
  */
-const GROUPS = `
-数据库|database|db
-配置|config|configuration|设置|settings
-参数|parameter|parameters|params
-生产环境|生产|线上|production|prod
-预发|预发布|staging|pre-release|stage
-测试环境|test environment|testing
-开发环境|本地|local|development|dev
-缓存|cache|caching
-内存|memory|ram
-淘汰策略|eviction|eviction policy
-过期时间|ttl|expiry|expiration
-连接池|connection pool|pool
-连接|connection|connect
-主机|host|hostname
-端口|port
-地址|address|endpoint|url
-密码|password|credential|credentials|凭据
-密钥|key|api key|secret|秘钥
-权限|permission|permissions|access|授权
-账号|account|用户名|username
-部署|deploy|deployment|上线
-发版|发布|release|版本发布
-回滚|回退|rollback|roll back|revert
-版本|version
-实例|instance|instances|replica|replicas|副本
-扩容|autoscale|autoscaling|scale|scaling|伸缩
-服务器|server|机器|machine
-服务|service
-集群|cluster
-容器|container|docker
-镜像|image
-日志|log|logs|logging
-监控|monitoring|monitor|告警|alert|alerting
-故障|事故|incident|outage|故障处理
-值班|on-call|oncall
-升级|escalate|escalation
-重启|restart|crash|崩溃
-超时|timeout|timed out
-错误|error|errors|报错|exception
-备份|backup|backups
-恢复|restore|recovery
-保留|retention|retain
-迁移|migration|migrate
-索引|index|indexes
-查询|query|queries|sql
-慢查询|slow query|slow sql
-数据表|table|tables
-字段|field|column|列
-数据源|data source|source
-同步|sync|refresh|刷新|更新
-数据质量|data quality|质量
-缺失|missing|empty|缺失值|空值
-重复|duplicate|duplicates|去重|dedup
-清洗|cleaning|clean
-报表|report|reports|报告
-周报|weekly report|weekly
-月报|monthly report|monthly
-图表|chart|charts
-折线图|line chart|趋势图
-饼图|pie chart
-柱状图|bar chart
-颜色|colour|color|colours|colors|配色
-时区|timezone|time zone
-格式|format|formatting
-货币|currency|金额|amount|money
-语言|language
-偏好|preference|preferences|喜欢|习惯
-会议|meeting|周会|例会
-截止日期|deadline|截止|due|到期
-目标|target|goal|goals
-指标|metric|metrics|kpi|kpis
-定义|definition|define
-负责人|owner|owns|负责|responsible
-审核|review|把关|审批|approve|approval
-方案|plan|proposal|approach|solution|设计
-决定|decision|decided|决策
-检索|retrieval|search|搜索
-向量|vector|embedding|embeddings
-模型|model|models
-大模型|llm|language model
-知识网络|knowledge network|知识图谱|knowledge graph
-上线日期|launch date|go-live
-封版|code freeze|freeze|冻结
-销售|sales|销量|revenue|营收|收入
-用户|user|users
-活跃|active
-医生|doctor|doctors|physician
-医院|hospital|hospitals
-科室|department|departments
-疾病|disease|diseases
-症状|symptom|symptoms
-药品|药物|drug|drugs|medicine|medication
-药厂|药企|制药|manufacturer|pharma|company|企业
-批准文号|approval number|approval numbers
-召回|recall|recalled
-相互作用|interaction|interactions|一起吃|同服|合用
-并发症|complication|complications
-糖尿病|diabetes
-高血压|hypertension
-二甲双胍|metformin
-华法林|warfarin
-阿司匹林|aspirin
-缬沙坦|valsartan
-地图|map|maps
-文档|document|docs|documentation
-代码|code
-风格|style
-`;
+export interface Glossary {
+  /** The terms of `text` that the glossary knows, on word boundaries, longest first, each character in one. */
+  occurrences(text: string): Occurrence[];
+  /** The marker tokens of the groups `text` names: what a memory is indexed under. */
+  markers(text: string): string[];
+  /** Files read, groups and terms known: for the start-up log. */
+  readonly summary: { files: number; groups: number; terms: number };
+}
 
-const groups: string[][] = GROUPS.trim()
-  .split("\n")
-  .map((line) => line.split("|").map((t) => t.toLowerCase()));
+/** A glossary term found in a text. */
+export interface Occurrence {
+  /** The term as the glossary has it, normalised (NFKC, lower case). */
+  term: string;
+  /** The groups it belongs to (usually one). */
+  groups: GlossaryGroup[];
+}
 
-/** Each term with its group and how it is found: Latin terms as whole words, Chinese ones anywhere. */
-const terms = groups.flatMap((group, index) =>
-  group.map((text) => {
-    const word = new RegExp(`(?<![a-z0-9])${escapeRegExp(text)}(?![a-z0-9])`);
-    return {
-      group: index,
-      matches: /^[\x20-\x7e]+$/.test(text)
-        ? (lower: string) => word.test(lower)
-        : (lower: string) => lower.includes(text),
-    };
-  }),
-);
+export interface GlossaryGroup {
+  /** The token a memory naming the group is indexed under (see `markerOf`). */
+  marker: string;
+  /** Every term of the group, normalised, the group's name first. */
+  terms: string[];
+}
+
+/** A glossary file that cannot be used; start-up stops with this message. */
+export class GlossaryError extends Error {
+  override name = "GlossaryError";
+}
+
+const term = z
+  .string()
+  .transform((t) => normalizeText(t))
+  .refine((t) => t !== "", "a term must not be empty")
+  .refine(
+    (t) => !/^\p{Script=Han}$/u.test(t),
+    "a Chinese term needs at least two characters (one character is part of too many words)",
+  );
+
+const fileSchema = z.strictObject({
+  about: z.string().optional(),
+  groups: z.array(z.array(term).min(2, "a group needs at least two terms")).min(1, "groups must not be empty"),
+});
 
 /**
- * The glossary equivalents of the terms in `text` that the text does not
- * already contain, in group order. Latin terms match whole words; Chinese
- * terms match anywhere (Chinese has no spaces to bound them).
+ * Reads the glossary files (JSON: `{"about": "...", "groups": [["数据库",
+ * "database", "db"], ...]}`). Groups with the same first term, in one file or
+ * several, are one group. A bad file throws a GlossaryError naming it.
  */
-export function equivalentsOf(text: string): string[] {
-  const lower = normalizeText(text);
-  const found = new Set<number>();
-  for (const t of terms) {
-    if (found.has(t.group)) continue;
-    if (t.matches(lower)) found.add(t.group);
+export function loadGlossary(paths: readonly string[]): Glossary {
+  const byName = new Map<string, Set<string>>();
+  for (const path of paths) {
+    let parsed: z.output<typeof fileSchema>;
+    try {
+      parsed = fileSchema.parse(JSON.parse(readFileSync(path, "utf8")));
+    } catch (err) {
+      const why =
+        err instanceof z.ZodError
+          ? err.issues
+              .slice(0, 3)
+              .map((i) => `${i.path.join(".") || "(top level)"}: ${i.message}`)
+              .join("; ")
+          : (err as Error).message;
+      throw new GlossaryError(`memory glossary ${path} cannot be used: ${why}`);
+    }
+    for (const [name, ...rest] of parsed.groups) {
+      const terms = byName.get(name!) ?? new Set([name!]);
+      for (const t of rest) terms.add(t);
+      byName.set(name!, terms);
+    }
   }
-  const out: string[] = [];
-  for (const g of [...found].sort((a, b) => a - b)) for (const t of groups[g]!) if (!lower.includes(t)) out.push(t);
+  const glossary = glossaryOf(
+    [...byName.entries()].map(([name, terms]) => ({ marker: markerOf(name), terms: [...terms] })),
+  );
+  return { ...glossary, summary: { ...glossary.summary, files: paths.length } };
+}
+
+/** A glossary of the given groups (the first term of each names it). */
+function glossaryOf(groups: readonly GlossaryGroup[]): Glossary {
+  // term → its groups; and the terms by their first character, longest first, for the scan.
+  const groupsOf = new Map<string, GlossaryGroup[]>();
+  for (const g of groups) for (const t of g.terms) groupsOf.set(t, [...(groupsOf.get(t) ?? []), g]);
+  const byFirst = new Map<string, string[]>();
+  for (const t of groupsOf.keys()) byFirst.set(t[0]!, [...(byFirst.get(t[0]!) ?? []), t]);
+  for (const list of byFirst.values()) list.sort((a, b) => b.length - a.length);
+
+  function occurrences(text: string): Occurrence[] {
+    const normalized = normalizeText(text);
+    const bounds = boundaries(normalized);
+    const out: Occurrence[] = [];
+    let i = 0;
+    while (i < normalized.length) {
+      const found = bounds.has(i)
+        ? byFirst.get(normalized[i]!)?.find((t) => normalized.startsWith(t, i) && bounds.has(i + t.length))
+        : undefined;
+      if (found === undefined) {
+        i++;
+        continue;
+      }
+      out.push({ term: found, groups: groupsOf.get(found)! });
+      i += found.length;
+    }
+    return out;
+  }
+
+  return {
+    summary: { files: 0, groups: groups.length, terms: groupsOf.size },
+    occurrences,
+    markers(text) {
+      return [...new Set(occurrences(text).flatMap((o) => o.groups.map((g) => g.marker)))];
+    },
+  };
+}
+
+/**
+ * The positions (UTF-16 offsets) where jieba's words of a normalised text
+ * begin and end: a term matches only from one to another. Latin words, digits
+ * and punctuation are words of their own, so Latin terms match whole words.
+ */
+function boundaries(normalized: string): Set<number> {
+  const out = new Set<number>([0]);
+  let at = 0;
+  for (const word of tokenizer().cut(normalized, false)) {
+    at += word.length;
+    out.add(at);
+  }
   return out;
 }
 
-function escapeRegExp(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\-]/g, "\\$&");
+/**
+ * The marker token of a group: "gls" and the base-36 FNV-1a hash of its name.
+ * Letters and digits only, so both stores' full-text tokenisers keep it one
+ * token; no text a person writes holds it by chance.
+ */
+export function markerOf(name: string): string {
+  return `gls${fnv1a(name).toString(36)}`;
+}
+
+/** 32-bit FNV-1a of a string's UTF-16 code units: group markers, and the features of MemRecall's local embedder. */
+export function fnv1a(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
 }

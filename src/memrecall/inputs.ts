@@ -224,45 +224,62 @@ const hasNul = (v: unknown): boolean =>
         : false;
 
 /** StoreMemory: what there is to recall. */
-export const storeMemoryInput = z.object({
-  memory_key: z
-    .string()
-    .trim()
-    .min(1, "memory_key is required")
-    .max(128, "memory_key must be at most 128 characters")
-    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
-    .regex(/^[^\u0000-\u001f\u007f]+$/, "memory_key must be printable"),
-  memory_type: z
-    .string()
-    .trim()
-    .max(64, "memory_type must be at most 64 characters")
-    .refine((v) => !hasNul(v), nulMessage("memory_type"))
-    .default(""),
-  summary: z
-    .string()
-    .trim()
-    .max(2000, "summary must be at most 2000 characters")
-    .refine((v) => !hasNul(v), nulMessage("summary"))
-    .default(""),
-  content: z
-    .string()
-    .min(1, "content is required")
-    .refine((v) => !hasNul(v), nulMessage("content")),
-  keywords: z
-    .array(
-      z.object({
-        keyword: keyword.refine((v) => !hasNul(v), nulMessage("keyword")),
-        weight: z.number().min(0, "weight must be between 0 and 1").max(1, "weight must be between 0 and 1"),
-      }),
-    )
-    .max(20, "at most 20 keywords")
-    .default([]),
-  metadata: z
-    .record(z.string(), parsedJson)
-    .default({})
-    .refine((m) => JSON.stringify(m).length <= 16_384, "metadata must be at most 16 KB of JSON")
-    .refine((m) => !hasNul(m), nulMessage("metadata")),
-});
+export const storeMemoryInput = z
+  .object({
+    memory_key: z
+      .string()
+      .trim()
+      .min(1, "memory_key is required")
+      .max(128, "memory_key must be at most 128 characters")
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
+      .regex(/^[^\u0000-\u001f\u007f]+$/, "memory_key must be printable"),
+    memory_type: z
+      .string()
+      .trim()
+      .max(64, "memory_type must be at most 64 characters")
+      .refine((v) => !hasNul(v), nulMessage("memory_type"))
+      .default(""),
+    summary: z
+      .string()
+      .trim()
+      .max(2000, "summary must be at most 2000 characters")
+      .refine((v) => !hasNul(v), nulMessage("summary"))
+      .default(""),
+    content: z
+      .string()
+      .min(1, "content is required")
+      .refine((v) => !hasNul(v), nulMessage("content")),
+    keywords: z
+      .array(
+        z.object({
+          keyword: keyword.refine((v) => !hasNul(v), nulMessage("keyword")),
+          weight: z.number().min(0, "weight must be between 0 and 1").max(1, "weight must be between 0 and 1"),
+        }),
+      )
+      .max(20, "at most 20 keywords")
+      .default([]),
+    metadata: z
+      .record(z.string(), parsedJson)
+      .default({})
+      .refine((m) => JSON.stringify(m).length <= 16_384, "metadata must be at most 16 KB of JSON")
+      .refine((m) => !hasNul(m), nulMessage("metadata")),
+    supersedes: z
+      .string()
+      .trim()
+      .max(128, "supersedes must be at most 128 characters: the memory_key of an older memory")
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
+      .regex(/^[^\u0000-\u001f\u007f]*$/, "supersedes must be printable")
+      .default(""),
+  })
+  .superRefine((v, ctx) => {
+    if (v.supersedes === v.memory_key) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["supersedes"],
+        message: "a memory cannot supersede itself: supersedes names an older memory's key",
+      });
+    }
+  });
 export type StoreMemoryInput = z.output<typeof storeMemoryInput>;
 
 /** DeleteMemory: the key of the caller's memory to delete. */

@@ -2,6 +2,7 @@ import type { MemoryStore } from "../store/memories/memory-store";
 import type { SessionStore } from "../store/session-store";
 import type { Embedder } from "../upstream/embeddings";
 import type { LlmClient } from "../upstream/llm-client";
+import type { Glossary } from "./glossary";
 import type { MemoryIndex } from "./memory-index";
 
 /** What the memory verbs (owner, write, read, search) are built from: one record, passed to each. */
@@ -9,7 +10,10 @@ export interface MemoriesDeps {
   store: MemoryStore;
   /** Caches, the per-user memory version and the per-session search counts. */
   sessions: SessionStore;
+  /** An endpoint's model, or MemRecall's local embedder (lexical-embedder.ts) over the same glossary. */
   embedder: Embedder;
+  /** Equivalent terms, applied when memories are stored and searched. */
+  glossary: Glossary;
   llm: LlmClient | undefined;
   /** The in-process search index of each user's memories. */
   index: MemoryIndex;

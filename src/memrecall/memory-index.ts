@@ -1,6 +1,6 @@
 import { ToolError } from "../errors/tool-error";
 import type { MemoryFilters, MemoryStore, MemoryVector } from "../store/memories/memory-store";
-import { idfOf } from "./search-text";
+import { EQUIVALENT_CREDIT, idfOf, type KeywordQuery } from "./search-text";
 
 /** A loaded index is dropped after this long even without a write (a safety net for missed versions). */
 const MAX_AGE_MS = 10 * 60_000;
@@ -9,15 +9,23 @@ const GROWTH = 1.25;
 
 export interface Hit {
   memory_key: string;
-  /** Cosine for semantic hits; relevance 0..1 for keyword hits. */
+  /** What the caller's scoring function gave the memory. */
   score: number;
 }
 
-/** Keyword scoring: the query's tokens, and those of its expansion (which count 0.9 as much). */
-export interface KeywordQuery {
-  tokens: string[];
-  extra: string[];
+/** What a ranking looks at: the keyword query and the tokens that make a memory a candidate, the query's embedding, or both. */
+export interface IndexQuery {
+  keyword?: { query: KeywordQuery; lookup: string[] };
+  vector?: Float32Array;
 }
+
+/**
+ * A memory's score from its keyword share (0 without a keyword query, or when
+ * it holds no lookup token) and its cosine with the query's embedding (0
+ * without one, or when it was embedded by another model); a score of 0 or
+ * less leaves it out.
+ */
+export type Scoring = (share: number, cosine: number) => number;
 
 /**
  * One user's memories as search needs them, in this process.
@@ -29,13 +37,15 @@ export interface KeywordQuery {
  *
  * Search tokens are an inverted index (token → slots), so keyword relevance
  * — the share of the query's IDF weight a memory holds — is summed over the
- * postings of the query's tokens only, without ranking in SQL.
+ * postings of the query's tokens and their equivalents only, without ranking
+ * in SQL.
  */
 class UserIndex {
   loadedAt = Date.now();
   keys: string[] = [];
   types: string[] = [];
   created: number[] = [];
+  updated: number[] = [];
   keywords: Set<string>[] = [];
   /** False for a memory embedded with another size than the rest (another embeddings model): found by words only. */
   private hasVector: boolean[] = [];
@@ -78,6 +88,7 @@ class UserIndex {
     }
     this.types[i] = v.memory_type;
     this.created[i] = v.created_at.getTime();
+    this.updated[i] = v.updated_at.getTime();
     this.keywords[i] = new Set(v.keywords.map((k) => k.toLowerCase()));
     const fits = v.embedding.length === this.dims;
     this.hasVector[i] = fits;
@@ -98,6 +109,7 @@ class UserIndex {
       this.keys[i] = moved;
       this.types[i] = this.types[last]!;
       this.created[i] = this.created[last]!;
+      this.updated[i] = this.updated[last]!;
       this.keywords[i] = this.keywords[last]!;
       this.docTokens[i] = this.docTokens[last]!;
       this.hasVector[i] = this.hasVector[last]!;
@@ -110,7 +122,16 @@ class UserIndex {
       this.slots.set(moved, i);
     }
     this.slots.delete(key);
-    for (const list of [this.keys, this.types, this.created, this.keywords, this.docTokens, this.hasVector]) list.pop();
+    for (const list of [
+      this.keys,
+      this.types,
+      this.created,
+      this.updated,
+      this.keywords,
+      this.docTokens,
+      this.hasVector,
+    ])
+      list.pop();
   }
 
   /**
@@ -143,45 +164,53 @@ class UserIndex {
   }
 
   /**
-   * Keyword relevance of every memory holding a query token: the share of the
-   * query's IDF weight it holds, or 0.9 × the share of the expansion's, the
-   * better of the two. Memories holding none score 0. It is search-text.ts
-   * `coverage` (core/scores.ts `weightedCoverage`), which the store path uses,
-   * turned inside out: each query token adds its share to the memories on its
-   * posting list, so a search touches only those, not every memory.
+   * The keyword share (search-text.ts `keywordShare`) of every memory
+   * holding a lookup token; the others score 0. It is that function turned
+   * inside out: each query word adds its share to the memories on its posting
+   * list, and EQUIVALENT_CREDIT of it to those on its equivalents' lists that
+   * do not hold it, so a search touches only those memories, not every one.
    */
-  relevances(q: KeywordQuery, lookup: string[]): Float64Array {
-    const scores = new Float64Array(this.size);
+  shares(q: KeywordQuery, lookup: string[]): Float64Array {
+    const n = this.size;
+    const scores = new Float64Array(n);
     // Only memories holding a lookup token are candidates (the store's full-text search finds the same ones).
-    const candidate = new Uint8Array(this.size);
-    for (const t of lookup) {
-      const id = this.tokenIds.get(t);
-      if (id !== undefined) for (const slot of this.postings[id]!) candidate[slot] = 1;
+    const candidate = new Uint8Array(n);
+    for (const t of lookup) for (const slot of this.postingsOf(t)) candidate[slot] = 1;
+    const total = q.tokens.reduce((sum, t) => sum + idfOf(t), 0);
+    if (total > 0) {
+      // The query word a slot was last credited for: a word counts once, whole or as an equivalent.
+      const creditedFor = new Int32Array(n).fill(-1);
+      q.tokens.forEach((t, i) => {
+        const w = idfOf(t) / total;
+        for (const slot of this.postingsOf(t)) {
+          scores[slot]! += w;
+          creditedFor[slot] = i;
+        }
+        for (const e of q.equivalents[i]!) {
+          for (const slot of this.postingsOf(e)) {
+            if (creditedFor[slot] === i) continue;
+            scores[slot]! += EQUIVALENT_CREDIT * w;
+            creditedFor[slot] = i;
+          }
+        }
+      });
     }
-    const add = (tokens: string[], factor: number, into: Float64Array) => {
-      const known = [...new Set(tokens)];
-      const total = known.reduce((s, t) => s + idfOf(t), 0);
-      if (total === 0) return;
-      for (const t of known) {
-        const id = this.tokenIds.get(t);
-        if (id === undefined) continue;
-        const w = (factor * idfOf(t)) / total;
-        for (const slot of this.postings[id]!) into[slot]! += w;
+    const extraTotal = q.extra.reduce((sum, t) => sum + idfOf(t), 0);
+    if (extraTotal > 0) {
+      const extra = new Float64Array(n);
+      for (const t of q.extra) {
+        const w = (EQUIVALENT_CREDIT * idfOf(t)) / extraTotal;
+        for (const slot of this.postingsOf(t)) extra[slot]! += w;
       }
-    };
-    add(q.tokens, 1, scores);
-    if (q.extra.length > 0) {
-      const extra = new Float64Array(this.size);
-      add(q.extra, 0.9, extra);
-      for (let i = 0; i < scores.length; i++) if (extra[i]! > scores[i]!) scores[i] = extra[i]!;
+      for (let i = 0; i < n; i++) if (extra[i]! > scores[i]!) scores[i] = extra[i]!;
     }
-    for (let i = 0; i < scores.length; i++) if (candidate[i] === 0) scores[i] = 0;
+    for (let i = 0; i < n; i++) if (candidate[i] === 0) scores[i] = 0;
     return scores;
   }
 
-  /** Memories with fewer tokens first among equals: the same words in a shorter text say more (as bm25 has it). */
-  tokenCount(slot: number): number {
-    return this.docTokens[slot]!.length;
+  private postingsOf(token: string): readonly number[] {
+    const id = this.tokenIds.get(token);
+    return id === undefined ? [] : this.postings[id]!;
   }
 
   private tokenId(token: string): number {
@@ -272,41 +301,41 @@ export class MemoryIndex {
     this.load(userId, version).catch(onError);
   }
 
-  /** The best `limit` memories by cosine with `query` that pass the filters, best first. */
-  async nearest(
+  /**
+   * The best `limit` memories that pass the filters by `score` of their
+   * keyword share and cosine (whichever the query asks for), best first;
+   * equal scores: the most recently written first, then by key.
+   */
+  async rank(
     userId: string,
     version: number,
-    query: Float32Array,
+    query: IndexQuery,
     filters: MemoryFilters,
     limit: number,
+    score: Scoring,
   ): Promise<Hit[]> {
     const u = await this.load(userId, version);
     if (u.size === 0) return [];
-    if (u.dims !== query.length) {
+    if (query.vector && u.dims !== query.vector.length) {
       throw new ToolError({
         code: "failed_precondition",
         reason: "EMBEDDINGS_CHANGED",
-        message: `this user's memories were embedded with ${u.dims} dimensions and the query with ${query.length}: the embeddings model changed since they were stored`,
+        message: `this user's memories were embedded with ${u.dims} dimensions and the query with ${query.vector.length}: the embeddings model changed since they were stored`,
         hint: {
           message:
             "Search with search_mode=keyword, or ask the operators to re-embed the memories (store them again) with the current EMBEDDINGS_MODEL.",
         },
       });
     }
-    return top(u, u.cosines(query), filters, limit, () => 0).filter((h) => h.score > -Infinity);
-  }
-
-  /** The best `limit` memories holding a `lookup` token, by keyword relevance, that pass the filters, best first. */
-  async keywordTop(
-    userId: string,
-    version: number,
-    query: KeywordQuery,
-    lookup: string[],
-    filters: MemoryFilters,
-    limit: number,
-  ): Promise<Hit[]> {
-    const u = await this.load(userId, version);
-    return top(u, u.relevances(query, lookup), filters, limit, (slot) => u.tokenCount(slot)).filter((h) => h.score > 0);
+    const shares = query.keyword ? u.shares(query.keyword.query, query.keyword.lookup) : undefined;
+    const cosines = query.vector ? u.cosines(query.vector) : undefined;
+    const scores = new Float64Array(u.size);
+    for (let i = 0; i < scores.length; i++) {
+      const cosine = cosines?.[i] ?? 0;
+      // A memory embedded by another model has no cosine: found by its words only.
+      scores[i] = score(shares?.[i] ?? 0, cosine === -Infinity ? 0 : cosine);
+    }
+    return top(u, scores, filters, limit);
   }
 
   /**
@@ -352,30 +381,28 @@ export class MemoryIndex {
   }
 }
 
-/** The best `limit` slots by score that pass the filters (ties: smaller tiebreak, then memory key), in a small sorted list. */
-function top(
-  u: UserIndex,
-  scores: Float64Array,
-  filters: MemoryFilters,
-  limit: number,
-  tiebreak: (slot: number) => number,
-): Hit[] {
+/**
+ * The best `limit` slots with a score above 0 that pass the filters (ties: the
+ * most recently written first, then by memory key), in a small sorted list.
+ */
+function top(u: UserIndex, scores: Float64Array, filters: MemoryFilters, limit: number): Hit[] {
   const types = filters.memory_types && filters.memory_types.length > 0 ? new Set(filters.memory_types) : undefined;
   const since = filters.created_since?.getTime();
   const wanted =
     filters.keywords && filters.keywords.length > 0 ? filters.keywords.map((k) => k.toLowerCase()) : undefined;
-  const best: { slot: number; score: number; tie: number; key: string }[] = [];
-  // a before b?
-  const before = (a: { score: number; tie: number; key: string }, b: { score: number; tie: number; key: string }) =>
-    a.score > b.score || (a.score === b.score && (a.tie < b.tie || (a.tie === b.tie && a.key < b.key)));
+  type Entry = { score: number; updated: number; key: string };
+  const best: Entry[] = [];
+  const before = (a: Entry, b: Entry) =>
+    a.score > b.score || (a.score === b.score && (a.updated > b.updated || (a.updated === b.updated && a.key < b.key)));
   for (let i = 0; i < scores.length; i++) {
     const score = scores[i]!;
+    if (!(score > 0)) continue;
     const worst = best[limit - 1];
     if (worst && score < worst.score) continue;
     if (types && !types.has(u.types[i]!)) continue;
     if (since !== undefined && u.created[i]! < since) continue;
     if (wanted && !wanted.some((k) => u.keywords[i]!.has(k))) continue;
-    const entry = { slot: i, score, tie: tiebreak(i), key: u.keys[i]! };
+    const entry = { score, updated: u.updated[i]!, key: u.keys[i]! };
     if (worst && !before(entry, worst)) continue;
     let at = best.length;
     while (at > 0 && before(entry, best[at - 1]!)) at--;

@@ -1,15 +1,15 @@
 import type { CallContext } from "../core/call-context";
 import { round3 } from "../core/scores";
 import { ToolError } from "../errors/tool-error";
-import type { MemoryFilters, MemoryRecord } from "../store/memories/memory-store";
+import type { MemoryFilters } from "../store/memories/memory-store";
 import { accountKey, sessionKey } from "../store/session-store";
-import { equivalentsOf } from "./glossary";
 import type { SearchMemoriesInput } from "./inputs";
+import { latestWins, type Shown } from "./latest-wins";
 import type { MemoriesDeps } from "./memories-deps";
-import type { KeywordQuery } from "./memory-index";
+import type { Hit, IndexQuery } from "./memory-index";
 import { cached, digest, ownerOf, versionOf } from "./owner";
 import { expandQuery } from "./query-expansion";
-import { coverage, lookupTokens, searchTokens } from "./search-text";
+import { type KeywordQuery, keywordQueryOf, keywordShare, lookupTokens } from "./search-text";
 
 /** Spec §6.1: a search's answer is cached for a minute. */
 const SEARCH_TTL_MS = 60_000;
@@ -19,9 +19,11 @@ const SESSION_TTL_MS = 2 * 3600_000;
 const CANDIDATES = 50;
 /** Matches read from the store's full-text index while a user's in-process index loads. */
 const MAX_COLD_MATCHES = 200_000;
-/** Reciprocal rank fusion constant (issue 6: k = 60). */
-const RRF_K = 60;
 const PREVIEW_CHARS = 200;
+/** Semantic relevance at the ceiling cosine: what only a near-identical text exceeds. */
+const AT_CEILING = 0.9;
+/** How much hybrid search adds when the words and the meaning agree (see `hybridRelevance`). */
+const AGREEMENT = 0.5;
 
 export interface SearchResultItem {
   memory_key: string;
@@ -32,6 +34,10 @@ export interface SearchResultItem {
   /** ISO 8601. */
   created_at: string;
   keywords: string[];
+  /** Older memories this one replaces: the one it was stored to supersede, and any this search found it replaces. */
+  supersedes: string[];
+  /** The newer memory that replaces this one ("" when none): this one ranks below it, at half its relevance at most. */
+  superseded_by: string;
 }
 
 export interface SearchOutput {
@@ -43,20 +49,23 @@ export interface SearchOutput {
   degraded?: boolean;
 }
 
-/** One ranking's candidate: relevance 0..1 as answers show it. */
-export interface Ranked {
-  memory_key: string;
-  relevance: number;
-}
-
 /**
- * search_memories (spec §2.1). Keyword ranking: the store's full-text index
- * over jieba search tokens, scored by the share of the query's word weight
- * (jieba IDF) a memory contains. Semantic ranking: cosine of embeddings,
- * mapped linearly from [floor, ceiling] to [0, 1]. Hybrid: the two lists fused
- * by reciprocal rank (k = 60), each memory's relevance the better of its two.
- * So relevance_score means the same in every mode and min_relevance_score cuts
- * the same way. The filters apply before ranking. Results are cached for a
+ * search_memories (spec §2.1). Every mode scores a memory 0..1, 1 only for
+ * an exact hit, on one scale: a memory scoring s is relevant about s of the
+ * time (measured on both labelled sets, in Chinese and English alike), so
+ * min_relevance_score cuts the same way in each:
+ *
+ * - keyword: the square of the share of the query's word weight (IDF) the
+ *   memory holds, a word counting 0.8 when the memory holds only its
+ *   glossary equivalent (another language, an abbreviation, a synonym); 1
+ *   when it holds every word;
+ * - semantic: the cosine of embeddings, 0 at the floor, 0.9 at the ceiling,
+ *   1 only for the same text;
+ * - hybrid: the better of the two, raised when both agree.
+ *
+ * The filters apply before ranking. Equal scores: the most recently written
+ * first. Then latest wins (latest-wins.ts): a memory replaced by a newer one
+ * on the same subject says so and counts half. Results are cached for a
  * minute per user and search; any write of the user's invalidates them.
  */
 export async function searchMemories(
@@ -115,54 +124,33 @@ async function runSearch(
       : {}),
   };
   const notes: string[] = [];
-  // Keyword search is literal. Semantic and hybrid search look for meaning: the
-  // LLM's expansion (when one is configured) joins the query everywhere; the
-  // glossary's equivalents across languages join hybrid search's word side only
-  // (in an embedding, a list of synonyms drowns the query: measured on the eval set).
+  // Semantic and hybrid search look for meaning: the LLM's expansion (when one is configured) joins the query.
   const llmTerms =
     input.search_mode === "keyword" ? [] : await expandQuery(deps, ctx, input.query, input.keywords, notes);
   const expansionFailed = notes.length > 0;
-  const glossaryTerms = input.search_mode === "hybrid" ? equivalentsOf([input.query, ...input.keywords].join(" ")) : [];
-  const expansion = [...new Set([...glossaryTerms, ...llmTerms])];
-  const queryTokens = searchTokens(input.query);
-  const extraTokens = searchTokens([...input.keywords, ...expansion].join(" ")).filter((t) => !queryTokens.includes(t));
-
-  const lists: Ranked[][] = [];
-  if (input.search_mode !== "semantic") {
-    lists.push(await keywordRanking(deps, ctx, owner, version, { tokens: queryTokens, extra: extraTokens }, filters));
-  }
-  if (input.search_mode !== "keyword") {
-    const [vector] = await deps.embedder.embed(ctx, [[input.query, ...input.keywords, ...llmTerms].join(" ")]);
-    const nearest = await deps.index.nearest(owner, version, vector!, filters, CANDIDATES);
-    // Below the floor a cosine is what unrelated texts share: such a memory is no semantic candidate at all.
-    lists.push(
-      nearest
-        .filter((n) => n.score > deps.semanticFloor)
-        .map((n) => ({
-          memory_key: n.memory_key,
-          relevance: calibrate(n.score, deps.semanticFloor, deps.semanticCeiling),
-        })),
-    );
-  }
-  // Fusion decides which memories make the cut; they are shown by relevance (spec §2.1: 按相关性分数排序),
-  // the fused order breaking ties.
-  const chosen = rrf(lists)
-    .filter((r) => r.relevance >= input.min_relevance_score)
-    .slice(0, input.limit)
-    .map((r, i) => ({ ...r, i }))
-    .sort((a, b) => b.relevance - a.relevance || a.i - b.i);
+  const { query: keywordQuery, expansion } = keywordQueryOf(
+    input.query,
+    [...input.keywords, ...llmTerms].join(" "),
+    deps.glossary,
+  );
+  const ranked = await rank(deps, ctx, owner, version, input, keywordQuery, llmTerms, filters);
+  const window = ranked.slice(0, 2 * input.limit + 5);
   const records = new Map(
     (
       await deps.store.getMany(
         owner,
-        chosen.map((c) => c.memory_key),
+        window.map((c) => c.memory_key),
       )
     ).map((r) => [r.memory_key, r]),
   );
-  const results: SearchResultItem[] = chosen.flatMap((c) => {
-    const m = records.get(c.memory_key);
-    return m ? [resultItem(m, c.relevance)] : [];
+  const found = window.flatMap((c) => {
+    const record = records.get(c.memory_key);
+    return record ? [{ record, relevance: c.score }] : [];
   });
+  const results = latestWins(found, deps.glossary)
+    .filter((r) => r.relevance >= input.min_relevance_score)
+    .slice(0, input.limit)
+    .map(resultItem);
   if (results.length === 0) {
     notes.push(
       input.min_relevance_score > 0.3
@@ -172,17 +160,39 @@ async function runSearch(
   }
   return {
     results,
-    search_query_expanded: [...new Set([...input.keywords, ...expansion])].join(", "),
+    search_query_expanded: [...new Set([...input.keywords, ...expansion, ...llmTerms])].join(", "),
     message: notes.join("；"),
     ...(expansionFailed ? { degraded: true } : {}),
   };
 }
 
+/** The candidates of the search's mode, best first, with their relevance (three decimals). */
+async function rank(
+  deps: MemoriesDeps,
+  ctx: CallContext,
+  owner: string,
+  version: number,
+  input: Omit<SearchMemoriesInput, "session_id">,
+  keywordQuery: KeywordQuery,
+  llmTerms: string[],
+  filters: MemoryFilters,
+): Promise<Hit[]> {
+  const keyword = { query: keywordQuery, lookup: lookupTokens(keywordQuery) };
+  if (input.search_mode === "keyword") return keywordRanking(deps, ctx, owner, version, keyword, filters);
+  const [vector] = await deps.embedder.embed(ctx, [[input.query, ...input.keywords, ...llmTerms].join(" ")]);
+  const semantic = (cosine: number) => semanticRelevance(cosine, deps.semanticFloor, deps.semanticCeiling);
+  const query: IndexQuery = input.search_mode === "semantic" ? { vector: vector! } : { keyword, vector: vector! };
+  const scoring =
+    input.search_mode === "semantic"
+      ? (_: number, cosine: number) => round3(semantic(cosine))
+      : (share: number, cosine: number) => round3(hybridRelevance(keywordRelevance(share), semantic(cosine)));
+  return deps.index.rank(owner, version, query, filters, CANDIDATES, scoring);
+}
+
 /**
- * Keyword relevance: the share of the query's IDF weight a memory's tokens
- * hold; the agent's keywords and the expansion count, a little less, when
- * they hold more. Candidates are the memories holding a token worth looking
- * up (not only stop words), in both paths. With the user's index in this process it is summed over its
+ * Keyword ranking (search-text.ts `keywordShare`, squared). Candidates are the
+ * memories holding a token worth looking up (not only stop words), in both
+ * paths. With the user's index in this process it is summed over its
  * postings. Otherwise (the first searches after a start, or after another
  * replica's write) the store's full-text index finds the candidates, they are
  * scored the same way from their search text, and the index loads in the
@@ -193,64 +203,74 @@ async function keywordRanking(
   ctx: CallContext,
   owner: string,
   version: number,
-  query: KeywordQuery,
+  keyword: NonNullable<IndexQuery["keyword"]>,
   filters: MemoryFilters,
-): Promise<Ranked[]> {
-  const lookup = lookupTokens(query.tokens, query.extra);
-  if (deps.index.has(owner, version)) {
-    const hits = await deps.index.keywordTop(owner, version, query, lookup, filters, CANDIDATES);
-    return hits.map((h) => ({ memory_key: h.memory_key, relevance: round3(h.score) }));
-  }
+): Promise<Hit[]> {
+  if (deps.index.has(owner, version))
+    return deps.index.rank(owner, version, { keyword }, filters, CANDIDATES, (share) =>
+      round3(keywordRelevance(share)),
+    );
   // Every match, not the store's best few by its own rank (bm25 counts other users' rows): the
   // same candidates and order as the index gives, so a search says the same before and after it loads.
-  const hits = await deps.store.keywordSearch(owner, lookup, filters, MAX_COLD_MATCHES);
+  const hits = await deps.store.keywordSearch(owner, keyword.lookup, filters, MAX_COLD_MATCHES);
   deps.index.warm(owner, version, (err) =>
     ctx.log.warn({ err }, "memory index not loaded; searches use the store's full-text index"),
   );
   return hits
-    .map((h) => ({
-      memory_key: h.memory_key,
-      relevance: Math.max(
-        coverage(query.tokens, h.search_text),
-        query.extra.length > 0 ? 0.9 * coverage(query.extra, h.search_text) : 0,
-      ),
-      tokens: h.search_text.split(" ").length,
-    }))
-    .sort((a, b) => b.relevance - a.relevance || a.tokens - b.tokens || byKey(a.memory_key, b.memory_key))
+    .map((h) => {
+      const held = new Set(h.search_text.split(" "));
+      return {
+        memory_key: h.memory_key,
+        score: round3(keywordRelevance(keywordShare(keyword.query, (t) => held.has(t)))),
+        updated: h.updated_at.getTime(),
+      };
+    })
+    .filter((h) => h.score > 0)
+    .sort((a, b) => b.score - a.score || b.updated - a.updated || byKey(a.memory_key, b.memory_key))
     .slice(0, CANDIDATES)
-    .map(({ memory_key, relevance }) => ({ memory_key, relevance: round3(relevance) }));
+    .map(({ memory_key, score }) => ({ memory_key, score }));
 }
 
 /** Code-unit order of memory keys, as the index breaks its last ties. */
 const byKey = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
-/** Semantic relevance: a cosine mapped linearly from [floor, ceiling] to [0, 1], clamped, three decimals. */
-export const calibrate = (cosine: number, floor: number, ceiling: number): number =>
-  round3(Math.min(1, Math.max(0, (cosine - floor) / (ceiling - floor))));
-
 /**
- * Reciprocal rank fusion (k = 60): one list as it is; several merged, ordered
- * by the sum of 1 / (k + rank), rank counted from 1, over the lists a memory
- * is in (ties: the higher relevance first), its relevance the best it got in
- * any list.
+ * Keyword relevance, 0..1: the square of the share of the query's word
+ * weight a memory holds. The share alone overstates: half a query's weight
+ * is often its common words, which many memories hold (measured: of memories
+ * holding 50 to 70 % of it, a third were relevant, against two thirds of
+ * those with a semantic relevance of 0.5 to 0.7). Squared, a keyword score
+ * is relevant about as often as a semantic score of the same value. 1 for an
+ * exact hit; a memory holding the query only in another language, 0.64.
  */
-export function rrf(lists: Ranked[][]): Ranked[] {
-  if (lists.length === 1) return lists[0]!;
-  const merged = new Map<string, { rrf: number; relevance: number }>();
-  for (const list of lists) {
-    list.forEach((r, rank) => {
-      const m = merged.get(r.memory_key) ?? { rrf: 0, relevance: 0 };
-      m.rrf += 1 / (RRF_K + rank + 1);
-      m.relevance = Math.max(m.relevance, r.relevance);
-      merged.set(r.memory_key, m);
-    });
-  }
-  return [...merged.entries()]
-    .sort((a, b) => b[1].rrf - a[1].rrf || b[1].relevance - a[1].relevance)
-    .map(([memory_key, m]) => ({ memory_key, relevance: m.relevance }));
+export function keywordRelevance(share: number): number {
+  return share * share;
 }
 
-function resultItem(m: MemoryRecord, relevance: number): SearchResultItem {
+/**
+ * Semantic relevance, 0..1: 0 up to the floor (what unrelated texts share),
+ * rising linearly to 0.9 at the ceiling (a paraphrase), then to 1 at a cosine
+ * of 1 (the same text): so 1.0 means an exact hit here as in keyword search.
+ */
+export function semanticRelevance(cosine: number, floor: number, ceiling: number): number {
+  if (cosine <= floor) return 0;
+  if (cosine < ceiling) return (AT_CEILING * (cosine - floor)) / (ceiling - floor);
+  return Math.min(1, AT_CEILING + ((1 - AT_CEILING) * (cosine - ceiling)) / (1 - ceiling));
+}
+
+/**
+ * Hybrid relevance: the better of the keyword and the semantic relevance,
+ * raised towards 1 by half the weaker one's share of what is left, so two
+ * agreeing signals count more than either (0.6 and 0.6 give 0.72) and a memory
+ * one side misses keeps what the other gives (a rare exact word: 1.0). 1 only
+ * when one of them is 1.
+ */
+export function hybridRelevance(keyword: number, semantic: number): number {
+  const better = Math.max(keyword, semantic);
+  return better + AGREEMENT * Math.min(keyword, semantic) * (1 - better);
+}
+
+function resultItem({ record: m, relevance, supersedes, superseded_by }: Shown): SearchResultItem {
   const chars = [...m.content];
   return {
     memory_key: m.memory_key,
@@ -261,5 +281,7 @@ function resultItem(m: MemoryRecord, relevance: number): SearchResultItem {
     relevance_score: relevance,
     created_at: m.created_at.toISOString(),
     keywords: m.keywords.map((k) => k.keyword),
+    supersedes,
+    superseded_by,
   };
 }

@@ -1,4 +1,5 @@
 import type { CallContext } from "../core/call-context";
+import { invalidArgument } from "../errors/tool-error";
 import type { MemoryRecord } from "../store/memories/memory-store";
 import { MAX_CONTENT_BYTES, type StoreMemoryInput } from "./inputs";
 import { extractLocally } from "./keyword-extraction";
@@ -10,6 +11,8 @@ import { searchTextOf } from "./search-text";
 const STORED_KEYWORDS = 8;
 /** Characters of a memory that go into its embedding (endpoints limit input size). */
 const EMBED_CHARS = 8000;
+/** Links followed from the memory a write supersedes, looking for one back to the memory written. */
+const MAX_SUPERSEDES_CHAIN = 100;
 
 export interface StoredMemory {
   record: MemoryRecord;
@@ -19,9 +22,11 @@ export interface StoredMemory {
 /**
  * StoreMemory: creates the memory or replaces the caller's memory with that
  * key. Content over 100 KB (spec §6.2) is cut at a character boundary and
- * flagged; keywords not given are extracted (jieba TF-IDF). Acknowledged only
- * after the store committed it; the caller's caches are invalidated so the
- * next search finds it.
+ * flagged; keywords not given are extracted (jieba TF-IDF). It is indexed
+ * under its words and the glossary groups it names. `supersedes` must name
+ * another memory of the caller's that does not already replace this one.
+ * Acknowledged only after the store committed it; the caller's caches are
+ * invalidated so the next search finds it.
  */
 export async function storeMemory(
   deps: MemoriesDeps,
@@ -29,6 +34,7 @@ export async function storeMemory(
   input: StoreMemoryInput,
 ): Promise<StoredMemory> {
   const owner = ownerOf(ctx.caller);
+  if (input.supersedes !== "") await checkSupersedes(deps, owner, input.memory_key, input.supersedes);
   const { text: content, truncated } = capBytes(input.content, MAX_CONTENT_BYTES);
   const keywords =
     input.keywords.length > 0
@@ -37,7 +43,7 @@ export async function storeMemory(
           ({ keyword, weight }) => ({ keyword, weight }),
         );
   const [embedding] = await deps.embedder.embed(ctx, [`${input.summary}\n${content}`.slice(0, EMBED_CHARS)]);
-  const searchText = searchTextOf([input.summary, content, keywords.map((k) => k.keyword).join(" ")]);
+  const searchText = searchTextOf([input.summary, content, keywords.map((k) => k.keyword).join(" ")], deps.glossary);
   const result = await deps.index.serially(owner, async () => {
     const written = await deps.store.upsert(owner, {
       memory_key: input.memory_key,
@@ -47,6 +53,7 @@ export async function storeMemory(
       content_truncated: truncated,
       keywords,
       metadata: input.metadata,
+      supersedes: input.supersedes,
       search_text: searchText,
       embedding: embedding!,
     });
@@ -57,6 +64,7 @@ export async function storeMemory(
         search_text: searchText,
         memory_type: written.record.memory_type,
         created_at: written.record.created_at,
+        updated_at: written.record.updated_at,
         keywords: written.record.keywords.map((k) => k.keyword),
       },
     });
@@ -75,6 +83,39 @@ export async function deleteMemory(deps: MemoriesDeps, ctx: CallContext, memoryK
     if (deleted) await bumpVersion(deps, owner, { remove: memoryKey });
     return deleted;
   });
+}
+
+/**
+ * The memory `supersedes` names must be the caller's, and must not replace
+ * the memory being written, directly or down its own chain: two memories
+ * replacing each other would both count as outdated.
+ */
+async function checkSupersedes(deps: MemoriesDeps, owner: string, key: string, supersedes: string): Promise<void> {
+  const hint = {
+    message: "supersedes names the memory_key of an older memory of yours (from SearchMemories), or is left empty.",
+    nextRpc: "contextloader.memrecall.v1.MemRecallService/SearchMemories",
+  };
+  let older = await deps.store.get(owner, supersedes);
+  if (!older) {
+    throw invalidArgument(
+      [{ field: "supersedes", description: `you have no memory with the key ${supersedes}` }],
+      hint,
+    );
+  }
+  for (let step = 0; older && older.supersedes !== "" && step < MAX_SUPERSEDES_CHAIN; step++) {
+    if (older.supersedes === key) {
+      throw invalidArgument(
+        [
+          {
+            field: "supersedes",
+            description: `${supersedes} already replaces ${key} (through its supersedes): two memories cannot replace each other`,
+          },
+        ],
+        hint,
+      );
+    }
+    older = await deps.store.get(owner, older.supersedes);
+  }
 }
 
 /** `text` cut to at most `maxBytes` of UTF-8 without splitting a character. */

@@ -23,22 +23,33 @@ export interface ChatRequest {
   at: number;
 }
 
+/** One request to /v1/embeddings. */
+export interface EmbeddingsRequest {
+  model: string;
+  input: string[];
+}
+
 /**
  * A real HTTP server speaking the OpenAI protocol with scripted answers, for
  * tests of everything that calls an LLM: /v1/chat/completions answers from a
  * queue of replies, else from a function of the request; /v1/embeddings
  * returns the local lexical embedding of each input — or, for an input that
  * holds a term of one of `concepts` (groups of texts that mean the same), a
- * vector of those meanings alone, as a neural model would place synonyms
- * together; /rerank scores by shared characters. Every chat request is recorded.
+ * vector of those meanings, as a neural model would place synonyms together
+ * (with `lexicalWeight`, the input's lexical embedding at that weight beside
+ * them, so two texts meaning the same are close but not identical, as with a
+ * real model); /rerank scores by shared characters. Every chat and embeddings
+ * request is recorded.
  */
 export async function startScriptedLlm(
   fallback: (req: ChatRequest) => Reply | Promise<Reply> = () => ({ content: "{}" }),
-  opts: { concepts?: string[][] } = {},
+  opts: { concepts?: string[][]; lexicalWeight?: number } = {},
 ) {
   const concepts = (opts.concepts ?? []).map((group) => group.map((term) => term.normalize("NFKC").toLowerCase()));
+  const lexicalWeight = opts.lexicalWeight ?? 0;
   const queue: Reply[] = [];
   const requests: ChatRequest[] = [];
+  const embeddingRequests: EmbeddingsRequest[] = [];
   const started = Date.now();
   let answer = fallback;
   const server = http.createServer(async (req, res) => {
@@ -48,7 +59,8 @@ export async function startScriptedLlm(
     const path = (req.url ?? "").split("?")[0];
     if (path === "/v1/embeddings") {
       const input = (Array.isArray(body["input"]) ? body["input"] : [body["input"]]) as string[];
-      const data = input.map((text, index) => ({ index, embedding: embedding(text, concepts) }));
+      embeddingRequests.push({ model: String(body["model"]), input });
+      const data = input.map((text, index) => ({ index, embedding: embedding(text, concepts, lexicalWeight) }));
       res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ data, model: body["model"] }));
       return;
     }
@@ -94,6 +106,8 @@ export async function startScriptedLlm(
     baseUrl: `http://127.0.0.1:${port}/v1`,
     rerankUrl: `http://127.0.0.1:${port}/rerank`,
     requests,
+    /** Every request to /v1/embeddings, in order. */
+    embeddingRequests,
     /** Answers the next chat requests with these replies, in order. */
     queue: (...replies: Reply[]) => queue.push(...replies),
     /** Answers chat requests that find the queue empty. */
@@ -108,11 +122,18 @@ export async function startScriptedLlm(
 
 export type ScriptedLlm = Awaited<ReturnType<typeof startScriptedLlm>>;
 
-/** The scripted embedding of a text: its meanings (the concept groups it names) when it names any, else its characters. */
-function embedding(text: string, concepts: readonly string[][]): number[] {
+/**
+ * The scripted embedding of a text: its meanings (the concept groups it names)
+ * when it names any, beside its characters at `lexicalWeight` (unit length
+ * overall); else its characters.
+ */
+function embedding(text: string, concepts: readonly string[][], lexicalWeight: number): number[] {
   const lower = text.normalize("NFKC").toLowerCase();
   const meanings = concepts.map((group) => (group.some((term) => lower.includes(term)) ? 1 : 0));
   const named = meanings.reduce((s: number, x) => s + x, 0);
   if (named === 0) return [...embedLocally(text), ...meanings];
-  return [...new Array<number>(LOCAL_EMBEDDING_DIMENSIONS).fill(0), ...meanings.map((x) => x / Math.sqrt(named))];
+  const norm = Math.sqrt(1 + lexicalWeight * lexicalWeight);
+  const characters =
+    lexicalWeight === 0 ? new Array<number>(LOCAL_EMBEDDING_DIMENSIONS).fill(0) : [...embedLocally(text)];
+  return [...characters.map((x) => (lexicalWeight * x) / norm), ...meanings.map((x) => x / Math.sqrt(named) / norm)];
 }

@@ -1,24 +1,22 @@
 import { describe, expect, it } from "vitest";
-import { equivalentsOf } from "../../src/memrecall/glossary";
+import { loadGlossary, markerOf } from "../../src/memrecall/glossary";
+
+const emptyGlossary = loadGlossary([]);
+
 import { extractLocally } from "../../src/memrecall/keyword-extraction";
-import { coverage, lookupTokens, searchTextOf, searchTokens } from "../../src/memrecall/search-text";
+import {
+  EQUIVALENT_CREDIT,
+  type KeywordQuery,
+  keywordQueryOf,
+  keywordShare,
+  lookupTokens,
+  searchTextOf,
+  searchTokens,
+} from "../../src/memrecall/search-text";
 
-describe("equivalentsOf", () => {
-  it("brings the other language's terms and abbreviations, not the ones already there", () => {
-    expect(equivalentsOf("数据库配置")).toEqual(expect.arrayContaining(["database", "db", "config"]));
-    expect(equivalentsOf("数据库配置")).not.toContain("数据库");
-    expect(equivalentsOf("production database")).toEqual(expect.arrayContaining(["生产环境", "线上", "数据库"]));
-  });
-
-  it("matches Latin terms as whole words only", () => {
-    expect(equivalentsOf("dbx settings")).not.toContain("database");
-    expect(equivalentsOf("the prod db")).toEqual(expect.arrayContaining(["database", "生产环境"]));
-  });
-
-  it("has nothing for text outside the glossary", () => {
-    expect(equivalentsOf("周末去爬山")).toEqual([]);
-  });
-});
+/** The share of `query` (its own words only) that a memory holding `text`'s tokens holds. */
+const coverage = (tokens: string[], text: string) =>
+  keywordShare({ tokens, equivalents: tokens.map(() => []), extra: [] }, (t) => text.split(" ").includes(t));
 
 describe("extractLocally", () => {
   it("keeps time expressions whole and typed time, in Chinese and English", () => {
@@ -51,18 +49,70 @@ describe("search text and coverage", () => {
 
   it("weighs query words by IDF: a memory with the rare word covers more than one with the common one", () => {
     const query = searchTokens("我的数据库");
-    const rare = coverage(query, searchTextOf(["数据库 备份"]));
-    const common = coverage(query, searchTextOf(["我的 备份"]));
+    const rare = coverage(query, searchTextOf(["数据库 备份"], emptyGlossary));
+    const common = coverage(query, searchTextOf(["我的 备份"], emptyGlossary));
     expect(rare).toBeGreaterThan(common);
-    expect(coverage(query, searchTextOf(["我的数据库"]))).toBe(1);
-    expect(coverage(query, searchTextOf(["无关 内容"]))).toBe(0);
+    expect(coverage(query, searchTextOf(["我的数据库"], emptyGlossary))).toBe(1);
+    expect(coverage(query, searchTextOf(["无关 内容"], emptyGlossary))).toBe(0);
+  });
+
+  it("holds the character pairs of a Chinese word jieba made up from its context, so 封版 finds 封版前", () => {
+    // jieba joins 封版前 into one unknown word here; alone, 封版 is a word of its own.
+    expect(searchTokens("下周开始封版前的回归测试")).toContain("封版前");
+    expect(searchTokens("下周开始封版前的回归测试")).not.toContain("封版");
+    const text = searchTextOf(["下周开始封版前的回归测试"], emptyGlossary).split(" ");
+    expect(text).toEqual(expect.arrayContaining(["封版前", "封版", "版前"]));
+    // Words jieba knows are not taken apart.
+    expect(searchTextOf(["连接池"], emptyGlossary).split(" ")).toEqual(["连接", "连接池"]);
+  });
+
+  it("ends with the markers of the glossary groups the memory names", () => {
+    const g = loadGlossary([]);
+    expect(searchTextOf(["code freeze"], g)).toBe("code freeze");
+    const shipped = loadGlossary([new URL("../../data/memrecall/glossary.json", import.meta.url).pathname]);
+    expect(searchTextOf(["Code freeze on June 14"], shipped).split(" ")).toContain(markerOf("封版"));
+  });
+});
+
+describe("keywordQueryOf and keywordShare: a word held counts 1, only its equivalent 0.8", () => {
+  const shipped = loadGlossary([new URL("../../data/memrecall/glossary.json", import.meta.url).pathname]);
+  const share = (query: string, memoryText: string, extra = "") =>
+    keywordShare(keywordQueryOf(query, extra, shipped).query, (t) =>
+      searchTextOf([memoryText], shipped).split(" ").includes(t),
+    );
+
+  it.each([
+    { query: "数据库配置", memory: "生产数据库的配置", expected: 1, why: "every word held" },
+    { query: "数据库配置", memory: "production database config", expected: 0.8, why: "every word as its equivalent" },
+    { query: "封版", memory: "Code freeze starts June 14", expected: 0.8, why: "a phrase, through the marker" },
+    { query: "database config", memory: "数据库配置", expected: 0.8, why: "and the other way" },
+    { query: "brokers", memory: "9 个 broker", expected: 0.8, why: "broker is its singular" },
+    { query: "query", memory: "slow queries", expected: 0.8, why: "queries is its plural" },
+    { query: "周末去爬山", memory: "数据库配置", expected: 0, why: "nothing in common" },
+  ])("$query in '$memory' → $expected ($why)", ({ query, memory, expected }) => {
+    expect(share(query, memory)).toBeCloseTo(expected, 4);
+  });
+
+  it("counts a word once, whole or as an equivalent, and a memory stored before the group existed by its words", () => {
+    // "db" and "database" are both equivalents of 数据库: held together they still count 0.8.
+    expect(share("数据库", "db database")).toBeCloseTo(EQUIVALENT_CREDIT, 4);
+    // No marker in this memory's search text (it predates the group): the word "database" still counts.
+    const q = keywordQueryOf("数据库", "", shipped).query;
+    expect(keywordShare(q, (t) => t === "database")).toBeCloseTo(EQUIVALENT_CREDIT, 4);
+  });
+
+  it("lists the glossary terms it brought, not those typed, and scores extra terms at 0.8 of their coverage", () => {
+    const { expansion } = keywordQueryOf("数据库 database", "", shipped);
+    expect(expansion).toEqual(expect.arrayContaining(["databases", "db"]));
+    expect(expansion).not.toContain("database");
+    expect(share("防火墙", "redis cache", "redis")).toBeCloseTo(EQUIVALENT_CREDIT, 4);
   });
 });
 
 // IDFs the tables use (search-text.ts idfOf): a Latin word jieba does not know weighs 6 + 0.4 × its length
 // (at most 10 letters): redis 8, host 7.6, pg 6.8, postgresql 10, w00 7.2; a stop word 0.5 (the, 之前);
 // a Chinese word jieba does not know 11.74 (龘); jieba's table: 数据库 8.917071, 配置 5.949118.
-describe("coverage: the keyword relevance of a memory, the share of the query's IDF weight its search text holds", () => {
+describe("keywordShare without equivalents: the share of the query's IDF weight a memory's search text holds", () => {
   it.each([
     { query: ["redis", "host"], text: "redis cache", expected: 0.5128, why: "8 / (8 + 7.6)" },
     { query: ["redis", "host"], text: "host redis cache", expected: 1, why: "every query word held" },
@@ -85,31 +135,37 @@ describe("coverage: the keyword relevance of a memory, the share of the query's 
 });
 
 describe("lookupTokens: the words looked up in the full-text index", () => {
-  const twenty = Array.from({ length: 20 }, (_, i) => `w${String(i).padStart(2, "0")}`);
+  const thirty = Array.from({ length: 40 }, (_, i) => `w${String(i).padStart(2, "0")}`);
+  const q = (tokens: string[], equivalents: string[][] = [], extra: string[] = []): KeywordQuery => ({
+    tokens,
+    equivalents: tokens.map((_, i) => equivalents[i] ?? []),
+    extra,
+  });
   it.each([
     {
-      query: ["host", "postgresql"],
-      extra: ["pg"],
+      query: q(["host", "postgresql"], [], ["pg"]),
       expected: ["postgresql", "host", "pg"],
       why: "rarest first: 10 > 7.6",
     },
     {
-      query: ["pg"],
-      extra: ["postgresql"],
+      query: q(["pg"], [["postgresql"]]),
       expected: ["pg", "postgresql"],
-      why: "the query's own before the expansion's",
+      why: "the query's own before its equivalents",
     },
-    { query: ["the", "redis", "之前"], extra: [], expected: ["redis"], why: "IDF 0.5 < 2: common words left out" },
-    { query: ["the", "之前"], extra: [], expected: ["the", "之前"], why: "only common words: kept, in query order" },
-    { query: [], extra: ["the"], expected: ["the"], why: "an expansion of common words alone is kept too" },
-    { query: ["redis", "redis"], extra: ["redis", "host"], expected: ["redis", "host"], why: "each word once" },
+    { query: q(["the", "redis", "之前"]), expected: ["redis"], why: "IDF 0.5 < 2: common words left out" },
+    { query: q(["the", "之前"]), expected: ["the", "之前"], why: "only common words: kept, in query order" },
+    { query: q([], [], ["the"]), expected: ["the"], why: "an expansion of common words alone is kept too" },
     {
-      query: twenty,
-      extra: ["pg"],
-      expected: twenty.slice(0, 16),
-      why: "at most 16; equal IDFs (7.2) keep their order",
+      query: q(["redis", "redis"], [["host"]], ["redis", "host"]),
+      expected: ["redis", "host"],
+      why: "each word once",
     },
-  ])("$why", ({ query, extra, expected }) => {
-    expect(lookupTokens(query, extra)).toEqual(expected);
+    {
+      query: q(thirty, [], ["pg"]),
+      expected: thirty.slice(0, 32),
+      why: "at most 32; equal IDFs (7.2) keep their order",
+    },
+  ])("$why", ({ query, expected }) => {
+    expect(lookupTokens(query)).toEqual(expected);
   });
 });

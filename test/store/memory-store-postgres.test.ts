@@ -45,7 +45,7 @@ describe("postgres memory store", () => {
     try {
       await Promise.all(replicas.map((r) => r.migrate()));
       const versions = await admin.query(`SELECT version FROM ${schema}.schema_migrations ORDER BY version`);
-      expect(versions.rows).toEqual([{ version: 1 }]);
+      expect(versions.rows).toEqual([{ version: 1 }, { version: 2 }]);
       await replicas[0]!.upsert("u", {
         memory_key: "k",
         memory_type: "fact",

@@ -104,6 +104,36 @@ export function describeMemoryStoreContract(name: string, make: () => Promise<Me
       expect(await keys(store, u, ["b"])).toEqual([]);
     });
 
+    it("finds a memory's successor when it is read: the newest memory naming it in supersedes, after replaces and deletes", async () => {
+      const u = user("supersedes");
+      await store.upsert(u, memory("old", "柱状图"));
+      expect((await store.get(u, "old"))?.superseded_by).toBe("");
+      const b = await store.upsert(u, memory("b", "折线图", { supersedes: "old" }));
+      expect(b.record).toMatchObject({ supersedes: "old", superseded_by: "" });
+      expect((await store.get(u, "old"))?.superseded_by).toBe("b");
+      await sleep(5);
+      await store.upsert(u, memory("c", "面积图", { supersedes: "old" }));
+      expect((await store.get(u, "old"))?.superseded_by).toBe("c");
+      expect((await store.getMany(u, ["old", "c"])).map((r) => [r.memory_key, r.superseded_by]).sort()).toEqual([
+        ["c", ""],
+        ["old", "c"],
+      ]);
+      // Replaced without supersedes, c no longer replaces old: b does again.
+      await sleep(5);
+      expect((await store.upsert(u, memory("c", "面积图"))).record.supersedes).toBe("");
+      expect((await store.get(u, "old"))?.superseded_by).toBe("b");
+      expect(await store.delete(u, "b")).toBe(true);
+      expect((await store.get(u, "old"))?.superseded_by).toBe("");
+      // Another user's memory under the same keys changes nothing here.
+      const other = user("supersedes-other");
+      await store.upsert(other, memory("new", "折线图", { supersedes: "old" }));
+      expect((await store.get(u, "old"))?.superseded_by).toBe("");
+      // The one that replaces a memory re-stored under its own key still does.
+      await store.upsert(u, memory("d", "饼图", { supersedes: "old" }));
+      await store.upsert(u, memory("old", "柱状图 改过"));
+      expect((await store.get(u, "old"))?.superseded_by).toBe("d");
+    });
+
     it("counts only the user's own memories", async () => {
       const u = user("count");
       expect(await store.count(u)).toBe(0);
@@ -165,6 +195,7 @@ export function describeMemoryStoreContract(name: string, make: () => Promise<Me
 
         const [hit] = await store.keywordSearch(u, ["连接池"], {}, 10);
         expect(hit?.search_text).toBe("数据库 配置 连接池");
+        expect(hit?.updated_at.getTime()).toBe((await store.get(u, "db"))?.updated_at.getTime());
       });
 
       it("ranks a memory matching more of the tokens above one matching fewer", async () => {
@@ -268,7 +299,7 @@ export function describeMemoryStoreContract(name: string, make: () => Promise<Me
       });
     });
 
-    it("returns every embedding of the user intact, with search text, type, creation time and keywords", async () => {
+    it("returns every embedding of the user intact, with search text, type, times and keywords", async () => {
       const u = user("vectors");
       const exact = Float32Array.from([0.1, -0.5, 1e-7, 3.4028234663852886e38, -0, 0.333333343267, 1, -1]);
       const wide = unit(Float32Array.from({ length: 512 }, (_, i) => Math.sin(i * 1.7)));
@@ -295,6 +326,7 @@ export function describeMemoryStoreContract(name: string, make: () => Promise<Me
       expect(va.memory_type).toBe("event");
       expect(va.search_text).toBe("甲");
       expect(va.created_at.getTime()).toBe(a.record.created_at.getTime());
+      expect(va.updated_at.getTime()).toBe(a.record.updated_at.getTime());
       expect(va.keywords).toEqual(["Alpha", "阿尔法"]);
     });
 

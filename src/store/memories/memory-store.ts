@@ -14,13 +14,22 @@ interface MemoryFields {
 
 /** A stored memory, as read back. */
 export interface MemoryRecord extends MemoryFields {
+  /** The key of an older memory of the user's that this one replaces ("" when none): latest wins in search. */
+  supersedes: string;
   user_id: string;
   created_at: Date;
   updated_at: Date;
+  /**
+   * The newest memory of the user's that names this one in `supersedes` ("" when none), found when read:
+   * it follows every write and delete of the other memory without being kept in step.
+   */
+  superseded_by: string;
 }
 
 /** What a write stores: the memory plus what search needs. */
 export interface MemoryWrite extends MemoryFields {
+  /** The key of an older memory of the user's that this one replaces; none when absent or "". */
+  supersedes?: string;
   /** The searchable tokens, space-separated (jieba for Chinese, lower-cased words for English). */
   search_text: string;
   /** The embedding of summary + content (L2-normalised). */
@@ -41,6 +50,8 @@ export interface MemoryFilters {
 export interface KeywordHit {
   memory_key: string;
   search_text: string;
+  /** When the memory was last written: the newer of two equally relevant memories comes first. */
+  updated_at: Date;
   /** The store's own rank (bm25 / ts_rank): larger is better; comparable within one answer only. */
   rank: number;
 }
@@ -53,6 +64,8 @@ export interface MemoryVector {
   search_text: string;
   memory_type: string;
   created_at: Date;
+  /** When the memory was last written: the newer of two equally relevant memories comes first. */
+  updated_at: Date;
   keywords: string[];
 }
 

@@ -29,6 +29,10 @@ const MIGRATION_LOCK = 7_301_455_130_001;
  *   GIN index: the keyword filter is one array overlap (`&&`) on the row itself,
  *   so an upsert stays a single statement.
  * - The embedding is the Float32Array's bytes (little-endian).
+ * - `supersedes` (version 2): the key of an older memory this one replaces
+ *   ("" for none), indexed by user for the rows that have one. A memory's
+ *   successor is looked up when it is read (SUPERSEDED_BY), so nothing is
+ *   kept in step when either is replaced or deleted.
  */
 const MIGRATIONS: readonly string[] = [
   `
@@ -54,10 +58,22 @@ const MIGRATIONS: readonly string[] = [
   CREATE INDEX memories_user_created ON memories (user_id, created_at);
   CREATE INDEX memories_user_type ON memories (user_id, memory_type);
   `,
+  `
+  ALTER TABLE memories ADD COLUMN supersedes text NOT NULL DEFAULT '';
+  CREATE INDEX memories_user_supersedes ON memories (user_id, supersedes) WHERE supersedes <> '';
+  `,
 ];
 
-const RECORD_COLUMNS =
-  "memory_key, user_id, memory_type, summary, content, content_truncated, keywords, metadata, created_at, updated_at";
+/**
+ * A record's columns, and its successor: the newest memory of the same user
+ * naming it in `supersedes`, or "" (`supersedes <> ''` lets the planner use
+ * the partial index).
+ */
+const RECORD_COLUMNS = `memory_key, user_id, memory_type, summary, content, content_truncated, keywords, metadata, supersedes,
+  created_at, updated_at,
+  coalesce((SELECT s.memory_key FROM memories s
+    WHERE s.user_id = memories.user_id AND s.supersedes = memories.memory_key AND s.supersedes <> ''
+    ORDER BY s.updated_at DESC, s.memory_key LIMIT 1), '') AS superseded_by`;
 
 /** Times are kept to the millisecond, what a JS Date holds: a record reads back exactly as written. */
 const NOW = "date_trunc('milliseconds', now())";
@@ -68,6 +84,7 @@ interface VectorRow {
   search_text: string;
   memory_type: string;
   created_at: Date;
+  updated_at: Date;
   keywords: MemoryRecord["keywords"];
 }
 
@@ -136,12 +153,13 @@ export class PostgresMemoryStore implements MemoryStore {
     // xmax is 0 on a freshly inserted row version and set on one written by DO UPDATE.
     const { rows } = await this.query<MemoryRecord & { created: boolean }>(
       "store a memory",
-      `INSERT INTO memories (user_id, memory_key, memory_type, summary, content, content_truncated, keywords, keywords_lower, metadata, search_text, embedding, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, ${NOW}, ${NOW})
+      `INSERT INTO memories (user_id, memory_key, memory_type, summary, content, content_truncated, keywords, keywords_lower, metadata, supersedes, search_text, embedding, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, ${NOW}, ${NOW})
        ON CONFLICT (user_id, memory_key) DO UPDATE SET
          memory_type = excluded.memory_type, summary = excluded.summary, content = excluded.content,
          content_truncated = excluded.content_truncated, keywords = excluded.keywords, keywords_lower = excluded.keywords_lower,
-         metadata = excluded.metadata, search_text = excluded.search_text, embedding = excluded.embedding, updated_at = excluded.updated_at
+         metadata = excluded.metadata, supersedes = excluded.supersedes, search_text = excluded.search_text,
+         embedding = excluded.embedding, updated_at = excluded.updated_at
        RETURNING (xmax = 0) AS created, ${RECORD_COLUMNS}`,
       [
         userId,
@@ -153,6 +171,7 @@ export class PostgresMemoryStore implements MemoryStore {
         JSON.stringify(memory.keywords),
         [...new Set(memory.keywords.map((k) => k.keyword.toLowerCase()))],
         JSON.stringify(memory.metadata),
+        memory.supersedes ?? "",
         memory.search_text,
         Buffer.from(memory.embedding.buffer, memory.embedding.byteOffset, memory.embedding.byteLength),
       ],
@@ -207,7 +226,7 @@ export class PostgresMemoryStore implements MemoryStore {
     // 1 divides by 1 + log(length): a long memory does not win by length alone.
     const { rows } = await this.query<KeywordHit>(
       "search memories by keyword",
-      `SELECT memory_key, search_text, ts_rank(search_tsv, q, 1) AS rank
+      `SELECT memory_key, search_text, updated_at, ts_rank(search_tsv, q, 1) AS rank
        FROM memories, to_tsquery('simple', $2) AS q
        WHERE ${where.join(" AND ")}
        ORDER BY rank DESC, memory_key
@@ -220,7 +239,7 @@ export class PostgresMemoryStore implements MemoryStore {
   async vectors(userId: string): Promise<MemoryVector[]> {
     const { rows } = await this.query<VectorRow>(
       "load embeddings",
-      "SELECT memory_key, embedding, search_text, memory_type, created_at, keywords FROM memories WHERE user_id = $1",
+      "SELECT memory_key, embedding, search_text, memory_type, created_at, updated_at, keywords FROM memories WHERE user_id = $1",
       [userId],
     );
     return rows.map((r) => ({
@@ -232,6 +251,7 @@ export class PostgresMemoryStore implements MemoryStore {
       search_text: r.search_text,
       memory_type: r.memory_type,
       created_at: r.created_at,
+      updated_at: r.updated_at,
       keywords: r.keywords.map((k) => k.keyword),
     }));
   }

@@ -39,6 +39,10 @@ const CACHE_KIB = 64 * 1024;
  *   The keyword filter is then an index range scan computed once per query
  *   instead of parsing every candidate's JSON, and rows go with their memory
  *   through the foreign key's cascade.
+ * - `supersedes` (version 2): the key of an older memory this one replaces
+ *   ("" for none), indexed by user for the rows that have one. A memory's
+ *   successor is looked up when it is read (SUPERSEDED_BY), so nothing is
+ *   kept in step when either is replaced or deleted.
  */
 const MIGRATIONS: readonly string[] = [
   `
@@ -90,10 +94,22 @@ const MIGRATIONS: readonly string[] = [
   ) WITHOUT ROWID;
   CREATE INDEX memory_keywords_user_keyword ON memory_keywords (user_id, keyword_lower);
   `,
+  `
+  ALTER TABLE memories ADD COLUMN supersedes TEXT NOT NULL DEFAULT '';
+  CREATE INDEX memories_user_supersedes ON memories (user_id, supersedes) WHERE supersedes <> '';
+  `,
 ];
 
 const RECORD_COLUMNS =
-  "memory_key, user_id, memory_type, summary, content, content_truncated, keywords, metadata, created_at, updated_at";
+  "memory_key, user_id, memory_type, summary, content, content_truncated, keywords, metadata, supersedes, created_at, updated_at";
+
+/**
+ * The newest memory of the same user naming the row `m` in its `supersedes`,
+ * or "". `supersedes <> ''` lets the planner use the partial index.
+ */
+const SUPERSEDED_BY = `coalesce((SELECT s.memory_key FROM memories s
+  WHERE s.user_id = m.user_id AND s.supersedes = m.memory_key AND s.supersedes <> ''
+  ORDER BY s.updated_at DESC, s.memory_key LIMIT 1), '') AS superseded_by`;
 
 interface RecordRow {
   memory_key: string;
@@ -104,6 +120,8 @@ interface RecordRow {
   content_truncated: number;
   keywords: string;
   metadata: string;
+  supersedes: string;
+  superseded_by: string;
   created_at: number;
   updated_at: number;
 }
@@ -114,6 +132,7 @@ interface VectorRow {
   search_text: string;
   memory_type: string;
   created_at: number;
+  updated_at: number;
   keywords: string;
 }
 
@@ -170,12 +189,12 @@ export class SqliteMemoryStore implements MemoryStore {
         memory.memory_key,
       ) as { id: number } | undefined;
       const row = this.stmt(
-        `INSERT INTO memories (user_id, memory_key, memory_type, summary, content, content_truncated, keywords, metadata, search_text, created_at, updated_at)
-         VALUES (@user_id, @memory_key, @memory_type, @summary, @content, @content_truncated, @keywords, @metadata, @search_text, @now, @now)
+        `INSERT INTO memories (user_id, memory_key, memory_type, summary, content, content_truncated, keywords, metadata, supersedes, search_text, created_at, updated_at)
+         VALUES (@user_id, @memory_key, @memory_type, @summary, @content, @content_truncated, @keywords, @metadata, @supersedes, @search_text, @now, @now)
          ON CONFLICT (user_id, memory_key) DO UPDATE SET
            memory_type = excluded.memory_type, summary = excluded.summary, content = excluded.content,
            content_truncated = excluded.content_truncated, keywords = excluded.keywords, metadata = excluded.metadata,
-           search_text = excluded.search_text, updated_at = excluded.updated_at
+           supersedes = excluded.supersedes, search_text = excluded.search_text, updated_at = excluded.updated_at
          RETURNING id, ${RECORD_COLUMNS}`,
       ).get({
         user_id: userId,
@@ -186,9 +205,10 @@ export class SqliteMemoryStore implements MemoryStore {
         content_truncated: memory.content_truncated ? 1 : 0,
         keywords: JSON.stringify(memory.keywords),
         metadata: JSON.stringify(memory.metadata),
+        supersedes: memory.supersedes ?? "",
         search_text: memory.search_text,
         now: Date.now(),
-      }) as RecordRow & { id: number };
+      }) as Omit<RecordRow, "superseded_by"> & { id: number };
       this.stmt(
         "INSERT INTO memory_embeddings (memory_id, embedding) VALUES (?, ?) ON CONFLICT (memory_id) DO UPDATE SET embedding = excluded.embedding",
       ).run(row.id, embeddingBytes(memory.embedding));
@@ -197,14 +217,20 @@ export class SqliteMemoryStore implements MemoryStore {
         "INSERT OR IGNORE INTO memory_keywords (memory_id, user_id, keyword_lower) VALUES (?, ?, ?)",
       );
       for (const k of memory.keywords) addKeyword.run(row.id, userId, k.keyword.toLowerCase());
-      return { created: existing === undefined, record: toRecord(row) };
+      const { superseded_by } = this.stmt(`SELECT ${SUPERSEDED_BY} FROM memories m WHERE m.id = ?`).get(row.id) as {
+        superseded_by: string;
+      };
+      return { created: existing === undefined, record: toRecord({ ...row, superseded_by }) };
     });
     return this.run("store a memory", () => write.immediate());
   }
 
   async get(userId: string, memoryKey: string): Promise<MemoryRecord | undefined> {
     const row = this.run("read a memory", () =>
-      this.stmt(`SELECT ${RECORD_COLUMNS} FROM memories WHERE user_id = ? AND memory_key = ?`).get(userId, memoryKey),
+      this.stmt(`SELECT ${RECORD_COLUMNS}, ${SUPERSEDED_BY} FROM memories m WHERE user_id = ? AND memory_key = ?`).get(
+        userId,
+        memoryKey,
+      ),
     ) as RecordRow | undefined;
     return row && toRecord(row);
   }
@@ -214,7 +240,7 @@ export class SqliteMemoryStore implements MemoryStore {
     // The keys travel as one JSON parameter: any number of them, no SQL built from their count.
     const rows = this.run("read memories", () =>
       this.stmt(
-        `SELECT ${RECORD_COLUMNS} FROM memories WHERE user_id = ? AND memory_key IN (SELECT value FROM json_each(?))`,
+        `SELECT ${RECORD_COLUMNS}, ${SUPERSEDED_BY} FROM memories m WHERE user_id = ? AND memory_key IN (SELECT value FROM json_each(?))`,
       ).all(userId, JSON.stringify(memoryKeys)),
     ) as RecordRow[];
     return rows.map(toRecord);
@@ -254,18 +280,22 @@ export class SqliteMemoryStore implements MemoryStore {
     // when a filter offers one, and then runs the whole MATCH again for every
     // row of the user: a 10 ms search did not end within a minute at 100 k memories.
     // bm25() is smaller for better matches; the interface wants larger = better.
-    const sql = `SELECT m.memory_key AS memory_key, m.search_text AS search_text, -bm25(memories_fts) AS rank
+    const sql = `SELECT m.memory_key AS memory_key, m.search_text AS search_text, m.updated_at AS updated_at, -bm25(memories_fts) AS rank
       FROM memories_fts CROSS JOIN memories m ON m.id = memories_fts.rowid
       WHERE ${where.join(" AND ")}
       ORDER BY rank DESC, m.memory_key
       LIMIT @limit`;
-    return this.run("search memories by keyword", () => this.stmt(sql).all(params)) as KeywordHit[];
+    const rows = this.run("search memories by keyword", () => this.stmt(sql).all(params)) as (Omit<
+      KeywordHit,
+      "updated_at"
+    > & { updated_at: number })[];
+    return rows.map((r) => ({ ...r, updated_at: new Date(r.updated_at) }));
   }
 
   async vectors(userId: string): Promise<MemoryVector[]> {
     const rows = this.run("load embeddings", () =>
       this.stmt(
-        "SELECT m.memory_key, e.embedding, m.search_text, m.memory_type, m.created_at, m.keywords FROM memories m JOIN memory_embeddings e ON e.memory_id = m.id WHERE m.user_id = ?",
+        "SELECT m.memory_key, e.embedding, m.search_text, m.memory_type, m.created_at, m.updated_at, m.keywords FROM memories m JOIN memory_embeddings e ON e.memory_id = m.id WHERE m.user_id = ?",
       ).all(userId),
     ) as VectorRow[];
     return rows.map((r) => ({
@@ -274,6 +304,7 @@ export class SqliteMemoryStore implements MemoryStore {
       search_text: r.search_text,
       memory_type: r.memory_type,
       created_at: new Date(r.created_at),
+      updated_at: new Date(r.updated_at),
       keywords: (JSON.parse(r.keywords) as MemoryRecord["keywords"]).map((k) => k.keyword),
     }));
   }
@@ -359,6 +390,8 @@ function toRecord(row: RecordRow): MemoryRecord {
     content_truncated: row.content_truncated === 1,
     keywords: JSON.parse(row.keywords) as MemoryRecord["keywords"],
     metadata: JSON.parse(row.metadata) as Record<string, Json>,
+    supersedes: row.supersedes,
+    superseded_by: row.superseded_by,
     created_at: new Date(row.created_at),
     updated_at: new Date(row.updated_at),
   };
