@@ -29,6 +29,8 @@ export function detailAnswer(m: MemoryRecord): Json {
     updated_at: m.updated_at.toISOString(),
     keywords: table(m.keywords.map((k) => ({ ...k }))),
     content_truncated: m.content_truncated,
+    supersedes: m.supersedes,
+    superseded_by: m.superseded_by,
     metadata: m.metadata,
     content: m.content,
   });

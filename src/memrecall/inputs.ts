@@ -232,23 +232,27 @@ export const storeMemoryInput = z
       .min(1, "memory_key is required")
       .max(128, "memory_key must be at most 128 characters")
       // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
-      .regex(/^[^\u0000-\u001f\u007f]+$/, "memory_key must be printable"),
+      .regex(/^[^\u0000-\u001f\u007f]+$/, "memory_key must be printable")
+      .describe("记忆的唯一标识（调用方决定，本用户下唯一；同一个 key 再保存即覆盖），如 db_config_prod"),
     memory_type: z
       .string()
       .trim()
       .max(64, "memory_type must be at most 64 characters")
       .refine((v) => !hasNul(v), nulMessage("memory_type"))
-      .default(""),
+      .default("")
+      .describe("记忆类型，如 user_preference、project_fact、command_output、general；search_memories 可按它过滤"),
     summary: z
       .string()
       .trim()
       .max(2000, "summary must be at most 2000 characters")
       .refine((v) => !hasNul(v), nulMessage("summary"))
-      .default(""),
+      .default("")
+      .describe("一句话摘要，搜索结果里显示"),
     content: z
       .string()
       .min(1, "content is required")
-      .refine((v) => !hasNul(v), nulMessage("content")),
+      .refine((v) => !hasNul(v), nulMessage("content"))
+      .describe("完整内容（超过 100 KB 会被截断并标出）"),
     keywords: z
       .array(
         z.object({
@@ -257,19 +261,22 @@ export const storeMemoryInput = z
         }),
       )
       .max(20, "at most 20 keywords")
-      .default([]),
+      .default([])
+      .describe("关键词及权重（0-1）；不给时自动提取"),
     metadata: z
       .record(z.string(), parsedJson)
       .default({})
       .refine((m) => JSON.stringify(m).length <= 16_384, "metadata must be at most 16 KB of JSON")
-      .refine((m) => !hasNul(m), nulMessage("metadata")),
+      .refine((m) => !hasNul(m), nulMessage("metadata"))
+      .describe("附加元数据（JSON 对象，至多 16 KB）"),
     supersedes: z
       .string()
       .trim()
       .max(128, "supersedes must be at most 128 characters: the memory_key of an older memory")
       // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
       .regex(/^[^\u0000-\u001f\u007f]*$/, "supersedes must be printable")
-      .default(""),
+      .default("")
+      .describe("这条记忆取代的旧记忆的 memory_key（如偏好改了）：搜索时新的排在前面，旧的标出 superseded_by"),
   })
   .superRefine((v, ctx) => {
     if (v.supersedes === v.memory_key) {
@@ -284,5 +291,10 @@ export type StoreMemoryInput = z.output<typeof storeMemoryInput>;
 
 /** DeleteMemory: the key of the caller's memory to delete. */
 export const deleteMemoryInput = z.object({
-  memory_key: z.string().trim().min(1, "memory_key is required").max(128),
+  memory_key: z
+    .string()
+    .trim()
+    .min(1, "memory_key is required")
+    .max(128)
+    .describe("要删除的记忆的 memory_key（来自 search_memories 的结果）"),
 });

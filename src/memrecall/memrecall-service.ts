@@ -12,8 +12,10 @@ import {
   StoreMemoryRequestSchema,
 } from "../../gen/contextloader/memrecall/v1/memrecall_pb";
 import type { CallContext } from "../core/call-context";
-import { validateRequest } from "../errors/validation";
+import { render } from "../core/output-format";
+import { validateFormattedRequest, validateRequest } from "../errors/validation";
 import { callContext } from "../server/interceptors";
+import { searchAnswer } from "./answers";
 import {
   expandContextWindowResponse,
   extractKeywordsResponse,
@@ -57,8 +59,13 @@ export function registerMemRecall(router: ConnectRouter, deps: MemRecallDeps): v
   // In the proto's order. Each handler: decode and validate, the tool, encode.
   router.service(MemRecallService, {
     async searchMemories(req, ctx) {
-      const { c, input } = decode(ctx, SearchMemoriesRequestSchema, req, searchMemoriesInput);
-      return searchMemoriesResponse(await searchMemories(deps, c, input));
+      const c = withAccount(ctx);
+      const { input, format } = validateFormattedRequest(SearchMemoriesRequestSchema, req, searchMemoriesInput);
+      const out = await searchMemories(deps, c, input);
+      // With output_format: the compact answer (the MCP tool's) as text.
+      return format === undefined
+        ? searchMemoriesResponse(out)
+        : { success: true, text: render(searchAnswer(out), format) };
     },
     async getMemoryDetail(req, ctx) {
       const { c, input } = decode(ctx, GetMemoryDetailRequestSchema, req, getMemoryDetailInput);

@@ -2,6 +2,7 @@ import { Code, createClient, type Client as RpcClient } from "@connectrpc/connec
 import type { Client as McpClient } from "@modelcontextprotocol/sdk/client/index.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { KnowledgeRetrievalService } from "../../gen/contextloader/knowledge/v1/knowledge_pb";
+import { MemRecallService } from "../../gen/contextloader/memrecall/v1/memrecall_pb";
 import { LogicPropertyResolverService } from "../../gen/contextloader/resolver/v1/resolver_pb";
 import { BadRequestSchema, ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb";
 import { transports } from "../helpers/clients";
@@ -26,6 +27,7 @@ describe("output_format on the RPCs", () => {
   let server: TestServer;
   let knowledge: RpcClient<typeof KnowledgeRetrievalService>;
   let resolver: RpcClient<typeof LogicPropertyResolverService>;
+  let memrecall: RpcClient<typeof MemRecallService>;
   let mcp: McpClient;
   beforeAll(async () => {
     llm = await startScriptedLlm((req: ChatRequest) => {
@@ -36,6 +38,7 @@ describe("output_format on the RPCs", () => {
     server = await startServer({ LLM_BASE_URL: llm.baseUrl, LLM_MODEL: "scripted" });
     knowledge = clientWith(KnowledgeRetrievalService, server.baseUrl, { "x-account-id": "u-rpc-format" });
     resolver = clientWith(LogicPropertyResolverService, server.baseUrl, { "x-account-id": "u-rpc-format" });
+    memrecall = clientWith(MemRecallService, server.baseUrl, { "x-account-id": "u-rpc-format" });
     mcp = await connectHttp(server.baseUrl, { "x-account-id": "u-rpc-format" });
   });
   afterAll(async () => {
@@ -209,6 +212,45 @@ describe("output_format on the RPCs", () => {
     });
   });
 
+  describe("SearchMemories", () => {
+    beforeAll(async () => {
+      await memrecall.storeMemory({
+        memoryKey: "db_prod",
+        summary: "生产环境数据库配置",
+        content: "PostgreSQL 16, host=pg-prod.internal port=5432, database orders",
+        memoryType: "project_fact",
+      });
+    });
+
+    it.each(FORMATS)(
+      "with output_format %s answers the MCP tool's answer in text, the results empty",
+      async (format) => {
+        const res = await memrecall.searchMemories({
+          query: "数据库配置",
+          minRelevanceScore: 0.1,
+          outputFormat: format,
+        });
+        expect(res.success).toBe(true);
+        expect(res.results).toEqual([]);
+        expect(res.totalFound).toBe(0);
+        const text = read(res.text, format);
+        expect(text["total_found"]).toBe(1);
+        expect((text["results"] as Answer[])[0]).toMatchObject({
+          memory_key: "db_prod",
+          summary: "生产环境数据库配置",
+        });
+        const tool = await callOk(mcp, "search_memories", { query: "数据库配置", min_relevance_score: 0.1 });
+        expect(text).toEqual(tool);
+      },
+    );
+
+    it("without output_format answers the structured results as before", async () => {
+      const res = await memrecall.searchMemories({ query: "数据库配置", minRelevanceScore: 0.1 });
+      expect(res.text).toBe("");
+      expect(res.results.map((r) => r.memoryKey)).toEqual(["db_prod"]);
+    });
+  });
+
   describe("output_format xml", () => {
     const cases: [string, () => Promise<unknown>][] = [
       ["RetrieveSchema", () => knowledge.retrieveSchema({ query: QUESTION, knIds: RPC_KN, outputFormat: "xml" })],
@@ -236,6 +278,7 @@ describe("output_format on the RPCs", () => {
             outputFormat: "xml",
           }),
       ],
+      ["SearchMemories", () => memrecall.searchMemories({ query: "数据库配置", outputFormat: "xml" })],
     ];
 
     it.each(cases)("%s is INVALID_ARGUMENT with a BadRequest violation on output_format", async (_name, call) => {
