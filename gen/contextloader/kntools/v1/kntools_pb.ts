@@ -14,15 +14,30 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file contextloader/kntools/v1/kntools.proto.
  */
 export const file_contextloader_kntools_v1_kntools: GenFile = /*@__PURE__*/
-  fileDesc("CiZjb250ZXh0bG9hZGVyL2tudG9vbHMvdjEva250b29scy5wcm90bxIYY29udGV4dGxvYWRlci5rbnRvb2xzLnYxIuUBCglDb25kaXRpb24SDQoFZmllbGQYASABKAkSEQoJb3BlcmF0aW9uGAIgASgJEjsKDnN1Yl9jb25kaXRpb25zGAMgAygLMiMuY29udGV4dGxvYWRlci5rbnRvb2xzLnYxLkNvbmRpdGlvbhIlCgV2YWx1ZRgEIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRISCgp2YWx1ZV9mcm9tGAUgASgJEhEKCWxpbWl0X2tleRgGIAEoCRIrCgtsaW1pdF92YWx1ZRgHIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZSItCglTb3J0RmllbGQSDQoFZmllbGQYASABKAkSEQoJZGlyZWN0aW9uGAIgASgJIpkCCgtTZWFyY2hTY29wZRIWCg5jb25jZXB0X2dyb3VwcxgBIAMoCRIhChRpbmNsdWRlX29iamVjdF90eXBlcxgCIAEoCEgAiAEBEiMKFmluY2x1ZGVfcmVsYXRpb25fdHlwZXMYAyABKAhIAYgBARIhChRpbmNsdWRlX2FjdGlvbl90eXBlcxgEIAEoCEgCiAEBEiEKFGluY2x1ZGVfbWV0cmljX3R5cGVzGAUgASgISAOIAQFCFwoVX2luY2x1ZGVfb2JqZWN0X3R5cGVzQhkKF19pbmNsdWRlX3JlbGF0aW9uX3R5cGVzQhcKFV9pbmNsdWRlX2FjdGlvbl90eXBlc0IXChVfaW5jbHVkZV9tZXRyaWNfdHlwZXMijQIKE1NlYXJjaFNjaGVtYVJlcXVlc3QSDQoFcXVlcnkYASABKAkSDQoFa25faWQYAiABKAkSOwoMc2VhcmNoX3Njb3BlGAMgASgLMiUuY29udGV4dGxvYWRlci5rbnRvb2xzLnYxLlNlYXJjaFNjb3BlEhkKDG1heF9jb25jZXB0cxgEIAEoBUgAiAEBEhkKDHNjaGVtYV9icmllZhgFIAEoCEgBiAEBEhoKDWVuYWJsZV9yZXJhbmsYBiABKAhIAogBARIVCg1vdXRwdXRfZm9ybWF0GAcgASgJQg8KDV9tYXhfY29uY2VwdHNCDwoNX3NjaGVtYV9icmllZkIQCg5fZW5hYmxlX3JlcmFuayKwAgoKTWV0cmljVHlwZRIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEg8KB2NvbW1lbnQYAyABKAkSEQoJdW5pdF90eXBlGAQgASgJEgwKBHVuaXQYBSABKAkSEwoLbWV0cmljX3R5cGUYBiABKAkSEgoKc2NvcGVfdHlwZRgHIAEoCRIRCglzY29wZV9yZWYYCCABKAkSLwoOdGltZV9kaW1lbnNpb24YCSABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EjQKE2NhbGN1bGF0aW9uX2Zvcm11bGEYCiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhsKE2FuYWx5c2lzX2RpbWVuc2lvbnMYCyADKAkSFgoObG9naWNfcHJvcGVydHkYDCABKAki8wIKFFNlYXJjaFNjaGVtYVJlc3BvbnNlEj4KDG9iamVjdF90eXBlcxgBIAMoCzIoLmNvbnRleHRsb2FkZXIua25vd2xlZGdlLnYxLktuT2JqZWN0VHlwZRJCCg5yZWxhdGlvbl90eXBlcxgCIAMoCzIqLmNvbnRleHRsb2FkZXIua25vd2xlZGdlLnYxLktuUmVsYXRpb25UeXBlEj4KDGFjdGlvbl90eXBlcxgDIAMoCzIoLmNvbnRleHRsb2FkZXIua25vd2xlZGdlLnYxLktuQWN0aW9uVHlwZRI6CgxtZXRyaWNfdHlwZXMYBCADKAsyJC5jb250ZXh0bG9hZGVyLmtudG9vbHMudjEuTWV0cmljVHlwZRIWCg5yYW5raW5nX21ldGhvZBgFIAEoCRI1Cgh3YXJuaW5ncxgGIAMoCzIjLmNvbnRleHRsb2FkZXIua25vd2xlZGdlLnYxLldhcm5pbmcSDAoEdGV4dBgHIAEoCSLFAgobUXVlcnlPYmplY3RJbnN0YW5jZXNSZXF1ZXN0Eg0KBWtuX2lkGAEgASgJEg0KBW90X2lkGAIgASgJEjYKCWNvbmRpdGlvbhgDIAEoCzIjLmNvbnRleHRsb2FkZXIua250b29scy52MS5Db25kaXRpb24SEgoFbGltaXQYBCABKAVIAIgBARISCgpwcm9wZXJ0aWVzGAUgAygJEjEKBHNvcnQYBiADKAsyIy5jb250ZXh0bG9hZGVyLmtudG9vbHMudjEuU29ydEZpZWxkEg4KBmN1cnNvchgHIAEoCRIXCgpuZWVkX3RvdGFsGAggASgISAGIAQESHAoUaW5jbHVkZV9sb2dpY19wYXJhbXMYCSABKAgSFQoNb3V0cHV0X2Zvcm1hdBgKIAEoCUIICgZfbGltaXRCDQoLX25lZWRfdG90YWwikwEKHFF1ZXJ5T2JqZWN0SW5zdGFuY2VzUmVzcG9uc2USJgoFZGF0YXMYASADKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhgKC3RvdGFsX2NvdW50GAIgASgDSACIAQESEwoLbmV4dF9jdXJzb3IYAyABKAkSDAoEdGV4dBgEIAEoCUIOCgxfdG90YWxfY291bnQinwEKCFBhdGhOb2RlEgoKAmlkGAEgASgJEjYKCWNvbmRpdGlvbhgCIAEoCzIjLmNvbnRleHRsb2FkZXIua250b29scy52MS5Db25kaXRpb24SEgoFbGltaXQYAyABKAVIAIgBARIxCgRzb3J0GAQgAygLMiMuY29udGV4dGxvYWRlci5rbnRvb2xzLnYxLlNvcnRGaWVsZEIICgZfbGltaXQiYgoIUGF0aEVkZ2USGAoQcmVsYXRpb25fdHlwZV9pZBgBIAEoCRIdChVzb3VyY2Vfb2JqZWN0X3R5cGVfaWQYAiABKAkSHQoVdGFyZ2V0X29iamVjdF90eXBlX2lkGAMgASgJIqYBChBSZWxhdGlvblR5cGVQYXRoEjgKDG9iamVjdF90eXBlcxgBIAMoCzIiLmNvbnRleHRsb2FkZXIua250b29scy52MS5QYXRoTm9kZRI6Cg5yZWxhdGlvbl90eXBlcxgCIAMoCzIiLmNvbnRleHRsb2FkZXIua250b29scy52MS5QYXRoRWRnZRISCgVsaW1pdBgDIAEoBUgAiAEBQggKBl9saW1pdCKrAQocUXVlcnlJbnN0YW5jZVN1YmdyYXBoUmVxdWVzdBINCgVrbl9pZBgBIAEoCRJHChNyZWxhdGlvbl90eXBlX3BhdGhzGAIgAygLMiouY29udGV4dGxvYWRlci5rbnRvb2xzLnYxLlJlbGF0aW9uVHlwZVBhdGgSHAoUaW5jbHVkZV9sb2dpY19wYXJhbXMYAyABKAgSFQoNb3V0cHV0X2Zvcm1hdBgEIAEoCSKNAgoOU3ViZ3JhcGhPYmplY3QSIQoLaW5zdGFuY2VfaWQYASABKAlSDF9pbnN0YW5jZV9pZBJGChFpbnN0YW5jZV9pZGVudGl0eRgCIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RSEl9pbnN0YW5jZV9pZGVudGl0eRIxCgdkaXNwbGF5GAMgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlUghfZGlzcGxheRIWCg5vYmplY3RfdHlwZV9pZBgEIAEoCRIYChBvYmplY3RfdHlwZV9uYW1lGAUgASgJEisKCnByb3BlcnRpZXMYBiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Io8BChBTdWJncmFwaFJlbGF0aW9uEhgKEHJlbGF0aW9uX3R5cGVfaWQYASABKAkSGgoScmVsYXRpb25fdHlwZV9uYW1lGAIgASgJEhgKEHNvdXJjZV9vYmplY3RfaWQYAyABKAkSGAoQdGFyZ2V0X29iamVjdF9pZBgEIAEoCRIRCglkaXJlY3Rpb24YBSABKAkiXQoMU3ViZ3JhcGhQYXRoEj0KCXJlbGF0aW9ucxgBIAMoCzIqLmNvbnRleHRsb2FkZXIua250b29scy52MS5TdWJncmFwaFJlbGF0aW9uEg4KBmxlbmd0aBgCIAEoBSKFAgoNU3ViZ3JhcGhFbnRyeRJFCgdvYmplY3RzGAEgAygLMjQuY29udGV4dGxvYWRlci5rbnRvb2xzLnYxLlN1YmdyYXBoRW50cnkuT2JqZWN0c0VudHJ5Ej4KDnJlbGF0aW9uX3BhdGhzGAIgAygLMiYuY29udGV4dGxvYWRlci5rbnRvb2xzLnYxLlN1YmdyYXBoUGF0aBITCgt0b3RhbF9jb3VudBgDIAEoAxpYCgxPYmplY3RzRW50cnkSCwoDa2V5GAEgASgJEjcKBXZhbHVlGAIgASgLMiguY29udGV4dGxvYWRlci5rbnRvb2xzLnYxLlN1YmdyYXBoT2JqZWN0OgI4ASJnCh1RdWVyeUluc3RhbmNlU3ViZ3JhcGhSZXNwb25zZRI4CgdlbnRyaWVzGAEgAygLMicuY29udGV4dGxvYWRlci5rbnRvb2xzLnYxLlN1YmdyYXBoRW50cnkSDAoEdGV4dBgCIAEoCSKXAQoUR2V0QWN0aW9uSW5mb1JlcXVlc3QSDQoFa25faWQYASABKAkSDQoFYXRfaWQYAiABKAkSSgoTaW5zdGFuY2VfaWRlbnRpdGllcxgDIAMoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RSFF9pbnN0YW5jZV9pZGVudGl0aWVzEhUKDW91dHB1dF9mb3JtYXQYBCABKAkiuAEKC0R5bmFtaWNUb29sEgwKBG5hbWUYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSKwoKcGFyYW1ldGVycxgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSDwoHYXBpX3VybBgEIAEoCRItCgxmaXhlZF9wYXJhbXMYBSABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhkKEWFwaV9jYWxsX3N0cmF0ZWd5GAYgASgJIoMCChVHZXRBY3Rpb25JbmZvUmVzcG9uc2USTQoHaGVhZGVycxgBIAMoCzI8LmNvbnRleHRsb2FkZXIua250b29scy52MS5HZXRBY3Rpb25JbmZvUmVzcG9uc2UuSGVhZGVyc0VudHJ5EkwKDWR5bmFtaWNfdG9vbHMYAiADKAsyJS5jb250ZXh0bG9hZGVyLmtudG9vbHMudjEuRHluYW1pY1Rvb2xSDl9keW5hbWljX3Rvb2xzEg8KB21lc3NhZ2UYAyABKAkSDAoEdGV4dBgEIAEoCRouCgxIZWFkZXJzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASK6AQoRRmluZFNraWxsc1JlcXVlc3QSDQoFa25faWQYASABKAkSFgoOb2JqZWN0X3R5cGVfaWQYAiABKAkSNAoTaW5zdGFuY2VfaWRlbnRpdGllcxgDIAMoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEwoLc2tpbGxfcXVlcnkYBCABKAkSEgoFdG9wX2sYBSABKAVIAIgBARIVCg1vdXRwdXRfZm9ybWF0GAYgASgJQggKBl90b3BfayI8CgVTa2lsbBIQCghza2lsbF9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEhMKC2Rlc2NyaXB0aW9uGAMgASgJImUKEkZpbmRTa2lsbHNSZXNwb25zZRIwCgdlbnRyaWVzGAEgAygLMh8uY29udGV4dGxvYWRlci5rbnRvb2xzLnYxLlNraWxsEg8KB21lc3NhZ2UYAiABKAkSDAoEdGV4dBgDIAEoCTL0BAoVS25vd2xlZGdlVG9vbHNTZXJ2aWNlEm0KDFNlYXJjaFNjaGVtYRItLmNvbnRleHRsb2FkZXIua250b29scy52MS5TZWFyY2hTY2hlbWFSZXF1ZXN0Gi4uY29udGV4dGxvYWRlci5rbnRvb2xzLnYxLlNlYXJjaFNjaGVtYVJlc3BvbnNlEoUBChRRdWVyeU9iamVjdEluc3RhbmNlcxI1LmNvbnRleHRsb2FkZXIua250b29scy52MS5RdWVyeU9iamVjdEluc3RhbmNlc1JlcXVlc3QaNi5jb250ZXh0bG9hZGVyLmtudG9vbHMudjEuUXVlcnlPYmplY3RJbnN0YW5jZXNSZXNwb25zZRKIAQoVUXVlcnlJbnN0YW5jZVN1YmdyYXBoEjYuY29udGV4dGxvYWRlci5rbnRvb2xzLnYxLlF1ZXJ5SW5zdGFuY2VTdWJncmFwaFJlcXVlc3QaNy5jb250ZXh0bG9hZGVyLmtudG9vbHMudjEuUXVlcnlJbnN0YW5jZVN1YmdyYXBoUmVzcG9uc2UScAoNR2V0QWN0aW9uSW5mbxIuLmNvbnRleHRsb2FkZXIua250b29scy52MS5HZXRBY3Rpb25JbmZvUmVxdWVzdBovLmNvbnRleHRsb2FkZXIua250b29scy52MS5HZXRBY3Rpb25JbmZvUmVzcG9uc2USZwoKRmluZFNraWxscxIrLmNvbnRleHRsb2FkZXIua250b29scy52MS5GaW5kU2tpbGxzUmVxdWVzdBosLmNvbnRleHRsb2FkZXIua250b29scy52MS5GaW5kU2tpbGxzUmVzcG9uc2ViBnByb3RvMw", [file_contextloader_knowledge_v1_knowledge, file_google_protobuf_struct]);
+  fileDesc("CiZjb250ZXh0bG9hZGVyL2tudG9vbHMvdjEva250b29scy5wcm90bxIYY29udGV4dGxvYWRlci5rbnRvb2xzLnYxIokCCglDb25kaXRpb24SDQoFZmllbGQYASABKAkSEQoJb3BlcmF0aW9uGAIgASgJEjsKDnN1Yl9jb25kaXRpb25zGAMgAygLMiMuY29udGV4dGxvYWRlci5rbnRvb2xzLnYxLkNvbmRpdGlvbhIlCgV2YWx1ZRgEIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRISCgp2YWx1ZV9mcm9tGAUgASgJEhEKCWxpbWl0X2tleRgGIAEoCRIrCgtsaW1pdF92YWx1ZRgHIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRIOCgZmaWVsZHMYCCADKAkSEgoKbWF0Y2hfdHlwZRgJIAEoCSItCglTb3J0RmllbGQSDQoFZmllbGQYASABKAkSEQoJZGlyZWN0aW9uGAIgASgJIpkCCgtTZWFyY2hTY29wZRIWCg5jb25jZXB0X2dyb3VwcxgBIAMoCRIhChRpbmNsdWRlX29iamVjdF90eXBlcxgCIAEoCEgAiAEBEiMKFmluY2x1ZGVfcmVsYXRpb25fdHlwZXMYAyABKAhIAYgBARIhChRpbmNsdWRlX2FjdGlvbl90eXBlcxgEIAEoCEgCiAEBEiEKFGluY2x1ZGVfbWV0cmljX3R5cGVzGAUgASgISAOIAQFCFwoVX2luY2x1ZGVfb2JqZWN0X3R5cGVzQhkKF19pbmNsdWRlX3JlbGF0aW9uX3R5cGVzQhcKFV9pbmNsdWRlX2FjdGlvbl90eXBlc0IXChVfaW5jbHVkZV9tZXRyaWNfdHlwZXMijQIKE1NlYXJjaFNjaGVtYVJlcXVlc3QSDQoFcXVlcnkYASABKAkSDQoFa25faWQYAiABKAkSOwoMc2VhcmNoX3Njb3BlGAMgASgLMiUuY29udGV4dGxvYWRlci5rbnRvb2xzLnYxLlNlYXJjaFNjb3BlEhkKDG1heF9jb25jZXB0cxgEIAEoBUgAiAEBEhkKDHNjaGVtYV9icmllZhgFIAEoCEgBiAEBEhoKDWVuYWJsZV9yZXJhbmsYBiABKAhIAogBARIVCg1vdXRwdXRfZm9ybWF0GAcgASgJQg8KDV9tYXhfY29uY2VwdHNCDwoNX3NjaGVtYV9icmllZkIQCg5fZW5hYmxlX3JlcmFuayKwAgoKTWV0cmljVHlwZRIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEg8KB2NvbW1lbnQYAyABKAkSEQoJdW5pdF90eXBlGAQgASgJEgwKBHVuaXQYBSABKAkSEwoLbWV0cmljX3R5cGUYBiABKAkSEgoKc2NvcGVfdHlwZRgHIAEoCRIRCglzY29wZV9yZWYYCCABKAkSLwoOdGltZV9kaW1lbnNpb24YCSABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EjQKE2NhbGN1bGF0aW9uX2Zvcm11bGEYCiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhsKE2FuYWx5c2lzX2RpbWVuc2lvbnMYCyADKAkSFgoObG9naWNfcHJvcGVydHkYDCABKAki8wIKFFNlYXJjaFNjaGVtYVJlc3BvbnNlEj4KDG9iamVjdF90eXBlcxgBIAMoCzIoLmNvbnRleHRsb2FkZXIua25vd2xlZGdlLnYxLktuT2JqZWN0VHlwZRJCCg5yZWxhdGlvbl90eXBlcxgCIAMoCzIqLmNvbnRleHRsb2FkZXIua25vd2xlZGdlLnYxLktuUmVsYXRpb25UeXBlEj4KDGFjdGlvbl90eXBlcxgDIAMoCzIoLmNvbnRleHRsb2FkZXIua25vd2xlZGdlLnYxLktuQWN0aW9uVHlwZRI6CgxtZXRyaWNfdHlwZXMYBCADKAsyJC5jb250ZXh0bG9hZGVyLmtudG9vbHMudjEuTWV0cmljVHlwZRIWCg5yYW5raW5nX21ldGhvZBgFIAEoCRI1Cgh3YXJuaW5ncxgGIAMoCzIjLmNvbnRleHRsb2FkZXIua25vd2xlZGdlLnYxLldhcm5pbmcSDAoEdGV4dBgHIAEoCSLFAgobUXVlcnlPYmplY3RJbnN0YW5jZXNSZXF1ZXN0Eg0KBWtuX2lkGAEgASgJEg0KBW90X2lkGAIgASgJEjYKCWNvbmRpdGlvbhgDIAEoCzIjLmNvbnRleHRsb2FkZXIua250b29scy52MS5Db25kaXRpb24SEgoFbGltaXQYBCABKAVIAIgBARISCgpwcm9wZXJ0aWVzGAUgAygJEjEKBHNvcnQYBiADKAsyIy5jb250ZXh0bG9hZGVyLmtudG9vbHMudjEuU29ydEZpZWxkEg4KBmN1cnNvchgHIAEoCRIXCgpuZWVkX3RvdGFsGAggASgISAGIAQESHAoUaW5jbHVkZV9sb2dpY19wYXJhbXMYCSABKAgSFQoNb3V0cHV0X2Zvcm1hdBgKIAEoCUIICgZfbGltaXRCDQoLX25lZWRfdG90YWwipAEKHFF1ZXJ5T2JqZWN0SW5zdGFuY2VzUmVzcG9uc2USJgoFZGF0YXMYASADKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhgKC3RvdGFsX2NvdW50GAIgASgDSACIAQESEwoLbmV4dF9jdXJzb3IYAyABKAkSDAoEdGV4dBgEIAEoCRIPCgdtZXNzYWdlGAUgASgJQg4KDF90b3RhbF9jb3VudCKfAQoIUGF0aE5vZGUSCgoCaWQYASABKAkSNgoJY29uZGl0aW9uGAIgASgLMiMuY29udGV4dGxvYWRlci5rbnRvb2xzLnYxLkNvbmRpdGlvbhISCgVsaW1pdBgDIAEoBUgAiAEBEjEKBHNvcnQYBCADKAsyIy5jb250ZXh0bG9hZGVyLmtudG9vbHMudjEuU29ydEZpZWxkQggKBl9saW1pdCJiCghQYXRoRWRnZRIYChByZWxhdGlvbl90eXBlX2lkGAEgASgJEh0KFXNvdXJjZV9vYmplY3RfdHlwZV9pZBgCIAEoCRIdChV0YXJnZXRfb2JqZWN0X3R5cGVfaWQYAyABKAkipgEKEFJlbGF0aW9uVHlwZVBhdGgSOAoMb2JqZWN0X3R5cGVzGAEgAygLMiIuY29udGV4dGxvYWRlci5rbnRvb2xzLnYxLlBhdGhOb2RlEjoKDnJlbGF0aW9uX3R5cGVzGAIgAygLMiIuY29udGV4dGxvYWRlci5rbnRvb2xzLnYxLlBhdGhFZGdlEhIKBWxpbWl0GAMgASgFSACIAQFCCAoGX2xpbWl0IqsBChxRdWVyeUluc3RhbmNlU3ViZ3JhcGhSZXF1ZXN0Eg0KBWtuX2lkGAEgASgJEkcKE3JlbGF0aW9uX3R5cGVfcGF0aHMYAiADKAsyKi5jb250ZXh0bG9hZGVyLmtudG9vbHMudjEuUmVsYXRpb25UeXBlUGF0aBIcChRpbmNsdWRlX2xvZ2ljX3BhcmFtcxgDIAEoCBIVCg1vdXRwdXRfZm9ybWF0GAQgASgJIo0CCg5TdWJncmFwaE9iamVjdBIhCgtpbnN0YW5jZV9pZBgBIAEoCVIMX2luc3RhbmNlX2lkEkYKEWluc3RhbmNlX2lkZW50aXR5GAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdFISX2luc3RhbmNlX2lkZW50aXR5EjEKB2Rpc3BsYXkYAyABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWVSCF9kaXNwbGF5EhYKDm9iamVjdF90eXBlX2lkGAQgASgJEhgKEG9iamVjdF90eXBlX25hbWUYBSABKAkSKwoKcHJvcGVydGllcxgGIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QijwEKEFN1YmdyYXBoUmVsYXRpb24SGAoQcmVsYXRpb25fdHlwZV9pZBgBIAEoCRIaChJyZWxhdGlvbl90eXBlX25hbWUYAiABKAkSGAoQc291cmNlX29iamVjdF9pZBgDIAEoCRIYChB0YXJnZXRfb2JqZWN0X2lkGAQgASgJEhEKCWRpcmVjdGlvbhgFIAEoCSJdCgxTdWJncmFwaFBhdGgSPQoJcmVsYXRpb25zGAEgAygLMiouY29udGV4dGxvYWRlci5rbnRvb2xzLnYxLlN1YmdyYXBoUmVsYXRpb24SDgoGbGVuZ3RoGAIgASgFIqsCCg1TdWJncmFwaEVudHJ5EkUKB29iamVjdHMYASADKAsyNC5jb250ZXh0bG9hZGVyLmtudG9vbHMudjEuU3ViZ3JhcGhFbnRyeS5PYmplY3RzRW50cnkSPgoOcmVsYXRpb25fcGF0aHMYAiADKAsyJi5jb250ZXh0bG9hZGVyLmtudG9vbHMudjEuU3ViZ3JhcGhQYXRoEhgKC3RvdGFsX2NvdW50GAMgASgDSACIAQESDwoHbWVzc2FnZRgEIAEoCRpYCgxPYmplY3RzRW50cnkSCwoDa2V5GAEgASgJEjcKBXZhbHVlGAIgASgLMiguY29udGV4dGxvYWRlci5rbnRvb2xzLnYxLlN1YmdyYXBoT2JqZWN0OgI4AUIOCgxfdG90YWxfY291bnQingEKHVF1ZXJ5SW5zdGFuY2VTdWJncmFwaFJlc3BvbnNlEjgKB2VudHJpZXMYASADKAsyJy5jb250ZXh0bG9hZGVyLmtudG9vbHMudjEuU3ViZ3JhcGhFbnRyeRIMCgR0ZXh0GAIgASgJEjUKCHdhcm5pbmdzGAMgAygLMiMuY29udGV4dGxvYWRlci5rbm93bGVkZ2UudjEuV2FybmluZyKXAQoUR2V0QWN0aW9uSW5mb1JlcXVlc3QSDQoFa25faWQYASABKAkSDQoFYXRfaWQYAiABKAkSSgoTaW5zdGFuY2VfaWRlbnRpdGllcxgDIAMoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RSFF9pbnN0YW5jZV9pZGVudGl0aWVzEhUKDW91dHB1dF9mb3JtYXQYBCABKAkiuAEKC0R5bmFtaWNUb29sEgwKBG5hbWUYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSKwoKcGFyYW1ldGVycxgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSDwoHYXBpX3VybBgEIAEoCRItCgxmaXhlZF9wYXJhbXMYBSABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhkKEWFwaV9jYWxsX3N0cmF0ZWd5GAYgASgJIoMCChVHZXRBY3Rpb25JbmZvUmVzcG9uc2USTQoHaGVhZGVycxgBIAMoCzI8LmNvbnRleHRsb2FkZXIua250b29scy52MS5HZXRBY3Rpb25JbmZvUmVzcG9uc2UuSGVhZGVyc0VudHJ5EkwKDWR5bmFtaWNfdG9vbHMYAiADKAsyJS5jb250ZXh0bG9hZGVyLmtudG9vbHMudjEuRHluYW1pY1Rvb2xSDl9keW5hbWljX3Rvb2xzEg8KB21lc3NhZ2UYAyABKAkSDAoEdGV4dBgEIAEoCRouCgxIZWFkZXJzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASK6AQoRRmluZFNraWxsc1JlcXVlc3QSDQoFa25faWQYASABKAkSFgoOb2JqZWN0X3R5cGVfaWQYAiABKAkSNAoTaW5zdGFuY2VfaWRlbnRpdGllcxgDIAMoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEwoLc2tpbGxfcXVlcnkYBCABKAkSEgoFdG9wX2sYBSABKAVIAIgBARIVCg1vdXRwdXRfZm9ybWF0GAYgASgJQggKBl90b3BfayI8CgVTa2lsbBIQCghza2lsbF9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEhMKC2Rlc2NyaXB0aW9uGAMgASgJImUKEkZpbmRTa2lsbHNSZXNwb25zZRIwCgdlbnRyaWVzGAEgAygLMh8uY29udGV4dGxvYWRlci5rbnRvb2xzLnYxLlNraWxsEg8KB21lc3NhZ2UYAiABKAkSDAoEdGV4dBgDIAEoCTL0BAoVS25vd2xlZGdlVG9vbHNTZXJ2aWNlEm0KDFNlYXJjaFNjaGVtYRItLmNvbnRleHRsb2FkZXIua250b29scy52MS5TZWFyY2hTY2hlbWFSZXF1ZXN0Gi4uY29udGV4dGxvYWRlci5rbnRvb2xzLnYxLlNlYXJjaFNjaGVtYVJlc3BvbnNlEoUBChRRdWVyeU9iamVjdEluc3RhbmNlcxI1LmNvbnRleHRsb2FkZXIua250b29scy52MS5RdWVyeU9iamVjdEluc3RhbmNlc1JlcXVlc3QaNi5jb250ZXh0bG9hZGVyLmtudG9vbHMudjEuUXVlcnlPYmplY3RJbnN0YW5jZXNSZXNwb25zZRKIAQoVUXVlcnlJbnN0YW5jZVN1YmdyYXBoEjYuY29udGV4dGxvYWRlci5rbnRvb2xzLnYxLlF1ZXJ5SW5zdGFuY2VTdWJncmFwaFJlcXVlc3QaNy5jb250ZXh0bG9hZGVyLmtudG9vbHMudjEuUXVlcnlJbnN0YW5jZVN1YmdyYXBoUmVzcG9uc2UScAoNR2V0QWN0aW9uSW5mbxIuLmNvbnRleHRsb2FkZXIua250b29scy52MS5HZXRBY3Rpb25JbmZvUmVxdWVzdBovLmNvbnRleHRsb2FkZXIua250b29scy52MS5HZXRBY3Rpb25JbmZvUmVzcG9uc2USZwoKRmluZFNraWxscxIrLmNvbnRleHRsb2FkZXIua250b29scy52MS5GaW5kU2tpbGxzUmVxdWVzdBosLmNvbnRleHRsb2FkZXIua250b29scy52MS5GaW5kU2tpbGxzUmVzcG9uc2ViBnByb3RvMw", [file_contextloader_knowledge_v1_knowledge, file_google_protobuf_struct]);
 
 /**
- * A filter in ontology-query's condition language. A group has `operation`
- * "and" or "or" and `sub_conditions` (at most 100 each); a leaf has `field` (a
- * data property name, "*" for every field with match/knn), `operation` (one the
- * property lists in its condition_operations), `value` and `value_from`
- * ("const", the default). A knn leaf also takes `limit_key` ("k", "min_score"
- * or "min_distance") and `limit_value`.
+ * A filter in ontology-query's condition language, checked against the
+ * object type before the platform is called.
+ *
+ * A group has `operation` "and" or "or" and `sub_conditions` (at most 100 per
+ * group, groups nested at most 10 deep; an empty "and" matches everything). A
+ * leaf has `field` (a data property name; "*" for every field with match,
+ * match_phrase and knn; "__id" for instance ids with == and in), `operation`
+ * (one the property lists in its condition_operations) and a `value` of the
+ * operation's shape:
+ *   ==  !=  >  >=  <  <=          a string, number or boolean ("=" means ==)
+ *   like  not_like                a string, matched as a substring (no % wildcards)
+ *   regex  prefix  not_prefix     a string
+ *   match  match_phrase           a non-empty text (full-text search)
+ *   contain  not_contain          a value, or a list of values
+ *   in  not_in                    a non-empty list of values
+ *   range  out_range  between     [low, high]
+ *   exist  not_exist  empty  not_empty  null  not_null  true  false   no value
+ *   knn                           a text to embed (or a vector), with
+ *                                 `limit_key` and `limit_value`
+ *   multi_match                   a text, over `fields`
+ * `value_from` is "const" (the default and only source).
  *
  * @generated from message contextloader.kntools.v1.Condition
  */
@@ -35,7 +50,7 @@ export type Condition = Message<"contextloader.kntools.v1.Condition"> & {
   field: string;
 
   /**
-   * "and" | "or" for a group; a comparison ("==", "like", "in", "match", "knn"…) for a leaf.
+   * "and" | "or" for a group; an operation from the table above for a leaf.
    *
    * @generated from field: string operation = 2;
    */
@@ -49,7 +64,7 @@ export type Condition = Message<"contextloader.kntools.v1.Condition"> & {
   subConditions: Condition[];
 
   /**
-   * A leaf's value: a scalar, a list for in/not_in, [min, max] for range.
+   * A leaf's value, of the operation's shape.
    *
    * @generated from field: google.protobuf.Value value = 4;
    */
@@ -63,18 +78,33 @@ export type Condition = Message<"contextloader.kntools.v1.Condition"> & {
   valueFrom: string;
 
   /**
-   * knn only: "k", "min_score" or "min_distance".
+   * knn only: "k" (the default: the k nearest), "min_score" (similarity at
+   * least) or "max_distance" (distance at most).
    *
    * @generated from field: string limit_key = 6;
    */
   limitKey: string;
 
   /**
-   * knn only: the number for limit_key.
+   * knn only: the number for limit_key (k: 1..10000, default 100).
    *
    * @generated from field: google.protobuf.Value limit_value = 7;
    */
   limitValue?: Value | undefined;
+
+  /**
+   * multi_match only: the data properties to match (default every one that allows it).
+   *
+   * @generated from field: repeated string fields = 8;
+   */
+  fields: string[];
+
+  /**
+   * multi_match only: how to combine the fields, e.g. "best_fields" (the default).
+   *
+   * @generated from field: string match_type = 9;
+   */
+  matchType: string;
 };
 
 /**
@@ -510,6 +540,13 @@ export type QueryObjectInstancesResponse = Message<"contextloader.kntools.v1.Que
    * @generated from field: string text = 4;
    */
   text: string;
+
+  /**
+   * Why the page is empty, or the last one, when it is.
+   *
+   * @generated from field: string message = 5;
+   */
+  message: string;
 };
 
 /**
@@ -600,7 +637,8 @@ export const PathEdgeSchema: GenMessage<PathEdge> = /*@__PURE__*/
   messageDesc(file_contextloader_kntools_v1_kntools, 9);
 
 /**
- * A path template: n+1 nodes joined by n edges (1..10).
+ * A path template: n+1 nodes joined by n edges (1..10), each edge a relation
+ * type joining the object types of the nodes on either side of it.
  *
  * @generated from message contextloader.kntools.v1.RelationTypePath
  */
@@ -831,11 +869,20 @@ export type SubgraphEntry = Message<"contextloader.kntools.v1.SubgraphEntry"> & 
   relationPaths: SubgraphPath[];
 
   /**
-   * Paths found in all (may exceed those returned).
+   * Paths matching the template in all, limits aside (more than those
+   * returned when a limit cut them), when the backend counts them.
    *
-   * @generated from field: int64 total_count = 3;
+   * @generated from field: optional int64 total_count = 3;
    */
-  totalCount: bigint;
+  totalCount?: bigint | undefined;
+
+  /**
+   * Why there is no path, when there is none (which node has no matching
+   * instance, or that they are not linked), or that limits cut the answer.
+   *
+   * @generated from field: string message = 4;
+   */
+  message: string;
 };
 
 /**
@@ -864,6 +911,14 @@ export type QueryInstanceSubgraphResponse = Message<"contextloader.kntools.v1.Qu
    * @generated from field: string text = 2;
    */
   text: string;
+
+  /**
+   * What was corrected in the request (an edge given in the relation's
+   * direction rather than the walk's), to write it right next time.
+   *
+   * @generated from field: repeated contextloader.knowledge.v1.Warning warnings = 3;
+   */
+  warnings: Warning[];
 };
 
 /**
