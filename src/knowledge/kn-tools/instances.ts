@@ -4,7 +4,7 @@ import type { Json } from "../../core/json";
 import { OUTPUT_FORMATS, type OutputFormat, render } from "../../core/output-format";
 import { defineTool, type Tool } from "../../core/tool";
 import { invalidArgument, ToolError } from "../../errors/tool-error";
-import { parseOrThrow } from "../../errors/validation";
+import { parseOrThrow, violationsOf } from "../../errors/validation";
 import { callerFromHeaders, knIdFromHeaders } from "../../server/caller";
 import { type HttpRoute, sendJson } from "../../server/http-routes";
 import { headersOf, httpStatusOf, type JsonRouteOptions, readBody } from "../../server/json-route";
@@ -54,8 +54,13 @@ export const instanceTools: Tool<KnowledgeDeps>[] = [
 
 const REST_BASE = "/api/agent-retrieval/in/v1/kn";
 
-/** A count the anchor reads 0 of as "the default". */
-const zeroAsDefault = z.preprocess((v) => (v === 0 || v === null ? undefined : v), z.unknown());
+/** A body's keys, each optional (what is required is the tool input's to say). */
+function restBody<T extends z.ZodRawShape>(shape: T) {
+  return z.object(shape).partial();
+}
+
+/** A limit of 0 (or null) as "the default", as the anchor reads it. */
+const limitOrDefault = (v: unknown) => (v === 0 || v === null ? undefined : v);
 
 /**
  * The body of `POST …/kn/query_object_instance`: the anchor's
@@ -65,55 +70,54 @@ const zeroAsDefault = z.preprocess((v) => (v === 0 || v === null ? undefined : v
  * (as the anchor reads them); other keys are refused, search_after with the
  * way to page instead.
  */
-const instancesBody = z
-  .object({
-    kn_id: z.unknown(),
-    ot_id: z.unknown(),
-    condition: z.unknown(),
-    sort: z.preprocess((v) => (v !== null && typeof v === "object" && !Array.isArray(v) ? [v] : v), z.unknown()),
-    limit: zeroAsDefault,
-    need_total: z.unknown(),
-    properties: z.unknown(),
-    cursor: z.unknown(),
-    include_logic_params: z.unknown(),
-    search_after: z
-      .undefined({ error: "search_after is not taken: pass the next_cursor of the previous page as cursor" })
-      .optional(),
-  })
-  .partial()
-  .strict();
+const instancesBody = restBody({
+  kn_id: z.unknown(),
+  ot_id: z.unknown(),
+  condition: z.unknown(),
+  sort: z.preprocess((v) => (v !== null && typeof v === "object" && !Array.isArray(v) ? [v] : v), z.unknown()),
+  limit: z.preprocess(limitOrDefault, z.unknown()),
+  need_total: z.unknown(),
+  properties: z.unknown(),
+  cursor: z.unknown(),
+  include_logic_params: z.unknown(),
+  search_after: z.undefined({
+    error: "search_after is not taken: pass the next_cursor of the previous page as cursor",
+  }),
+});
 
-/** The body of `POST …/kn/query_instance_subgraph`: the anchor's `{relation_type_paths}`, node and path limits 0 read as the default. */
-const subgraphBody = z
-  .object({
-    kn_id: z.unknown(),
-    include_logic_params: z.unknown(),
-    relation_type_paths: z.preprocess(
-      (paths) =>
-        Array.isArray(paths)
-          ? paths.map((p) =>
-              p !== null && typeof p === "object"
-                ? {
-                    ...p,
-                    ...("limit" in p && (p.limit === 0 || p.limit === null) ? { limit: undefined } : {}),
-                    ...("object_types" in p && Array.isArray(p.object_types)
-                      ? {
-                          object_types: p.object_types.map((n: unknown) =>
-                            n !== null && typeof n === "object" && "limit" in n && (n.limit === 0 || n.limit === null)
-                              ? { ...n, limit: undefined }
-                              : n,
-                          ),
-                        }
-                      : {}),
-                  }
-                : p,
-            )
-          : paths,
-      z.unknown(),
-    ),
-  })
-  .partial()
-  .strict();
+/** Node and path limits of 0 read as the default. */
+function pathLimitsOrDefault(paths: unknown): unknown {
+  if (!Array.isArray(paths)) return paths;
+  return paths.map((p) => {
+    if (p === null || typeof p !== "object" || Array.isArray(p)) return p;
+    const path = { ...p, limit: limitOrDefault(p.limit) };
+    if (Array.isArray(path.object_types)) {
+      path.object_types = path.object_types.map((n: unknown) =>
+        n !== null && typeof n === "object" && !Array.isArray(n)
+          ? { ...n, limit: limitOrDefault((n as { limit?: unknown }).limit) }
+          : n,
+      );
+    }
+    return path;
+  });
+}
+
+const NO_EXPLORATION =
+  "the exploration mode (source_object_type_id, direction, path_length) is not offered: give relation_type_paths, one path template per walk";
+
+/**
+ * The body of `POST …/kn/query_instance_subgraph`: the anchor's
+ * `{relation_type_paths}`, node and path limits 0 read as the default; the
+ * platform's exploration mode is refused with what to send instead.
+ */
+const subgraphBody = restBody({
+  kn_id: z.unknown(),
+  include_logic_params: z.unknown(),
+  relation_type_paths: z.preprocess(pathLimitsOrDefault, z.unknown()),
+  source_object_type_id: z.undefined({ error: NO_EXPLORATION }),
+  direction: z.undefined({ error: NO_EXPLORATION }),
+  path_length: z.undefined({ error: NO_EXPLORATION }),
+});
 
 /**
  * Their REST routes, at the anchor's paths:
@@ -133,12 +137,11 @@ export function instanceRoutes(
       ...route,
       path: `${REST_BASE}/query_object_instance`,
       async run(raw, query, ctx) {
-        const body = parseOrThrow(instancesBody, raw ?? {});
-        const input = parseOrThrow(queryObjectInstancesInput, {
-          ...withoutUndefined(body),
+        const input = parseRest(instancesBody, queryObjectInstancesInput, raw, (body) => ({
+          ...body,
           ...fromQuery(query, ["kn_id", "ot_id"]),
-          ...logicParamsOf(query, body.include_logic_params),
-        });
+          ...logicParamsOf(query, body["include_logic_params"]),
+        }));
         const page = await queryObjectInstances(deps, ctx, input);
         return { json: instancesJson(page), compact: () => instancesAnswer(page) };
       },
@@ -147,12 +150,11 @@ export function instanceRoutes(
       ...route,
       path: `${REST_BASE}/query_instance_subgraph`,
       async run(raw, query, ctx) {
-        const body = parseOrThrow(subgraphBody, raw ?? {});
-        const input = parseOrThrow(queryInstanceSubgraphInput, {
-          ...withoutUndefined(body),
+        const input = parseRest(subgraphBody, queryInstanceSubgraphInput, raw, (body) => ({
+          ...body,
           ...fromQuery(query, ["kn_id"]),
-          ...logicParamsOf(query, body.include_logic_params),
-        });
+          ...logicParamsOf(query, body["include_logic_params"]),
+        }));
         const answer = await queryInstanceSubgraph(deps, ctx, input);
         return { json: subgraphJson(answer), compact: () => subgraphAnswer(answer) };
       },
@@ -174,8 +176,39 @@ function logicParamsOf(query: URLSearchParams, fromBody: unknown): { include_log
   throw invalidArgument([{ field: "include_logic_params", description: 'must be "true" or "false"' }]);
 }
 
-function withoutUndefined(o: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
+/**
+ * A REST body read as the tool's input: unknown keys refused one by one
+ * (naming the body's fields), keys the body refuses (search_after, the
+ * exploration mode) with their own reason, and the input built from the rest,
+ * so that every problem, missing arguments included, is reported in one answer.
+ */
+function parseRest<S extends z.ZodType>(
+  body: z.ZodObject,
+  input: S,
+  raw: unknown,
+  build: (known: Record<string, unknown>) => Record<string, unknown>,
+): z.output<S> {
+  const given = raw === null || raw === undefined ? {} : raw;
+  if (typeof given !== "object" || Array.isArray(given)) {
+    throw invalidArgument([{ field: "request", description: "the body must be a JSON object" }]);
+  }
+  const fields = Object.keys(body.shape);
+  const unknown = Object.keys(given)
+    .filter((k) => !fields.includes(k))
+    .map((k) => ({ field: k, description: `is not a field of this request body (its fields: ${fields.join(", ")})` }));
+  const checked = body.safeParse(given);
+  const refused = new Set(checked.success ? [] : checked.error.issues.map((i) => String(i.path[0])));
+  const kept = body.safeParse(Object.fromEntries(Object.entries(given).filter(([k]) => !refused.has(k))));
+  const known = kept.success
+    ? Object.fromEntries(Object.entries(kept.data as Record<string, unknown>).filter(([, v]) => v !== undefined))
+    : {};
+  const parsed = input.safeParse(build(known));
+  if (unknown.length === 0 && checked.success && parsed.success) return parsed.data;
+  throw invalidArgument([
+    ...unknown,
+    ...(checked.success ? [] : violationsOf(checked.error)),
+    ...(parsed.success ? [] : violationsOf(parsed.error)),
+  ]);
 }
 
 const responseFormat = z.enum(OUTPUT_FORMATS, {

@@ -396,6 +396,9 @@ describe.each(BACKENDS)("QueryInstanceSubgraph on the %s backend", (name) => {
   });
 });
 
+const NO_EXPLORATION =
+  "the exploration mode (source_object_type_id, direction, path_length) is not offered: give relation_type_paths, one path template per walk";
+
 describe("POST /api/agent-retrieval/in/v1/kn/query_instance_subgraph", () => {
   const server = () => byName.get("http (simulator)")!.server;
 
@@ -458,10 +461,11 @@ describe("POST /api/agent-retrieval/in/v1/kn/query_instance_subgraph", () => {
     );
     expect(explore.status).toBe(400);
     expect(explore.body.code).toBe("INVALID_ARGUMENT");
-    expect(explore.body.details.field_violations.map((v: { field: string }) => v.field).sort()).toEqual([
-      "direction",
-      "path_length",
-      "source_object_type_id",
+    expect(explore.body.details.field_violations).toEqual([
+      { field: "source_object_type_id", description: NO_EXPLORATION },
+      { field: "direction", description: NO_EXPLORATION },
+      { field: "path_length", description: NO_EXPLORATION },
+      { field: "relation_type_paths", description: "relation_type_paths is required: at least one path template" },
     ]);
     const stray = await rest(
       server(),
