@@ -290,7 +290,7 @@ describe.each(BACKENDS)("QueryInstanceSubgraph on the %s backend", (name) => {
       ]),
     );
     expect(f.code).toBe(Code.InvalidArgument);
-    expect(f.reason).toBe("INVALID_QUERY");
+    expect(f.reason).toBe("INVALID_RELATION_PATH");
     expect(violationAt(f, "relation_type_paths[0].object_types[0].id")).toBe(
       "diseases is not an object type of kn_medical; did you mean disease?",
     );

@@ -73,9 +73,15 @@ const LISTED = 8;
 /**
  * INVALID_ARGUMENT for the problems found before calling the platform: one
  * violation per problem, and a hint with corrected examples and the
- * operations the refused property allows.
+ * operations the refused property allows. The reason is INVALID_CONDITION
+ * when a condition is at fault, else `options.reason` (INVALID_QUERY).
  */
-export function invalidQuery(problems: Problems, what: string, next?: { message: string; nextRpc: string }): ToolError {
+export function invalidQuery(
+  problems: Problems,
+  what: string,
+  options: { reason?: string; next?: { message: string; nextRpc: string } } = {},
+): ToolError {
+  const { next } = options;
   const { violations, examples } = problems;
   const listed = violations.slice(0, LISTED).map((v) => `${v.field}: ${v.description}`);
   if (violations.length > LISTED) listed.push(`…and ${violations.length - LISTED} more`);
@@ -83,7 +89,7 @@ export function invalidQuery(problems: Problems, what: string, next?: { message:
   const inCondition = violations.some((v) => /(^|\.)condition\b/.test(v.field));
   return new ToolError({
     code: "invalid_argument",
-    reason: inCondition ? "INVALID_CONDITION" : "INVALID_QUERY",
+    reason: inCondition ? "INVALID_CONDITION" : (options.reason ?? "INVALID_QUERY"),
     message: `${what}: ${listed.join("; ")}`,
     violations,
     hint: {

@@ -51,16 +51,17 @@ export async function queryInstanceSubgraph(
   const templates = checkPaths(input.relation_type_paths, network, problems, warnings);
   if (problems.violations.length > 0) {
     const unknownTypes = problems.violations.some((v) => /\.(id|relation_type_id)$/.test(v.field));
-    throw invalidQuery(
-      problems,
-      "invalid relation_type_paths",
-      unknownTypes
+    throw invalidQuery(problems, "invalid relation_type_paths", {
+      reason: "INVALID_RELATION_PATH",
+      ...(unknownTypes
         ? {
-            message: "SearchSchema lists the object and relation types (each relation with its source → target).",
-            nextRpc: SEARCH_SCHEMA_RPC,
+            next: {
+              message: "SearchSchema lists the object and relation types (each relation with its source → target).",
+              nextRpc: SEARCH_SCHEMA_RPC,
+            },
           }
-        : undefined,
-    );
+        : {}),
+    });
   }
   let result: Awaited<ReturnType<KnowledgeNetworkBackend["querySubgraph"]>>;
   try {
