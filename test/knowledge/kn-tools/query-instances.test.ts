@@ -1,4 +1,7 @@
-import { fromJson, type JsonValue } from "@bufbuild/protobuf";
+import { create, fromJson, type JsonValue } from "@bufbuild/protobuf";
+import { ValueSchema } from "@bufbuild/protobuf/wkt";
+import { createClient } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
 import { decode } from "@toon-format/toon";
 import Ajv2020 from "ajv/dist/2020";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -367,6 +370,20 @@ describe.each(BACKENDS)("QueryObjectInstances on the %s backend", (name) => {
       "condition.operation",
       "__id (the instance id",
     ],
+    [
+      "a knn k out of range",
+      "disease",
+      { field: "*", operation: "knn", value: "气道", limit_key: "k", limit_value: 0 },
+      "condition.limit_value",
+      "k must be a whole number from 1 to 10000",
+    ],
+    [
+      "fields on a leaf other than multi_match",
+      "disease",
+      { field: "age", operation: "==", value: "儿童", fields: ["age"] },
+      "condition.fields",
+      "only for multi_match",
+    ],
   ])("refuses %s with a precise violation", async (_what, ot_id, condition, field, fragment) => {
     const f = await rpcFailure(query({ ot_id, condition }));
     expect(f.code).toBe(Code.InvalidArgument);
@@ -403,6 +420,22 @@ describe.each(BACKENDS)("QueryObjectInstances on the %s backend", (name) => {
     expect(violationAt(f, "properties[2]")).toContain("is not a data property of company");
     expect(violationAt(f, "sort[0].field")).toContain("did you mean company_name");
     expect(violationAt(f, "sort[1].direction")).toBe('must be "asc" or "desc"');
+  });
+
+  it("refuses a binary request JSON cannot represent (a Value without a kind) as INVALID_ARGUMENT, not INTERNAL", async () => {
+    const binary = createClient(
+      KnowledgeToolsService,
+      createConnectTransport({ baseUrl: backend().server.baseUrl, httpVersion: "1.1", useBinaryFormat: true }),
+    );
+    const f = await rpcFailure(
+      binary.queryObjectInstances({
+        knId: KN,
+        otId: "disease",
+        condition: { field: "age", operation: "==", value: create(ValueSchema) },
+      }),
+    );
+    expect(f.code).toBe(Code.InvalidArgument);
+    expect(violationAt(f, "request")).toContain("google.protobuf.Value must have a value");
   });
 
   it("refuses a limit out of 1..10000", async () => {
@@ -543,6 +576,17 @@ describe("POST /api/agent-retrieval/in/v1/kn/query_object_instance", () => {
     ]);
     const unknown = await rest(server(), "query_object_instance", { kn_id: KN, ot_id: "disease" }, { limt: 5 });
     expect(unknown.body.details.field_violations[0].field).toBe("limt");
+    const misspelt = await rest(
+      server(),
+      "query_object_instance",
+      { kn_id: KN, ot_id: "disease" },
+      {
+        condition: { field: "age", operation: "==", values: "儿童" },
+      },
+    );
+    expect(misspelt.body.details.field_violations).toEqual([
+      { field: "condition.values", description: 'Unrecognized key: "values"' },
+    ]);
     const noOt = await rest(server(), "query_object_instance", { kn_id: KN }, {});
     expect(noOt.body.details.field_violations[0]).toEqual({
       field: "ot_id",
