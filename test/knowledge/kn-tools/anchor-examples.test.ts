@@ -430,6 +430,9 @@ const examples: (Example & { rpc: "same" | "not representable" })[] = [
           description: "no data property of disease allows match; use like instead",
         },
       ]);
+      expect(res.body.solution).toContain(
+        'condition.sub_conditions[0] = {"field":"disease_name","operation":"like","value":"气道"}',
+      );
     },
   },
   {

@@ -268,13 +268,21 @@ class Checker {
   ): void {
     this.problems.allowed ??= allowed;
     const instead = substituteFor(op, shape, allowed);
+    // "*" stands for no property in particular: the example names one that allows the substitute, the display key first.
+    const field =
+      c.field !== "*" || instead === undefined
+        ? c.field
+        : [this.type.display_key, ...this.properties.keys()].find((n) => {
+            const p = this.properties.get(n);
+            return p !== undefined && this.allows(p, instead);
+          });
     const example =
-      instead === undefined
+      instead === undefined || field === undefined
         ? undefined
         : {
             path,
             value: compactNode({
-              field: c.field === "*" ? undefined : c.field,
+              field,
               operation: instead,
               value: exampleValue(VALUE_SHAPES[instead as LeafOperation] ?? "scalar", c.value),
             }),
