@@ -18,7 +18,7 @@ import {
   MAX_CONDITION_DEPTH,
   MAX_KNN_K,
   OPERATION_ALIASES,
-  SHAPE_TEXT,
+  SHAPE_WORDS,
   VALUE_SHAPES,
   type ValueShape,
 } from "./operators";
@@ -313,7 +313,7 @@ class Checker {
     const v = c.value === null ? undefined : c.value;
     const at = `${path}.value`;
     const fix = (value: Json | undefined) => ({ path, value: compactNode({ ...nodeOf(c), value }) });
-    const words = SHAPE_TEXT[shape].words;
+    const words = SHAPE_WORDS[shape];
     if (shape === "none") {
       if (v !== undefined) this.bad(at, `${op} takes no value; leave value out`, fix(undefined));
       return;

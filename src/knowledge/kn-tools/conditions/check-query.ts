@@ -4,7 +4,7 @@ import type { Problems } from "./check-condition";
 import { closestNames } from "./suggest";
 
 /** A sort key as a caller writes it; direction defaults to asc. */
-export interface SortInput {
+interface SortInput {
   field: string;
   direction?: string;
 }

@@ -60,7 +60,7 @@ export const VALUE_SHAPES: Record<LeafOperation, ValueShape> = {
   knn: "vector_query",
 };
 
-export const LEAF_OPERATION_NAMES = Object.keys(VALUE_SHAPES) as LeafOperation[];
+const LEAF_OPERATION_NAMES = Object.keys(VALUE_SHAPES) as LeafOperation[];
 
 /** The platform's alias, read as the operation it stands for. */
 export const OPERATION_ALIASES: Record<string, LeafOperation> = { "=": "==" };
@@ -86,13 +86,13 @@ export const MAX_KNN_K = 10_000;
 /** At most this many and/or groups nested in one another. */
 export const MAX_CONDITION_DEPTH = 10;
 
-/** The shape in words and an example value, for messages and the schema. */
-export const SHAPE_TEXT: Record<ValueShape, { words: string; example: string }> = {
-  scalar: { words: "a string, number or boolean", example: '"上气道梗阻"' },
-  text: { words: "a non-empty string", example: '"气道"' },
-  value_or_list: { words: "a value or a non-empty list of values", example: '["a", "b"]' },
-  list: { words: "a non-empty list of strings, numbers or booleans", example: '["上气道梗阻", "哮喘"]' },
-  pair: { words: "[low, high], two strings or numbers", example: "[10, 20]" },
-  none: { words: "no value (leave value out)", example: "" },
-  vector_query: { words: "a text to embed or a vector of numbers", example: '"呼吸困难"' },
+/** Each shape in words, for messages. */
+export const SHAPE_WORDS: Record<ValueShape, string> = {
+  scalar: "a string, number or boolean",
+  text: "a non-empty string",
+  value_or_list: "a value or a non-empty list of values",
+  list: "a non-empty list of strings, numbers or booleans",
+  pair: "[low, high], two strings or numbers",
+  none: "no value (leave value out)",
+  vector_query: "a text to embed or a vector of numbers",
 };

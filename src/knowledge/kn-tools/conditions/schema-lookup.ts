@@ -56,7 +56,7 @@ export async function networkOf(
 }
 
 /** NOT_FOUND for an object type the network does not have, at `field`. */
-export function unknownObjectType(network: KnowledgeNetwork, objectTypeId: string, field: string): ToolError {
+function unknownObjectType(network: KnowledgeNetwork, objectTypeId: string, field: string): ToolError {
   const ids = network.object_types.map((t) => t.id);
   const close = closestNames(objectTypeId, ids, 3);
   return new ToolError({

@@ -3,7 +3,7 @@ import { MAX_OBJECT_LIMIT } from "../../../kn/types";
 import { conditionInput } from "../conditions/condition-input";
 import { knIdArgument, MAX_SORT_KEYS, sortInput } from "../conditions/query-arguments";
 
-export const DEFAULT_INSTANCE_LIMIT = 10;
+const DEFAULT_INSTANCE_LIMIT = 10;
 /**
  * QueryObjectInstances' arguments, the same for the RPC, the MCP tool and the
  * REST route. Shapes only: whether the condition, properties and sort fit the

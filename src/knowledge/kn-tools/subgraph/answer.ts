@@ -71,7 +71,7 @@ function nodeColumns(t: CheckedPath): string[] {
 }
 
 /** "disease -[has_symptom]-> symptom <-[cures]- drugs": the walk, each edge's arrow in its direction. */
-export function walkText(t: CheckedPath): string {
+function walkText(t: CheckedPath): string {
   const columns = nodeColumns(t);
   return columns
     .map((c, i) => {

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { MAX_OBJECT_LIMIT } from "../../../kn/types";
 import { conditionInput } from "../conditions/condition-input";
-import { knIdArgument, sortInput } from "../conditions/query-arguments";
+import { knIdArgument, MAX_SORT_KEYS, sortInput } from "../conditions/query-arguments";
 
 export const DEFAULT_NODE_LIMIT = 1000;
 export const DEFAULT_PATH_LIMIT = 2000;
@@ -24,7 +24,11 @@ const pathNode = z
     limit: limit("a node's limit", DEFAULT_NODE_LIMIT).describe(
       `该节点最多取多少个实例，1–${MAX_OBJECT_LIMIT}，默认 ${DEFAULT_NODE_LIMIT}`,
     ),
-    sort: z.array(sortInput).default([]).describe("该节点实例的排序"),
+    sort: z
+      .array(sortInput)
+      .max(MAX_SORT_KEYS, `at most ${MAX_SORT_KEYS} sort keys`)
+      .default([])
+      .describe("该节点实例的排序"),
   })
   .strict();
 
