@@ -135,7 +135,7 @@ async function whyEmpty(
         return `object_types[${i}] (${node.id}) has no instance${node.condition ? " matching its condition" : ""}`;
       })
       .join("; ");
-    return `No path found: ${which}. Loosen that condition (like with a shorter part of a name instead of ==), or check the values with QueryObjectInstances.`;
+    return `No path found: ${which}. Loosen that condition (like with a shorter part of a name instead of ==), or check the values with query_object_instance (QueryObjectInstances).`;
   }
   const walk = template.edges
     .map(
@@ -143,7 +143,7 @@ async function whyEmpty(
         `${template.query.object_types[i]!.id} -[${e.relation.id}, ${e.direction}]-> ${template.query.object_types[i + 1]!.id}`,
     )
     .join(", ");
-  return `No path found: every node has matching instances, but none of them are linked along ${walk}. Check that these relations connect the instances you mean (QueryObjectInstances on each node), or try other relation types.`;
+  return `No path found: every node has matching instances, but none of them are linked along ${walk}. Check that these relations connect the instances you mean (query_object_instance on each node), or try other relation types.`;
 }
 
 function cutMessage(returned: number, total: number | undefined, template: CheckedPath): string {
