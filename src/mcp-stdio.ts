@@ -10,7 +10,7 @@ import { BundleError } from "./kn/embedded/bundle";
 import { VocabularyError } from "./knowledge/matching/vocabulary";
 import { createMcpServer } from "./mcp/server";
 import { mcpTools } from "./mcp/tools";
-import { callerFromHeaders } from "./server/caller";
+import { callerFromHeaders, knIdFromHeaders } from "./server/caller";
 
 /**
  * `npm run mcp:stdio`: the same tools over MCP's stdio transport, for clients
@@ -22,20 +22,25 @@ import { callerFromHeaders } from "./server/caller";
 async function main(): Promise<void> {
   let config: Config;
   let caller: Caller;
+  let headerKnId: string | undefined;
   try {
     config = loadConfig(process.env);
-    caller = callerFromHeaders(
-      new Headers({
-        "x-account-id": process.env["MCP_ACCOUNT_ID"] ?? "",
-        "x-account-type": process.env["MCP_ACCOUNT_TYPE"] ?? "",
-      }),
-    );
+    const headers = new Headers({
+      "x-account-id": process.env["MCP_ACCOUNT_ID"] ?? "",
+      "x-account-type": process.env["MCP_ACCOUNT_TYPE"] ?? "",
+      "x-kn-id": process.env["MCP_KN_ID"] ?? "",
+    });
+    caller = callerFromHeaders(headers);
+    headerKnId = knIdFromHeaders(headers);
   } catch (err) {
     if (err instanceof ConfigError || err instanceof ToolError) {
       // The headers' names in the message become the variables' (x-account-type → MCP_ACCOUNT_TYPE).
       const message =
         err instanceof ToolError
-          ? err.message.replaceAll("x-account-id", "MCP_ACCOUNT_ID").replaceAll("x-account-type", "MCP_ACCOUNT_TYPE")
+          ? err.message
+              .replaceAll("x-account-id", "MCP_ACCOUNT_ID")
+              .replaceAll("x-account-type", "MCP_ACCOUNT_TYPE")
+              .replaceAll("x-kn-id", "MCP_KN_ID")
           : err.message;
       process.stderr.write(`context-loader mcp:stdio cannot start: ${message}\n`);
       process.exit(2);
@@ -64,6 +69,7 @@ async function main(): Promise<void> {
       const traceId = newTraceId();
       return {
         caller,
+        ...(headerKnId !== undefined ? { headerKnId } : {}),
         traceId,
         log: log.child({ trace_id: traceId, account: caller.accountId }),
         signal: AbortSignal.any([signal, stopping.signal]),

@@ -2,12 +2,16 @@ import { readFileSync } from "node:fs";
 import type { ConnectRouter } from "@connectrpc/connect";
 import { file_contextloader_common_v1_errors } from "../gen/contextloader/common/v1/errors_pb";
 import { KnowledgeRetrievalService } from "../gen/contextloader/knowledge/v1/knowledge_pb";
+import { KnowledgeToolsService } from "../gen/contextloader/kntools/v1/kntools_pb";
 import { MemRecallService } from "../gen/contextloader/memrecall/v1/memrecall_pb";
 import { LogicPropertyResolverService } from "../gen/contextloader/resolver/v1/resolver_pb";
 import { file_google_rpc_error_details } from "../gen/google/rpc/error_details_pb";
 import { file_google_rpc_status } from "../gen/google/rpc/status_pb";
 import { Health } from "../gen/grpc/health/v1/health_pb";
 import type { Deps } from "./deps";
+import { instanceRoutes } from "./knowledge/kn-tools/instances";
+import { registerKnowledgeTools } from "./knowledge/kn-tools/kn-tools-service";
+import { schemaAndActionRoutes } from "./knowledge/kn-tools/schema-and-actions";
 import { registerKnowledge } from "./knowledge/knowledge-service";
 import { knowledgeRoutes } from "./knowledge/rest-routes";
 import { mcpRoute } from "./mcp/http-route";
@@ -21,7 +25,12 @@ import type { JsonRouteOptions } from "./server/json-route";
 import { documentedDescriptors, registerReflection } from "./server/reflection";
 
 /** The three product services, in the order reflection lists them. */
-export const productServices = [KnowledgeRetrievalService, LogicPropertyResolverService, MemRecallService] as const;
+export const productServices = [
+  KnowledgeRetrievalService,
+  KnowledgeToolsService,
+  LogicPropertyResolverService,
+  MemRecallService,
+] as const;
 
 /**
  * Every RPC the service answers, registered on a Connect router: the three
@@ -33,6 +42,7 @@ export function routes(deps: Deps, health: HealthState): (router: ConnectRouter)
   const documented = documentedDescriptors(readFileSync(new URL("../gen/descriptors.binpb", import.meta.url)));
   return (router) => {
     registerKnowledge(router, deps.knowledge);
+    registerKnowledgeTools(router, deps.knowledge);
     registerResolver(router, deps.resolver);
     registerMemRecall(router, deps.memrecall);
     registerHealth(router, health);
@@ -49,6 +59,8 @@ export function routes(deps: Deps, health: HealthState): (router: ConnectRouter)
 export function httpRoutes(deps: Deps, route: Pick<JsonRouteOptions, "log" | "maxBytes" | "stopping">): HttpRoute[] {
   return [
     ...knowledgeRoutes(deps.knowledge, route),
+    ...schemaAndActionRoutes(deps.knowledge, route),
+    ...instanceRoutes(deps.knowledge, route),
     ...resolverRoutes(deps.resolver, route),
     mcpRoute({ ...route, tools: mcpTools(deps) }),
   ];

@@ -18,6 +18,12 @@ export interface Caller {
  */
 export interface CallContext {
   caller: Caller;
+  /**
+   * The knowledge network the `x-kn-id` request header names (MCP_KN_ID over
+   * stdio), when the caller sent one: the knowledge tools use it when their
+   * kn_id argument is empty (one rule for every tool).
+   */
+  headerKnId?: string;
   traceId: string;
   log: Logger;
   signal: AbortSignal;

@@ -121,6 +121,19 @@ export const LEAF_OPERATIONS = [
   "match_phrase",
   "multi_match",
   "knn",
+  // Newer ontology-query operations: the engine implements none of them (no property of a bundle lists them),
+  // but a platform property may, and a condition naming them must reach it intact.
+  "contain",
+  "not_contain",
+  "prefix",
+  "not_prefix",
+  "empty",
+  "not_empty",
+  "null",
+  "not_null",
+  "true",
+  "false",
+  "between",
 ] as const;
 export type LeafOperation = (typeof LEAF_OPERATIONS)[number];
 
@@ -207,6 +220,8 @@ export interface ObjectQuery {
   sort?: SortField[];
   /** The `search_after` of the previous page. */
   search_after?: Json[];
+  /** Logic property cells (their parameters, unfilled ones flagged) in every row. */
+  include_logic_params?: boolean;
 }
 
 export const MAX_OBJECT_LIMIT = 10_000;
@@ -222,6 +237,7 @@ export const objectQuerySchema = z.object({
   need_total: z.boolean().optional(),
   sort: z.array(z.object({ field: z.string().min(1), direction: z.enum(["asc", "desc"]) })).optional(),
   search_after: z.array(jsonSchema).optional(),
+  include_logic_params: z.boolean().optional(),
 });
 
 export interface ObjectQueryResult {
@@ -260,6 +276,8 @@ export interface RelationTypePath {
 
 export interface SubgraphQuery {
   relation_type_paths: RelationTypePath[];
+  /** Logic property cells in every object's properties. */
+  include_logic_params?: boolean;
 }
 
 export const subgraphQuerySchema = z.object({
@@ -289,6 +307,7 @@ export const subgraphQuerySchema = z.object({
       }),
     )
     .min(1, "relation_type_paths must not be empty"),
+  include_logic_params: z.boolean().optional(),
 });
 
 /** An object in a subgraph answer. */
@@ -314,6 +333,8 @@ export interface SubgraphEntry {
   /** Keyed by `_instance_id` ("{object_type_id}-{pk values joined by _}"); never split the key. */
   objects: Record<string, SubgraphObject>;
   relation_paths: { relations: SubgraphRelation[]; length: number }[];
+  /** Paths matching the template in all, limits aside, when the backend counts them. */
+  total_count?: number;
 }
 
 /** One entry per requested path, in request order. */

@@ -5,6 +5,8 @@ import { keywordContextInput } from "./keyword-context/input";
 import { retrieveKeywordContext } from "./keyword-context/retrieve-keyword-context";
 import { knSearchInput } from "./kn-search/input";
 import { knSearch } from "./kn-search/kn-search";
+import { instanceTools } from "./kn-tools/instances";
+import { schemaAndActionTools } from "./kn-tools/schema-and-actions";
 import { rerankConceptsInput } from "./rerank/input";
 import { rerankConcepts } from "./rerank/rerank-concepts";
 import { retrieveSchemaInput } from "./schema/input";
@@ -73,4 +75,6 @@ export const knowledgeTools: Tool<KnowledgeDeps>[] = [
     input: rerankConceptsInput,
     run: async (deps, ctx, input) => rerankAnswer(await rerankConcepts(deps, ctx, input)),
   }),
+  ...schemaAndActionTools,
+  ...instanceTools,
 ];

@@ -2,7 +2,7 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import type { Logger } from "pino";
 import type { CallContext, Caller } from "../core/call-context";
 import { ToolError } from "../errors/tool-error";
-import { callerFromHeaders } from "../server/caller";
+import { callerFromHeaders, knIdFromHeaders } from "../server/caller";
 import type { HttpRoute } from "../server/http-routes";
 import { headersOf, readBody } from "../server/json-route";
 import type { NodeServerResponse } from "../server/node-types";
@@ -35,9 +35,11 @@ export function mcpRoute(opts: {
       const traceId = traceIdFromHeaders(headers);
       const log = opts.log.child({ trace_id: traceId, route: MCP_PATH });
       let caller: Caller;
+      let headerKnId: string | undefined;
       let body: Buffer;
       try {
         caller = callerFromHeaders(headers);
+        headerKnId = knIdFromHeaders(headers);
         body = await readBody(req, opts.maxBytes);
       } catch (err) {
         if (!(err instanceof ToolError)) throw err;
@@ -56,6 +58,7 @@ export function mcpRoute(opts: {
         tools: opts.tools,
         contextOf: (signal): CallContext => ({
           caller,
+          ...(headerKnId !== undefined ? { headerKnId } : {}),
           traceId,
           log: callLog,
           signal: AbortSignal.any([signal, gone.signal, opts.stopping]),

@@ -119,6 +119,8 @@ const TOOL_OF_RPC: Record<string, string> = {
   KnSearch: "kn_search",
   RerankConcepts: "knowledge_rerank",
   ResolveLogicProperties: "get_logic_properties_values",
+  QueryObjectInstances: "query_object_instance",
+  QueryInstanceSubgraph: "query_instance_subgraph",
   SearchMemories: "search_memories",
   GetMemoryDetail: "get_memory_detail",
   ExtractSearchKeywords: "extract_search_keywords",

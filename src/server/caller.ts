@@ -4,6 +4,28 @@ import { ToolError } from "../errors/tool-error";
 const accountTypes: readonly AccountType[] = ["user", "app", "anonymous"];
 const MAX_ACCOUNT_ID_LENGTH = 256;
 
+const MAX_KN_ID_LENGTH = 256;
+
+/**
+ * The knowledge network of the `x-kn-id` header (trimmed), or undefined when
+ * the caller sent none; an unusable value is INVALID_ARGUMENT.
+ */
+export function knIdFromHeaders(headers: Headers): string | undefined {
+  const knId = (headers.get("x-kn-id") ?? "").trim();
+  if (knId === "") return undefined;
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
+  if (knId.length > MAX_KN_ID_LENGTH || /[\u0000-\u001f\u007f]/.test(knId)) {
+    throw new ToolError({
+      code: "invalid_argument",
+      reason: "INVALID_KN_HEADER",
+      message: `invalid x-kn-id header: must be at most ${MAX_KN_ID_LENGTH} printable characters`,
+      violations: [{ field: "x-kn-id", description: `must be at most ${MAX_KN_ID_LENGTH} printable characters` }],
+      hint: { message: "Send x-kn-id with a knowledge network id such as kn_medical, or pass kn_id in the call." },
+    });
+  }
+  return knId;
+}
+
 /**
  * Reads the caller's identity from the `x-account-id` and `x-account-type`
  * headers (never from the body). The type defaults to "user"; an unknown type

@@ -3,7 +3,7 @@ import type { Logger } from "pino";
 import type { CallContext, Caller } from "../core/call-context";
 import { grpcCodeName, toConnectError } from "../errors/connect-mapping";
 import type { ToolError } from "../errors/tool-error";
-import { callerFromHeaders } from "./caller";
+import { callerFromHeaders, knIdFromHeaders } from "./caller";
 import type { Metrics } from "./metrics";
 import { traceIdFromHeaders } from "./trace";
 
@@ -11,6 +11,7 @@ interface CallValues {
   traceId: string;
   log: Logger;
   caller: Caller;
+  headerKnId: string | undefined;
 }
 
 const kCall = createContextKey<CallValues | undefined>(undefined, { description: "contextloader call" });
@@ -72,7 +73,12 @@ export function callInterceptor(deps: { log: Logger; metrics: Metrics }): Interc
     };
     try {
       account = callerFromHeaders(req.header);
-      req.contextValues.set(kCall, { traceId, log: log.child({ account: account.accountId }), caller: account });
+      req.contextValues.set(kCall, {
+        traceId,
+        log: log.child({ account: account.accountId }),
+        caller: account,
+        headerKnId: knIdFromHeaders(req.header),
+      });
       const problem = req.contextValues.get(kRequestProblem);
       if (problem) throw problem;
       const res = await next(req);
@@ -118,6 +124,7 @@ export function callContext(ctx: HandlerContext): CallContext {
   if (!values) throw new Error("callContext: the call did not pass through callInterceptor");
   return {
     caller: values.caller,
+    ...(values.headerKnId !== undefined ? { headerKnId: values.headerKnId } : {}),
     traceId: values.traceId,
     log: values.log,
     signal: ctx.signal,

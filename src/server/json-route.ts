@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import type { CallContext } from "../core/call-context";
 import { type ErrorCode, ToolError } from "../errors/tool-error";
-import { callerFromHeaders } from "./caller";
+import { callerFromHeaders, knIdFromHeaders } from "./caller";
 import { type HttpRoute, sendJson } from "./http-routes";
 import type { NodeServerRequest } from "./node-types";
 import { traceIdFromHeaders } from "./trace";
@@ -63,9 +63,11 @@ export function jsonRoute(opts: JsonRouteOptions): HttpRoute {
       let status = 200;
       try {
         const identity = callerFromHeaders(headers);
+        const headerKnId = knIdFromHeaders(headers);
         log = log.child({ account: identity.accountId });
         const ctx: CallContext = {
           caller: identity,
+          ...(headerKnId !== undefined ? { headerKnId } : {}),
           traceId,
           log,
           signal: AbortSignal.any([gone.signal, opts.stopping]),

@@ -135,9 +135,12 @@ const routes: Route[] = [
     method: "POST",
     pattern: `${OQ}/:kn/object-types/:ot`,
     service: "OntologyQuery",
-    async run({ ctx, backend, params, body, spelling }) {
+    async run({ ctx, backend, params, query, body, spelling }) {
       const started = performance.now();
-      const result = await backend.queryObjects(ctx, params["kn"]!, params["ot"]!, body as ObjectQuery);
+      const result = await backend.queryObjects(ctx, params["kn"]!, params["ot"]!, {
+        ...(body as ObjectQuery),
+        ...logicParamsOf(query),
+      });
       const out: Record<string, Json> = { datas: result.datas.map((r) => rowOut(r, spelling)) };
       if (result.total_count) out["total_count"] = result.total_count;
       if (result.search_after) out["search_after"] = result.search_after;
@@ -195,11 +198,15 @@ const routes: Route[] = [
           violations: [{ field: "query_type", description: "must be relation_path" }],
         });
       }
-      const result = await backend.querySubgraph(ctx, params["kn"]!, body as SubgraphQuery);
+      const result = await backend.querySubgraph(ctx, params["kn"]!, {
+        ...(body as SubgraphQuery),
+        ...logicParamsOf(query),
+      });
       return {
         entries: result.entries.map((e) => ({
           objects: Object.fromEntries(Object.entries(e.objects).map(([key, o]) => [key, objectOut(o, spelling)])),
           relation_paths: e.relation_paths as unknown as Json,
+          ...(e.total_count !== undefined ? { total_count: e.total_count } : {}),
         })),
       };
     },
@@ -251,6 +258,11 @@ function decode(segment: string): string {
   } catch {
     return segment;
   }
+}
+
+/** ontology-query's `include_logic_params=true` query parameter (anything else: false, as the platform reads it). */
+function logicParamsOf(query: URLSearchParams): { include_logic_params?: boolean } {
+  return query.get("include_logic_params") === "true" ? { include_logic_params: true } : {};
 }
 
 function numberParam(query: URLSearchParams, name: string): number | undefined {

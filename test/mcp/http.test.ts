@@ -44,6 +44,18 @@ const ARGUMENTS: Record<(typeof TOOL_NAMES)[number], string[]> = {
   retrieve_keyword_context: ["query", "kn_ids", "session_id", "object_type_id", "session_type"],
   kn_search: ["query", "kn_ids", "session_id", "additional_context", "retrieval_config", "only_schema"],
   knowledge_rerank: ["query_understanding", "concepts", "action", "batch_size", "session_id"],
+  query_object_instance: [
+    "kn_id",
+    "ot_id",
+    "condition",
+    "limit",
+    "properties",
+    "sort",
+    "cursor",
+    "need_total",
+    "include_logic_params",
+  ],
+  query_instance_subgraph: ["kn_id", "relation_type_paths", "include_logic_params"],
   get_logic_properties_values: [
     "kn_id",
     "ot_id",
@@ -653,7 +665,7 @@ describe("MCP over Streamable HTTP", () => {
       expect(res.headers.get("x-trace-id")).toMatch(/^[0-9a-f]{32}$/);
       const body = (await res.json()) as { id: number; result: { tools: { name: string }[] } };
       expect(body.id).toBe(1);
-      expect(body.result.tools).toHaveLength(12);
+      expect(body.result.tools).toHaveLength(TOOL_NAMES.length);
     });
 
     it("refuses a POST that does not accept both JSON and SSE with 406 and a JSON-RPC error", async () => {
@@ -820,7 +832,7 @@ describe("MCP over HTTP: CORS and the request size limit", () => {
   it("the MCP client works across origins too", async () => {
     const client = await connectHttp(server.baseUrl, { origin: ORIGIN, "x-account-id": account() });
     try {
-      expect((await client.listTools()).tools).toHaveLength(12);
+      expect((await client.listTools()).tools).toHaveLength(TOOL_NAMES.length);
     } finally {
       await client.close();
     }

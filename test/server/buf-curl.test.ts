@@ -52,11 +52,12 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 describe("buf curl through server reflection", () => {
-  it("lists exactly the six services", async () => {
+  it("lists exactly the seven services", async () => {
     const res = await bufCurl(["--http2-prior-knowledge", "--reflect", "--list-services", server.baseUrl]);
     expect(res).toEqual(expect.objectContaining({ exitCode: 0, stderr: "" }));
     expect(res.stdout.trim().split("\n").sort()).toEqual([
       "contextloader.knowledge.v1.KnowledgeRetrievalService",
+      "contextloader.kntools.v1.KnowledgeToolsService",
       "contextloader.memrecall.v1.MemRecallService",
       "contextloader.resolver.v1.LogicPropertyResolverService",
       "grpc.health.v1.Health",

@@ -23,6 +23,7 @@ afterAll(() => server.close());
 
 const productServices = [
   "contextloader.knowledge.v1.KnowledgeRetrievalService",
+  "contextloader.kntools.v1.KnowledgeToolsService",
   "contextloader.resolver.v1.LogicPropertyResolverService",
   "contextloader.memrecall.v1.MemRecallService",
 ];

@@ -26,9 +26,11 @@ import {
 } from "../types";
 import { type Bundle, BundleError, type BundleObjectType, loadBundleFile } from "./bundle";
 import { evaluateCondition } from "./conditions";
+import { logicParamCells } from "./logic-params";
 import { evaluateMetric } from "./metric-values";
 import { compareValues, ObjectStore, valueKey } from "./object-store";
 import { builtInOperators, type OperatorCall, type OperatorEnv, type RegisteredOperator } from "./operators";
+import { countPaths } from "./path-count";
 
 interface RelationIndex {
   id: string;
@@ -191,6 +193,7 @@ export class EmbeddedBackend implements KnowledgeNetworkBackend {
     const page = ordered.slice(from, from + q.limit);
     const datas = page.map((i) => {
       const row = project(store.rows[i]!, projection);
+      if (q.include_logic_params) Object.assign(row, logicParamCells(store.type, store.rows[i]!));
       if (scored) row["_score"] = matches.scores.get(i) ?? 0;
       return row;
     });
@@ -205,7 +208,9 @@ export class EmbeddedBackend implements KnowledgeNetworkBackend {
     const n = this.network(knId);
     const q = parseOr(subgraphQuerySchema, query, "INVALID_SUBGRAPH_QUERY");
     return {
-      entries: q.relation_type_paths.map((path, i) => this.walkPath(n, knId, path, `relation_type_paths[${i}]`)),
+      entries: q.relation_type_paths.map((path, i) =>
+        this.walkPath(n, knId, path, `relation_type_paths[${i}]`, q.include_logic_params === true),
+      ),
     };
   }
 
@@ -332,6 +337,7 @@ export class EmbeddedBackend implements KnowledgeNetworkBackend {
     knId: string,
     path: z.output<typeof subgraphQuerySchema>["relation_type_paths"][number],
     at: string,
+    withLogicParams: boolean,
   ): SubgraphEntry {
     const violations: FieldViolation[] = [];
     if (path.relation_types.length !== path.object_types.length - 1) {
@@ -417,7 +423,7 @@ export class EmbeddedBackend implements KnowledgeNetworkBackend {
       if (i === ok.length - 1) {
         trail.forEach((r, k) => {
           seen[k]!.add(r);
-          const obj = subgraphObject(ok[k]!, r);
+          const obj = subgraphObject(ok[k]!, r, withLogicParams);
           objects[obj._instance_id] = obj;
         });
         relationPaths.push({
@@ -439,7 +445,11 @@ export class EmbeddedBackend implements KnowledgeNetworkBackend {
       if (relationPaths.length >= pathLimit) break;
       visit(0, start);
     }
-    return { objects, relation_paths: relationPaths };
+    const total = countPaths(
+      onPath,
+      steps.map((s) => s.walk),
+    );
+    return { objects, relation_paths: relationPaths, total_count: total };
   }
 
   private metricValue(n: Network, type: ObjectType, lp: LogicProperty, row: Row, params: Json | undefined): Json {
@@ -667,10 +677,11 @@ function project(row: Row, properties: string[]): Row {
   return { ...out, _instance_id: row._instance_id, _instance_identity: row._instance_identity, _display: row._display };
 }
 
-function subgraphObject(store: ObjectStore, i: number): SubgraphObject {
+function subgraphObject(store: ObjectStore, i: number, withLogicParams: boolean): SubgraphObject {
   const row = store.rows[i]!;
   const properties: Record<string, Json> = {};
   for (const p of store.type.data_properties) properties[p.name] = row[p.name] ?? null;
+  if (withLogicParams) Object.assign(properties, logicParamCells(store.type, row));
   return {
     _instance_id: row._instance_id,
     _instance_identity: row._instance_identity,

@@ -43,7 +43,12 @@ export class OntologyQueryClient {
     };
     return this.http.call(
       ctx,
-      { method: "POST", path: `${BASE}/${segment(knId)}/object-types/${segment(objectTypeId)}`, body },
+      {
+        method: "POST",
+        path: `${BASE}/${segment(knId)}/object-types/${segment(objectTypeId)}`,
+        query: logicParamsQuery(query.include_logic_params),
+        body,
+      },
       objectQueryResponseSchema,
     );
   }
@@ -54,7 +59,7 @@ export class OntologyQueryClient {
       {
         method: "POST",
         path: `${BASE}/${segment(knId)}/subgraph`,
-        query: { query_type: "relation_path" },
+        query: { query_type: "relation_path", ...logicParamsQuery(query.include_logic_params) },
         body: { relation_type_paths: query.relation_type_paths },
       },
       subgraphResponseSchema,
@@ -85,4 +90,9 @@ export class OntologyQueryClient {
     );
     return answer.datas ?? [];
   }
+}
+
+/** The platform's `include_logic_params` query parameter, sent only when asked for (its default is false). */
+function logicParamsQuery(include: boolean | undefined): Record<string, boolean> {
+  return include ? { include_logic_params: true } : {};
 }

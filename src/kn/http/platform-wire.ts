@@ -159,6 +159,7 @@ export const subgraphResponseSchema = z.object({
           .nullish()
           .transform((v) => v ?? {}),
         relation_paths: list(z.object({ relations: list(relationSchema), length: z.number().int().optional() })),
+        total_count: z.number().int().nullish(),
       }),
     )
     .nullable(),
@@ -196,6 +197,7 @@ export function toSubgraphEntry(entry: WireSubgraphEntry): SubgraphEntry {
   }
   return {
     objects,
+    ...(typeof entry.total_count === "number" ? { total_count: entry.total_count } : {}),
     relation_paths: entry.relation_paths.map((p) => ({
       relations: p.relations.map((r) => ({
         ...r,

@@ -1,0 +1,109 @@
+import { ToolError } from "../../../errors/tool-error";
+import type { ObjectType, SortField } from "../../../kn/types";
+import type { Problems } from "./check-condition";
+import { closestNames } from "./suggest";
+
+/** A sort key as a caller writes it; direction defaults to asc. */
+interface SortInput {
+  field: string;
+  direction?: string;
+}
+
+/** The relevance of a text or vector match, sortable beside the data properties. */
+const SCORE = "_score";
+
+/**
+ * A `properties` projection checked against the object type: every name a
+ * data property (logic properties are computed on demand, not projected).
+ * Duplicates are dropped.
+ */
+export function checkProperties(
+  properties: readonly string[],
+  type: ObjectType,
+  path: string,
+  problems: Problems,
+): string[] {
+  const names = type.data_properties.map((p) => p.name);
+  properties.forEach((name, i) => {
+    if (names.includes(name)) return;
+    const at = `${path}[${i}]`;
+    if (type.logic_properties.some((lp) => lp.name === name)) {
+      problems.violations.push({
+        field: at,
+        description: `${name} is a logic property of ${type.id}: get its values with ResolveLogicProperties (include_logic_params shows its parameters)`,
+      });
+      return;
+    }
+    const close = closestNames(name, names, 3);
+    problems.violations.push({
+      field: at,
+      description: `${name} is not a data property of ${type.id}${close.length ? `; did you mean ${close.join(" or ")}?` : ""} Its data properties: ${names.join(", ")}`,
+    });
+  });
+  return [...new Set(properties)];
+}
+
+/** Sort keys checked against the object type: data properties or _score, asc or desc, each field once. */
+export function checkSort(sort: readonly SortInput[], type: ObjectType, path: string, problems: Problems): SortField[] {
+  const names = type.data_properties.map((p) => p.name);
+  const seen = new Set<string>();
+  return sort.map((s, i) => {
+    const at = `${path}[${i}]`;
+    const direction = (s.direction ?? "asc").toLowerCase();
+    if (s.field !== SCORE && !names.includes(s.field)) {
+      const close = closestNames(s.field, names, 3);
+      problems.violations.push({
+        field: `${at}.field`,
+        description: `${JSON.stringify(s.field)} is not a data property of ${type.id} (or ${SCORE})${close.length ? `; did you mean ${close.join(" or ")}?` : ""}`,
+      });
+    } else if (seen.has(s.field)) {
+      problems.violations.push({ field: `${at}.field`, description: `${s.field} is already a sort key` });
+    }
+    seen.add(s.field);
+    if (direction !== "asc" && direction !== "desc") {
+      problems.violations.push({ field: `${at}.direction`, description: 'must be "asc" or "desc"' });
+    }
+    return { field: s.field, direction: direction as SortField["direction"] };
+  });
+}
+
+/** At most this many problems are listed in the message (all are in the violations). */
+const LISTED = 8;
+
+/**
+ * INVALID_ARGUMENT for the problems found before calling the platform: one
+ * violation per problem, and a hint with corrected examples and the
+ * operations the refused property allows. The reason is INVALID_CONDITION
+ * when a condition is at fault, else `options.reason` (INVALID_QUERY).
+ */
+export function invalidQuery(
+  problems: Problems,
+  what: string,
+  options: { reason?: string; next?: { message: string; nextRpc: string } } = {},
+): ToolError {
+  const { next } = options;
+  const { violations, examples } = problems;
+  const listed = violations.slice(0, LISTED).map((v) => `${v.field}: ${v.description}`);
+  if (violations.length > LISTED) listed.push(`…and ${violations.length - LISTED} more`);
+  const fixes = examples.slice(0, 3).map((e) => `${e.path} = ${JSON.stringify(e.value)}`);
+  const inCondition = violations.some((v) => /(^|\.)condition\b/.test(v.field));
+  return new ToolError({
+    code: "invalid_argument",
+    reason: inCondition ? "INVALID_CONDITION" : (options.reason ?? "INVALID_QUERY"),
+    message: `${what}: ${listed.join("; ")}`,
+    violations,
+    hint: {
+      message: [
+        fixes.length > 0 ? `Corrected: ${fixes.join("; ")}.` : "Correct the fields named in the violations.",
+        inCondition
+          ? "Each data property lists the operations it allows in condition_operations (see SearchSchema); a value must have its operation's shape."
+          : "",
+        next?.message ?? "",
+      ]
+        .filter(Boolean)
+        .join(" "),
+      ...(next ? { nextRpc: next.nextRpc } : {}),
+      ...(problems.allowed?.length ? { validValues: problems.allowed } : {}),
+    },
+  });
+}
