@@ -119,6 +119,7 @@ const TOOL_OF_RPC: Record<string, string> = {
   KnSearch: "kn_search",
   RerankConcepts: "knowledge_rerank",
   ResolveLogicProperties: "get_logic_properties_values",
+  SearchSchema: "search_schema",
   SearchMemories: "search_memories",
   GetMemoryDetail: "get_memory_detail",
   ExtractSearchKeywords: "extract_search_keywords",

@@ -44,6 +44,7 @@ const ARGUMENTS: Record<(typeof TOOL_NAMES)[number], string[]> = {
   retrieve_keyword_context: ["query", "kn_ids", "session_id", "object_type_id", "session_type"],
   kn_search: ["query", "kn_ids", "session_id", "additional_context", "retrieval_config", "only_schema"],
   knowledge_rerank: ["query_understanding", "concepts", "action", "batch_size", "session_id"],
+  search_schema: ["query", "kn_id", "search_scope", "max_concepts", "schema_brief", "enable_rerank"],
   get_logic_properties_values: [
     "kn_id",
     "ot_id",
@@ -153,7 +154,7 @@ describe("MCP over Streamable HTTP", () => {
       expect(client.getServerCapabilities()?.resources).toBeUndefined();
     });
 
-    it("lists the twelve tools with titles, descriptions, annotations and generated input schemas", async () => {
+    it("lists every tool with titles, descriptions, annotations and generated input schemas", async () => {
       const { tools } = await client.listTools();
       expect(tools.map((t) => t.name)).toEqual([...TOOL_NAMES]);
       for (const tool of tools) {
@@ -653,7 +654,7 @@ describe("MCP over Streamable HTTP", () => {
       expect(res.headers.get("x-trace-id")).toMatch(/^[0-9a-f]{32}$/);
       const body = (await res.json()) as { id: number; result: { tools: { name: string }[] } };
       expect(body.id).toBe(1);
-      expect(body.result.tools).toHaveLength(12);
+      expect(body.result.tools).toHaveLength(TOOL_NAMES.length);
     });
 
     it("refuses a POST that does not accept both JSON and SSE with 406 and a JSON-RPC error", async () => {
@@ -820,7 +821,7 @@ describe("MCP over HTTP: CORS and the request size limit", () => {
   it("the MCP client works across origins too", async () => {
     const client = await connectHttp(server.baseUrl, { origin: ORIGIN, "x-account-id": account() });
     try {
-      expect((await client.listTools()).tools).toHaveLength(12);
+      expect((await client.listTools()).tools).toHaveLength(TOOL_NAMES.length);
     } finally {
       await client.close();
     }

@@ -3,12 +3,13 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { decode } from "@toon-format/toon";
 import { parse as parseYaml } from "yaml";
 
-/** The twelve tools, in the order tools/list gives them. */
+/** Every tool, in the order tools/list gives them. */
 export const TOOL_NAMES = [
   "retrieve_schema",
   "retrieve_keyword_context",
   "kn_search",
   "knowledge_rerank",
+  "search_schema",
   "get_logic_properties_values",
   "search_memories",
   "get_memory_detail",
