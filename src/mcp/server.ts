@@ -120,6 +120,7 @@ const TOOL_OF_RPC: Record<string, string> = {
   RerankConcepts: "knowledge_rerank",
   ResolveLogicProperties: "get_logic_properties_values",
   SearchSchema: "search_schema",
+  GetActionInfo: "get_action_info",
   SearchMemories: "search_memories",
   GetMemoryDetail: "get_memory_detail",
   ExtractSearchKeywords: "extract_search_keywords",

@@ -45,6 +45,7 @@ const ARGUMENTS: Record<(typeof TOOL_NAMES)[number], string[]> = {
   kn_search: ["query", "kn_ids", "session_id", "additional_context", "retrieval_config", "only_schema"],
   knowledge_rerank: ["query_understanding", "concepts", "action", "batch_size", "session_id"],
   search_schema: ["query", "kn_id", "search_scope", "max_concepts", "schema_brief", "enable_rerank"],
+  get_action_info: ["kn_id", "at_id", "_instance_identities"],
   get_logic_properties_values: [
     "kn_id",
     "ot_id",

@@ -10,6 +10,7 @@ export const TOOL_NAMES = [
   "kn_search",
   "knowledge_rerank",
   "search_schema",
+  "get_action_info",
   "get_logic_properties_values",
   "search_memories",
   "get_memory_detail",

@@ -1,11 +1,15 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import {
+  GetActionInfoRequestSchema,
   type KnowledgeToolsService,
   SearchSchemaRequestSchema,
 } from "../../../gen/contextloader/kntools/v1/kntools_pb";
 import { validateFormattedRequest } from "../../errors/validation";
 import { callContext } from "../../server/interceptors";
 import type { KnowledgeDeps } from "../deps";
+import { actionInfoResponse, actionInfoTextResponse } from "./action-info/encode";
+import { getActionInfo } from "./action-info/get-action-info";
+import { getActionInfoInput } from "./action-info/input";
 import { searchSchemaResponse, searchSchemaTextResponse } from "./search-schema/encode";
 import { searchSchemaInput } from "./search-schema/input";
 import { searchSchema } from "./search-schema/search-schema";
@@ -21,6 +25,11 @@ export function schemaAndActionHandlers(deps: KnowledgeDeps): Partial<ServiceImp
       const { input, format } = validateFormattedRequest(SearchSchemaRequestSchema, req, searchSchemaInput);
       const result = await searchSchema(deps, callContext(ctx), input);
       return format === undefined ? searchSchemaResponse(result) : searchSchemaTextResponse(result, format);
+    },
+    async getActionInfo(req, ctx) {
+      const { input, format } = validateFormattedRequest(GetActionInfoRequestSchema, req, getActionInfoInput);
+      const result = await getActionInfo(deps, callContext(ctx), input);
+      return format === undefined ? actionInfoResponse(result) : actionInfoTextResponse(result, format);
     },
   };
 }

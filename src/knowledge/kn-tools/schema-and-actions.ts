@@ -4,6 +4,9 @@ import { parseOrThrow } from "../../errors/validation";
 import type { HttpRoute } from "../../server/http-routes";
 import { type JsonRouteOptions, jsonRoute } from "../../server/json-route";
 import type { KnowledgeDeps } from "../deps";
+import { actionInfoAnswer, actionInfoJson } from "./action-info/answer";
+import { getActionInfo } from "./action-info/get-action-info";
+import { getActionInfoBody, getActionInfoToolInput } from "./action-info/input";
 import { searchSchemaAnswer, searchSchemaJson } from "./search-schema/answer";
 import { searchSchemaInput } from "./search-schema/input";
 import { searchSchema } from "./search-schema/search-schema";
@@ -22,6 +25,19 @@ export const schemaAndActionTools: Tool<KnowledgeDeps>[] = [
 下一步：按条件查实例用 query_object_instance（ot_id 取 object_types 的 id，条件只用 operations 里的操作符）；沿关系取多跳数据用 query_instance_subgraph；取指标/算子值用 get_logic_properties_values；对实例执行行动前用 get_action_info（at_id 取 action_types 的 id）；找可用技能用 find_skills。`,
     input: searchSchemaInput,
     run: async (deps, ctx, input) => searchSchemaAnswer(await searchSchema(deps, ctx, input)),
+  }),
+  defineTool({
+    name: "get_action_info",
+    title: "获取行动的可执行工具定义",
+    description: `行动信息召回：把一个行动类型（如“生成治疗方案”）针对指定实例，转成可直接调用的函数工具定义（Function Call）。
+
+何时使用：用户要对某些实例执行操作（生成方案、召回药品、预约挂号等）时。at_id 取自 search_schema 返回的 action_types；_instance_identities 必须原样取自 query_object_instance / query_instance_subgraph 返回的 _instance_identity，不可臆造。
+
+返回：action_type 与 bound_to（绑定的工具箱工具或 MCP 工具）；api_url、api_call_strategy（kn_action_recall）、headers（调用者身份，执行时原样带上）；parameters：需要你填写的 dynamic_params 的 JSON Schema（已由实例和行动确定的参数不在其中）；tools：每个实例一个工具（name、description、_instance_identities、fixed_params 为已确定的参数）；message：没有工具或部分实例不适用时说明原因和下一步。
+
+下一步：按 parameters 填写 dynamic_params，与 fixed_params 合并后 POST 到 api_url 执行（本工具不执行行动）；没有工具时按 message 的提示换行动类型或先查实例。`,
+    input: getActionInfoToolInput,
+    run: async (deps, ctx, input) => actionInfoAnswer(await getActionInfo(deps, ctx, input)),
   }),
 ];
 
@@ -43,6 +59,13 @@ export function schemaAndActionRoutes(
       path: `${ROUTE_BASE}/search_schema`,
       handle: async (raw, ctx) =>
         searchSchemaJson(await searchSchema(deps, ctx, parseOrThrow(searchSchemaInput.strict(), raw ?? {}))),
+      renderError: platformError,
+    }),
+    jsonRoute({
+      ...route,
+      path: `${ROUTE_BASE}/get_action_info`,
+      handle: async (raw, ctx) =>
+        actionInfoJson(await getActionInfo(deps, ctx, parseOrThrow(getActionInfoBody, raw ?? {}))),
       renderError: platformError,
     }),
   ];
