@@ -133,8 +133,8 @@ export function skillCatalog(departmentsOf: (system: SystemId) => string[]): Ski
     bound(
       {
         skill_id: "skill_airway_emergency",
-        name: "急症现场处置指引",
-        description: "异物阻塞、喉头水肿、衰竭等急症的现场处置步骤：海姆立克法、体位与吸氧、转运与插管指征",
+        name: "急症现场急救指引",
+        description: "异物阻塞、喉头水肿、心跳骤停等急症的现场急救步骤：海姆立克法、体位与吸氧、转运与插管指征",
         category: "急救",
       },
       { diseases: ["上、下气道梗阻", "呼吸衰竭", "急性喉炎"], departments: ["急诊科", "呼吸内科"] },

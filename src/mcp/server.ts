@@ -121,6 +121,7 @@ const TOOL_OF_RPC: Record<string, string> = {
   ResolveLogicProperties: "get_logic_properties_values",
   SearchSchema: "search_schema",
   GetActionInfo: "get_action_info",
+  FindSkills: "find_skills",
   SearchMemories: "search_memories",
   GetMemoryDetail: "get_memory_detail",
   ExtractSearchKeywords: "extract_search_keywords",

@@ -46,6 +46,7 @@ const ARGUMENTS: Record<(typeof TOOL_NAMES)[number], string[]> = {
   knowledge_rerank: ["query_understanding", "concepts", "action", "batch_size", "session_id"],
   search_schema: ["query", "kn_id", "search_scope", "max_concepts", "schema_brief", "enable_rerank"],
   get_action_info: ["kn_id", "at_id", "_instance_identities"],
+  find_skills: ["kn_id", "object_type_id", "instance_identities", "skill_query", "top_k"],
   get_logic_properties_values: [
     "kn_id",
     "ot_id",

@@ -11,6 +11,7 @@ export const TOOL_NAMES = [
   "knowledge_rerank",
   "search_schema",
   "get_action_info",
+  "find_skills",
   "get_logic_properties_values",
   "search_memories",
   "get_memory_detail",

@@ -1,5 +1,6 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import {
+  FindSkillsRequestSchema,
   GetActionInfoRequestSchema,
   type KnowledgeToolsService,
   SearchSchemaRequestSchema,
@@ -10,6 +11,9 @@ import type { KnowledgeDeps } from "../deps";
 import { actionInfoResponse, actionInfoTextResponse } from "./action-info/encode";
 import { getActionInfo } from "./action-info/get-action-info";
 import { getActionInfoInput } from "./action-info/input";
+import { findSkillsResponse, findSkillsTextResponse } from "./find-skills/encode";
+import { findSkills } from "./find-skills/find-skills";
+import { findSkillsInput } from "./find-skills/input";
 import { searchSchemaResponse, searchSchemaTextResponse } from "./search-schema/encode";
 import { searchSchemaInput } from "./search-schema/input";
 import { searchSchema } from "./search-schema/search-schema";
@@ -30,6 +34,11 @@ export function schemaAndActionHandlers(deps: KnowledgeDeps): Partial<ServiceImp
       const { input, format } = validateFormattedRequest(GetActionInfoRequestSchema, req, getActionInfoInput);
       const result = await getActionInfo(deps, callContext(ctx), input);
       return format === undefined ? actionInfoResponse(result) : actionInfoTextResponse(result, format);
+    },
+    async findSkills(req, ctx) {
+      const { input, format } = validateFormattedRequest(FindSkillsRequestSchema, req, findSkillsInput);
+      const result = await findSkills(deps, callContext(ctx), input);
+      return format === undefined ? findSkillsResponse(result) : findSkillsTextResponse(result, format);
     },
   };
 }

@@ -7,6 +7,9 @@ import type { KnowledgeDeps } from "../deps";
 import { actionInfoAnswer, actionInfoJson } from "./action-info/answer";
 import { getActionInfo } from "./action-info/get-action-info";
 import { getActionInfoBody, getActionInfoToolInput } from "./action-info/input";
+import { findSkillsAnswer, findSkillsJson } from "./find-skills/answer";
+import { findSkills } from "./find-skills/find-skills";
+import { findSkillsInput } from "./find-skills/input";
 import { searchSchemaAnswer, searchSchemaJson } from "./search-schema/answer";
 import { searchSchemaInput } from "./search-schema/input";
 import { searchSchema } from "./search-schema/search-schema";
@@ -39,6 +42,19 @@ export const schemaAndActionTools: Tool<KnowledgeDeps>[] = [
     input: getActionInfoToolInput,
     run: async (deps, ctx, input) => actionInfoAnswer(await getActionInfo(deps, ctx, input)),
   }),
+  defineTool({
+    name: "find_skills",
+    title: "查找可用技能",
+    description: `技能召回：在业务知识网络中查找某个对象类型（或其中某些实例）绑定的可用技能，可按 skill_query 筛选并排序。
+
+何时使用：需要知道对某类对象（如疾病、科室）或某些具体实例有哪些可用的业务技能时；object_type_id 传 skills 则在全部技能中查找。instance_identities 原样取自 query_object_instance 返回的 _instance_identity（注意参数名没有下划线前缀）。
+
+返回：scope（在哪里找的：network / object_type / instance）；skills（skill_id、name、description，按与 skill_query 的相关性排序，最多 top_k 个）；message：没有技能时说明原因（没有绑定关系、实例没有绑定技能、没有与 skill_query 相关的技能等）和下一步。
+
+下一步：按技能说明选用技能；没有结果时按 message 的提示放宽范围（去掉 instance_identities 或 skill_query，或把 object_type_id 设为 skills）。`,
+    input: findSkillsInput,
+    run: async (deps, ctx, input) => findSkillsAnswer(await findSkills(deps, ctx, input)),
+  }),
 ];
 
 /** The platform's agent-retrieval routes these tools answer on. */
@@ -66,6 +82,13 @@ export function schemaAndActionRoutes(
       path: `${ROUTE_BASE}/get_action_info`,
       handle: async (raw, ctx) =>
         actionInfoJson(await getActionInfo(deps, ctx, parseOrThrow(getActionInfoBody, raw ?? {}))),
+      renderError: platformError,
+    }),
+    jsonRoute({
+      ...route,
+      path: `${ROUTE_BASE}/find_skills`,
+      handle: async (raw, ctx) =>
+        findSkillsJson(await findSkills(deps, ctx, parseOrThrow(findSkillsInput.strict(), raw ?? {}))),
       renderError: platformError,
     }),
   ];
