@@ -6,6 +6,7 @@
 import { benchEngine } from "./engine";
 import { benchKeywordContext } from "./keyword-context";
 import { benchKnSearch } from "./kn-search";
+import { benchKnToolsSchema } from "./kntools-schema";
 import { benchMemoryStore } from "./memory-store";
 import { benchMemRecall } from "./memrecall";
 import { benchMentions } from "./mentions";
@@ -18,6 +19,7 @@ const benches: Record<string, () => Promise<void>> = {
   mentions: benchMentions,
   "keyword-context": benchKeywordContext,
   "kn-search": benchKnSearch,
+  "kntools-schema": benchKnToolsSchema,
   resolver: benchResolver,
   "resolver-time-facts": benchTimeFacts,
   "memory-store": benchMemoryStore,
