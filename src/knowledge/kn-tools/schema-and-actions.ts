@@ -36,9 +36,9 @@ export const schemaAndActionTools: Tool<KnowledgeDeps>[] = [
 
 何时使用：用户要对某些实例执行操作（生成方案、召回药品、预约挂号等）时。at_id 取自 search_schema 返回的 action_types；_instance_identities 必须原样取自 query_object_instance / query_instance_subgraph 返回的 _instance_identity，不可臆造。
 
-返回：action_type 与 bound_to（绑定的工具箱工具或 MCP 工具）；api_url、api_call_strategy（kn_action_recall）、headers（调用者身份，执行时原样带上）；parameters：需要你填写的 dynamic_params 的 JSON Schema（已由实例和行动确定的参数不在其中）；tools：每个实例一个工具（name、description、_instance_identities、fixed_params 为已确定的参数）；message：没有工具或部分实例不适用时说明原因和下一步。
+返回：action_type、tool 与 bound_to（绑定的工具箱工具或 MCP 工具）；api_url、api_call_strategy（kn_action_recall）、headers（调用者身份，执行时原样带上）；arguments：需要你填写的参数（每行一个，嵌套参数用点路径，required、values 为必填与可选值；已由实例和行动确定的参数不在其中）；tools：每个实例一个工具（name、instance、identity、fixed 为已确定的参数）；message：没有工具或部分实例不适用时说明原因和下一步。
 
-下一步：按 parameters 填写 dynamic_params，与 fixed_params 合并后 POST 到 api_url 执行（本工具不执行行动）；没有工具时按 message 的提示换行动类型或先查实例。`,
+下一步：按 arguments 填写 dynamic_params，与已确定的参数合并后 POST 到 api_url 执行（本工具不执行行动）；没有工具时按 message 的提示换行动类型或先查实例。`,
     input: getActionInfoToolInput,
     run: async (deps, ctx, input) => actionInfoAnswer(await getActionInfo(deps, ctx, input)),
   }),

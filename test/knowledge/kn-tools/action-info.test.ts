@@ -256,7 +256,7 @@ describe.each(BACKENDS)("get_action_info over the %s backend", (kind) => {
       expect(nameless.findDetails(BadRequestSchema)[0]?.fieldViolations.map((v) => v.field)).toEqual(["at_id"]);
     });
 
-    it("writes the compact answer, the shared schema said once, with output_format", async () => {
+    it("writes the compact answer with output_format: what the tools share once, the open arguments as a table", async () => {
       const res = await h.rpc.getActionInfo({
         knId: KN,
         atId: "generate_treatment_plan",
@@ -267,21 +267,40 @@ describe.each(BACKENDS)("get_action_info over the %s backend", (kind) => {
       const answer = JSON.parse(res.text);
       expect(answer).toMatchObject({
         action_type: { id: "generate_treatment_plan", name: "生成治疗方案", object_type_id: "disease" },
+        tool: { name: "generate_treatment_plan", description: expect.stringContaining("治疗方案") },
         bound_to: "tool box_medical_assistant/tool_generate_treatment_plan",
         api_url: executeUrl(),
         api_call_strategy: "kn_action_recall",
         headers: ACCOUNT,
       });
-      expect(Object.keys(answer.parameters.properties.dynamic_params.properties)).toEqual(TREATMENT_PLAN_OPEN);
+      expect(answer.arguments.map((a: { name: string }) => a.name)).toEqual([
+        "x-request-source",
+        "patient",
+        "patient.age",
+        "patient.gender",
+        "patient.allergies",
+        "patient.history",
+        "patient.history.chronic_diseases",
+        "patient.history.surgeries",
+        "severity",
+        "preferences",
+      ]);
+      expect(answer.arguments).toContainEqual({
+        name: "patient.gender",
+        type: "string",
+        required: false,
+        description: "性别",
+        values: "male, female",
+      });
+      expect(answer.arguments).toContainEqual(expect.objectContaining({ name: "patient", required: true }));
       expect(answer.tools).toEqual([
-        expect.objectContaining({
+        {
           name: "generate_treatment_plan_1",
-          _instance_identities: [{ disease_id: "disease_000001" }],
-        }),
-        expect.objectContaining({
-          name: "generate_treatment_plan_2",
-          fixed_params: expect.objectContaining({ disease_id: "disease_000002" }),
-        }),
+          instance: "肺炎",
+          identity: "disease_id=disease_000001",
+          fixed: "disease_id=disease_000001; disease_name=肺炎; lang=zh-CN",
+        },
+        expect.objectContaining({ name: "generate_treatment_plan_2", identity: "disease_id=disease_000002" }),
       ]);
     });
   });
@@ -306,7 +325,8 @@ describe.each(BACKENDS)("get_action_info over the %s backend", (kind) => {
       expect(answer["tools"]).toEqual([
         expect.objectContaining({
           name: "generate_treatment_plan",
-          _instance_identities: [{ disease_id: "disease_004790" }],
+          instance: "上、下气道梗阻",
+          identity: "disease_id=disease_004790",
         }),
       ]);
     });

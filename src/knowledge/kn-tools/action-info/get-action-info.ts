@@ -40,6 +40,10 @@ export interface ActionInfoResult {
   action_type: { id: string; name: string; object_type_id: string };
   /** What the action type is bound to (null: nothing). */
   action_source: ActionSource | null;
+  /** The bound tool itself, when there are tools. */
+  tool: { name: string; description: string } | undefined;
+  /** For each dynamic tool, its instance's display value (its identity when the platform gives none). */
+  instances: string[];
 }
 
 /**
@@ -70,6 +74,8 @@ export async function getActionInfo(
     message: "",
     action_type: { id: actionType.id, name: actionType.name, object_type_id: actionType.object_type_id },
     action_source: result.action_source,
+    tool: undefined,
+    instances: [],
   };
   const label = `${actionType.name}（${actionType.id}）`;
   if (!result.action_source) {
@@ -85,9 +91,12 @@ export async function getActionInfo(
   }
   const tool = await boundTool(deps, ctx, result.action_source);
   const actions = result.actions.slice(0, MAX_DYNAMIC_TOOLS);
+  answer.tool = { name: tool.name, description: tool.description };
+  answer.instances = actions.map((action, i) => instanceName(action, identityOf(action, input.instance_identities, i)));
   answer.dynamic_tools = actions.map((action, i) =>
     dynamicTool(tool, action, identityOf(action, input.instance_identities, i), result, {
       label,
+      instance: answer.instances[i]!,
       suffix: actions.length > 1 ? `_${i + 1}` : "",
     }),
   );
@@ -138,16 +147,12 @@ function dynamicTool(
   action: InstantiatedAction,
   identity: InstanceIdentity | undefined,
   result: ActionQueryResult,
-  naming: { label: string; suffix: string },
+  naming: { label: string; instance: string; suffix: string },
 ): DynamicTool {
   const open = withoutFixed(tool.schema, action.parameters);
-  const instance =
-    action._display !== undefined && action._display !== null
-      ? String(action._display)
-      : JSON.stringify(identity ?? {});
   return {
     name: `${tool.name}${naming.suffix}`,
-    description: `${tool.description}（行动：${naming.label}；实例：${instance}）`,
+    description: `${tool.description}（行动：${naming.label}；实例：${naming.instance}）`,
     parameters: {
       type: "object",
       properties: {
@@ -169,6 +174,13 @@ function dynamicTool(
     fixed_params: { dynamic_params: action.parameters, _instance_identities: identity ? [identity] : [] },
     api_call_strategy: API_CALL_STRATEGY,
   };
+}
+
+/** How an instance is named to the agent: its display value, else its identity. */
+function instanceName(action: InstantiatedAction, identity: InstanceIdentity | undefined): string {
+  return action._display !== undefined && action._display !== null
+    ? String(action._display)
+    : JSON.stringify(identity ?? {});
 }
 
 /** The instance an action is for: the platform says, else the identity asked for at its position. */
