@@ -1,8 +1,14 @@
 import { Code } from "@connectrpc/connect";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { AgentHintSchema } from "../../../gen/contextloader/common/v1/errors_pb";
 import { BadRequestSchema, ErrorInfoSchema } from "../../../gen/google/rpc/error_details_pb";
+import type { CallContext } from "../../../src/core/call-context";
+import type { KnowledgeNetworkBackend } from "../../../src/kn/backend";
+import { FIND_SKILLS_TIMEOUT_MS, findSkills } from "../../../src/knowledge/kn-tools/find-skills/find-skills";
+import { findSkillsInput } from "../../../src/knowledge/kn-tools/find-skills/input";
+import { testContext } from "../../helpers/call-context";
 import { failure } from "../../helpers/rpc";
+import { failureOf } from "../../kn/backend.contract";
 import { callFails, callOk, fieldsOf } from "../../mcp/mcp-client";
 import { writeEdgeBundles } from "./schema-actions-bundles";
 import {
@@ -262,5 +268,35 @@ describe.each(BACKENDS)("find_skills over the %s backend", (kind) => {
       expect(underscored.status).toBe(400);
       expect(underscored.body.details.field_violations[0].field).toBe("_instance_identities");
     });
+  });
+});
+
+describe("find_skills' 10 s budget", () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("abandons a platform that does not answer, and fails DEADLINE_EXCEEDED saying how to narrow the call", async () => {
+    vi.useFakeTimers();
+    let abandoned = false;
+    // A platform that never answers: each call settles only when the call's signal aborts.
+    const hanging = (ctx: CallContext) =>
+      new Promise<never>((_, reject) =>
+        ctx.signal.addEventListener("abort", () => {
+          abandoned = true;
+          reject(ctx.signal.reason);
+        }),
+      );
+    const backend = { getObjectTypes: hanging } as unknown as KnowledgeNetworkBackend;
+    const call = failureOf(
+      findSkills({ backend }, testContext(), findSkillsInput.parse({ kn_id: KN, object_type_id: "disease" })),
+    );
+    await vi.advanceTimersByTimeAsync(FIND_SKILLS_TIMEOUT_MS - 1);
+    expect(abandoned).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    const err = await call;
+    expect(abandoned).toBe(true);
+    expect(err).toMatchObject({ code: "deadline_exceeded", reason: "FIND_SKILLS_TIMEOUT" });
+    expect(err.hint?.message).toContain("skill_query");
   });
 });

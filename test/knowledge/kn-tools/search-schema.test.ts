@@ -401,6 +401,51 @@ describe.each(BACKENDS)("search_schema over the %s backend", (kind) => {
   });
 });
 
+describe("search_schema when the platform's metric search fails", () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness("http");
+  });
+  afterAll(() => h.close());
+  const noFaults = { errorRate: 0, match: undefined };
+
+  it("fails the call, naming the way around it (include_metric_types=false), which then works", async () => {
+    h.sim!.setFaults({ errorRate: 1, match: "/metrics " });
+    try {
+      const err = await failure(h.rpc.searchSchema({ query: QUESTION, knId: KN, maxConcepts: 2 }));
+      expect(err.code).toBe(Code.Unavailable);
+      expect(err.rawMessage).toContain("metric types could not be searched");
+      expect(err.findDetails(AgentHintSchema)[0]?.message).toContain("search_scope.include_metric_types=false");
+      const without = await h.rpc.searchSchema({
+        query: QUESTION,
+        knId: KN,
+        maxConcepts: 2,
+        searchScope: { includeMetricTypes: false },
+      });
+      expect(without.relationTypes.map((r) => r.conceptId)).toEqual(["has_symptom", "has_complication"]);
+    } finally {
+      h.sim!.setFaults(noFaults);
+    }
+  });
+
+  it("answers the metrics matching the question with a warning when those of the selected types cannot be read", async () => {
+    // Only the second metric search (by scope_ref) fails.
+    h.sim!.setFaults({ errorRate: 1, match: "scope_ref" });
+    try {
+      const res = await h.rpc.searchSchema({ query: QUESTION, knId: KN, maxConcepts: 2 });
+      expect(res.metricTypes.length).toBeGreaterThan(0);
+      expect(res.warnings).toEqual([
+        expect.objectContaining({
+          target: "metric_types",
+          message: expect.stringContaining("only metrics matching the question's words are returned"),
+        }),
+      ]);
+    } finally {
+      h.sim!.setFaults(noFaults);
+    }
+  });
+});
+
 describe("search_schema with a reranker", () => {
   let llm: ScriptedLlm;
   let ranked: Harness;
