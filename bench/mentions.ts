@@ -138,6 +138,11 @@ function timedBackend(inner: KnowledgeNetworkBackend) {
     querySubgraph: wrap(inner.querySubgraph.bind(inner)),
     queryProperties: wrap(inner.queryProperties.bind(inner)),
     getOperator: wrap(inner.getOperator.bind(inner)),
+    listConceptGroups: wrap(inner.listConceptGroups.bind(inner)),
+    searchConcepts: (ctx, knId, kind, query) => wrap(() => inner.searchConcepts(ctx, knId, kind, query))(),
+    queryActions: wrap(inner.queryActions.bind(inner)),
+    getToolBoxTool: wrap(inner.getToolBoxTool.bind(inner)),
+    listMcpTools: wrap(inner.listMcpTools.bind(inner)),
   };
   return { backend, reset: () => (spent = 0), spentUs: () => spent };
 }

@@ -7,6 +7,7 @@ import { benchEngine } from "./engine";
 import { benchKeywordContext } from "./keyword-context";
 import { benchKnSearch } from "./kn-search";
 import { benchKnToolsQuery } from "./kntools-query";
+import { benchKnToolsSchema } from "./kntools-schema";
 import { benchMemoryStore } from "./memory-store";
 import { benchMemRecall } from "./memrecall";
 import { benchMentions } from "./mentions";
@@ -20,6 +21,7 @@ const benches: Record<string, () => Promise<void>> = {
   "keyword-context": benchKeywordContext,
   "kn-search": benchKnSearch,
   "kntools-query": benchKnToolsQuery,
+  "kntools-schema": benchKnToolsSchema,
   resolver: benchResolver,
   "resolver-time-facts": benchTimeFacts,
   "memory-store": benchMemoryStore,

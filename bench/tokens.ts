@@ -153,6 +153,38 @@ export async function benchTokens(): Promise<void> {
         },
       },
       {
+        tool: "search_schema",
+        args: { query: "上气道梗阻有哪些症状", kn_id: "kn_medical" },
+        rpc: {
+          path: "contextloader.kntools.v1.KnowledgeToolsService/SearchSchema",
+          body: { query: "上气道梗阻有哪些症状", kn_id: "kn_medical" },
+        },
+      },
+      {
+        tool: "get_action_info",
+        args: {
+          kn_id: "kn_medical",
+          at_id: "generate_treatment_plan",
+          _instance_identities: [{ disease_id: "disease_004790" }, { disease_id: "disease_000001" }],
+        },
+        rpc: {
+          path: "contextloader.kntools.v1.KnowledgeToolsService/GetActionInfo",
+          body: {
+            kn_id: "kn_medical",
+            at_id: "generate_treatment_plan",
+            _instance_identities: [{ disease_id: "disease_004790" }, { disease_id: "disease_000001" }],
+          },
+        },
+      },
+      {
+        tool: "find_skills",
+        args: { kn_id: "kn_medical", object_type_id: "disease" },
+        rpc: {
+          path: "contextloader.kntools.v1.KnowledgeToolsService/FindSkills",
+          body: { kn_id: "kn_medical", object_type_id: "disease" },
+        },
+      },
+      {
         tool: "get_logic_properties_values",
         args: {
           kn_id: "kn_pharma",

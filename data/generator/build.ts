@@ -1,4 +1,5 @@
 import type { Json } from "../../src/core/json";
+import { CONCEPT_GROUPS, MCP_SERVERS, METRIC_DEFINITIONS, skillCatalog, TOOL_BOXES } from "./agent-tools";
 import { isoDate, metricMonths, monthIndex, pad } from "./calendar";
 import {
   BRAND_CHARACTERS,
@@ -66,6 +67,10 @@ export interface GeneratedBundle {
   objects: Record<string, Row[]>;
   relations: Record<string, [InstanceKey, InstanceKey][]>;
   metrics: Record<string, Record<string, Series>>;
+  concept_groups: typeof CONCEPT_GROUPS;
+  metric_definitions: typeof METRIC_DEFINITIONS;
+  tool_boxes: typeof TOOL_BOXES;
+  mcp_servers: typeof MCP_SERVERS;
 }
 
 /** Sizes of the parts that are not a word list. */
@@ -105,6 +110,12 @@ interface Named {
   name: string;
   /** Systems a symptom or check belongs to; "general" for the common ones. */
   systems: (SystemId | "general")[];
+}
+
+/** The diseases' ids by body system and by name, for the bindings drawn after them. */
+interface DiseaseIds {
+  bySystem: Map<SystemId, string[]>;
+  byName: Map<string, string>;
 }
 
 interface Company {
@@ -190,7 +201,8 @@ class Builder {
     const symptoms = this.symptomsOrChecks("symptom", "symptom", GENERAL_SYMPTOMS, (s) => s.symptoms, symptomVariants);
     const checks = this.symptomsOrChecks("checklist", "check_item", GENERAL_CHECKS, (s) => s.checks, checkVariants);
     const drugs = this.drugs();
-    this.diseases({ bodyparts, departments, symptoms, checks, drugsBySystem: drugs.bySystem });
+    const diseases = this.diseases({ bodyparts, departments, symptoms, checks, drugsBySystem: drugs.bySystem });
+    this.skills(diseases, departments);
 
     const catalog = this.catalog();
     const companies = this.companies();
@@ -222,6 +234,10 @@ class Builder {
       objects: this.objects,
       relations: this.relations,
       metrics: { [APPROVED_DRUG_COUNT_METRIC]: metric },
+      concept_groups: CONCEPT_GROUPS,
+      metric_definitions: METRIC_DEFINITIONS,
+      tool_boxes: TOOL_BOXES,
+      mcp_servers: MCP_SERVERS,
     };
   }
 
@@ -366,7 +382,7 @@ class Builder {
     symptoms: Map<SystemId | "general", string[]>;
     checks: Map<SystemId | "general", string[]>;
     drugsBySystem: Map<SystemId, string[]>;
-  }): void {
+  }): DiseaseIds {
     const bases: DiseaseSeed[] = systemEntries().flatMap(([system, vocabulary]) =>
       vocabulary.diseases.map((entry) => {
         const [name = "", en = "", icd = "", aliases = ""] = entry.split("|");
@@ -465,9 +481,29 @@ class Builder {
       }
     }
     for (const [source, target] of complications.values()) this.relate("has_complication", source, target);
+    return { bySystem: idsBySystem, byName: idByName };
   }
 
   /** The small reference tables products point at: supervision units, standards, product classes, dosage forms. */
+  /**
+   * The skills and their bindings (agent-tools.ts): each system's triage skill
+   * to its diseases and departments, the named ones to their diseases, one to
+   * every disease, two to nothing. No draws: the other parts' data stays as it was.
+   */
+  private skills(diseases: DiseaseIds, departments: Map<string, string>): void {
+    const everyDisease = [...diseases.bySystem.values()].flat();
+    for (const binding of skillCatalog((system) => SYSTEMS[system].departments)) {
+      const id = binding.skill.skill_id;
+      this.add("skills", { ...binding.skill });
+      const bound = new Set<string>(binding.allDiseases ? everyDisease : []);
+      for (const system of binding.systems) for (const d of diseases.bySystem.get(system) ?? []) bound.add(d);
+      for (const name of binding.diseases) bound.add(lookup(diseases.byName, name, "disease"));
+      for (const d of bound) this.relate("disease_skills", d, id);
+      for (const name of new Set(binding.departments))
+        this.relate("department_skills", lookup(departments, name, "department"), id);
+    }
+  }
+
   private catalog(): Catalog {
     const unitIds = new Ids("unit");
     const units = new Map<string, string>();

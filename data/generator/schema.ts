@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import type { bundleSchema } from "../../src/kn/embedded/bundle";
+import { SKILL_RELATION_TYPES, SKILLS_TYPE } from "./agent-tools";
 
 /**
  * The schema of the real `kn_medical` network, copied from its export
@@ -8,8 +9,9 @@ import type { bundleSchema } from "../../src/kn/embedded/bundle";
  * condition_operations, quirks included (the leading quote in one display name,
  * the trailing newline in icd_id's) — and all 17 relation types. The export's
  * relations go through backing data views, so the bundle lists explicit pairs
- * instead of a `mapping`. Added here: the company type's two logic properties
- * and a few action types (the export has none).
+ * instead of a `mapping`. Added here: the company type's two logic properties,
+ * the `skills` type with its two relation types (agent-tools.ts), and a few
+ * action types bound to tools (the export has none).
  */
 
 type BundleInput = z.input<typeof bundleSchema>;
@@ -450,10 +452,11 @@ export const OBJECT_TYPES: ObjectTypeInput[] = [
       prop("bodypart_name", "身体部位名", "身体部位名"),
     ],
   },
+  SKILLS_TYPE,
 ];
 
 /** The export's relation types, in its order; every comment is empty there. */
-export const RELATION_TYPES: NonNullable<BundleInput["relation_types"]> = (
+const EXPORTED_RELATION_TYPES: NonNullable<BundleInput["relation_types"]> = (
   [
     ["belongs_to", "药品分类", "drug_product", "drug_product_class"],
     ["checks", "检查项", "disease", "checklist"],
@@ -481,8 +484,35 @@ export const RELATION_TYPES: NonNullable<BundleInput["relation_types"]> = (
   target_object_type_id: target,
 }));
 
-/** Not in the export (it has no action types): a few plausible ones so the section is exercised. */
+/** The export's relation types, then those binding skills (agent-tools.ts). */
+export const RELATION_TYPES: NonNullable<BundleInput["relation_types"]> = [
+  ...EXPORTED_RELATION_TYPES,
+  ...SKILL_RELATION_TYPES,
+];
+
+/**
+ * Not in the export (it has no action types): plausible ones, bound to the
+ * tools of agent-tools.ts (one to an MCP server's tool, one to nothing), with
+ * the arguments the instance fixes and those the caller gives.
+ */
 export const ACTION_TYPES: NonNullable<BundleInput["action_types"]> = [
+  {
+    id: "generate_treatment_plan",
+    name: "生成治疗方案",
+    action_type: "add",
+    object_type_id: "disease",
+    comment: "根据疾病与患者情况（年龄、过敏史、病情严重程度）生成个体化治疗方案草案",
+    tags: ["治疗", "诊疗"],
+    action_source: { type: "tool", box_id: "box_medical_assistant", tool_id: "tool_generate_treatment_plan" },
+    parameters: [
+      { name: "disease_id", type: "string", source: "body", value_from: "property", value: "disease_id" },
+      { name: "disease_name", type: "string", source: "body", value_from: "property", value: "disease_name" },
+      { name: "lang", type: "string", source: "query", value_from: "const", value: "zh-CN" },
+      { name: "patient", type: "object", source: "body", value_from: "input", comment: "患者信息" },
+      { name: "severity", type: "string", source: "body", value_from: "input", comment: "病情严重程度" },
+      { name: "preferences", type: "array", source: "body", value_from: "input", comment: "治疗偏好" },
+    ],
+  },
   {
     id: "recall_drug_product",
     name: "药品召回",
@@ -490,6 +520,20 @@ export const ACTION_TYPES: NonNullable<BundleInput["action_types"]> = [
     object_type_id: "drug_product",
     comment: "对存在质量或安全隐患的药物产品发起召回，记录召回批次、召回级别与原因",
     tags: ["药品安全", "召回"],
+    action_source: { type: "tool", box_id: "box_medical_assistant", tool_id: "tool_recall_drug_product" },
+    parameters: [
+      { name: "drug_product_id", type: "string", source: "body", value_from: "property", value: "drug_product_id" },
+      {
+        name: "approval_number",
+        type: "string",
+        source: "body",
+        value_from: "property",
+        value: "drug_approval_number",
+      },
+      { name: "recall_level", type: "string", source: "body", value_from: "input" },
+      { name: "batch_numbers", type: "array", source: "body", value_from: "input" },
+      { name: "reason", type: "string", source: "body", value_from: "input" },
+    ],
   },
   {
     id: "suspend_company_production",
@@ -506,5 +550,27 @@ export const ACTION_TYPES: NonNullable<BundleInput["action_types"]> = [
     object_type_id: "alias",
     comment: "为疾病登记新的俗称或缩写，便于按别名检索疾病",
     tags: ["疾病别名"],
+    action_source: { type: "tool", box_id: "box_medical_assistant", tool_id: "tool_register_alias" },
+    parameters: [
+      { name: "alias_id", type: "string", source: "path", value_from: "property", value: "disease_alias_id" },
+      { name: "alias", type: "string", source: "body", value_from: "input" },
+      { name: "source", type: "string", source: "body", value_from: "const", value: "agent" },
+    ],
+  },
+  {
+    id: "book_department_appointment",
+    name: "预约科室门诊",
+    action_type: "add",
+    object_type_id: "department",
+    comment: "为患者预约该科室的门诊号源（通过医院服务 MCP）",
+    tags: ["预约", "挂号"],
+    action_source: { type: "mcp", mcp_id: "mcp_hospital_service", tool_name: "book_appointment" },
+    parameters: [
+      { name: "department_id", type: "string", source: "body", value_from: "property", value: "department_id" },
+      { name: "department_name", type: "string", source: "body", value_from: "property", value: "department_name" },
+      { name: "date", type: "string", source: "body", value_from: "input" },
+      { name: "period", type: "string", source: "body", value_from: "input" },
+      { name: "patient", type: "object", source: "body", value_from: "input" },
+    ],
   },
 ];

@@ -38,6 +38,10 @@ export function serializeBundle(bundle: GeneratedBundle): string {
         1,
       ),
     ],
+    ["concept_groups", pretty(bundle.concept_groups, 1)],
+    ["metric_definitions", pretty(bundle.metric_definitions, 1)],
+    ["tool_boxes", pretty(bundle.tool_boxes, 1)],
+    ["mcp_servers", pretty(bundle.mcp_servers, 1)],
   ];
   return `${record(sections, 0)}\n`;
 }

@@ -1,5 +1,8 @@
 import type { CallContext } from "../core/call-context";
+import type { ActionQueryResult, McpToolDefinition, ToolBoxTool } from "./actions";
+import type { ConceptGroup, ConceptHit, ConceptKind, ConceptSearch } from "./concepts";
 import type {
+  InstanceIdentity,
   KnowledgeNetwork,
   KnowledgeNetworkSummary,
   ObjectQuery,
@@ -53,4 +56,38 @@ export interface KnowledgeNetworkBackend {
 
   /** An operator's definition from the operator market. NOT_FOUND when unknown. */
   getOperator(ctx: CallContext, operatorId: string): Promise<OperatorDetail>;
+
+  /** The network's concept groups (every one, in the network's order). */
+  listConceptGroups(ctx: CallContext, knId: string): Promise<ConceptGroup[]>;
+
+  /**
+   * A typed search over one kind of concept (object, relation or action types,
+   * metrics), optionally within concept groups: the hits, best first when the
+   * condition scores text, else in the network's order, at most `limit`.
+   */
+  searchConcepts<K extends ConceptKind>(
+    ctx: CallContext,
+    knId: string,
+    kind: K,
+    query: ConceptSearch,
+  ): Promise<ConceptHit<K>[]>;
+
+  /**
+   * An action type's actions for these instances (none given: every instance
+   * its condition selects): what it is bound to, and per instance the
+   * arguments already decided and those left to the caller. NOT_FOUND when the
+   * action type is unknown.
+   */
+  queryActions(
+    ctx: CallContext,
+    knId: string,
+    actionTypeId: string,
+    identities: InstanceIdentity[],
+  ): Promise<ActionQueryResult>;
+
+  /** A tool box tool's definition (agent-operator-integration). NOT_FOUND when unknown. */
+  getToolBoxTool(ctx: CallContext, boxId: string, toolId: string): Promise<ToolBoxTool>;
+
+  /** The tools an MCP server registered with agent-operator-integration offers. NOT_FOUND when unknown. */
+  listMcpTools(ctx: CallContext, mcpId: string): Promise<McpToolDefinition[]>;
 }

@@ -26,7 +26,7 @@ interface PropertyLike {
  * out when it only repeats the display name, and the condition operations
  * most properties share said once (`default_operations`; a row says "default").
  */
-function propertyTable(types: readonly { id: string; properties: readonly PropertyLike[] }[]): {
+export function propertyTable(types: readonly { id: string; properties: readonly PropertyLike[] }[]): {
   default_operations?: Json;
   properties: Record<string, Json>[];
 } {

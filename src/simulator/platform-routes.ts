@@ -6,6 +6,7 @@ import { ToolError } from "../errors/tool-error";
 import { violationsOf } from "../errors/validation";
 import type { KnowledgeNetworkBackend } from "../kn/backend";
 import type { ObjectQuery, Row, SubgraphObject, SubgraphQuery } from "../kn/types";
+import { agentToolRoutes } from "./agent-tool-routes";
 import { callContextOf, type IncomingRequest, type Reply } from "./exchange";
 import { errorBody, type PlatformService, toolErrorReply } from "./platform-errors";
 
@@ -41,14 +42,14 @@ export async function answerPlatform(
   }
   const { route, params } = found;
   if (
-    route.service === "OntologyQuery" &&
+    (route.service === "OntologyQuery" || route.methodOverride) &&
     String(request.headers["x-http-method-override"] ?? "").toUpperCase() !== "GET"
   ) {
     return {
       status: 400,
       body: errorBody(
-        "OntologyQuery.InvalidParameter.MethodOverride",
-        "ontology-query reads are POST requests that must carry the header X-HTTP-Method-Override: GET",
+        `${route.service}.InvalidParameter.MethodOverride`,
+        `${route.service === "OntologyQuery" ? "ontology-query" : "ontology-manager search"} reads are POST requests that must carry the header X-HTTP-Method-Override: GET`,
         "Send X-HTTP-Method-Override: GET.",
       ),
     };
@@ -95,6 +96,8 @@ interface Route {
   /** Segments; ":name" captures one. */
   pattern: string;
   service: PlatformService;
+  /** A read sent as POST that must carry X-HTTP-Method-Override: GET (every ontology-query route does). */
+  methodOverride?: boolean;
   run(call: Call): Promise<Json>;
 }
 
@@ -217,6 +220,7 @@ const routes: Route[] = [
     service: "AgentOperatorIntegration",
     run: ({ ctx, backend, params }) => backend.getOperator(ctx, params["operator"]!) as unknown as Promise<Json>,
   },
+  ...agentToolRoutes,
 ];
 
 /** Instance and property rows: the platform before 2026 sent no system fields in them (kn_medical.call-samples.txt). */

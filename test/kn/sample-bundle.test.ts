@@ -32,6 +32,9 @@ const OBJECT_TYPE_IDS = [
   "facility",
   "bodypart",
 ];
+/** Added to the export's: the skills type find_skills reads, and its bindings. */
+const SKILL_TYPE_IDS = ["skills"];
+const SKILL_RELATION_IDS = ["disease_skills", "department_skills"];
 const RELATION_TYPE_IDS = [
   "belongs_to",
   "checks",
@@ -66,11 +69,11 @@ function targetsOf(bundle: Bundle, relation: string, source: string | number): (
 }
 
 describe("the committed sample bundle", () => {
-  it("parses and carries the 16 object types and 17 relation types of kn_medical", () => {
+  it("parses and carries the 16 object types and 17 relation types of kn_medical, then skills and its two relation types", () => {
     expect(sample.knowledge_network.id).toBe("kn_medical");
-    expect(sample.object_types.map((t) => t.id)).toEqual(OBJECT_TYPE_IDS);
-    expect(sample.relation_types.map((r) => r.id)).toEqual(RELATION_TYPE_IDS);
-    expect(Object.keys(sample.objects)).toEqual(OBJECT_TYPE_IDS);
+    expect(sample.object_types.map((t) => t.id)).toEqual([...OBJECT_TYPE_IDS, ...SKILL_TYPE_IDS]);
+    expect(sample.relation_types.map((r) => r.id)).toEqual([...RELATION_TYPE_IDS, ...SKILL_RELATION_IDS]);
+    expect(Object.keys(sample.objects)).toEqual([...OBJECT_TYPE_IDS, ...SKILL_TYPE_IDS]);
     for (const r of sample.relation_types) expect(r.mapping).toBeUndefined();
     expect(sample.action_types.length).toBeGreaterThanOrEqual(2);
   });
@@ -105,7 +108,8 @@ describe("the committed sample bundle", () => {
       relation_types: ExportedRelation[];
     };
     expect(raw.knowledge_network).toMatchObject({ id: exported.id, name: exported.name, comment: exported.comment });
-    expect(raw.object_types.map((t) => t.id)).toEqual(exported.object_types.map((t) => t.id));
+    // The export's types first, as exported; the skills type (not in the export) after them.
+    expect(raw.object_types.map((t) => t.id)).toEqual([...exported.object_types.map((t) => t.id), ...SKILL_TYPE_IDS]);
     for (const [i, t] of exported.object_types.entries()) {
       const ours = raw.object_types[i];
       expect(ours).toMatchObject({
@@ -127,9 +131,11 @@ describe("the committed sample bundle", () => {
         })),
       );
     }
-    expect(raw.relation_types.map((r) => [r.id, r.name, r.source_object_type_id, r.target_object_type_id])).toEqual(
-      exported.relation_types.map((r) => [r.id, r.name, r.source_object_type_id, r.target_object_type_id]),
-    );
+    expect(
+      raw.relation_types
+        .slice(0, exported.relation_types.length)
+        .map((r) => [r.id, r.name, r.source_object_type_id, r.target_object_type_id]),
+    ).toEqual(exported.relation_types.map((r) => [r.id, r.name, r.source_object_type_id, r.target_object_type_id]));
   });
 
   it("has the sizes the retrieval tests rely on", () => {

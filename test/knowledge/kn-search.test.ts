@@ -161,7 +161,7 @@ describe("KnSearch (native)", () => {
     expect(off.relationTypes).toHaveLength(10);
     const below = await client.knSearch(
       req("上气道梗阻有哪些症状", {
-        retrievalConfig: { conceptRetrieval: { ...coarse, coarseMinRelationCount: 18 } },
+        retrievalConfig: { conceptRetrieval: { ...coarse, coarseMinRelationCount: 20 } },
         onlySchema: true,
       }),
     );

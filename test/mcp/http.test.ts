@@ -44,6 +44,9 @@ const ARGUMENTS: Record<(typeof TOOL_NAMES)[number], string[]> = {
   retrieve_keyword_context: ["query", "kn_ids", "session_id", "object_type_id", "session_type"],
   kn_search: ["query", "kn_ids", "session_id", "additional_context", "retrieval_config", "only_schema"],
   knowledge_rerank: ["query_understanding", "concepts", "action", "batch_size", "session_id"],
+  search_schema: ["query", "kn_id", "search_scope", "max_concepts", "schema_brief", "enable_rerank"],
+  get_action_info: ["kn_id", "at_id", "_instance_identities"],
+  find_skills: ["kn_id", "object_type_id", "instance_identities", "skill_query", "top_k"],
   query_object_instance: [
     "kn_id",
     "ot_id",
@@ -165,7 +168,7 @@ describe("MCP over Streamable HTTP", () => {
       expect(client.getServerCapabilities()?.resources).toBeUndefined();
     });
 
-    it("lists the twelve tools with titles, descriptions, annotations and generated input schemas", async () => {
+    it("lists every tool with titles, descriptions, annotations and generated input schemas", async () => {
       const { tools } = await client.listTools();
       expect(tools.map((t) => t.name)).toEqual([...TOOL_NAMES]);
       for (const tool of tools) {

@@ -3,12 +3,15 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { decode } from "@toon-format/toon";
 import { parse as parseYaml } from "yaml";
 
-/** The tools, in the order tools/list gives them. */
+/** Every tool, in the order tools/list gives them. */
 export const TOOL_NAMES = [
   "retrieve_schema",
   "retrieve_keyword_context",
   "kn_search",
   "knowledge_rerank",
+  "search_schema",
+  "get_action_info",
+  "find_skills",
   "query_object_instance",
   "query_instance_subgraph",
   "get_logic_properties_values",

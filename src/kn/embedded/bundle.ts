@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { z } from "zod";
 import { type Json, jsonSchema, parsedJson } from "../../core/json";
+import { actionBindingFields, agentToolProblems, agentToolSections } from "./bundle-extensions";
 
 /**
  * The KN bundle: one JSON file holding a knowledge network's schema and data,
@@ -69,6 +70,7 @@ const actionTypeSchema = z.object({
   object_type_id: z.string().min(1),
   comment: z.string().default(""),
   tags: z.array(z.string()).default([]),
+  ...actionBindingFields,
 });
 
 /** A primary key value, or a map of every primary key for composite keys. */
@@ -94,6 +96,7 @@ export const bundleSchema = z.object({
   metrics: z
     .record(z.string(), z.record(z.string(), z.array(z.tuple([z.number(), z.number().nullable()]))))
     .default({}),
+  ...agentToolSections,
 });
 
 export type Bundle = z.output<typeof bundleSchema>;
@@ -174,5 +177,6 @@ function referenceProblems(b: Bundle): string[] {
     const lp = types.get(otId ?? "")?.logic_properties.find((p) => p.name === prop);
     if (lp?.type !== "metric") problems.push(`metrics: ${key} is not a metric logic property`);
   }
+  problems.push(...agentToolProblems(b));
   return problems;
 }

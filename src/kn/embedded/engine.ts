@@ -3,7 +3,9 @@ import type { CallContext } from "../../core/call-context";
 import type { Json } from "../../core/json";
 import { type FieldViolation, ToolError } from "../../errors/tool-error";
 import { violationsOf } from "../../errors/validation";
+import type { ActionQueryResult, McpToolDefinition, ToolBoxTool } from "../actions";
 import type { KnowledgeNetworkBackend } from "../backend";
+import type { ConceptGroup, ConceptHit, ConceptKind, ConceptSearch } from "../concepts";
 import {
   type InstanceIdentity,
   type KnowledgeNetwork,
@@ -24,7 +26,9 @@ import {
   type SubgraphResult,
   subgraphQuerySchema,
 } from "../types";
+import { ActionCatalog, ToolRegistry } from "./action-catalog";
 import { type Bundle, BundleError, type BundleObjectType, loadBundleFile } from "./bundle";
+import { ConceptCatalog } from "./concept-catalog";
 import { evaluateCondition } from "./conditions";
 import { logicParamCells } from "./logic-params";
 import { evaluateMetric } from "./metric-values";
@@ -73,6 +77,9 @@ export class EmbeddedBackend implements KnowledgeNetworkBackend {
   readonly kind = "embedded";
   private readonly networks = new Map<string, Network>();
   private readonly operators: Map<string, RegisteredOperator>;
+  /** The agent tools' view of each network: its concepts and its action types. */
+  private readonly catalogs = new Map<string, { concepts: ConceptCatalog; actions: ActionCatalog }>();
+  private readonly tools = new ToolRegistry();
 
   /** `bundles` with where each came from (a file path), for the messages of BundleErrors. */
   constructor(
@@ -85,7 +92,13 @@ export class EmbeddedBackend implements KnowledgeNetworkBackend {
       const id = bundle.knowledge_network.id;
       if (this.networks.has(id))
         throw new BundleError(`KN bundle ${source}: knowledge network ${id} is already defined by another bundle`);
-      this.networks.set(id, buildNetwork(bundle, source));
+      const network = buildNetwork(bundle, source);
+      this.networks.set(id, network);
+      this.catalogs.set(id, {
+        concepts: new ConceptCatalog(network.kn, bundle),
+        actions: new ActionCatalog(bundle, network.stores, source),
+      });
+      this.tools.add(bundle, source);
     });
   }
 
@@ -307,7 +320,47 @@ export class EmbeddedBackend implements KnowledgeNetworkBackend {
     return structuredClone(op.detail);
   }
 
+  async listConceptGroups(ctx: CallContext, knId: string): Promise<ConceptGroup[]> {
+    ctx.signal.throwIfAborted();
+    return this.catalog(knId).concepts.listGroups();
+  }
+
+  async searchConcepts<K extends ConceptKind>(
+    ctx: CallContext,
+    knId: string,
+    kind: K,
+    query: ConceptSearch,
+  ): Promise<ConceptHit<K>[]> {
+    ctx.signal.throwIfAborted();
+    return this.catalog(knId).concepts.search(knId, kind, query);
+  }
+
+  async queryActions(
+    ctx: CallContext,
+    knId: string,
+    actionTypeId: string,
+    identities: InstanceIdentity[],
+  ): Promise<ActionQueryResult> {
+    ctx.signal.throwIfAborted();
+    return this.catalog(knId).actions.query(knId, actionTypeId, identities);
+  }
+
+  async getToolBoxTool(ctx: CallContext, boxId: string, toolId: string): Promise<ToolBoxTool> {
+    ctx.signal.throwIfAborted();
+    return this.tools.toolBoxTool(boxId, toolId);
+  }
+
+  async listMcpTools(ctx: CallContext, mcpId: string): Promise<McpToolDefinition[]> {
+    ctx.signal.throwIfAborted();
+    return this.tools.mcpTools(mcpId);
+  }
+
   // -------------------------------------------------------------------------
+
+  private catalog(knId: string): { concepts: ConceptCatalog; actions: ActionCatalog } {
+    this.network(knId);
+    return this.catalogs.get(knId)!;
+  }
 
   private network(knId: string): Network {
     const n = this.networks.get(knId);
@@ -616,7 +669,14 @@ function buildNetwork(bundle: Bundle, origin: string): Network {
       source_object_type_id: r.source_object_type_id,
       target_object_type_id: r.target_object_type_id,
     })),
-    action_types: bundle.action_types,
+    action_types: bundle.action_types.map((a) => ({
+      id: a.id,
+      name: a.name,
+      action_type: a.action_type,
+      object_type_id: a.object_type_id,
+      comment: a.comment,
+      tags: a.tags,
+    })),
   };
   return { kn, bundleTypes: new Map(bundle.object_types.map((t) => [t.id, t])), stores, relations, series };
 }

@@ -2,7 +2,9 @@ import type { CallContext } from "../../core/call-context";
 import type { Json } from "../../core/json";
 import { ToolError } from "../../errors/tool-error";
 import { createJsonClient, type JsonClient } from "../../upstream/http-json";
+import type { ActionQueryResult, McpToolDefinition, ToolBoxTool } from "../actions";
 import type { KnowledgeNetworkBackend } from "../backend";
+import type { ConceptGroup, ConceptHit, ConceptKind, ConceptSearch } from "../concepts";
 import type {
   InstanceIdentity,
   KnowledgeNetwork,
@@ -17,8 +19,11 @@ import type {
   SubgraphQuery,
   SubgraphResult,
 } from "../types";
+import { ActionQueryClient } from "./action-query";
+import { ConceptSearchClient } from "./concept-search";
 import { OntologyManagerClient } from "./ontology-manager";
 import { METHOD_OVERRIDE_HEADERS, OntologyQueryClient } from "./ontology-query";
+import { OperatorIntegrationClient } from "./operator-integration";
 import { OperatorMarketClient } from "./operator-market";
 import { hasSystemFields, type RowShape, toRow } from "./platform-wire";
 
@@ -55,6 +60,9 @@ class HttpBackend implements KnowledgeNetworkBackend {
   private readonly manager: OntologyManagerClient;
   private readonly query: OntologyQueryClient;
   private readonly market: OperatorMarketClient;
+  private readonly concepts: ConceptSearchClient;
+  private readonly actions: ActionQueryClient;
+  private readonly integration: OperatorIntegrationClient;
   /** "<kn>\u0000<ot>" → the keys that build a row's system fields. */
   private readonly shapes = new Map<string, { shape: RowShape; expiresAt: number }>();
 
@@ -71,10 +79,20 @@ class HttpBackend implements KnowledgeNetworkBackend {
       opts.operatorMarketUrl === undefined
         ? undefined
         : createJsonClient({ upstream: "operator-market", baseUrl: opts.operatorMarketUrl, ...pool });
-    this.clients = [manager, query, ...(market ? [market] : [])];
+    // ontology-manager's typed searches are POSTs that must say they are GETs, as ontology-query's reads.
+    const managerSearch = createJsonClient({
+      upstream: "ontology-manager",
+      baseUrl: opts.ontologyManagerUrl,
+      headers: METHOD_OVERRIDE_HEADERS,
+      ...pool,
+    });
+    this.clients = [manager, managerSearch, query, ...(market ? [market] : [])];
     this.manager = new OntologyManagerClient(manager);
     this.query = new OntologyQueryClient(query, opts.spelling);
     this.market = new OperatorMarketClient(market);
+    this.concepts = new ConceptSearchClient(manager, managerSearch);
+    this.actions = new ActionQueryClient(query, opts.ontologyQueryUrl, opts.spelling);
+    this.integration = new OperatorIntegrationClient(market);
   }
 
   close(): void {
@@ -162,6 +180,36 @@ class HttpBackend implements KnowledgeNetworkBackend {
 
   getOperator(ctx: CallContext, operatorId: string): Promise<OperatorDetail> {
     return this.market.getOperator(ctx, operatorId);
+  }
+
+  listConceptGroups(ctx: CallContext, knId: string): Promise<ConceptGroup[]> {
+    return this.concepts.listConceptGroups(ctx, knId);
+  }
+
+  searchConcepts<K extends ConceptKind>(
+    ctx: CallContext,
+    knId: string,
+    kind: K,
+    query: ConceptSearch,
+  ): Promise<ConceptHit<K>[]> {
+    return this.concepts.searchConcepts(ctx, knId, kind, query);
+  }
+
+  queryActions(
+    ctx: CallContext,
+    knId: string,
+    actionTypeId: string,
+    identities: InstanceIdentity[],
+  ): Promise<ActionQueryResult> {
+    return this.actions.queryActions(ctx, knId, actionTypeId, identities);
+  }
+
+  getToolBoxTool(ctx: CallContext, boxId: string, toolId: string): Promise<ToolBoxTool> {
+    return this.integration.getToolBoxTool(ctx, boxId, toolId);
+  }
+
+  listMcpTools(ctx: CallContext, mcpId: string): Promise<McpToolDefinition[]> {
+    return this.integration.listMcpTools(ctx, mcpId);
   }
 
   // -------------------------------------------------------------------------

@@ -66,7 +66,7 @@ const logicPropertySchema = z.object({
   parameters: list(parameterSchema),
 });
 
-const objectTypeSchema: z.ZodType<ObjectType, unknown> = z.object({
+export const objectTypeSchema: z.ZodType<ObjectType, unknown> = z.object({
   id: z.string().min(1),
   name: text,
   comment: text,

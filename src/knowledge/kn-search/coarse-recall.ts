@@ -79,4 +79,13 @@ export class NarrowedBackend implements KnowledgeNetworkBackend {
   queryProperties: KnowledgeNetworkBackend["queryProperties"] = (ctx, knId, ot, query) =>
     this.inner.queryProperties(ctx, knId, ot, query);
   getOperator: KnowledgeNetworkBackend["getOperator"] = (ctx, id) => this.inner.getOperator(ctx, id);
+  listConceptGroups: KnowledgeNetworkBackend["listConceptGroups"] = (ctx, knId) =>
+    this.inner.listConceptGroups(ctx, knId);
+  searchConcepts: KnowledgeNetworkBackend["searchConcepts"] = (ctx, knId, kind, query) =>
+    this.inner.searchConcepts(ctx, knId, kind, query);
+  queryActions: KnowledgeNetworkBackend["queryActions"] = (ctx, knId, at, identities) =>
+    this.inner.queryActions(ctx, knId, at, identities);
+  getToolBoxTool: KnowledgeNetworkBackend["getToolBoxTool"] = (ctx, box, tool) =>
+    this.inner.getToolBoxTool(ctx, box, tool);
+  listMcpTools: KnowledgeNetworkBackend["listMcpTools"] = (ctx, id) => this.inner.listMcpTools(ctx, id);
 }

@@ -262,7 +262,8 @@ function top(scores: readonly number[], k: number, keepZeros: boolean): number[]
   return keepZeros ? best : best.filter((i) => scores[i]! > 0).slice(0, k);
 }
 
-function relationCandidate(kn: KnowledgeNetwork, r: RelationType): Candidate {
+/** A relation type as ranking sees it: its ends' names, comments and properties around its name (SearchSchema ranks the same way). */
+export function relationCandidate(kn: KnowledgeNetwork, r: RelationType): Candidate {
   const source = kn.object_types.find((o) => o.id === r.source_object_type_id);
   const target = kn.object_types.find((o) => o.id === r.target_object_type_id);
   const props = (o: ObjectType | undefined) =>
@@ -281,7 +282,8 @@ function relationLabel(kn: KnowledgeNetwork, r: RelationType, withNetwork: boole
   return `${withNetwork ? `[${kn.id}] ` : ""}${r.id} ${r.name}: ${name(r.source_object_type_id)}(${r.source_object_type_id}) → ${name(r.target_object_type_id)}(${r.target_object_type_id})${r.comment ? ` — ${r.comment}` : ""}`;
 }
 
-function objectCandidate(o: ObjectType): Candidate {
+/** An object type as ranking sees it: its name, comment and property names. */
+export function objectCandidate(o: ObjectType): Candidate {
   return {
     text: `${o.name} ${o.comment} ${o.data_properties.map((p) => p.display_name || p.name).join(" ")}`,
     names: [o.name, o.id],

@@ -219,7 +219,7 @@ export type SearchSchemaRequest = Message<"contextloader.kntools.v1.SearchSchema
   searchScope?: SearchScope | undefined;
 
   /**
-   * Relation types (and metric types) returned at most, 1..100. Default 10.
+   * Relation, action and metric types returned at most, 1..100. Default 10.
    * Object types are the ends of those relations, then the best others, up to
    * this many (ends of kept relations are never cut).
    *
@@ -235,8 +235,9 @@ export type SearchSchemaRequest = Message<"contextloader.kntools.v1.SearchSchema
   schemaBrief?: boolean | undefined;
 
   /**
-   * Rank relation types with the reranker (or embeddings when none is
-   * configured). Default true. A ranking failure is a warning, never silent.
+   * Rank relation, object, action and metric types against the query with the
+   * reranker (or embeddings and words when none is configured). Default true;
+   * false keeps the network's order. A ranking failure is a warning, never silent.
    *
    * @generated from field: optional bool enable_rerank = 6;
    */
@@ -384,7 +385,8 @@ export type SearchSchemaResponse = Message<"contextloader.kntools.v1.SearchSchem
   actionTypes: KnActionType[];
 
   /**
-   * Metric types, most relevant first.
+   * Metric types matching the query or scoped to the returned object types,
+   * most relevant first.
    *
    * @generated from field: repeated contextloader.kntools.v1.MetricType metric_types = 4;
    */
@@ -949,8 +951,9 @@ export type GetActionInfoRequest = Message<"contextloader.kntools.v1.GetActionIn
   atId: string;
 
   /**
-   * The instances to act on, each a map of every primary key, copied from an
-   * answer's `_instance_identity` (never made up).
+   * The instances to act on (at most 1000), each a map of every primary key,
+   * copied from an answer's `_instance_identity` (never made up). None: every
+   * instance the action type applies to (tools for the first 20).
    *
    * @generated from field: repeated google.protobuf.Struct instance_identities = 3 [json_name = "_instance_identities"];
    */
@@ -978,7 +981,8 @@ export const GetActionInfoRequestSchema: GenMessage<GetActionInfoRequest> = /*@_
  */
 export type DynamicTool = Message<"contextloader.kntools.v1.DynamicTool"> & {
   /**
-   * The tool's name (the operator's or MCP tool's).
+   * The tool's name (the tool box tool's or MCP tool's), with "_1", "_2"…
+   * when there is one tool per instance.
    *
    * @generated from field: string name = 1;
    */
@@ -992,7 +996,8 @@ export type DynamicTool = Message<"contextloader.kntools.v1.DynamicTool"> & {
   description: string;
 
   /**
-   * JSON Schema of the arguments the agent fills: {dynamic_params, _instance_identities}.
+   * JSON Schema of the arguments the agent fills: {dynamic_params (only the
+   * tool's arguments not fixed already), _instance_identities}.
    *
    * @generated from field: google.protobuf.Struct parameters = 3;
    */
@@ -1042,15 +1047,17 @@ export type GetActionInfoResponse = Message<"contextloader.kntools.v1.GetActionI
   headers: { [key: string]: string };
 
   /**
-   * Every matching action, one tool each (empty when the action type has no
-   * action for these instances; `message` then says why).
+   * Every matching action, one tool each, at most 20 (empty when the action
+   * type is bound to nothing or applies to none of these instances; `message`
+   * then says why).
    *
    * @generated from field: repeated contextloader.kntools.v1.DynamicTool dynamic_tools = 2 [json_name = "_dynamic_tools"];
    */
   dynamicTools: DynamicTool[];
 
   /**
-   * Why there is no tool, when there is none.
+   * Why there is no tool, or why some instances got none (or were left out);
+   * empty otherwise.
    *
    * @generated from field: string message = 3;
    */
@@ -1092,8 +1099,8 @@ export type FindSkillsRequest = Message<"contextloader.kntools.v1.FindSkillsRequ
   objectTypeId: string;
 
   /**
-   * Instances of that type, each a map of every primary key: skills bound to
-   * these instances.
+   * Instances of that type (at most 100), each a map of every primary key:
+   * only the skills bound to these instances.
    *
    * @generated from field: repeated google.protobuf.Struct instance_identities = 3;
    */
@@ -1170,7 +1177,7 @@ export const SkillSchema: GenMessage<Skill> = /*@__PURE__*/
  */
 export type FindSkillsResponse = Message<"contextloader.kntools.v1.FindSkillsResponse"> & {
   /**
-   * Skills, instance-bound first, then by relevance.
+   * Skills, most relevant to skill_query first, then by skill_id.
    *
    * @generated from field: repeated contextloader.kntools.v1.Skill entries = 1;
    */

@@ -1,0 +1,176 @@
+import type { Json } from "../../core/json";
+import { type FieldViolation, ToolError } from "../../errors/tool-error";
+import type { ActionQueryResult, InstantiatedAction, McpToolDefinition, ToolBoxTool } from "../actions";
+import type { InstanceIdentity } from "../types";
+import { type Bundle, BundleError } from "./bundle";
+import { evaluateCondition } from "./conditions";
+import type { ObjectStore } from "./object-store";
+
+type BundleActionType = Bundle["action_types"][number];
+
+/** Identities one action query takes at most, and actions it returns at most without any. */
+const MAX_ACTIONS = 1000;
+
+/**
+ * A network's action types as ontology-query's action query answers them:
+ * for each instance the action applies to (the ones asked for, else every one
+ * its condition selects), the tool arguments its parameters fix (instance
+ * properties, constants) and those left to the caller (inputs).
+ */
+export class ActionCatalog {
+  private readonly types: Map<string, { action: BundleActionType; applies: Set<number> | undefined }>;
+
+  constructor(
+    bundle: Bundle,
+    private readonly stores: ReadonlyMap<string, ObjectStore>,
+    source: string,
+  ) {
+    this.types = new Map(
+      bundle.action_types.map((action) => {
+        const store = stores.get(action.object_type_id)!;
+        let applies: Set<number> | undefined;
+        if (action.condition) {
+          try {
+            applies = new Set(evaluateCondition(store, action.condition, `action type ${action.id}: condition`).rows);
+          } catch (err) {
+            throw new BundleError(`KN bundle ${source}: ${(err as Error).message}`);
+          }
+        }
+        return [action.id, { action, applies }];
+      }),
+    );
+  }
+
+  query(knId: string, actionTypeId: string, identities: InstanceIdentity[]): ActionQueryResult {
+    const entry = this.types.get(actionTypeId);
+    if (!entry) {
+      throw new ToolError({
+        code: "not_found",
+        reason: "ACTION_TYPE_NOT_FOUND",
+        message: `action type ${actionTypeId} does not exist in knowledge network ${knId}`,
+        hint: { message: "Use an action type id of this network.", validValues: [...this.types.keys()] },
+      });
+    }
+    const { action, applies } = entry;
+    const store = this.stores.get(action.object_type_id)!;
+    const rows = identities.length > 0 ? this.rowsOf(store, identities) : store.rows.map((_, i) => i);
+    const selected = rows.filter((i) => applies === undefined || applies.has(i));
+    return {
+      action_type: { id: action.id, name: action.name, object_type_id: action.object_type_id, comment: action.comment },
+      action_source: action.action_source ?? null,
+      actions: selected.slice(0, MAX_ACTIONS).map((i) => instantiate(action, store, i)),
+      total_count: selected.length,
+      execute_url: `/api/ontology-query/in/v1/knowledge-networks/${encodeURIComponent(knId)}/action-types/${encodeURIComponent(actionTypeId)}/execute`,
+    };
+  }
+
+  /** The rows of the identities that name an instance, in their order, once each; malformed identities are INVALID_ARGUMENT. */
+  private rowsOf(store: ObjectStore, identities: InstanceIdentity[]): number[] {
+    const violations: FieldViolation[] = [];
+    if (identities.length > MAX_ACTIONS)
+      violations.push({ field: "_instance_identities", description: `at most ${MAX_ACTIONS} identities` });
+    identities.forEach((identity, i) => {
+      const missing = store.type.primary_keys.filter((k) => identity[k] === undefined || identity[k] === null);
+      if (missing.length > 0)
+        violations.push({
+          field: `_instance_identities[${i}]`,
+          description: `missing primary key ${missing.join(", ")} of ${store.type.id}`,
+        });
+    });
+    if (violations.length > 0) {
+      throw new ToolError({
+        code: "invalid_argument",
+        reason: "INVALID_ACTION_QUERY",
+        message: `invalid action query: ${violations.map((v) => `${v.field}: ${v.description}`).join("; ")}`,
+        violations,
+      });
+    }
+    const rows: number[] = [];
+    for (const identity of identities) {
+      const i = store.find(identity);
+      if (i !== undefined && !rows.includes(i)) rows.push(i);
+    }
+    return rows;
+  }
+}
+
+function instantiate(action: BundleActionType, store: ObjectStore, i: number): InstantiatedAction {
+  const row = store.rows[i]!;
+  const parameters: Record<string, Json> = {};
+  const dynamic: Record<string, Json> = {};
+  for (const p of action.parameters) {
+    if (p.value_from === "input") setAt(dynamic, p.name, null);
+    else setAt(parameters, p.name, p.value_from === "property" ? (row[String(p.value)] ?? null) : (p.value ?? null));
+  }
+  return { parameters, dynamic_params: dynamic, _instance_identity: row._instance_identity, _display: row._display };
+}
+
+/** Sets `value` at a dot path ("patient.age") inside `target`, creating the objects on the way. */
+function setAt(target: Record<string, Json>, path: string, value: Json): void {
+  const parts = path.split(".");
+  let node = target;
+  for (const part of parts.slice(0, -1)) {
+    const next = node[part];
+    if (next === null || typeof next !== "object" || Array.isArray(next)) node[part] = {};
+    node = node[part] as Record<string, Json>;
+  }
+  node[parts[parts.length - 1]!] = value;
+}
+
+/**
+ * The tool boxes and MCP servers of every bundle, as agent-operator-integration
+ * serves them: one registry for the process, since tool boxes belong to no
+ * network. A box or server defined by two bundles is a BundleError.
+ */
+export class ToolRegistry {
+  private readonly boxes = new Map<string, Map<string, ToolBoxTool>>();
+  private readonly servers = new Map<string, McpToolDefinition[]>();
+
+  add(bundle: Bundle, source: string): void {
+    for (const box of bundle.tool_boxes) {
+      if (this.boxes.has(box.box_id))
+        throw new BundleError(`KN bundle ${source}: tool box ${box.box_id} is already defined by another bundle`);
+      this.boxes.set(box.box_id, new Map(box.tools.map((t) => [t.tool_id, t as ToolBoxTool])));
+    }
+    for (const server of bundle.mcp_servers) {
+      if (this.servers.has(server.mcp_id))
+        throw new BundleError(`KN bundle ${source}: MCP server ${server.mcp_id} is already defined by another bundle`);
+      this.servers.set(server.mcp_id, server.tools);
+    }
+  }
+
+  toolBoxTool(boxId: string, toolId: string): ToolBoxTool {
+    const box = this.boxes.get(boxId);
+    if (!box) {
+      throw new ToolError({
+        code: "not_found",
+        reason: "TOOL_BOX_NOT_FOUND",
+        message: `tool box ${boxId} does not exist`,
+        hint: { message: "Use the id of a registered tool box.", validValues: [...this.boxes.keys()] },
+      });
+    }
+    const tool = box.get(toolId);
+    if (!tool) {
+      throw new ToolError({
+        code: "not_found",
+        reason: "TOOL_NOT_FOUND",
+        message: `tool ${toolId} does not exist in tool box ${boxId}`,
+        hint: { message: "Use the id of one of the box's tools.", validValues: [...box.keys()] },
+      });
+    }
+    return structuredClone(tool);
+  }
+
+  mcpTools(mcpId: string): McpToolDefinition[] {
+    const tools = this.servers.get(mcpId);
+    if (!tools) {
+      throw new ToolError({
+        code: "not_found",
+        reason: "MCP_SERVER_NOT_FOUND",
+        message: `MCP server ${mcpId} is not registered`,
+        hint: { message: "Use the id of a registered MCP server.", validValues: [...this.servers.keys()] },
+      });
+    }
+    return structuredClone(tools);
+  }
+}

@@ -1,0 +1,43 @@
+import type { CallContext } from "../../core/call-context";
+import { ToolError } from "../../errors/tool-error";
+import { type JsonClient, segment } from "../../upstream/http-json";
+import type { McpToolDefinition, ToolBoxTool } from "../actions";
+import { mcpToolListSchema, toolBoxToolSchema } from "./agent-tools-wire";
+
+const BASE = "/api/agent-operator-integration/internal-v1";
+
+/** agent-operator-integration's tool boxes and MCP servers: the tools action types are bound to. */
+export class OperatorIntegrationClient {
+  /** `http` is undefined when OPERATOR_MARKET_URL (this service's base URL) is not set. */
+  constructor(private readonly http: JsonClient | undefined) {}
+
+  async getToolBoxTool(ctx: CallContext, boxId: string, toolId: string): Promise<ToolBoxTool> {
+    return this.client(`tool ${toolId} of tool box ${boxId}`).call(
+      ctx,
+      { method: "GET", path: `${BASE}/tool-box/${segment(boxId)}/tool/${segment(toolId)}` },
+      toolBoxToolSchema,
+    );
+  }
+
+  async listMcpTools(ctx: CallContext, mcpId: string): Promise<McpToolDefinition[]> {
+    return this.client(`the tools of MCP server ${mcpId}`).call(
+      ctx,
+      { method: "GET", path: `${BASE}/mcp/proxy/${segment(mcpId)}/tools` },
+      mcpToolListSchema,
+    );
+  }
+
+  private client(what: string): JsonClient {
+    if (this.http !== undefined) return this.http;
+    throw new ToolError({
+      code: "failed_precondition",
+      reason: "OPERATOR_MARKET_NOT_CONFIGURED",
+      message: `${what} cannot be looked up: this service has no agent-operator-integration configured (OPERATOR_MARKET_URL is not set)`,
+      metadata: { upstream: "agent-operator-integration", setting: "OPERATOR_MARKET_URL" },
+      hint: {
+        message:
+          "Tool definitions are unavailable in this deployment; retrying will not help until OPERATOR_MARKET_URL is set.",
+      },
+    });
+  }
+}

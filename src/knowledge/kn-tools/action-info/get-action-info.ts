@@ -1,0 +1,253 @@
+import type { CallContext } from "../../../core/call-context";
+import type { Json } from "../../../core/json";
+import { ToolError } from "../../../errors/tool-error";
+import type { ActionQueryResult, ActionSource, InstantiatedAction } from "../../../kn/actions";
+import type { InstanceIdentity } from "../../../kn/types";
+import type { KnowledgeDeps } from "../../deps";
+import { knIdOf } from "../kn-id";
+import type { GetActionInfoInput } from "./input";
+import { fromMcpInputSchema, fromOpenApi, type ObjectSchema, withoutFixed } from "./tool-schema";
+
+export type ActionInfoDeps = Pick<KnowledgeDeps, "backend">;
+
+/** Tools one answer holds at most: an agent cannot choose among more. */
+export const MAX_DYNAMIC_TOOLS = 20;
+
+/** How the agent runtime calls a dynamic tool: through the platform's action driver. */
+export const API_CALL_STRATEGY = "kn_action_recall";
+
+const SEARCH_SCHEMA_RPC = "contextloader.kntools.v1.KnowledgeToolsService/SearchSchema";
+
+/** One executable action as a function-call tool. */
+export interface DynamicTool {
+  name: string;
+  description: string;
+  /** JSON Schema of what the agent fills: `dynamic_params` (the arguments not fixed) and `_instance_identities`. */
+  parameters: Record<string, Json>;
+  /** The platform's execute endpoint of the action type. */
+  api_url: string;
+  /** What is already decided: the arguments the instance and the action type fix, and the instance. */
+  fixed_params: { dynamic_params: Record<string, Json>; _instance_identities: InstanceIdentity[] };
+  api_call_strategy: string;
+}
+
+export interface ActionInfoResult {
+  /** The caller's identity headers, for the runtime to send when it executes. */
+  headers: Record<string, string>;
+  dynamic_tools: DynamicTool[];
+  /** Why there is no tool, or why some instances got none; "" otherwise. */
+  message: string;
+  action_type: { id: string; name: string; object_type_id: string };
+  /** What the action type is bound to (null: nothing). */
+  action_source: ActionSource | null;
+  /** The bound tool itself, when there are tools. */
+  tool: { name: string; description: string } | undefined;
+  /** For each dynamic tool, its instance's display value (its identity when the platform gives none). */
+  instances: string[];
+}
+
+/**
+ * get_action_info: an action type, for some instances, as function-call
+ * tools the agent runtime can execute through the platform. The platform says
+ * what the action type is bound to and, per instance, the arguments the
+ * instance and the action type fix; the bound tool's definition (a tool box
+ * tool's OpenAPI spec, or an MCP tool's input schema) gives the rest. Each
+ * action (one per instance) becomes a tool whose parameters are the
+ * arguments still open; nothing bound, or no instance it applies to, is an
+ * empty list with a message saying why and what to do.
+ */
+export async function getActionInfo(
+  deps: ActionInfoDeps,
+  ctx: CallContext,
+  input: GetActionInfoInput,
+): Promise<ActionInfoResult> {
+  const knId = knIdOf(input.kn_id, ctx);
+  const result = await deps.backend
+    .queryActions(ctx, knId, input.at_id, input.instance_identities)
+    .catch((err: unknown) => {
+      throw err instanceof ToolError ? explained(err, input.at_id) : err;
+    });
+  const actionType = result.action_type ?? { id: input.at_id, name: input.at_id, object_type_id: "", comment: "" };
+  const answer: ActionInfoResult = {
+    headers: identityHeaders(ctx),
+    dynamic_tools: [],
+    message: "",
+    action_type: { id: actionType.id, name: actionType.name, object_type_id: actionType.object_type_id },
+    action_source: result.action_source,
+    tool: undefined,
+    instances: [],
+  };
+  const label = `${actionType.name}（${actionType.id}）`;
+  if (!result.action_source) {
+    answer.message = `行动类型 ${label} 没有绑定可执行的工具或 MCP 工具，无法生成工具定义。请在平台上为它绑定执行资源，或用 search_schema 查找其他行动类型。`;
+    return answer;
+  }
+  if (result.actions.length === 0) {
+    answer.message =
+      input.instance_identities.length > 0
+        ? `给定的${input.instance_identities.length > 1 ? ` ${input.instance_identities.length} 个` : ""}实例都不适用行动类型 ${label}（实例不存在，或不满足该行动的适用条件）。请用 query_object_instance 查出要操作的实例，把返回的 _instance_identity 原样填入 _instance_identities 后重试。`
+        : `行动类型 ${label} 当前没有适用的实例。请先用 query_object_instance 查出要操作的实例，再把其 _instance_identity 填入 _instance_identities。`;
+    return answer;
+  }
+  const tool = await boundTool(deps, ctx, result.action_source);
+  const actions = result.actions.slice(0, MAX_DYNAMIC_TOOLS);
+  answer.tool = { name: tool.name, description: tool.description };
+  answer.instances = actions.map((action, i) => instanceName(action, identityOf(action, input.instance_identities, i)));
+  answer.dynamic_tools = actions.map((action, i) =>
+    dynamicTool(tool, action, identityOf(action, input.instance_identities, i), result, {
+      label,
+      instance: answer.instances[i]!,
+      suffix: actions.length > 1 ? `_${i + 1}` : "",
+    }),
+  );
+  answer.message = partialMessage(input.instance_identities, result, label);
+  return answer;
+}
+
+interface BoundTool {
+  name: string;
+  description: string;
+  schema: ObjectSchema;
+}
+
+/** The definition of what the action type is bound to, as one object schema of arguments. */
+async function boundTool(deps: ActionInfoDeps, ctx: CallContext, source: ActionSource): Promise<BoundTool> {
+  if (source.type === "tool" && source.box_id && source.tool_id) {
+    const tool = await deps.backend.getToolBoxTool(ctx, source.box_id, source.tool_id);
+    return { name: tool.name, description: tool.description, schema: fromOpenApi(tool.name, tool.metadata.api_spec) };
+  }
+  if (source.type === "mcp" && source.mcp_id && source.tool_name) {
+    const tools = await deps.backend.listMcpTools(ctx, source.mcp_id);
+    const tool = tools.find((t) => t.name === source.tool_name);
+    if (!tool) {
+      throw new ToolError({
+        code: "not_found",
+        reason: "MCP_TOOL_NOT_FOUND",
+        message: `the action type is bound to tool ${source.tool_name} of MCP server ${source.mcp_id}, which the server does not offer (未找到指定工具)`,
+        metadata: { mcp_id: source.mcp_id, tool_name: source.tool_name },
+        hint: {
+          message: "The action type's binding must be fixed on the platform; choose another action type meanwhile.",
+          validValues: tools.map((t) => t.name),
+        },
+      });
+    }
+    return { name: tool.name, description: tool.description, schema: fromMcpInputSchema(tool.name, tool.inputSchema) };
+  }
+  throw new ToolError({
+    code: "failed_precondition",
+    reason: "UNSUPPORTED_ACTION_SOURCE",
+    message: `the action type is bound to a source of type "${source.type}" (${JSON.stringify(source)}); only tool box tools ("tool", with box_id and tool_id) and MCP tools ("mcp", with mcp_id and tool_name) can be executed`,
+    metadata: { action_source_type: source.type },
+    hint: { message: "The action type's binding must be fixed on the platform; choose another action type meanwhile." },
+  });
+}
+
+function dynamicTool(
+  tool: BoundTool,
+  action: InstantiatedAction,
+  identity: InstanceIdentity | undefined,
+  result: ActionQueryResult,
+  naming: { label: string; instance: string; suffix: string },
+): DynamicTool {
+  const open = withoutFixed(tool.schema, action.parameters);
+  return {
+    name: `${tool.name}${naming.suffix}`,
+    description: `${tool.description}（行动：${naming.label}；实例：${naming.instance}）`,
+    parameters: {
+      type: "object",
+      properties: {
+        dynamic_params: {
+          type: "object",
+          description: "行动执行动态参数：由你根据用户的要求填写；已确定的参数在 fixed_params 中，不必再填",
+          properties: open.properties,
+          ...(open.required ? { required: open.required } : {}),
+        },
+        _instance_identities: {
+          type: "array",
+          description: "执行行动的实例（已在 fixed_params 中给出）",
+          items: { type: "object", additionalProperties: {} },
+        },
+      },
+      ...(open.required ? { required: ["dynamic_params"] } : {}),
+    },
+    api_url: result.execute_url,
+    fixed_params: { dynamic_params: action.parameters, _instance_identities: identity ? [identity] : [] },
+    api_call_strategy: API_CALL_STRATEGY,
+  };
+}
+
+/** How an instance is named to the agent: its display value, else its identity. */
+function instanceName(action: InstantiatedAction, identity: InstanceIdentity | undefined): string {
+  return action._display !== undefined && action._display !== null
+    ? String(action._display)
+    : JSON.stringify(identity ?? {});
+}
+
+/** The instance an action is for: the platform says, else the identity asked for at its position. */
+function identityOf(action: InstantiatedAction, asked: InstanceIdentity[], i: number): InstanceIdentity | undefined {
+  return action._instance_identity ?? (asked.length === 0 ? undefined : asked[i]);
+}
+
+/** Why some instances have no tool: they did not match, or there were more than one answer holds. */
+function partialMessage(asked: InstanceIdentity[], result: ActionQueryResult, label: string): string {
+  const parts: string[] = [];
+  if (asked.length > 0 && result.actions.length < asked.length) {
+    const matched = new Set(result.actions.map((a) => JSON.stringify(a._instance_identity ?? null)));
+    const missing = asked.filter((identity) => !matched.has(JSON.stringify(identity)));
+    // Which ones is known only when the platform says whose each action is.
+    const known = result.actions.every((a) => a._instance_identity !== undefined);
+    const named = known && missing.length > 0 ? `：${missing.map((m) => JSON.stringify(m)).join("、")}` : "";
+    parts.push(
+      `${asked.length - result.actions.length} 个实例不适用行动类型 ${label}（实例不存在，或不满足该行动的适用条件）${named}。`,
+    );
+  }
+  const total = Math.max(result.total_count, result.actions.length);
+  if (total > MAX_DYNAMIC_TOOLS) {
+    parts.push(
+      `该行动类型适用于 ${total} 个实例，只返回了前 ${MAX_DYNAMIC_TOOLS} 个的工具定义；请在 _instance_identities 中指定要操作的实例。`,
+    );
+  }
+  return parts.join("");
+}
+
+/** The caller's identity, as the runtime must send it when it executes. */
+function identityHeaders(ctx: CallContext): Record<string, string> {
+  return {
+    ...(ctx.caller.accountId !== "" ? { "x-account-id": ctx.caller.accountId } : {}),
+    "x-account-type": ctx.caller.accountType,
+  };
+}
+
+/** The platform's or the engine's failure, with the agent's next step: an unknown action type points at search_schema. */
+function explained(err: ToolError, atId: string): ToolError {
+  if (err.code === "not_found") {
+    return new ToolError({
+      code: err.code,
+      reason: err.reason === "UPSTREAM_NOT_FOUND" ? "ACTION_TYPE_NOT_FOUND" : err.reason,
+      message: err.message,
+      violations: [{ field: "at_id", description: `${atId} is not an action type of this network` }],
+      metadata: err.metadata,
+      hint: {
+        message: "Use an action type id from the action_types that SearchSchema returns.",
+        nextRpc: SEARCH_SCHEMA_RPC,
+        ...(err.hint?.validValues ? { validValues: err.hint.validValues } : {}),
+      },
+      cause: err,
+    });
+  }
+  if (err.code === "invalid_argument") {
+    return new ToolError({
+      code: err.code,
+      reason: err.reason,
+      message: err.message,
+      violations: err.violations,
+      metadata: err.metadata,
+      hint: {
+        message:
+          "Copy each instance's _instance_identity as it is from a query_object_instance or query_instance_subgraph answer (QueryObjectInstances, QueryInstanceSubgraph): every primary key, nothing made up.",
+      },
+      cause: err,
+    });
+  }
+  return err;
+}

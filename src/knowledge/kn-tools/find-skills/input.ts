@@ -1,0 +1,38 @@
+import { z } from "zod";
+import { identitySchema } from "../action-info/input";
+
+/** Instances one call may name: they become one or-group of the platform's condition (at most 100 sub-conditions). */
+export const MAX_SKILL_INSTANCES = 100;
+export const MAX_TOP_K = 20;
+
+/** Input of FindSkills (the platform's find_skills). */
+export const findSkillsInput = z.object({
+  kn_id: z.string().trim().default("").describe("业务知识网络 ID，如 kn_medical；不传时使用连接的 x-kn-id 请求头"),
+  object_type_id: z
+    .string({ error: 'object_type_id is required: an object type id from search_schema, or "skills" for every skill' })
+    .trim()
+    .min(1, 'object_type_id is required: an object type id from search_schema, or "skills" for every skill')
+    .describe("要找技能的对象类型 ID（取自 search_schema），如 disease；传 skills 则在全部技能中查找"),
+  instance_identities: z
+    .array(identitySchema)
+    .max(MAX_SKILL_INSTANCES, `at most ${MAX_SKILL_INSTANCES} instances`)
+    .default([])
+    .transform((list) => list.filter((identity) => Object.keys(identity).length > 0))
+    .describe(
+      '只找绑定到这些实例的技能：每个一个完整的主键映射，原样取自 query_object_instance 返回的 _instance_identity，如 [{"disease_id": "disease_004790"}]（注意参数名没有下划线前缀）',
+    ),
+  skill_query: z
+    .string()
+    .trim()
+    .max(1000, "skill_query must be at most 1000 characters")
+    .default("")
+    .describe("按技能名称和说明筛选并排序，如“急救”“随访”；不传则返回全部可用技能"),
+  top_k: z
+    .number({ error: `top_k must be a whole number from 1 to ${MAX_TOP_K}` })
+    .int(`top_k must be a whole number from 1 to ${MAX_TOP_K}`)
+    .min(1, `top_k must be from 1 to ${MAX_TOP_K}`)
+    .max(MAX_TOP_K, `top_k must be from 1 to ${MAX_TOP_K}`)
+    .default(10)
+    .describe(`最多返回几个技能（1-${MAX_TOP_K}，默认 10）`),
+});
+export type FindSkillsInput = z.output<typeof findSkillsInput>;

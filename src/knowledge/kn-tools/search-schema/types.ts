@@ -1,0 +1,11 @@
+import type { KnowledgeDeps } from "../../deps";
+
+/** What SearchSchema reads: the network, and what ranks concepts. */
+export type SearchSchemaDeps = Pick<KnowledgeDeps, "backend" | "embedder" | "reranker">;
+
+/** A problem that did not stop the call. */
+export interface SchemaWarning {
+  target: string;
+  reason: string;
+  message: string;
+}
