@@ -4,6 +4,7 @@ import type { Json } from "../core/json";
 import { llmNotConfigured } from "../errors/common";
 import { type MissingPropertyParams, ToolError } from "../errors/tool-error";
 import type { KnowledgeNetworkBackend } from "../kn/backend";
+import { knIdOf } from "../kn/kn-id";
 import type { InstanceIdentity, LogicProperty, OperatorDetail } from "../kn/types";
 import type { LlmClient } from "../upstream/llm-client";
 import { type Generated, generate, type PropertyDebug } from "./generate";
@@ -55,7 +56,8 @@ export async function resolveLogicProperties(
   ctx: CallContext,
   input: ResolveInput,
 ): Promise<ResolveResult> {
-  const ot = await objectType(deps, ctx, input.kn_id, input.ot_id);
+  const knId = knIdOf(input.kn_id, ctx);
+  const ot = await objectType(deps, ctx, knId, input.ot_id);
   const wanted = checkRequest(ot, input);
   const facts = extractTimeFacts({
     query: input.query,
@@ -95,7 +97,7 @@ export async function resolveLogicProperties(
 
   const dynamicParams: Record<string, Record<string, Json>> = {};
   for (const g of generated) if (Object.keys(g.params).length > 0) dynamicParams[g.debug.property] = g.params;
-  const values = await deps.backend.queryProperties(ctx, input.kn_id, input.ot_id, {
+  const values = await deps.backend.queryProperties(ctx, knId, input.ot_id, {
     identities: input.identities,
     properties: input.properties,
     dynamic_params: dynamicParams,
@@ -103,7 +105,7 @@ export async function resolveLogicProperties(
   const datas = values.rows.map((row, i) => row ?? unmatchedRow(input.identities[i]!, input.properties));
   ctx.log.info(
     {
-      kn_id: input.kn_id,
+      kn_id: knId,
       ot_id: input.ot_id,
       properties: input.properties,
       identities: input.identities.length,

@@ -64,12 +64,12 @@ const ARGUMENTS: Record<(typeof TOOL_NAMES)[number], string[]> = {
     "ot_id",
     "query",
     "unique_identities",
-    "instance_identities",
     "properties",
     "additional_context",
     "now_ms",
     "timezone",
     "options",
+    "_instance_identities",
   ],
   search_memories: [
     "query",
@@ -885,6 +885,41 @@ describe("MCP over HTTP with an LLM (scripted)", () => {
     ]);
     expect(a["points"]).toEqual([expect.objectContaining({ row: 0, property: "approved_drug_count", time: NOW })]);
     expect(a["trace_id"]).toMatch(/^[0-9a-f]{32}$/);
+  });
+
+  it("get_logic_properties_values takes the platform tool's arguments: _instance_identities, kn_id from x-kn-id", async () => {
+    llm.setFallback(() => ({
+      content: JSON.stringify({ approved_drug_count: { instant: true, start: MONTH_START, end: NOW } }),
+    }));
+    const platformClient = await connectHttp(server.baseUrl, { "x-account-id": account(), "x-kn-id": "kn_medical" });
+    try {
+      const args = {
+        ot_id: "company",
+        query: "这些企业本月上市了多少药品",
+        _instance_identities: [{ company_id: "company_000001" }],
+        properties: ["approved_drug_count"],
+        now_ms: NOW,
+      };
+      const a = await callOk(platformClient, "get_logic_properties_values", args);
+      expect(a["rows"]).toEqual([expect.objectContaining({ company_id: "company_000001" })]);
+      // Both spellings at once is refused, naming the platform's.
+      const both = await callFails(platformClient, "get_logic_properties_values", {
+        ...args,
+        unique_identities: [{ company_id: "company_000001" }],
+      });
+      expect(fieldsOf(both)).toEqual(["_instance_identities"]);
+    } finally {
+      await platformClient.close();
+    }
+    // Without the header, an empty kn_id names both ways to give it.
+    const missing = await callFails(client, "get_logic_properties_values", {
+      ot_id: "company",
+      query: "q",
+      unique_identities: [{ company_id: "company_000001" }],
+      properties: ["approved_drug_count"],
+    });
+    expect(missing).toMatchObject({ code: "INVALID_ARGUMENT", reason: "KN_ID_REQUIRED" });
+    expect(missing.message).toContain("x-kn-id");
   });
 
   it("knowledge_rerank with action=llm keeps what the LLM picked, in its order", async () => {

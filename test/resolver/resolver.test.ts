@@ -305,6 +305,23 @@ describe("ResolveLogicProperties on the sample network", () => {
     expect(violation?.description).toMatch(description);
   });
 
+  it("takes the network from the x-kn-id header when kn_id is empty, and names both ways when neither is given", async () => {
+    const request = {
+      otId: "company",
+      query: "这些企业的药品上市数量",
+      uniqueIdentities: COMPANY,
+      properties: ["approved_drug_count"],
+      additionalContext: `start=${MONTH_START(2025, 1)}，end=${NOW}，instant=true`,
+    };
+    const withHeader = clientWith(LogicPropertyResolverService, server.baseUrl, { "x-kn-id": "kn_medical" });
+    const res = await withHeader.resolveLogicProperties(request);
+    expect((res.datas[0]!["approved_drug_count"] as { datas: unknown[] }).datas).toHaveLength(1);
+    const err = await failure(client.resolveLogicProperties(request));
+    expect(err.code).toBe(Code.InvalidArgument);
+    expect(err.findDetails(ErrorInfoSchema)[0]!.reason).toBe("KN_ID_REQUIRED");
+    expect(err.findDetails(BadRequestSchema)[0]!.fieldViolations.map((v) => v.field)).toEqual(["kn_id"]);
+  });
+
   it("rejects a request with neither spelling of identities, or both", async () => {
     const neither = await failure(
       client.resolveLogicProperties({

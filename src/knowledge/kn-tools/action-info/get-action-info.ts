@@ -2,9 +2,9 @@ import type { CallContext } from "../../../core/call-context";
 import type { Json } from "../../../core/json";
 import { ToolError } from "../../../errors/tool-error";
 import type { ActionQueryResult, ActionSource, InstantiatedAction } from "../../../kn/actions";
+import { knIdOf } from "../../../kn/kn-id";
 import type { InstanceIdentity } from "../../../kn/types";
 import type { KnowledgeDeps } from "../../deps";
-import { knIdOf } from "../kn-id";
 import type { GetActionInfoInput } from "./input";
 import { fromMcpInputSchema, fromOpenApi, type ObjectSchema, withoutFixed } from "./tool-schema";
 

@@ -1,9 +1,9 @@
 import type { CallContext } from "../../../core/call-context";
 import type { Json } from "../../../core/json";
 import { ToolError } from "../../../errors/tool-error";
+import { knIdOf } from "../../../kn/kn-id";
 import type { Condition, ObjectType, RelationType, Row } from "../../../kn/types";
 import type { KnowledgeDeps } from "../../deps";
-import { knIdOf } from "../kn-id";
 import type { FindSkillsInput } from "./input";
 import { emptyMessage } from "./messages";
 import { type Ranked, rankSkills } from "./ranking";

@@ -1,12 +1,12 @@
 import type { CallContext } from "../../../core/call-context";
 import type { Json } from "../../../core/json";
 import type { KnowledgeNetworkBackend } from "../../../kn/backend";
+import { knIdOf } from "../../../kn/kn-id";
 import type { ObjectQuery, ObjectType, Row } from "../../../kn/types";
 import { checkCondition, noProblems } from "../conditions/check-condition";
 import { checkProperties, checkSort, invalidQuery } from "../conditions/check-query";
 import { platformFailure } from "../conditions/platform-failure";
 import { objectTypeOf } from "../conditions/schema-lookup";
-import { knIdOf } from "../kn-id";
 import { type CursorBinding, decodeCursor, encodeCursor } from "./cursor";
 import type { QueryObjectInstancesInput } from "./input";
 

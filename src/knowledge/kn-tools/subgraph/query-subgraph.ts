@@ -1,11 +1,11 @@
 import type { CallContext } from "../../../core/call-context";
 import type { KnowledgeNetworkBackend } from "../../../kn/backend";
+import { knIdOf } from "../../../kn/kn-id";
 import type { SubgraphEntry, SubgraphObject, SubgraphRelation } from "../../../kn/types";
 import { noProblems } from "../conditions/check-condition";
 import { invalidQuery } from "../conditions/check-query";
 import { platformFailure } from "../conditions/platform-failure";
 import { networkOf, SEARCH_SCHEMA_RPC } from "../conditions/schema-lookup";
-import { knIdOf } from "../kn-id";
 import { type CheckedPath, type Correction, checkPaths, type Direction } from "./check-paths";
 import type { QueryInstanceSubgraphInput } from "./input";
 

@@ -1,5 +1,5 @@
-import type { CallContext } from "../../core/call-context";
-import { ToolError } from "../../errors/tool-error";
+import type { CallContext } from "../core/call-context";
+import { ToolError } from "../errors/tool-error";
 
 /**
  * The knowledge network a kn-tools call works on: its `kn_id` argument, else
