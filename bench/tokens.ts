@@ -16,6 +16,18 @@ import { line } from "./stats";
 
 const KN = [{ knowledge_network_id: "kn_medical" }];
 const METRICS = ["approved_drug_count", "trial_count", "revenue"];
+/** Two hops from a symptom: the diseases that show it (the relation walked backward), then their drugs. */
+const SUBGRAPH_PATHS = [
+  {
+    object_types: [
+      { id: "symptom", condition: { field: "symptom_name", operation: "==", value: "吞咽困难" } },
+      { id: "disease" },
+      { id: "drugs", limit: 3 },
+    ],
+    relation_types: [{ relation_type_id: "has_symptom" }, { relation_type_id: "cures" }],
+    limit: 4,
+  },
+];
 /** The issue's targets: TOON against pretty and against minified JSON, over all tools' answers together. */
 const TARGET_VS_PRETTY = 0.4;
 const TARGET_VS_MINIFIED = 0.25;
@@ -182,6 +194,32 @@ export async function benchTokens(): Promise<void> {
         rpc: {
           path: "contextloader.kntools.v1.KnowledgeToolsService/FindSkills",
           body: { kn_id: "kn_medical", object_type_id: "disease" },
+        },
+      },
+      {
+        tool: "query_object_instance",
+        args: {
+          kn_id: "kn_medical",
+          ot_id: "disease",
+          condition: { field: "disease_name", operation: "like", value: "炎" },
+          limit: 20,
+        },
+        rpc: {
+          path: "contextloader.kntools.v1.KnowledgeToolsService/QueryObjectInstances",
+          body: {
+            kn_id: "kn_medical",
+            ot_id: "disease",
+            condition: { field: "disease_name", operation: "like", value: "炎" },
+            limit: 20,
+          },
+        },
+      },
+      {
+        tool: "query_instance_subgraph",
+        args: { kn_id: "kn_medical", relation_type_paths: SUBGRAPH_PATHS },
+        rpc: {
+          path: "contextloader.kntools.v1.KnowledgeToolsService/QueryInstanceSubgraph",
+          body: { kn_id: "kn_medical", relation_type_paths: SUBGRAPH_PATHS },
         },
       },
       {
