@@ -16,7 +16,7 @@ import { callerFromHeaders } from "./server/caller";
  * `npm run mcp:stdio`: the same tools over MCP's stdio transport, for clients
  * that spawn their server as a process. The settings are the service's
  * (knowledge source, LLM, memory store…); the caller is MCP_ACCOUNT_ID /
- * MCP_ACCOUNT_TYPE, checked like the x-account-* headers. stdout carries
+ * MCP_ACCOUNT_TYPE / MCP_ACCOUNT_SCOPES, checked like the x-account-* headers. stdout carries
  * only MCP messages: the logs go to stderr. Ends when the client closes stdin.
  */
 async function main(): Promise<void> {
@@ -28,6 +28,7 @@ async function main(): Promise<void> {
       new Headers({
         "x-account-id": process.env["MCP_ACCOUNT_ID"] ?? "",
         "x-account-type": process.env["MCP_ACCOUNT_TYPE"] ?? "",
+        "x-account-scopes": process.env["MCP_ACCOUNT_SCOPES"] ?? "",
       }),
     );
   } catch (err) {
@@ -35,7 +36,10 @@ async function main(): Promise<void> {
       // The headers' names in the message become the variables' (x-account-type → MCP_ACCOUNT_TYPE).
       const message =
         err instanceof ToolError
-          ? err.message.replaceAll("x-account-id", "MCP_ACCOUNT_ID").replaceAll("x-account-type", "MCP_ACCOUNT_TYPE")
+          ? err.message
+              .replaceAll("x-account-id", "MCP_ACCOUNT_ID")
+              .replaceAll("x-account-type", "MCP_ACCOUNT_TYPE")
+              .replaceAll("x-account-scopes", "MCP_ACCOUNT_SCOPES")
           : err.message;
       process.stderr.write(`context-loader mcp:stdio cannot start: ${message}\n`);
       process.exit(2);

@@ -1,7 +1,7 @@
 import type { Json } from "../core/json";
 import { compact, table } from "../core/tables";
-import type { MemoryRecord } from "../store/memories/memory-store";
 import { type Extraction, extractionMessage } from "./keyword-extraction";
+import type { MemoryDetail } from "./read";
 import type { SearchOutput } from "./search";
 import type { StoredMemory } from "./write";
 
@@ -14,15 +14,24 @@ import type { StoredMemory } from "./write";
 export function searchAnswer(out: SearchOutput): Json {
   return compact({
     total_found: out.results.length,
-    results: table(out.results.map((r) => ({ ...r }))),
+    // The flags only where they are set: a column that is false in every row says nothing.
+    results: table(
+      out.results.map(({ sensitive, redacted, ...r }) => ({
+        ...r,
+        sensitive: sensitive || undefined,
+        redacted: redacted || undefined,
+      })),
+    ),
     search_query_expanded: out.search_query_expanded,
     message: out.message,
   });
 }
 
-export function detailAnswer(m: MemoryRecord): Json {
+export function detailAnswer(m: MemoryDetail): Json {
   return compact({
     memory_key: m.memory_key,
+    sensitive: m.sensitive || undefined,
+    redacted: m.redacted || undefined,
     summary: m.summary,
     memory_type: m.memory_type,
     created_at: m.created_at.toISOString(),
@@ -50,6 +59,7 @@ export function storedAnswer({ record, created }: StoredMemory): Json {
     memory_key: record.memory_key,
     created,
     content_truncated: record.content_truncated,
+    ...(record.sensitive ? { sensitive: true } : {}),
     keywords: table(record.keywords.map((k) => ({ ...k }))),
     created_at: record.created_at.toISOString(),
     updated_at: record.updated_at.toISOString(),

@@ -9,10 +9,10 @@ import type {
   SearchMemoriesResponseSchema,
   StoreMemoryResponseSchema,
 } from "../../gen/contextloader/memrecall/v1/memrecall_pb";
-import type { MemoryRecord } from "../store/memories/memory-store";
 import type { ExpandContextWindowResult } from "./expand-context-window";
 import type { HandoffResult } from "./handoff";
 import { type Extraction, extractionMessage } from "./keyword-extraction";
+import type { MemoryDetail } from "./read";
 import type { SearchOutput } from "./search";
 import type { ToolDefinition } from "./tool-definitions";
 import type { StoredMemory } from "./write";
@@ -33,13 +33,15 @@ export function searchMemoriesResponse(out: SearchOutput): MessageInitShape<type
       keywords: r.keywords,
       supersedes: r.supersedes,
       supersededBy: r.superseded_by,
+      sensitive: r.sensitive,
+      redacted: r.redacted,
     })),
     searchQueryExpanded: out.search_query_expanded,
     message: out.message,
   };
 }
 
-export function memoryDetailResponse(m: MemoryRecord): MessageInitShape<typeof GetMemoryDetailResponseSchema> {
+export function memoryDetailResponse(m: MemoryDetail): MessageInitShape<typeof GetMemoryDetailResponseSchema> {
   return {
     success: true,
     memoryKey: m.memory_key,
@@ -53,6 +55,8 @@ export function memoryDetailResponse(m: MemoryRecord): MessageInitShape<typeof G
     contentTruncated: m.content_truncated,
     supersedes: m.supersedes,
     supersededBy: m.superseded_by,
+    sensitive: m.sensitive,
+    redacted: m.redacted,
   };
 }
 
@@ -77,6 +81,7 @@ export function storeMemoryResponse({
     keywords: record.keywords,
     createdAt: timestampFromDate(record.created_at),
     updatedAt: timestampFromDate(record.updated_at),
+    sensitive: record.sensitive,
   };
 }
 

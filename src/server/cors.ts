@@ -6,6 +6,7 @@ import type { NodeServerRequest, NodeServerResponse } from "./node-types";
 const extraAllowedHeaders = [
   "x-account-id",
   "x-account-type",
+  "x-account-scopes",
   "traceparent",
   "authorization",
   "accept",

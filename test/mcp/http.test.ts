@@ -80,7 +80,7 @@ const ARGUMENTS: Record<(typeof TOOL_NAMES)[number], string[]> = {
     "context_window_used",
     "reasoning",
   ],
-  store_memory: ["memory_key", "memory_type", "summary", "content", "keywords", "metadata", "supersedes"],
+  store_memory: ["memory_key", "memory_type", "summary", "content", "keywords", "metadata", "supersedes", "sensitive"],
   delete_memory: ["memory_key"],
 };
 
