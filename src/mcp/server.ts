@@ -72,8 +72,22 @@ export function createMcpServer(opts: {
     }
     const ctx = opts.contextOf(extra.signal);
     const started = performance.now();
+    // A client that sends a progressToken hears each step of a long tool (recall) as notifications/progress.
+    const token = (request as CallToolRequest).params._meta?.progressToken;
+    let step = 0;
+    const progress =
+      token === undefined
+        ? undefined
+        : (message: string) => {
+            extra
+              .sendNotification({
+                method: "notifications/progress",
+                params: { progressToken: token, progress: ++step, message },
+              })
+              .catch((err: unknown) => ctx.log.warn({ err, tool: name }, "mcp progress notification not sent"));
+          };
     try {
-      const text = await tool.call(ctx, args);
+      const text = await tool.call(ctx, args, progress);
       ctx.log.info({ tool: name, ms: elapsed(started), chars: text.length }, "mcp tool");
       return { content: [{ type: "text", text }] };
     } catch (err) {

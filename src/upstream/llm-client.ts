@@ -99,7 +99,7 @@ export class LlmClient {
     messages: ChatMessage[],
     options: { json?: boolean; temperature?: number } = {},
   ): Promise<Completion> {
-    const answer = await this.post(ctx, {
+    const answer = await this.post(ctx, RETRY_DELAYS_MS.length, {
       messages,
       temperature: options.temperature ?? 0,
       ...(options.json ? { response_format: { type: "json_object" } } : {}),
@@ -116,14 +116,16 @@ export class LlmClient {
    * One turn of a function-calling conversation: the model answers with text,
    * with calls of the given tools, or both. `toolChoice` "required" makes it
    * call one. Calls come back as the model wrote them; the caller checks them.
+   * `retries` (at most 2, the default) lowers how often a 429, 5xx or timeout
+   * is retried, for a caller that retries whole turns itself.
    */
   async chat(
     ctx: CallContext,
     turns: readonly ChatTurn[],
     tools: readonly FunctionTool[],
-    options: { toolChoice?: "auto" | "required"; temperature?: number } = {},
+    options: { toolChoice?: "auto" | "required"; temperature?: number; retries?: number } = {},
   ): Promise<ToolTurn> {
-    const answer = await this.post(ctx, {
+    const answer = await this.post(ctx, options.retries ?? RETRY_DELAYS_MS.length, {
       messages: turns.map((t) =>
         "tool_calls" in t
           ? {
@@ -154,9 +156,10 @@ export class LlmClient {
     };
   }
 
-  /** Posts a chat completion with the retries the spec allows; the first choice's message. */
+  /** Posts a chat completion with at most `retries` of the retries the spec allows; the first choice's message. */
   private async post(
     ctx: CallContext,
+    retries: number,
     body: Record<string, unknown>,
   ): Promise<{
     message: CompletionBody["choices"][number]["message"];
@@ -172,7 +175,8 @@ export class LlmClient {
       body: { model: this.opts.model, ...body },
     };
     let last: ToolError | undefined;
-    for (let attempt = 1; attempt <= RETRY_DELAYS_MS.length + 1; attempt++) {
+    const attempts = 1 + Math.max(0, Math.min(retries, RETRY_DELAYS_MS.length));
+    for (let attempt = 1; attempt <= attempts; attempt++) {
       ctx.signal.throwIfAborted();
       const posted = await postJson(ctx, request, completionSchema);
       if (posted.ok) {
@@ -188,7 +192,7 @@ export class LlmClient {
       const retryable = isRetryable(posted.failure);
       last = llmError(posted.failure);
       ctx.log.warn({ llm: this.opts.model, attempt, reason: last.reason, retryable }, "llm call failed");
-      if (!retryable || attempt > RETRY_DELAYS_MS.length) break;
+      if (!retryable || attempt === attempts) break;
       await sleep(RETRY_DELAYS_MS[attempt - 1]!, ctx.signal);
     }
     throw last!;

@@ -60,6 +60,7 @@ export async function startScriptedLlm(
   const lexicalWeight = opts.lexicalWeight ?? 0;
   const queue: Reply[] = [];
   const requests: ChatRequest[] = [];
+  const aborted: ChatRequest[] = [];
   const embeddingRequests: EmbeddingsRequest[] = [];
   const started = Date.now();
   let answer = fallback;
@@ -99,6 +100,10 @@ export async function startScriptedLlm(
       at: Date.now() - started,
     };
     requests.push(chat);
+    // A request its client gave up on (an abort, a timeout) closes before it is answered.
+    res.once("close", () => {
+      if (!res.writableFinished) aborted.push(chat);
+    });
     const reply = queue.shift() ?? (await answer(chat));
     if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
     if (res.destroyed) return;
@@ -140,6 +145,8 @@ export async function startScriptedLlm(
     baseUrl: `http://127.0.0.1:${port}/v1`,
     rerankUrl: `http://127.0.0.1:${port}/rerank`,
     requests,
+    /** The chat requests whose client closed the connection before the answer was sent. */
+    aborted,
     /** Every request to /v1/embeddings, in order. */
     embeddingRequests,
     /** Answers the next chat requests with these replies, in order. */

@@ -82,6 +82,16 @@ const ARGUMENTS: Record<(typeof TOOL_NAMES)[number], string[]> = {
   ],
   store_memory: ["memory_key", "memory_type", "summary", "content", "keywords", "metadata", "supersedes", "sensitive"],
   delete_memory: ["memory_key"],
+  recall: [
+    "messages",
+    "context_window",
+    "max_iterations",
+    "max_searches_per_iteration",
+    "max_results_per_search",
+    "memory_types",
+    "time_range_days",
+    "strategy",
+  ],
 };
 
 const DB_MEMORY = {
@@ -115,6 +125,7 @@ const BAD_CALLS: [name: string, args: Record<string, unknown>, field: string][] 
   ["handoff", { reason: "done", search_summary: "nothing", confidence: 2 }, "confidence"],
   ["store_memory", { memory_key: "k" }, "content"],
   ["delete_memory", { memory_key: 42 }, "memory_key"],
+  ["recall", { messages: [{ role: "assistant", content: "你好" }] }, "messages"],
 ];
 
 function expectInvalid(e: ToolFailure, field: string): void {
@@ -153,7 +164,7 @@ describe("MCP over Streamable HTTP", () => {
       expect(client.getServerCapabilities()?.resources).toBeUndefined();
     });
 
-    it("lists the twelve tools with titles, descriptions, annotations and generated input schemas", async () => {
+    it("lists the thirteen tools with titles, descriptions, annotations and generated input schemas", async () => {
       const { tools } = await client.listTools();
       expect(tools.map((t) => t.name)).toEqual([...TOOL_NAMES]);
       for (const tool of tools) {
@@ -653,7 +664,7 @@ describe("MCP over Streamable HTTP", () => {
       expect(res.headers.get("x-trace-id")).toMatch(/^[0-9a-f]{32}$/);
       const body = (await res.json()) as { id: number; result: { tools: { name: string }[] } };
       expect(body.id).toBe(1);
-      expect(body.result.tools).toHaveLength(12);
+      expect(body.result.tools).toHaveLength(TOOL_NAMES.length);
     });
 
     it("refuses a POST that does not accept both JSON and SSE with 406 and a JSON-RPC error", async () => {
@@ -820,7 +831,7 @@ describe("MCP over HTTP: CORS and the request size limit", () => {
   it("the MCP client works across origins too", async () => {
     const client = await connectHttp(server.baseUrl, { origin: ORIGIN, "x-account-id": account() });
     try {
-      expect((await client.listTools()).tools).toHaveLength(12);
+      expect((await client.listTools()).tools).toHaveLength(TOOL_NAMES.length);
     } finally {
       await client.close();
     }

@@ -84,7 +84,7 @@ describe("the MCP Inspector CLI against POST /mcp", () => {
   });
 
   it(
-    "lists the twelve tools with their input schemas",
+    "lists the thirteen tools with their input schemas",
     async () => {
       const run = await inspector([url, "--transport", "http", "--method", "tools/list", "--format", "json"]);
       expect(run.code, run.stderr).toBe(0);

@@ -3,7 +3,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { decode } from "@toon-format/toon";
 import { parse as parseYaml } from "yaml";
 
-/** The twelve tools, in the order tools/list gives them. */
+/** The thirteen tools, in the order tools/list gives them. */
 export const TOOL_NAMES = [
   "retrieve_schema",
   "retrieve_keyword_context",
@@ -17,6 +17,7 @@ export const TOOL_NAMES = [
   "handoff",
   "store_memory",
   "delete_memory",
+  "recall",
 ] as const;
 
 export const KN = [{ knowledge_network_id: "kn_medical" }];
