@@ -9,6 +9,7 @@ import { benchKnSearch } from "./kn-search";
 import { benchMemoryStore } from "./memory-store";
 import { benchMemRecall } from "./memrecall";
 import { benchMentions } from "./mentions";
+import { benchRecall } from "./recall";
 import { benchResolver } from "./resolver";
 import { benchTimeFacts } from "./time-facts";
 import { benchTokens } from "./tokens";
@@ -22,6 +23,7 @@ const benches: Record<string, () => Promise<void>> = {
   "resolver-time-facts": benchTimeFacts,
   "memory-store": benchMemoryStore,
   memrecall: benchMemRecall,
+  recall: benchRecall,
   tokens: benchTokens,
 };
 
