@@ -29,6 +29,8 @@ const TARGET_RECALL_AT_3 = 0.8;
 const TARGET_MS = 30;
 const LATENCY_SIZE = 10_000;
 const LATENCY_ROUNDS = 5;
+/** Confidence bands of the calibration line: in each, how often the first key named was one the conversation needs. */
+const CONFIDENCE_BANDS = [0, 0.5, 0.7, 0.9];
 
 const evalSet = z.object({
   memories: z.array(
@@ -131,6 +133,7 @@ async function quality(data: EvalSet, deps: MemRecallDeps, owner: string): Promi
   const byClass = new Map<string, { recall: number; n: number; keyed: number }>();
   const found = { recall: 0, n: 0 };
   const calibration = { confidence: 0, right: 0, n: 0 };
+  const bands = CONFIDENCE_BANDS.map(() => ({ right: 0, n: 0 }));
   let iterations = 0;
   let searches = 0;
   for (const c of data.conversations) {
@@ -150,7 +153,11 @@ async function quality(data: EvalSet, deps: MemRecallDeps, owner: string): Promi
     if (r.relevant_memory_keys.length > 0) {
       calibration.n++;
       calibration.confidence += r.confidence;
-      if (c.needed.includes(r.relevant_memory_keys[0]!)) calibration.right++;
+      const right = c.needed.includes(r.relevant_memory_keys[0]!);
+      if (right) calibration.right++;
+      const band = bands[CONFIDENCE_BANDS.findLastIndex((low) => r.confidence >= low)]!;
+      band.n++;
+      if (right) band.right++;
     }
     byClass.set(c.class, t);
     if (verbose) {
@@ -183,6 +190,13 @@ async function quality(data: EvalSet, deps: MemRecallDeps, owner: string): Promi
   line(
     "  calibration (handoffs naming a key)",
     `mean confidence ${(calibration.confidence / Math.max(1, calibration.n)).toFixed(2)}, first key right ${((100 * calibration.right) / Math.max(1, calibration.n)).toFixed(0)}% of ${calibration.n}`,
+  );
+  line(
+    "  first key right by confidence band",
+    CONFIDENCE_BANDS.map(
+      (low, i) =>
+        `[${low.toFixed(1)}, ${(CONFIDENCE_BANDS[i + 1] ?? 1).toFixed(1)}${CONFIDENCE_BANDS[i + 1] === undefined ? "]" : ")"} ${bands[i]!.right}/${bands[i]!.n}`,
+    ).join(", "),
   );
 }
 
@@ -263,6 +277,6 @@ async function latency(data: EvalSet, store: SqliteMemoryStore, owner: string): 
   const p95 = percentile(times, 95);
   line(
     `recall deterministic at ${LATENCY_SIZE / 1000} k memories (${times.length} runs)`,
-    `p50 ${p50.toFixed(1)} ms, p95 ${p95.toFixed(1)} ms per conversation (target p50 ≤ ${TARGET_MS} ms) ${p50 <= TARGET_MS ? "MET" : "NOT MET"}`,
+    `p50 ${p50.toFixed(1)} ms, p95 ${p95.toFixed(1)} ms per conversation (target p95 ≤ ${TARGET_MS} ms) ${p95 <= TARGET_MS ? "MET" : "NOT MET"}`,
   );
 }

@@ -1,6 +1,6 @@
 import type { CallContext } from "../core/call-context";
 import type { Json } from "../core/json";
-import { defineTool, type Tool } from "../core/tool";
+import { defineTool, type Progress, type Tool } from "../core/tool";
 import { detailAnswer, extractionAnswer, recallAnswer, searchAnswer, storedAnswer } from "./answers";
 import { expandContextWindow } from "./expand-context-window";
 import { handoff } from "./handoff";
@@ -17,8 +17,7 @@ import { extractKeywords } from "./keyword-extraction";
 import type { MemRecallDeps } from "./memories-deps";
 import { ownerOf } from "./owner";
 import { getMemoryDetail } from "./read";
-import type { RecallEvent, RecallResult } from "./recall/events";
-import { describeEvent } from "./recall/events";
+import { describeEvent, type RecallEvent, type RecallResult } from "./recall/events";
 import { recallInput } from "./recall/input";
 import { runRecall } from "./recall/recall";
 import { searchMemories } from "./search";
@@ -195,10 +194,7 @@ export function memrecallTools(maxContextWindow: number): Tool<MemRecallDeps>[] 
 }
 
 /** Runs a recall to its handoff, telling `progress` each event before it. */
-async function lastOf(
-  events: AsyncGenerator<RecallEvent>,
-  progress: ((line: string) => void) | undefined,
-): Promise<RecallResult> {
+async function lastOf(events: AsyncGenerator<RecallEvent>, progress: Progress | undefined): Promise<RecallResult> {
   for await (const e of events) {
     if (e.kind === "handoff") return e.result;
     progress?.(describeEvent(e));

@@ -117,7 +117,7 @@ export async function* deterministicStrategy(run: RecallRun): AsyncGenerator<Rec
       guesses = [...guesses, ...found].sort((a, b) => b.relevance_score - a.relevance_score);
     }
     if (!run.canExpand()) break;
-    const requested = Math.min(run.window * 2, run.messages.length);
+    const requested = run.wider();
     const reason = `第 ${run.iteration} 轮在最新的 ${run.window} 条消息里没有找到相关记忆，需要查看更早的对话`;
     const outcome = yield* run.call("expand_context_window", {
       reason,
@@ -131,7 +131,7 @@ export async function* deterministicStrategy(run: RecallRun): AsyncGenerator<Rec
 }
 
 /** The words of a message that can name a subject, in order, each once. */
-export function subjectWords(text: string): string[] {
+function subjectWords(text: string): string[] {
   const words = tokenizer()
     .tag(text.normalize("NFKC"), false)
     .filter(({ word, tag }) => !FUNCTION_TAGS.test(tag) && /\p{L}/u.test(word) && [...word.trim()].length >= 2)
@@ -197,6 +197,7 @@ async function* conclude(
 ): AsyncGenerator<RecallEvent, HandoffInput> {
   const keys = unique(relevant.map((r) => (r.superseded_by === "" ? r.memory_key : r.superseded_by)));
   const summaries: string[] = [];
+  // One after another: each opening is an event of the stream, in the order of the keys.
   for (const key of keys) {
     const outcome = yield* run.call("get_memory_detail", { memory_key: key });
     if (outcome.ok && outcome.tool === "get_memory_detail") summaries.push(`${key}：${outcome.memory.summary}`);

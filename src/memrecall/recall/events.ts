@@ -82,7 +82,7 @@ export function describeEvent(e: RecallEventBody): string {
     case "iteration_started":
       return `第 ${e.iteration}/${e.max_iterations} 轮：读取最新的 ${e.window_size} 条消息（共 ${e.messages_total} 条）`;
     case "tool_call":
-      return `调用 ${e.name}${e.unparsed_arguments === "" ? ` ${JSON.stringify(e.arguments)}` : "（参数不是 JSON 对象）"}`;
+      return `调用 ${e.name}${e.unparsed_arguments === "" ? ` ${clip(JSON.stringify(e.arguments))}` : "（参数不是 JSON 对象）"}`;
     case "tool_result":
       return `${e.name} → ${e.ok ? e.summary : `错误 ${e.error_reason}：${e.error_message}`}`;
     case "window_expanded":
@@ -90,4 +90,9 @@ export function describeEvent(e: RecallEventBody): string {
     case "handoff":
       return `完成（${e.result.strategy}）：${e.result.relevant_memory_keys.length} 条相关记忆，信心度 ${e.result.confidence}`;
   }
+}
+
+/** A line kept short: a progress message is read at a glance. */
+function clip(text: string): string {
+  return text.length > 300 ? `${text.slice(0, 300)}…` : text;
 }

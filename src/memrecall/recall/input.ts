@@ -1,17 +1,17 @@
 import { z } from "zod";
 import { MAX_RESULTS } from "../inputs";
 
-/** Messages a recall may be given: its window never needs more (MEMRECALL_MAX_CONTEXT_WINDOW is at most this too in practice). */
-export const MAX_MESSAGES = 200;
+/** Messages a request may carry, the newest: as many as the largest window grants by default (MEMRECALL_MAX_CONTEXT_WINDOW). */
+const MAX_MESSAGES = 200;
 const MAX_MESSAGE_CHARS = 20_000;
 /** The window the first iteration reads when the caller does not say (the spec's context_window_used default). */
 const DEFAULT_WINDOW = 5;
 const DEFAULT_MAX_ITERATIONS = 3;
 const MAX_ITERATIONS = 10;
 /** Spec §6.2: at most 3 consecutive searches. */
-export const MAX_SEARCHES_PER_ITERATION = 3;
+const MAX_SEARCHES_PER_ITERATION = 3;
 
-export const RECALL_STRATEGIES = ["auto", "llm", "deterministic"] as const;
+const RECALL_STRATEGIES = ["auto", "llm", "deterministic"] as const;
 
 /**
  * Recall's input (the RecallRequest, and the MCP tool `recall`): the

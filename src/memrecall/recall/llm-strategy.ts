@@ -10,9 +10,9 @@ import type { RecallRun } from "./run";
  * Requests to the LLM an iteration may send, a retry included. The last one
  * offers only handoff: an iteration ends with a handoff or a wider window.
  */
-export const LLM_REQUESTS_PER_ITERATION = 6;
+const LLM_REQUESTS_PER_ITERATION = 6;
 /** Tool calls answered with an error (bad arguments, unknown tools or keys) before the LLM is stopped. */
-export const MAX_TOOL_ERRORS = 5;
+const MAX_TOOL_ERRORS = 5;
 
 /**
  * The LLM strategy: the LLM drives the loop by function calling over the five

@@ -96,7 +96,16 @@ export class RecallRun {
 
   /** True when the recall may take another iteration with a wider window. */
   canExpand(): boolean {
-    return this.iteration < this.input.max_iterations && this.window < this.input.messages.length;
+    return this.iteration < this.input.max_iterations && this.window < this.widest();
+  }
+
+  /** The next window a strategy of its own asks for: twice the current one, within what there is and is granted. */
+  wider(): number {
+    return Math.min(this.window * 2, this.widest());
+  }
+
+  private widest(): number {
+    return Math.min(this.input.messages.length, this.deps.maxContextWindow);
   }
 
   searchesLeft(): number {
