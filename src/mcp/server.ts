@@ -72,22 +72,22 @@ export function createMcpServer(opts: {
     }
     const ctx = opts.contextOf(extra.signal);
     const started = performance.now();
-    // A client that sends a progressToken hears each step of a long tool (recall) as notifications/progress.
+    // A client that sends a progressToken hears each step of a long tool (recall) as notifications/progress,
+    // one after another and all before the result: a client drops progress that comes after its answer.
     const token = (request as CallToolRequest).params._meta?.progressToken;
     let step = 0;
+    let notified = Promise.resolve();
     const progress =
       token === undefined
         ? undefined
         : (message: string) => {
-            extra
-              .sendNotification({
-                method: "notifications/progress",
-                params: { progressToken: token, progress: ++step, message },
-              })
+            const params = { progressToken: token, progress: ++step, message };
+            notified = notified
+              .then(() => extra.sendNotification({ method: "notifications/progress", params }))
               .catch((err: unknown) => ctx.log.warn({ err, tool: name }, "mcp progress notification not sent"));
           };
     try {
-      const text = await tool.call(ctx, args, progress);
+      const text = await tool.call(ctx, args, progress).finally(() => notified);
       ctx.log.info({ tool: name, ms: elapsed(started), chars: text.length }, "mcp tool");
       return { content: [{ type: "text", text }] };
     } catch (err) {

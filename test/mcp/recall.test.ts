@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ScriptedLlm, startScriptedLlm } from "../helpers/scripted-llm";
@@ -86,21 +87,42 @@ describe("MCP tool recall over Streamable HTTP", () => {
   });
 
   it("sends each step as notifications/progress before the result when the client asks", async () => {
-    const progress: Progress[] = [];
-    const result = await client.callTool(
-      { name: "recall", arguments: { messages: TALK, output_format: "json" } },
-      CallToolResultSchema,
-      { onprogress: (p) => progress.push(p as Progress) },
-    );
-    const answer = JSON.parse((result.content as { text: string }[])[0]!.text) as Answer;
-    expect(answer["relevant_memory_keys"]).toEqual(["db_config_prod"]);
-    expect(progress.map((p) => p.progress)).toEqual(progress.map((_, i) => i + 1));
-    const messages = progress.map((p) => p.message ?? "");
-    expect(messages[0]).toBe("第 1/3 轮：读取最新的 1 条消息（共 1 条）");
-    expect(messages[1]).toMatch(/^调用 search_memories \{"query":".*数据库/);
-    expect(messages[2]).toMatch(/^search_memories → 1 条结果，最相关 db_config_prod \(0\.\d+\)$/);
-    expect(messages).toContain("get_memory_detail → db_config_prod：生产环境 PostgreSQL 数据库配置");
-    expect(messages.at(-1)).toMatch(/^handoff → 1 条相关记忆/);
+    const transport = new StreamableHTTPClientTransport(new URL("/mcp", server.baseUrl), {
+      requestInit: { headers: { "x-account-id": owner } },
+    });
+    const progressClient = new Client({ name: "recall-progress-tests", version: "1.0.0" });
+    await progressClient.connect(transport);
+    // Every message as it arrives (see the stdio test below: onprogress may miss the ones read with the result).
+    const received: Record<string, unknown>[] = [];
+    const deliver = transport.onmessage;
+    transport.onmessage = (m) => {
+      received.push(m as Record<string, unknown>);
+      deliver?.(m);
+    };
+    try {
+      const result = await progressClient.callTool(
+        { name: "recall", arguments: { messages: TALK, output_format: "json" } },
+        CallToolResultSchema,
+        { onprogress: () => undefined },
+      );
+      const answer = JSON.parse((result.content as { text: string }[])[0]!.text) as Answer;
+      expect(answer["relevant_memory_keys"]).toEqual(["db_config_prod"]);
+      const answered = received.findLastIndex((m) => "result" in m);
+      const progress = received
+        .map((m, i) => ({ m, i }))
+        .filter(({ m }) => m["method"] === "notifications/progress")
+        .map(({ m, i }) => ({ ...(m["params"] as Progress), i }));
+      expect(progress.map((p) => p.progress)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+      expect(progress.every((p) => p.i < answered)).toBe(true);
+      const messages = progress.map((p) => p.message ?? "");
+      expect(messages[0]).toBe("第 1/3 轮：读取最新的 1 条消息（共 1 条）");
+      expect(messages[1]).toMatch(/^调用 search_memories \{"query":".*数据库/);
+      expect(messages[2]).toMatch(/^search_memories → 1 条结果，最相关 db_config_prod \(0\.\d+\)$/);
+      expect(messages).toContain("get_memory_detail → db_config_prod：生产环境 PostgreSQL 数据库配置");
+      expect(messages.at(-1)).toMatch(/^handoff → 1 条相关记忆/);
+    } finally {
+      await progressClient.close();
+    }
   });
 
   it("answers a progress request as an event stream: progress notifications, then the result; JSON otherwise", async () => {
@@ -235,14 +257,22 @@ describe("MCP tool recall over stdio", () => {
     });
     const client = new Client({ name: "recall-stdio-tests", version: "1.0.0" });
     await client.connect(transport);
+    // Every message as it arrives: the SDK client hands notifications to their handlers a tick after it
+    // reads them but settles a response at once, so progress read in one chunk with the result never
+    // reaches onprogress. What the server sent, and in which order, is what this checks.
+    const received: Record<string, unknown>[] = [];
+    const deliver = transport.onmessage;
+    transport.onmessage = (m) => {
+      received.push(m as Record<string, unknown>);
+      deliver?.(m);
+    };
     try {
       await callOk(client, "store_memory", DB);
       await callOk(client, "store_memory", SECRET);
-      const progress: Progress[] = [];
       const result = await client.callTool(
         { name: "recall", arguments: { messages: [{ role: "user", content: "计费系统接口的口令是什么来着" }] } },
         CallToolResultSchema,
-        { onprogress: (p) => progress.push(p as Progress) },
+        { onprogress: () => undefined },
       );
       const answer = read((result.content as { text: string }[])[0]!.text);
       expect(answer["relevant_memory_keys"]).toContain("billing_token");
@@ -250,8 +280,16 @@ describe("MCP tool recall over stdio", () => {
       expect((answer["memories"] as Answer[]).find((m) => m["memory_key"] === "billing_token")).toMatchObject({
         content: SECRET.content,
       });
-      expect(progress.length).toBeGreaterThanOrEqual(6);
+      // The recall's result: the last response read.
+      const answered = received.findLastIndex((m) => "result" in m);
+      const progress = received
+        .map((m, i) => ({ m, i }))
+        .filter(({ m }) => m["method"] === "notifications/progress")
+        .map(({ m, i }) => ({ ...(m["params"] as Progress), i }));
+      expect(progress.map((p) => p.progress)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+      expect(progress.every((p) => p.i < answered)).toBe(true);
       expect(progress[0]!.message).toMatch(/^第 1\/3 轮/);
+      expect(progress.at(-1)!.message).toMatch(/^handoff → 1 条相关记忆/);
     } finally {
       await client.close();
     }
