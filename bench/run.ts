@@ -11,6 +11,7 @@ import { benchKnToolsSchema } from "./kntools-schema";
 import { benchMemoryStore } from "./memory-store";
 import { benchMemRecall } from "./memrecall";
 import { benchMentions } from "./mentions";
+import { benchRecall } from "./recall";
 import { benchResolver } from "./resolver";
 import { benchTimeFacts } from "./time-facts";
 import { benchTokens } from "./tokens";
@@ -26,6 +27,7 @@ const benches: Record<string, () => Promise<void>> = {
   "resolver-time-facts": benchTimeFacts,
   "memory-store": benchMemoryStore,
   memrecall: benchMemRecall,
+  recall: benchRecall,
   tokens: benchTokens,
 };
 

@@ -66,8 +66,10 @@ export interface Config {
     semanticCeiling: number;
     /** Users whose search index (embeddings and tokens) is held in memory at once. */
     indexUsers: number;
-    /** Largest context window ExpandContextWindow grants, in messages. */
+    /** Largest context window ExpandContextWindow grants and Recall reads, in messages. */
     maxContextWindow: number;
+    /** The longest one Recall may run, ms, whatever the caller's deadline. */
+    recallTimeoutMs: number;
     /** The glossary files: groups of equivalent terms, applied when memories are stored and searched. */
     glossaryPaths: string[];
   };
@@ -157,6 +159,7 @@ const envSchema = z.object({
   MEMRECALL_SEMANTIC_CEILING: fraction("MEMRECALL_SEMANTIC_CEILING").optional(),
   MEMRECALL_INDEX_USERS: integer("MEMRECALL_INDEX_USERS", 1, 100_000).default(64),
   MEMRECALL_MAX_CONTEXT_WINDOW: integer("MEMRECALL_MAX_CONTEXT_WINDOW", 1, 100_000).default(200),
+  MEMRECALL_RECALL_TIMEOUT_MS: integer("MEMRECALL_RECALL_TIMEOUT_MS", 100, 3_600_000).default(120_000),
   MEMRECALL_GLOSSARY: list.optional(),
   // sessions
   REDIS_URL: z
@@ -300,6 +303,7 @@ function memrecallSection(e: Env): Config["memrecall"] {
     semanticCeiling,
     indexUsers: e.MEMRECALL_INDEX_USERS,
     maxContextWindow: e.MEMRECALL_MAX_CONTEXT_WINDOW,
+    recallTimeoutMs: e.MEMRECALL_RECALL_TIMEOUT_MS,
     glossaryPaths: e.MEMRECALL_GLOSSARY ?? DEFAULT_GLOSSARY,
   };
 }

@@ -9,8 +9,8 @@ import { loadVocabulary } from "./knowledge/matching/vocabulary";
 import { KnowledgeSessions } from "./knowledge/session";
 import { loadGlossary } from "./memrecall/glossary";
 import { memoryEmbedder } from "./memrecall/lexical-embedder";
+import type { MemRecallDeps } from "./memrecall/memories-deps";
 import { MemoryIndex } from "./memrecall/memory-index";
-import type { MemRecallDeps } from "./memrecall/memrecall-service";
 import { ObjectTypeCache } from "./resolver/object-types";
 import type { ResolverDeps } from "./resolver/resolve";
 import type { ReadinessCheck } from "./server/probes";
@@ -109,6 +109,7 @@ export function buildDeps(config: Config, log: Logger, overrides: { backend?: Cl
       semanticFloor: config.memrecall.semanticFloor,
       semanticCeiling: config.memrecall.semanticCeiling,
       maxContextWindow: config.memrecall.maxContextWindow,
+      recallTimeoutMs: config.memrecall.recallTimeoutMs,
     },
     readiness: [
       ...upstreamReadiness(backend, log),

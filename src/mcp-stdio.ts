@@ -16,7 +16,7 @@ import { callerFromHeaders, knIdFromHeaders } from "./server/caller";
  * `npm run mcp:stdio`: the same tools over MCP's stdio transport, for clients
  * that spawn their server as a process. The settings are the service's
  * (knowledge source, LLM, memory store…); the caller is MCP_ACCOUNT_ID /
- * MCP_ACCOUNT_TYPE, checked like the x-account-* headers. stdout carries
+ * MCP_ACCOUNT_TYPE / MCP_ACCOUNT_SCOPES, checked like the x-account-* headers. stdout carries
  * only MCP messages: the logs go to stderr. Ends when the client closes stdin.
  */
 async function main(): Promise<void> {
@@ -28,6 +28,7 @@ async function main(): Promise<void> {
     const headers = new Headers({
       "x-account-id": process.env["MCP_ACCOUNT_ID"] ?? "",
       "x-account-type": process.env["MCP_ACCOUNT_TYPE"] ?? "",
+      "x-account-scopes": process.env["MCP_ACCOUNT_SCOPES"] ?? "",
       "x-kn-id": process.env["MCP_KN_ID"] ?? "",
     });
     caller = callerFromHeaders(headers);
@@ -40,6 +41,7 @@ async function main(): Promise<void> {
           ? err.message
               .replaceAll("x-account-id", "MCP_ACCOUNT_ID")
               .replaceAll("x-account-type", "MCP_ACCOUNT_TYPE")
+              .replaceAll("x-account-scopes", "MCP_ACCOUNT_SCOPES")
               .replaceAll("x-kn-id", "MCP_KN_ID")
           : err.message;
       process.stderr.write(`context-loader mcp:stdio cannot start: ${message}\n`);

@@ -37,6 +37,7 @@ describe("loadConfig", () => {
     expect(c.memrecall).toMatchObject({
       store: { kind: "sqlite", path: "./data/memories.sqlite" },
       maxContextWindow: 200,
+      recallTimeoutMs: 120_000,
       glossaryPaths: DEFAULT_GLOSSARY,
     });
     // The shipped glossary of MemRecall, a file that exists.
@@ -80,6 +81,7 @@ describe("loadConfig", () => {
       MEMRECALL_SEMANTIC_CEILING: ".6",
       MEMRECALL_INDEX_USERS: "7",
       MEMRECALL_MAX_CONTEXT_WINDOW: "50",
+      MEMRECALL_RECALL_TIMEOUT_MS: "9000",
       REDIS_URL: "redis://cache:6379",
       REDIS_CLUSTER: "true",
       REDIS_COMMAND_TIMEOUT_MS: "300",
@@ -136,6 +138,7 @@ describe("loadConfig", () => {
         semanticCeiling: 0.6,
         indexUsers: 7,
         maxContextWindow: 50,
+        recallTimeoutMs: 9000,
         glossaryPaths: ["/etc/cl/glossary.json", "/etc/cl/our-terms.json"],
       },
       sessions: {

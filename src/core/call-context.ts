@@ -3,11 +3,16 @@ import type { Logger } from "pino";
 /** Account types the platform knows (`x-account-type`). */
 export type AccountType = "user" | "app" | "anonymous";
 
-/** Who is calling, from the `x-account-id` / `x-account-type` request headers. */
+/** Who is calling, from the `x-account-id` / `x-account-type` / `x-account-scopes` request headers. */
 export interface Caller {
   /** "" when the caller sent no x-account-id. */
   accountId: string;
   accountType: AccountType;
+  /**
+   * What the gateway lets this caller do beyond its own data (`x-account-scopes`, e.g.
+   * "memories:sensitive"); absent or empty: nothing more.
+   */
+  scopes?: readonly string[];
 }
 
 /**

@@ -2,6 +2,9 @@ import type { z } from "zod";
 import type { CallContext } from "./call-context";
 import type { Json } from "./json";
 
+/** Hears what a long-running tool is doing, one line at a time (MCP progress notifications). */
+export type Progress = (message: string) => void;
+
 /**
  * A tool an agent can call (over MCP, and described by ListTools): its name,
  * a description written for an LLM choosing a tool (when to use it, what comes
@@ -19,15 +22,18 @@ export interface Tool<D> {
   destructive?: boolean;
   /** Checked before the arguments, as the RPCs check it first (MemRecall: the caller must have an account). */
   before?(ctx: CallContext): void;
-  /** Runs the tool on validated arguments; the answer is plain data (its compact shape, see README "MCP"). */
-  run(deps: D, ctx: CallContext, input: never): Promise<Json>;
+  /**
+   * Runs the tool on validated arguments; the answer is plain data (its compact shape, see README "MCP").
+   * `progress` is given when the caller asked to hear how the call goes.
+   */
+  run(deps: D, ctx: CallContext, input: never, progress?: Progress): Promise<Json>;
 }
 
 /** Declares a tool whose `run` receives what its schema outputs. */
 export function defineTool<D, S extends z.ZodType>(
   tool: Omit<Tool<D>, "input" | "run"> & {
     input: S;
-    run(deps: D, ctx: CallContext, input: z.output<S>): Promise<Json>;
+    run(deps: D, ctx: CallContext, input: z.output<S>, progress?: Progress): Promise<Json>;
   },
 ): Tool<D> {
   return tool as Tool<D>;

@@ -14,8 +14,9 @@ export const MCP_PATH = "/mcp";
 
 /**
  * MCP over Streamable HTTP at POST /mcp, stateless: each POST is answered on
- * its own (a JSON body, no SSE stream, no session id), so any replica can
- * serve any call. GET and DELETE are 405 with `Allow: POST`, as the transport
+ * its own (a JSON body; an event stream only for a tools/call that asks for
+ * progress, ending with its result; no session id), so any replica can serve
+ * any call. GET and DELETE are 405 with `Allow: POST`, as the transport
  * spec allows a server that offers no stream and no sessions (the route table
  * answers them). The identity headers and `traceparent` work as for RPCs, and
  * a call is cancelled when its client goes away or the server stops.
@@ -65,9 +66,11 @@ export function mcpRoute(opts: {
           remainingMs: () => undefined,
         }),
       });
+      // A call that asks for progress is answered as an event stream carrying the notifications, then the result.
+      const streaming = asksForProgress(body);
       const transport = new WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: undefined,
-        enableJsonResponse: true,
+        enableJsonResponse: !streaming,
         maxRequestBodySize: opts.maxBytes,
       });
       try {
@@ -79,11 +82,16 @@ export function mcpRoute(opts: {
             body: new Uint8Array(body),
           }),
         );
-        const text = answer.body === null ? "" : await answer.text();
         const out: Record<string, string> = { "x-trace-id": traceId };
         answer.headers.forEach((value, name) => {
           out[name] = value;
         });
+        if (answer.body !== null && answer.headers.get("content-type")?.startsWith("text/event-stream")) {
+          await streamTo(res, answer.status, out, answer.body);
+          log.info({ status: answer.status, ms: Math.round((performance.now() - started) * 10) / 10 }, "mcp");
+          return;
+        }
+        const text = answer.body === null ? "" : await answer.text();
         if (!res.headersSent && !res.destroyed) {
           res.writeHead(answer.status, { ...out, "content-length": String(Buffer.byteLength(text)) });
           res.end(text);
@@ -94,6 +102,44 @@ export function mcpRoute(opts: {
       }
     },
   };
+}
+
+/** True when the body is a tools/call (or a batch holding one) whose `_meta` carries a progressToken. */
+function asksForProgress(body: Buffer): boolean {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body.toString("utf8"));
+  } catch {
+    // Not JSON: the transport answers it with a parse error.
+    return false;
+  }
+  const messages = Array.isArray(parsed) ? parsed : [parsed];
+  return messages.some((m: unknown) => {
+    const msg = m as { method?: unknown; params?: { _meta?: { progressToken?: unknown } } } | null;
+    return msg?.method === "tools/call" && msg.params?._meta?.progressToken !== undefined;
+  });
+}
+
+/** Writes an event stream as it comes, each event when it is sent; stops reading when the client is gone. */
+async function streamTo(
+  res: NodeServerResponse,
+  status: number,
+  headers: Record<string, string>,
+  body: ReadableStream<Uint8Array>,
+): Promise<void> {
+  const reader = body.getReader();
+  try {
+    if (res.headersSent || res.destroyed) return;
+    res.writeHead(status, headers);
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done || res.destroyed) break;
+      (res as { write(chunk: Uint8Array): boolean }).write(value);
+    }
+    if (!res.destroyed) res.end();
+  } finally {
+    await reader.cancel().catch(() => undefined);
+  }
 }
 
 function writeJsonRpcError(res: NodeServerResponse, status: number, message: string, traceId: string): void {

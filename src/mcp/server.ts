@@ -27,7 +27,7 @@ export const SERVER_INFO = {
 
 const INSTRUCTIONS = `业务知识网络与用户记忆的检索工具。
 知识：先 retrieve_schema（问题 → 相关的对象类型、属性、关系），再 retrieve_keyword_context（实体名 → 实例与一跳邻居，同一 session_id）；或一次 kn_search（概念 + 实例）。指标值用 get_logic_properties_values。
-记忆：search_memories → get_memory_detail；保存用 store_memory。
+记忆：search_memories → get_memory_detail；或一次 recall（给出对话，找出用户所指的记忆，可带 progressToken 看每一步）；保存用 store_memory。
 回答默认 TOON（output_format 可选 json、yaml）。出错时结果 isError=true，文本说明哪个参数错了以及下一步。`;
 
 /**
@@ -72,8 +72,22 @@ export function createMcpServer(opts: {
     }
     const ctx = opts.contextOf(extra.signal);
     const started = performance.now();
+    // A client that sends a progressToken hears each step of a long tool (recall) as notifications/progress,
+    // one after another and all before the result: a client drops progress that comes after its answer.
+    const token = (request as CallToolRequest).params._meta?.progressToken;
+    let step = 0;
+    let notified = Promise.resolve();
+    const progress =
+      token === undefined
+        ? undefined
+        : (message: string) => {
+            const params = { progressToken: token, progress: ++step, message };
+            notified = notified
+              .then(() => extra.sendNotification({ method: "notifications/progress", params }))
+              .catch((err: unknown) => ctx.log.warn({ err, tool: name }, "mcp progress notification not sent"));
+          };
     try {
-      const text = await tool.call(ctx, args);
+      const text = await tool.call(ctx, args, progress).finally(() => notified);
       ctx.log.info({ tool: name, ms: elapsed(started), chars: text.length }, "mcp tool");
       return { content: [{ type: "text", text }] };
     } catch (err) {

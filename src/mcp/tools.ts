@@ -2,12 +2,12 @@ import { z } from "zod";
 import type { CallContext } from "../core/call-context";
 import type { Json } from "../core/json";
 import { OUTPUT_FORMATS, type OutputFormat, render } from "../core/output-format";
-import type { Tool } from "../core/tool";
+import type { Progress, Tool } from "../core/tool";
 import { type FieldViolation, invalidArgument, ToolError } from "../errors/tool-error";
 import { violationsOf } from "../errors/validation";
 import type { KnowledgeDeps } from "../knowledge/deps";
 import { knowledgeTools } from "../knowledge/tools";
-import type { MemRecallDeps } from "../memrecall/memrecall-service";
+import type { MemRecallDeps } from "../memrecall/memories-deps";
 import { memrecallTools } from "../memrecall/tools";
 import type { ResolverDeps } from "../resolver/resolve";
 import { resolverTools } from "../resolver/tools";
@@ -20,8 +20,11 @@ export interface McpTool {
   /** JSON Schema of the arguments, generated from the zod schema `call` validates with (output_format added). */
   inputSchema: { type: "object"; [key: string]: unknown };
   annotations: { title: string; readOnlyHint: boolean; destructiveHint: boolean; openWorldHint: boolean };
-  /** Validates the arguments and runs the tool: the answer as text in the format asked, or a ToolError. */
-  call(ctx: CallContext, args: Record<string, unknown>): Promise<string>;
+  /**
+   * Validates the arguments and runs the tool: the answer as text in the format asked, or a ToolError.
+   * `progress` hears what a long tool (recall) is doing, when the client asked for progress.
+   */
+  call(ctx: CallContext, args: Record<string, unknown>, progress?: Progress): Promise<string>;
 }
 
 /** Over MCP the answer is TOON unless the caller asks otherwise: the fewest tokens, every fact kept. */
@@ -69,7 +72,7 @@ function bind<D>(tool: Tool<D>, deps: D): McpTool {
       // Every tool works on this service's own networks and memories, not the open web.
       openWorldHint: false,
     },
-    async call(ctx, args) {
+    async call(ctx, args, progress) {
       tool.before?.(ctx);
       const { output_format, response_format, ...rest } = args;
       // A bad format, unknown arguments and invalid ones are reported together: one round trip fixes them all.
@@ -95,7 +98,7 @@ function bind<D>(tool: Tool<D>, deps: D): McpTool {
         );
       }
       const input = parsed.data;
-      return render(await tool.run(deps, ctx, input as never), format);
+      return render(await tool.run(deps, ctx, input as never, progress), format);
     },
   };
 }

@@ -1,7 +1,8 @@
 import type { Json } from "../core/json";
 import { compact, table } from "../core/tables";
-import type { MemoryRecord } from "../store/memories/memory-store";
 import { type Extraction, extractionMessage } from "./keyword-extraction";
+import type { MemoryDetail } from "./read";
+import type { RecallResult } from "./recall/events";
 import type { SearchOutput } from "./search";
 import type { StoredMemory } from "./write";
 
@@ -14,15 +15,24 @@ import type { StoredMemory } from "./write";
 export function searchAnswer(out: SearchOutput): Json {
   return compact({
     total_found: out.results.length,
-    results: table(out.results.map((r) => ({ ...r }))),
+    // The flags only where they are set: a column that is false in every row says nothing.
+    results: table(
+      out.results.map(({ sensitive, redacted, ...r }) => ({
+        ...r,
+        sensitive: sensitive || undefined,
+        redacted: redacted || undefined,
+      })),
+    ),
     search_query_expanded: out.search_query_expanded,
     message: out.message,
   });
 }
 
-export function detailAnswer(m: MemoryRecord): Json {
+export function detailAnswer(m: MemoryDetail): Json {
   return compact({
     memory_key: m.memory_key,
+    sensitive: m.sensitive || undefined,
+    redacted: m.redacted || undefined,
     summary: m.summary,
     memory_type: m.memory_type,
     created_at: m.created_at.toISOString(),
@@ -50,8 +60,40 @@ export function storedAnswer({ record, created }: StoredMemory): Json {
     memory_key: record.memory_key,
     created,
     content_truncated: record.content_truncated,
+    ...(record.sensitive ? { sensitive: true } : {}),
     keywords: table(record.keywords.map((k) => ({ ...k }))),
     created_at: record.created_at.toISOString(),
     updated_at: record.updated_at.toISOString(),
   };
+}
+
+/** The recall's handoff: the spec's fields, then the memories it names as one table (content last, it is the longest). */
+export function recallAnswer(r: RecallResult): Json {
+  return compact({
+    strategy: r.strategy,
+    reason: r.reason,
+    relevant_memory_keys: r.relevant_memory_keys,
+    confidence: r.confidence,
+    needs_more_info: r.needs_more_info,
+    follow_up_question: r.follow_up_question,
+    search_summary: r.search_summary,
+    reasoning: r.reasoning,
+    iteration_used: r.iteration_used,
+    context_window_used: r.context_window_used,
+    searches: r.searches,
+    llm_calls: r.llm_calls,
+    tool_errors: r.tool_errors,
+    memories: table(
+      r.memories.map((m) => ({
+        memory_key: m.memory_key,
+        summary: m.summary,
+        memory_type: m.memory_type,
+        relevance_score: m.relevance_score,
+        updated_at: m.updated_at.toISOString(),
+        superseded_by: m.superseded_by,
+        redacted: m.redacted || undefined,
+        content: m.content,
+      })),
+    ),
+  });
 }

@@ -6,13 +6,16 @@ import type {
   GetMemoryDetailResponseSchema,
   HandoffResponseSchema,
   ListToolsResponseSchema,
+  RecallHandoffSchema,
+  RecallResponseSchema,
   SearchMemoriesResponseSchema,
   StoreMemoryResponseSchema,
 } from "../../gen/contextloader/memrecall/v1/memrecall_pb";
-import type { MemoryRecord } from "../store/memories/memory-store";
 import type { ExpandContextWindowResult } from "./expand-context-window";
 import type { HandoffResult } from "./handoff";
 import { type Extraction, extractionMessage } from "./keyword-extraction";
+import type { MemoryDetail } from "./read";
+import type { RecallEvent, RecallResult } from "./recall/events";
 import type { SearchOutput } from "./search";
 import type { ToolDefinition } from "./tool-definitions";
 import type { StoredMemory } from "./write";
@@ -33,13 +36,15 @@ export function searchMemoriesResponse(out: SearchOutput): MessageInitShape<type
       keywords: r.keywords,
       supersedes: r.supersedes,
       supersededBy: r.superseded_by,
+      sensitive: r.sensitive,
+      redacted: r.redacted,
     })),
     searchQueryExpanded: out.search_query_expanded,
     message: out.message,
   };
 }
 
-export function memoryDetailResponse(m: MemoryRecord): MessageInitShape<typeof GetMemoryDetailResponseSchema> {
+export function memoryDetailResponse(m: MemoryDetail): MessageInitShape<typeof GetMemoryDetailResponseSchema> {
   return {
     success: true,
     memoryKey: m.memory_key,
@@ -53,6 +58,8 @@ export function memoryDetailResponse(m: MemoryRecord): MessageInitShape<typeof G
     contentTruncated: m.content_truncated,
     supersedes: m.supersedes,
     supersededBy: m.superseded_by,
+    sensitive: m.sensitive,
+    redacted: m.redacted,
   };
 }
 
@@ -77,6 +84,7 @@ export function storeMemoryResponse({
     keywords: record.keywords,
     createdAt: timestampFromDate(record.created_at),
     updatedAt: timestampFromDate(record.updated_at),
+    sensitive: record.sensitive,
   };
 }
 
@@ -98,4 +106,109 @@ export function handoffResponse(r: HandoffResult): MessageInitShape<typeof Hando
 
 export function listToolsResponse(tools: ToolDefinition[]): MessageInitShape<typeof ListToolsResponseSchema> {
   return { tools: tools.map((t) => ({ type: t.type, function: t.function })) };
+}
+
+/** A recall event as a RecallResponse: the oneof case named after the event's kind. */
+export function recallResponse(e: RecallEvent): MessageInitShape<typeof RecallResponseSchema> {
+  const base = { sequence: e.sequence, elapsedMs: e.elapsed_ms };
+  switch (e.kind) {
+    case "iteration_started":
+      return {
+        ...base,
+        event: {
+          case: "iterationStarted",
+          value: {
+            iteration: e.iteration,
+            maxIterations: e.max_iterations,
+            windowSize: e.window_size,
+            messagesTotal: e.messages_total,
+          },
+        },
+      };
+    case "tool_call":
+      return {
+        ...base,
+        event: {
+          case: "toolCall",
+          value: {
+            iteration: e.iteration,
+            callId: e.call_id,
+            name: e.name,
+            arguments: e.arguments,
+            unparsedArguments: e.unparsed_arguments,
+          },
+        },
+      };
+    case "tool_result":
+      return {
+        ...base,
+        event: {
+          case: "toolResult",
+          value: {
+            iteration: e.iteration,
+            callId: e.call_id,
+            name: e.name,
+            ok: e.ok,
+            hits: e.hits.map((h) => ({
+              memoryKey: h.memory_key,
+              relevanceScore: h.relevance_score,
+              supersededBy: h.superseded_by,
+            })),
+            memoryKey: e.memory_key,
+            keywords: e.keywords,
+            approved: e.approved,
+            newSize: e.new_size,
+            summary: e.summary,
+            errorReason: e.error_reason,
+            errorMessage: e.error_message,
+            durationMs: e.duration_ms,
+          },
+        },
+      };
+    case "window_expanded":
+      return {
+        ...base,
+        event: {
+          case: "windowExpanded",
+          value: { iteration: e.iteration, fromSize: e.from_size, toSize: e.to_size, reason: e.reason },
+        },
+      };
+    case "handoff":
+      return { ...base, event: { case: "handoff", value: recallHandoff(e.result) } };
+  }
+}
+
+function recallHandoff(r: RecallResult): MessageInitShape<typeof RecallHandoffSchema> {
+  return {
+    reason: r.reason,
+    searchSummary: r.search_summary,
+    relevantMemoryKeys: r.relevant_memory_keys,
+    confidence: r.confidence,
+    needsMoreInfo: r.needs_more_info,
+    followUpQuestion: r.follow_up_question,
+    iterationUsed: r.iteration_used,
+    contextWindowUsed: r.context_window_used,
+    reasoning: r.reasoning,
+    memories: r.memories.map((m) => ({
+      memoryKey: m.memory_key,
+      summary: m.summary,
+      content: m.content,
+      memoryType: m.memory_type,
+      createdAt: timestampFromDate(m.created_at),
+      updatedAt: timestampFromDate(m.updated_at),
+      relevanceScore: m.relevance_score,
+      metadata: m.metadata,
+      keywords: m.keywords.map((k) => k.keyword),
+      supersedes: m.supersedes,
+      supersededBy: m.superseded_by,
+      sensitive: m.sensitive,
+      redacted: m.redacted,
+      contentTruncated: m.content_truncated,
+    })),
+    strategy: r.strategy,
+    message: r.message,
+    searches: r.searches,
+    llmCalls: r.llm_calls,
+    toolErrors: r.tool_errors,
+  };
 }

@@ -277,6 +277,12 @@ export const storeMemoryInput = z
       .regex(/^[^\u0000-\u001f\u007f]*$/, "supersedes must be printable")
       .default("")
       .describe("这条记忆取代的旧记忆的 memory_key（如偏好改了）：搜索时新的排在前面，旧的标出 superseded_by"),
+    sensitive: z
+      .boolean()
+      .default(false)
+      .describe(
+        "敏感内容（密码、密钥、个人信息等）：content 与 metadata 只对带 memories:sensitive 权限的调用方可见，其他人只看到 memory_key、summary、keywords 与 redacted 标记；只按 summary 与 keywords 被搜到，需要写 summary",
+      ),
   })
   .superRefine((v, ctx) => {
     if (v.supersedes === v.memory_key) {
@@ -284,6 +290,14 @@ export const storeMemoryInput = z
         code: "custom",
         path: ["supersedes"],
         message: "a memory cannot supersede itself: supersedes names an older memory's key",
+      });
+    }
+    if (v.sensitive && v.summary === "") {
+      ctx.addIssue({
+        code: "custom",
+        path: ["summary"],
+        message:
+          "a sensitive memory needs a summary: its content is never searched or shown without the permission, so the summary is what finds it",
       });
     }
   });

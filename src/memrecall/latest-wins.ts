@@ -88,12 +88,20 @@ export function latestWins(found: readonly Found[], glossary: Glossary): Shown[]
 }
 
 function revises(m: MemoryRecord): boolean {
-  return REVISION.test(normalizeText(`${m.summary}\n${[...m.content].slice(0, SUBJECT_CHARS).join("")}`));
+  return REVISION.test(normalizeText(subjectText(m)));
 }
 
-/** What a memory is about: the words (and glossary groups) of its summary and the start of its content, by weight. */
+/**
+ * Its summary and the start of its content; a sensitive memory's summary
+ * alone, as search never looks at its content (what replaces what is shown to every caller).
+ */
+function subjectText(m: MemoryRecord): string {
+  return m.sensitive ? m.summary : `${m.summary}\n${[...m.content].slice(0, SUBJECT_CHARS).join("")}`;
+}
+
+/** What a memory is about: the words (and glossary groups) of its subject text, by weight. */
 function subjectWords(m: MemoryRecord, glossary: Glossary): Map<string, number> {
-  const text = `${m.summary}\n${[...m.content].slice(0, SUBJECT_CHARS).join("")}`;
+  const text = subjectText(m);
   const words = new Map<string, number>();
   for (const t of [...searchTokens(text), ...glossary.markers(text)]) if (!STOP_WORDS.has(t)) words.set(t, idfOf(t));
   return words;

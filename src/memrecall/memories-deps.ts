@@ -23,3 +23,11 @@ export interface MemoriesDeps {
   semanticFloor: number;
   semanticCeiling: number;
 }
+
+/** What MemRecallService and its tools are built from: the memory verbs' dependencies and the recall agent's bounds. */
+export interface MemRecallDeps extends MemoriesDeps {
+  /** Largest context window ExpandContextWindow grants and Recall reads. */
+  maxContextWindow: number;
+  /** The longest one Recall may run, ms, whatever the caller's deadline. */
+  recallTimeoutMs: number;
+}

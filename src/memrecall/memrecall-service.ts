@@ -8,6 +8,7 @@ import {
   GetMemoryDetailRequestSchema,
   HandoffRequestSchema,
   MemRecallService,
+  RecallRequestSchema,
   SearchMemoriesRequestSchema,
   StoreMemoryRequestSchema,
 } from "../../gen/contextloader/memrecall/v1/memrecall_pb";
@@ -22,6 +23,7 @@ import {
   handoffResponse,
   listToolsResponse,
   memoryDetailResponse,
+  recallResponse,
   searchMemoriesResponse,
   storeMemoryResponse,
 } from "./encode";
@@ -37,17 +39,15 @@ import {
   storeMemoryInput,
 } from "./inputs";
 import { extractKeywords } from "./keyword-extraction";
-import type { MemoriesDeps } from "./memories-deps";
+import type { MemRecallDeps } from "./memories-deps";
 import { ownerOf } from "./owner";
 import { getMemoryDetail } from "./read";
+import { recallInput } from "./recall/input";
+import { runRecall } from "./recall/recall";
 import { searchMemories } from "./search";
 import { toolDefinitions } from "./tool-definitions";
+import { memrecallTools } from "./tools";
 import { deleteMemory, storeMemory } from "./write";
-
-export interface MemRecallDeps extends MemoriesDeps {
-  /** Largest context window ExpandContextWindow grants. */
-  maxContextWindow: number;
-}
 
 /**
  * Registers MemRecallService: every call needs the caller's account (checked
@@ -55,7 +55,8 @@ export interface MemRecallDeps extends MemoriesDeps {
  */
 export function registerMemRecall(router: ConnectRouter, deps: MemRecallDeps): void {
   const expandInput = expandContextWindowInput(deps.maxContextWindow);
-  const tools = toolDefinitions(deps.maxContextWindow);
+  const recallIn = recallInput(deps.maxContextWindow);
+  const tools = toolDefinitions(memrecallTools(deps.maxContextWindow));
   // In the proto's order. Each handler: decode and validate, the tool, encode.
   router.service(MemRecallService, {
     async searchMemories(req, ctx) {
@@ -96,6 +97,11 @@ export function registerMemRecall(router: ConnectRouter, deps: MemRecallDeps): v
     async deleteMemory(req, ctx) {
       const { c, input } = decode(ctx, DeleteMemoryRequestSchema, req, deleteMemoryInput);
       return { deleted: await deleteMemory(deps, c, input.memory_key) };
+    },
+    // Server streaming: each event as it happens; a failure ends the stream in its place.
+    async *recall(req, ctx) {
+      const { c, input } = decode(ctx, RecallRequestSchema, req, recallIn);
+      for await (const event of runRecall(deps, c, input, tools)) yield recallResponse(event);
     },
   });
 }

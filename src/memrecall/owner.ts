@@ -42,6 +42,17 @@ export function ownerOf(caller: Caller): string {
   throw new ToolError({ code, reason: refused, message, hint: { message: hint } });
 }
 
+/**
+ * The scope (`x-account-scopes`, granted by the gateway) that lets a caller
+ * read the content of the memories stored as sensitive (spec §7: 敏感记忆内容需要额外权限验证).
+ */
+export const SENSITIVE_SCOPE = "memories:sensitive";
+
+/** True when the caller may read sensitive memories' content; without it they are shown redacted. */
+export function maySeeSensitive(caller: Caller): boolean {
+  return caller.scopes?.includes(SENSITIVE_SCOPE) === true;
+}
+
 /** The owner's memory version: a counter every write increments, so every cache keyed by it is invalid at once. */
 export async function versionOf(deps: MemoriesDeps, owner: string): Promise<number> {
   return deps.sessions.counter(accountKey(owner, "mem:version"));

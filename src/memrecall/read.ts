@@ -3,10 +3,15 @@ import { ToolError } from "../errors/tool-error";
 import type { MemoryRecord } from "../store/memories/memory-store";
 import { accountKey } from "../store/session-store";
 import type { MemoriesDeps } from "./memories-deps";
-import { cached, digest, ownerOf, versionOf } from "./owner";
+import { cached, digest, maySeeSensitive, ownerOf, versionOf } from "./owner";
 
 /** Spec §6.1: a memory read stays hot for 10 minutes. */
 const DETAIL_TTL_MS = 10 * 60_000;
+
+/** A memory as a caller reads it: `redacted` when its content and metadata are withheld from that caller. */
+export interface MemoryDetail extends MemoryRecord {
+  redacted: boolean;
+}
 
 /** A record as cached (JSON has no Date). */
 type CachedRecord = Omit<MemoryRecord, "created_at" | "updated_at"> & { created_at: string; updated_at: string };
@@ -15,8 +20,10 @@ type CachedRecord = Omit<MemoryRecord, "created_at" | "updated_at"> & { created_
  * get_memory_detail (spec §2.2): the caller's memory, from the hot-memory
  * cache (10 minutes, spec §6.1) or the store. A key the caller does not have
  * — absent, or another user's — is the same NOT_FOUND with the spec's text.
+ * A sensitive memory's content and metadata are withheld from a caller
+ * without the permission (spec §7): key, summary and keywords remain.
  */
-export async function getMemoryDetail(deps: MemoriesDeps, ctx: CallContext, memoryKey: string): Promise<MemoryRecord> {
+export async function getMemoryDetail(deps: MemoriesDeps, ctx: CallContext, memoryKey: string): Promise<MemoryDetail> {
   const owner = ownerOf(ctx.caller);
   const version = await versionOf(deps, owner);
   const key = accountKey(owner, `mem:detail:${version}:${digest(memoryKey)}`);
@@ -27,7 +34,15 @@ export async function getMemoryDetail(deps: MemoriesDeps, ctx: CallContext, memo
       : null;
   });
   if (!hit) throw memoryNotFound(memoryKey);
-  return { ...hit, created_at: new Date(hit.created_at), updated_at: new Date(hit.updated_at) };
+  // `sensitive` may be missing from a record cached before the flag existed: it was not sensitive.
+  const record = {
+    ...hit,
+    sensitive: hit.sensitive === true,
+    created_at: new Date(hit.created_at),
+    updated_at: new Date(hit.updated_at),
+  };
+  if (!record.sensitive || maySeeSensitive(ctx.caller)) return { ...record, redacted: false };
+  return { ...record, content: "", metadata: {}, redacted: true };
 }
 
 function memoryNotFound(memoryKey: string): ToolError {

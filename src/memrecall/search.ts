@@ -7,7 +7,7 @@ import type { SearchMemoriesInput } from "./inputs";
 import { latestWins, type Shown } from "./latest-wins";
 import type { MemoriesDeps } from "./memories-deps";
 import type { Hit, IndexQuery } from "./memory-index";
-import { cached, digest, ownerOf, versionOf } from "./owner";
+import { cached, digest, maySeeSensitive, ownerOf, versionOf } from "./owner";
 import { expandQuery } from "./query-expansion";
 import { type KeywordQuery, keywordQueryOf, keywordShare, lookupTokens } from "./search-text";
 
@@ -38,6 +38,10 @@ export interface SearchResultItem {
   supersedes: string[];
   /** The newer memory that replaces this one ("" when none): this one ranks below it, at half its relevance at most. */
   superseded_by: string;
+  /** Stored as sensitive (its content needs the permission to be read). */
+  sensitive: boolean;
+  /** True when content_preview is withheld from this caller: a sensitive memory, and no permission. */
+  redacted: boolean;
 }
 
 export interface SearchOutput {
@@ -66,7 +70,8 @@ export interface SearchOutput {
  * The filters apply before ranking. Equal scores: the most recently written
  * first. Then latest wins (latest-wins.ts): a memory replaced by a newer one
  * on the same subject says so and counts half. Results are cached for a
- * minute per user and search; any write of the user's invalidates them.
+ * minute per user and search; any write of the user's invalidates them. A
+ * sensitive memory's preview is withheld from a caller without the permission.
  */
 export async function searchMemories(
   deps: MemoriesDeps,
@@ -89,7 +94,14 @@ export async function searchMemories(
   );
   const ms = Math.round(performance.now() - started);
   ctx.log.info({ mode: input.search_mode, results: out.results.length, ms }, "memories searched");
-  return out;
+  // The cache holds what the owner's memories say; each caller sees what its permissions allow.
+  return maySeeSensitive(ctx.caller) ? out : { ...out, results: out.results.map(redactedItem) };
+}
+
+/** A sensitive memory's result without its content, for a caller without the permission (spec §7). */
+function redactedItem(r: SearchResultItem): SearchResultItem {
+  // `sensitive` may be missing from results cached before the flag existed: those are not sensitive.
+  return r.sensitive === true ? { ...r, content_preview: "", redacted: true } : r;
 }
 
 /** Spec §6.2: a recall session may search `maxSearchesPerSession` times, then the agent must hand off. */
@@ -283,5 +295,7 @@ function resultItem({ record: m, relevance, supersedes, superseded_by }: Shown):
     keywords: m.keywords.map((k) => k.keyword),
     supersedes,
     superseded_by,
+    sensitive: m.sensitive,
+    redacted: false,
   };
 }

@@ -1,7 +1,7 @@
 import type { CallContext } from "../core/call-context";
 import type { Json } from "../core/json";
-import { defineTool, type Tool } from "../core/tool";
-import { detailAnswer, extractionAnswer, searchAnswer, storedAnswer } from "./answers";
+import { defineTool, type Progress, type Tool } from "../core/tool";
+import { detailAnswer, extractionAnswer, recallAnswer, searchAnswer, storedAnswer } from "./answers";
 import { expandContextWindow } from "./expand-context-window";
 import { handoff } from "./handoff";
 import {
@@ -14,10 +14,14 @@ import {
   storeMemoryInput,
 } from "./inputs";
 import { extractKeywords } from "./keyword-extraction";
-import type { MemoriesDeps } from "./memories-deps";
+import type { MemRecallDeps } from "./memories-deps";
 import { ownerOf } from "./owner";
 import { getMemoryDetail } from "./read";
+import { describeEvent, type RecallEvent, type RecallResult } from "./recall/events";
+import { recallInput } from "./recall/input";
+import { runRecall } from "./recall/recall";
 import { searchMemories } from "./search";
+import { toolDefinitions } from "./tool-definitions";
 import { deleteMemory, storeMemory } from "./write";
 
 /** The spec's tool descriptions (memrecall-tools §3), word for word: they tell the agent when to use each tool. */
@@ -86,23 +90,16 @@ const specDescriptions = {
 `,
 };
 
-/** The five tools the spec defines, in its order: what ListTools returns. */
-export const SPEC_TOOLS = [
-  "search_memories",
-  "get_memory_detail",
-  "extract_search_keywords",
-  "expand_context_window",
-  "handoff",
-] as const;
-
 /**
- * The MemRecall tools: the spec's five, then storing and deleting a memory.
- * Like the RPCs, every one needs the caller's account (`before`, checked
- * ahead of the arguments). `maxContextWindow` bounds expand_context_window.
+ * The MemRecall tools: the spec's five, storing and deleting a memory, and
+ * the recall agent itself (`recall`, whose LLM is offered the five as
+ * ListTools defines them). Like the RPCs, every one needs the caller's
+ * account (`before`, checked ahead of the arguments). `maxContextWindow`
+ * bounds expand_context_window and recall's window.
  */
-export function memrecallTools(maxContextWindow: number): Tool<MemoriesDeps>[] {
+export function memrecallTools(maxContextWindow: number): Tool<MemRecallDeps>[] {
   const before = (ctx: CallContext) => void ownerOf(ctx.caller);
-  return [
+  const tools: Tool<MemRecallDeps>[] = [
     defineTool({
       name: "search_memories",
       title: "搜索用户的历史记忆",
@@ -175,4 +172,33 @@ export function memrecallTools(maxContextWindow: number): Tool<MemoriesDeps>[] {
       run: async (deps, ctx, input): Promise<Json> => ({ deleted: await deleteMemory(deps, ctx, input.memory_key) }),
     }),
   ];
+  const definitions = toolDefinitions(tools);
+  tools.push(
+    defineTool({
+      name: "recall",
+      title: "召回对话所指的记忆",
+      description: `记忆召回 Agent 本身：给出对话（从旧到新），找出最后一条用户消息所指的历史记忆（如"按照我之前的数据库配置来"指的是哪条配置），一次调用完成搜索、查看详情、必要时拓展上下文窗口，最后交付 handoff。
+
+使用场景：用户提到之前的配置、决定、偏好或结论，而你不想自己组合 search_memories / get_memory_detail / expand_context_window / handoff 时。
+
+参数要点：messages 为对话消息（role、content，可选 time），最新的在最后；context_window 为第一轮读取的最新消息数（默认 5）；max_iterations 默认 3；strategy 为 auto（配置了 LLM 时由 LLM 驱动）或 deterministic。
+
+返回：relevant_memory_keys、confidence、needs_more_info、follow_up_question（找不到时向用户提的问题）、search_summary，以及这些记忆的完整内容（memories）和使用的 strategy。请求带 progressToken 时，每一步（迭代开始、工具调用与结果、拓展窗口）都以 notifications/progress 发出。`,
+      input: recallInput(maxContextWindow),
+      before,
+      run: async (deps, ctx, input, progress) =>
+        recallAnswer(await lastOf(runRecall(deps, ctx, input, definitions), progress)),
+    }),
+  );
+  return tools;
+}
+
+/** Runs a recall to its handoff, telling `progress` each event before it. */
+async function lastOf(events: AsyncGenerator<RecallEvent>, progress: Progress | undefined): Promise<RecallResult> {
+  for await (const e of events) {
+    if (e.kind === "handoff") return e.result;
+    progress?.(describeEvent(e));
+  }
+  // runRecall ends with a handoff or throws.
+  throw new Error("recall ended without a handoff");
 }

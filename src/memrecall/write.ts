@@ -24,7 +24,9 @@ export interface StoredMemory {
  * key. Content over 100 KB (spec §6.2) is cut at a character boundary and
  * flagged; keywords not given are extracted (jieba TF-IDF). It is indexed
  * under its words and the glossary groups it names. `supersedes` must name
- * another memory of the caller's that does not already replace this one.
+ * another memory of the caller's that does not already replace this one. A
+ * sensitive memory is indexed by its summary and keywords only (keywords not
+ * given are extracted from the summary).
  * Acknowledged only after the store committed it; the caller's caches are
  * invalidated so the next search finds it.
  */
@@ -36,14 +38,20 @@ export async function storeMemory(
   const owner = ownerOf(ctx.caller);
   if (input.supersedes !== "") await checkSupersedes(deps, owner, input.memory_key, input.supersedes);
   const { text: content, truncated } = capBytes(input.content, MAX_CONTENT_BYTES);
+  // A sensitive memory is indexed by its summary and keywords only: were its content
+  // searchable, a caller without the permission could probe what it says word by word.
+  const searchable = input.sensitive ? "" : content;
   const keywords =
     input.keywords.length > 0
       ? input.keywords
-      : extractLocally(`${input.summary}\n${content.slice(0, 20_000)}`, "", STORED_KEYWORDS).map(
+      : extractLocally(`${input.summary}\n${searchable.slice(0, 20_000)}`, "", STORED_KEYWORDS).map(
           ({ keyword, weight }) => ({ keyword, weight }),
         );
-  const [embedding] = await deps.embedder.embed(ctx, [`${input.summary}\n${content}`.slice(0, EMBED_CHARS)]);
-  const searchText = searchTextOf([input.summary, content, keywords.map((k) => k.keyword).join(" ")], deps.glossary);
+  const keywordText = keywords.map((k) => k.keyword).join(" ");
+  const [embedding] = await deps.embedder.embed(ctx, [
+    `${input.summary}\n${input.sensitive ? keywordText : content}`.slice(0, EMBED_CHARS),
+  ]);
+  const searchText = searchTextOf([input.summary, searchable, keywordText], deps.glossary);
   const result = await deps.index.serially(owner, async () => {
     const written = await deps.store.upsert(owner, {
       memory_key: input.memory_key,
@@ -54,6 +62,7 @@ export async function storeMemory(
       keywords,
       metadata: input.metadata,
       supersedes: input.supersedes,
+      sensitive: input.sensitive,
       search_text: searchText,
       embedding: embedding!,
     });

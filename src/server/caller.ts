@@ -3,6 +3,9 @@ import { ToolError } from "../errors/tool-error";
 
 const accountTypes: readonly AccountType[] = ["user", "app", "anonymous"];
 const MAX_ACCOUNT_ID_LENGTH = 256;
+const MAX_SCOPES = 32;
+/** A scope is a short lower-case name like "memories:sensitive". */
+const SCOPE = /^[a-z0-9][a-z0-9:._-]{0,63}$/;
 
 const MAX_KN_ID_LENGTH = 256;
 
@@ -28,12 +31,15 @@ export function knIdFromHeaders(headers: Headers): string | undefined {
 
 /**
  * Reads the caller's identity from the `x-account-id` and `x-account-type`
- * headers (never from the body). The type defaults to "user"; an unknown type
- * or an unusable id is INVALID_ARGUMENT rather than a silent guess.
+ * headers (never from the body), and the permissions the gateway granted from
+ * `x-account-scopes` (comma- or space-separated). The type defaults to "user";
+ * an unknown type, an unusable id or a malformed scope is INVALID_ARGUMENT
+ * rather than a silent guess.
  */
 export function callerFromHeaders(headers: Headers): Caller {
   const accountId = (headers.get("x-account-id") ?? "").trim();
   const rawType = (headers.get("x-account-type") ?? "").trim().toLowerCase();
+  const scopes = [...new Set((headers.get("x-account-scopes") ?? "").split(/[\s,]+/).filter((s) => s !== ""))];
   const violations = [];
   // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
   if (accountId.length > MAX_ACCOUNT_ID_LENGTH || /[\u0000-\u001f\u007f]/.test(accountId)) {
@@ -45,6 +51,13 @@ export function callerFromHeaders(headers: Headers): Caller {
   if (rawType !== "" && !accountTypes.includes(rawType as AccountType)) {
     violations.push({ field: "x-account-type", description: 'must be one of "user", "app", "anonymous"' });
   }
+  const badScope = scopes.find((s) => !SCOPE.test(s));
+  if (badScope !== undefined || scopes.length > MAX_SCOPES) {
+    violations.push({
+      field: "x-account-scopes",
+      description: `must be at most ${MAX_SCOPES} comma-separated scopes like memories:sensitive (lower-case letters, digits, ":._-", at most 64 characters each)${badScope === undefined ? "" : `; got ${JSON.stringify(badScope.slice(0, 80))}`}`,
+    });
+  }
   if (violations.length > 0) {
     throw new ToolError({
       code: "invalid_argument",
@@ -54,5 +67,9 @@ export function callerFromHeaders(headers: Headers): Caller {
       hint: { message: "Send x-account-id with the caller's account id and x-account-type user, app or anonymous." },
     });
   }
-  return { accountId, accountType: rawType === "" ? "user" : (rawType as AccountType) };
+  return {
+    accountId,
+    accountType: rawType === "" ? "user" : (rawType as AccountType),
+    ...(scopes.length > 0 ? { scopes } : {}),
+  };
 }

@@ -7,6 +7,7 @@ const extraAllowedHeaders = [
   "x-account-id",
   "x-account-type",
   "x-kn-id",
+  "x-account-scopes",
   "traceparent",
   "authorization",
   "accept",

@@ -8,6 +8,35 @@ export interface ChatMessage {
   content: string;
 }
 
+/** A function the LLM asked to call: its arguments as the JSON text the model wrote (it may be invalid). */
+export interface ToolCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+/** A turn of a function-calling conversation: plain messages, the assistant's calls, and each call's result. */
+export type ChatTurn =
+  | ChatMessage
+  | { role: "assistant"; content: string; tool_calls: ToolCall[] }
+  | { role: "tool"; tool_call_id: string; content: string };
+
+/** A function the LLM may call (OpenAI's tool definition): parameters is a JSON Schema object. */
+export interface FunctionTool {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+}
+
+/** The assistant's answer in a function-calling conversation: text, calls, or both. */
+export interface ToolTurn {
+  content: string;
+  toolCalls: ToolCall[];
+  model: string;
+  attempts: number;
+  latencyMs: number;
+}
+
 export interface LlmOptions {
   /** The OpenAI-compatible base URL, e.g. https://api.example.com/v1 (chat completions at {baseUrl}/chat/completions). */
   baseUrl: string;
@@ -32,9 +61,25 @@ const RETRY_DELAYS_MS = [100, 200];
 const completionSchema = z.object({
   model: z.string().optional(),
   choices: z
-    .array(z.object({ message: z.object({ content: z.string().nullable() }) }))
+    .array(
+      z.object({
+        message: z.object({
+          content: z.string().nullable().optional(),
+          tool_calls: z
+            .array(
+              z.object({
+                id: z.string(),
+                function: z.object({ name: z.string(), arguments: z.string().default("{}") }),
+              }),
+            )
+            .nullable()
+            .optional(),
+        }),
+      }),
+    )
     .min(1, "the answer has no choices"),
 });
+type CompletionBody = z.output<typeof completionSchema>;
 
 /**
  * A client of any OpenAI-compatible chat completions endpoint. It asks for a
@@ -54,32 +99,100 @@ export class LlmClient {
     messages: ChatMessage[],
     options: { json?: boolean; temperature?: number } = {},
   ): Promise<Completion> {
+    const answer = await this.post(ctx, RETRY_DELAYS_MS.length, {
+      messages,
+      temperature: options.temperature ?? 0,
+      ...(options.json ? { response_format: { type: "json_object" } } : {}),
+    });
+    return {
+      content: answer.message.content ?? "",
+      model: answer.model,
+      attempts: answer.attempts,
+      latencyMs: answer.latencyMs,
+    };
+  }
+
+  /**
+   * One turn of a function-calling conversation: the model answers with text,
+   * with calls of the given tools, or both. `toolChoice` "required" makes it
+   * call one. Calls come back as the model wrote them; the caller checks them.
+   * `retries` (at most 2, the default) lowers how often a 429, 5xx or timeout
+   * is retried, for a caller that retries whole turns itself.
+   */
+  async chat(
+    ctx: CallContext,
+    turns: readonly ChatTurn[],
+    tools: readonly FunctionTool[],
+    options: { toolChoice?: "auto" | "required"; temperature?: number; retries?: number } = {},
+  ): Promise<ToolTurn> {
+    const answer = await this.post(ctx, options.retries ?? RETRY_DELAYS_MS.length, {
+      messages: turns.map((t) =>
+        "tool_calls" in t
+          ? {
+              role: "assistant",
+              content: t.content === "" ? null : t.content,
+              tool_calls: t.tool_calls.map((c) => ({
+                id: c.id,
+                type: "function",
+                function: { name: c.name, arguments: c.arguments },
+              })),
+            }
+          : t,
+      ),
+      tools: tools.map((t) => ({ type: "function", function: t })),
+      tool_choice: options.toolChoice ?? "auto",
+      temperature: options.temperature ?? 0,
+    });
+    return {
+      content: answer.message.content ?? "",
+      toolCalls: (answer.message.tool_calls ?? []).map((c) => ({
+        id: c.id,
+        name: c.function.name,
+        arguments: c.function.arguments,
+      })),
+      model: answer.model,
+      attempts: answer.attempts,
+      latencyMs: answer.latencyMs,
+    };
+  }
+
+  /** Posts a chat completion with at most `retries` of the retries the spec allows; the first choice's message. */
+  private async post(
+    ctx: CallContext,
+    retries: number,
+    body: Record<string, unknown>,
+  ): Promise<{
+    message: CompletionBody["choices"][number]["message"];
+    model: string;
+    attempts: number;
+    latencyMs: number;
+  }> {
     const started = performance.now();
     const request = {
       url: `${this.opts.baseUrl}/chat/completions`,
       apiKey: this.opts.apiKey,
       timeoutMs: this.opts.timeoutMs,
-      body: {
-        model: this.opts.model,
-        messages,
-        temperature: options.temperature ?? 0,
-        ...(options.json ? { response_format: { type: "json_object" } } : {}),
-      },
+      body: { model: this.opts.model, ...body },
     };
     let last: ToolError | undefined;
-    for (let attempt = 1; attempt <= RETRY_DELAYS_MS.length + 1; attempt++) {
+    const attempts = 1 + Math.max(0, Math.min(retries, RETRY_DELAYS_MS.length));
+    for (let attempt = 1; attempt <= attempts; attempt++) {
       ctx.signal.throwIfAborted();
       const posted = await postJson(ctx, request, completionSchema);
       if (posted.ok) {
         const ms = performance.now() - started;
         ctx.log.debug({ llm: this.opts.model, attempt, ms: Math.round(ms) }, "llm call");
-        const content = posted.value.choices[0]!.message.content ?? "";
-        return { content, model: posted.value.model ?? this.opts.model, attempts: attempt, latencyMs: ms };
+        return {
+          message: posted.value.choices[0]!.message,
+          model: posted.value.model ?? this.opts.model,
+          attempts: attempt,
+          latencyMs: ms,
+        };
       }
       const retryable = isRetryable(posted.failure);
       last = llmError(posted.failure);
       ctx.log.warn({ llm: this.opts.model, attempt, reason: last.reason, retryable }, "llm call failed");
-      if (!retryable || attempt > RETRY_DELAYS_MS.length) break;
+      if (!retryable || attempt === attempts) break;
       await sleep(RETRY_DELAYS_MS[attempt - 1]!, ctx.signal);
     }
     throw last!;

@@ -11,6 +11,9 @@ import { Code } from "@connectrpc/connect";
 import { build } from "esbuild";
 import { type Browser, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MemRecallService } from "../../gen/contextloader/memrecall/v1/memrecall_pb";
+import { clientWith } from "../helpers/rpc";
+import { type ScriptedLlm, startScriptedLlm } from "../helpers/scripted-llm";
 import { startServer, type TestServer } from "../helpers/server";
 import type { ProtocolResult } from "./browser-page/main";
 
@@ -105,11 +108,19 @@ describe.skipIf(!haveChromium)("Chromium calling the API from another origin", (
   let allowedPage: PageServer;
   let otherPage: PageServer;
   let browser: Browser;
+  let llm: ScriptedLlm;
 
   beforeAll(async () => {
     const files = await pageFiles();
     [allowedPage, otherPage] = await Promise.all([servePage(files), servePage(files)]);
-    api = await startServer({ CORS_ALLOWED_ORIGINS: allowedPage.origin });
+    llm = await startScriptedLlm();
+    api = await startServer({ CORS_ALLOWED_ORIGINS: allowedPage.origin, LLM_BASE_URL: llm.baseUrl });
+    await clientWith(MemRecallService, api.baseUrl, { "x-account-id": ACCOUNT_ID }).storeMemory({
+      memoryKey: "db_config_prod",
+      memoryType: "project_fact",
+      summary: "生产环境 PostgreSQL 数据库配置",
+      content: "host=pg-prod.internal port=5432 database=analytics",
+    });
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       args: [
@@ -128,6 +139,7 @@ describe.skipIf(!haveChromium)("Chromium calling the API from another origin", (
   afterAll(async () => {
     await browser?.close();
     await Promise.all([api?.close(), allowedPage?.close(), otherPage?.close()]);
+    await llm?.close();
   });
 
   const rpcLogs = (rpc: string) => api.logs.filter((l) => l.msg === "rpc" && l["rpc"] === rpc);
@@ -146,6 +158,8 @@ describe.skipIf(!haveChromium)("Chromium calling the API from another origin", (
         code: Code.InvalidArgument,
         violationFields: ["requested_size"],
       });
+      // No reply is queued at the LLM here: it answers without a tool call, twice, and the stream ends with the error.
+      expect(result.recall, name).toMatchObject({ ok: false, code: Code.Unavailable });
     }
 
     const traceIds = [connect.handoff, grpcweb.handoff].map((h) => (h.ok ? h.traceId : null));
@@ -159,6 +173,53 @@ describe.skipIf(!haveChromium)("Chromium calling the API from another origin", (
     ]);
   });
 
+  it("streams Recall into the page over Connect and gRPC-web, each event as it happens", async () => {
+    // The LLM takes 300 ms a turn: a search, the memory opened, the handoff. Streamed, the first events
+    // reach the page while the LLM is still thinking about the later ones.
+    const turn = (name: string, args: Record<string, unknown>) => ({
+      toolCalls: [{ name, arguments: args }],
+      delayMs: 300,
+    });
+    for (let protocol = 0; protocol < 2; protocol++) {
+      llm.queue(
+        turn("search_memories", { query: "数据库配置" }),
+        turn("get_memory_detail", { memory_key: "db_config_prod" }),
+        turn("handoff", {
+          reason: "已找到相关记忆，搜索完成",
+          search_summary: "找到用户之前的数据库配置",
+          relevant_memory_keys: ["db_config_prod"],
+          confidence: 0.85,
+        }),
+      );
+    }
+    const { connect, grpcweb } = await runPage(browser, allowedPage.origin, api.baseUrl);
+    for (const [name, { recall }] of Object.entries({ connect, grpcweb })) {
+      if (!recall.ok) throw new Error(`${name}: ${recall.message}`);
+      expect(recall, name).toMatchObject({ strategy: "llm", keys: ["db_config_prod"] });
+      expect(
+        recall.events.map((e) => e.kind),
+        name,
+      ).toEqual([
+        "iterationStarted",
+        "toolCall",
+        "toolResult",
+        "toolCall",
+        "toolResult",
+        "toolCall",
+        "toolResult",
+        "handoff",
+      ]);
+      const at = recall.events.map((e) => e.at);
+      expect(at, name).toEqual([...at].sort((a, b) => a - b));
+      // The iteration began before the first LLM answer; the search result came a turn before the memory,
+      // and two turns before the handoff: not one burst at the end.
+      const [started, , searched, , opened, , , handedOff] = at as number[];
+      expect(searched! - started!, name).toBeGreaterThanOrEqual(250);
+      expect(opened! - searched!, name).toBeGreaterThanOrEqual(250);
+      expect(handedOff! - searched!, name).toBeGreaterThanOrEqual(500);
+    }
+  });
+
   it("blocks a page whose origin is not in CORS_ALLOWED_ORIGINS", async () => {
     const handled = api.logs.filter((l) => l.msg === "rpc").length;
     const { connect, grpcweb, consoleLines } = await runPage(browser, otherPage.origin, api.baseUrl);
@@ -167,7 +228,7 @@ describe.skipIf(!haveChromium)("Chromium calling the API from another origin", (
     // connect-web reports as Code.Unknown): no status, no error details.
     const blocked = { ok: false, code: Code.Unknown, message: "[unknown] Failed to fetch", violationFields: [] };
     for (const [name, result] of Object.entries({ connect, grpcweb })) {
-      expect(result, name).toEqual({ handoff: blocked, invalidExpand: blocked });
+      expect(result, name).toEqual({ handoff: blocked, invalidExpand: blocked, recall: blocked });
     }
     expect(consoleLines).toEqual(expect.arrayContaining([expect.stringContaining("has been blocked by CORS policy")]));
     // Nothing got past the preflight to a handler.

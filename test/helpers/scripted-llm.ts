@@ -8,6 +8,8 @@ export interface Reply {
   status?: number;
   /** The assistant message (200 answers), wrapped in a chat completion. */
   content?: string;
+  /** Function calls the assistant makes (arguments as an object, or as raw text to test malformed JSON). */
+  toolCalls?: { name: string; arguments: Record<string, unknown> | string; id?: string }[];
   /** A raw body instead of a completion (e.g. an error body or garbage). */
   body?: string;
   /** Wait this long before answering, ms. */
@@ -16,8 +18,17 @@ export interface Reply {
 
 export interface ChatRequest {
   model: string;
-  messages: { role: string; content: string }[];
+  /** As sent: content is null on an assistant turn that only calls tools; tool turns carry tool_call_id. */
+  messages: {
+    role: string;
+    content: string;
+    tool_call_id?: string;
+    tool_calls?: { id: string; function: { name: string; arguments: string } }[];
+  }[];
   response_format?: { type: string };
+  /** The function tools offered, when any. */
+  tools?: { type: string; function: { name: string; description: string; parameters: Record<string, unknown> } }[];
+  tool_choice?: unknown;
   headers: http.IncomingHttpHeaders;
   /** When the request arrived, ms since the server started. */
   at: number;
@@ -49,6 +60,7 @@ export async function startScriptedLlm(
   const lexicalWeight = opts.lexicalWeight ?? 0;
   const queue: Reply[] = [];
   const requests: ChatRequest[] = [];
+  const aborted: ChatRequest[] = [];
   const embeddingRequests: EmbeddingsRequest[] = [];
   const started = Date.now();
   let answer = fallback;
@@ -82,10 +94,16 @@ export async function startScriptedLlm(
       model: String(body["model"]),
       messages: body["messages"] as ChatRequest["messages"],
       response_format: body["response_format"] as ChatRequest["response_format"],
+      tools: body["tools"] as ChatRequest["tools"],
+      tool_choice: body["tool_choice"],
       headers: req.headers,
       at: Date.now() - started,
     };
     requests.push(chat);
+    // A request its client gave up on (an abort, a timeout) closes before it is answered.
+    res.once("close", () => {
+      if (!res.writableFinished) aborted.push(chat);
+    });
     const reply = queue.shift() ?? (await answer(chat));
     if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
     if (res.destroyed) return;
@@ -96,7 +114,28 @@ export async function startScriptedLlm(
         id: `chatcmpl-${requests.length}`,
         object: "chat.completion",
         model: chat.model,
-        choices: [{ index: 0, message: { role: "assistant", content: reply.content ?? "" }, finish_reason: "stop" }],
+        choices: [
+          {
+            index: 0,
+            message: {
+              role: "assistant",
+              content: reply.content ?? (reply.toolCalls ? null : ""),
+              ...(reply.toolCalls
+                ? {
+                    tool_calls: reply.toolCalls.map((c, i) => ({
+                      id: c.id ?? `call_${requests.length}_${i}`,
+                      type: "function",
+                      function: {
+                        name: c.name,
+                        arguments: typeof c.arguments === "string" ? c.arguments : JSON.stringify(c.arguments),
+                      },
+                    })),
+                  }
+                : {}),
+            },
+            finish_reason: reply.toolCalls ? "tool_calls" : "stop",
+          },
+        ],
       });
     res.writeHead(status, { "content-type": "application/json" }).end(text);
   });
@@ -106,6 +145,8 @@ export async function startScriptedLlm(
     baseUrl: `http://127.0.0.1:${port}/v1`,
     rerankUrl: `http://127.0.0.1:${port}/rerank`,
     requests,
+    /** The chat requests whose client closed the connection before the answer was sent. */
+    aborted,
     /** Every request to /v1/embeddings, in order. */
     embeddingRequests,
     /** Answers the next chat requests with these replies, in order. */

@@ -95,8 +95,18 @@ const ARGUMENTS: Record<(typeof TOOL_NAMES)[number], string[]> = {
     "context_window_used",
     "reasoning",
   ],
-  store_memory: ["memory_key", "memory_type", "summary", "content", "keywords", "metadata", "supersedes"],
+  store_memory: ["memory_key", "memory_type", "summary", "content", "keywords", "metadata", "supersedes", "sensitive"],
   delete_memory: ["memory_key"],
+  recall: [
+    "messages",
+    "context_window",
+    "max_iterations",
+    "max_searches_per_iteration",
+    "max_results_per_search",
+    "memory_types",
+    "time_range_days",
+    "strategy",
+  ],
 };
 
 const DB_MEMORY = {
@@ -130,6 +140,7 @@ const BAD_CALLS: [name: string, args: Record<string, unknown>, field: string][] 
   ["handoff", { reason: "done", search_summary: "nothing", confidence: 2 }, "confidence"],
   ["store_memory", { memory_key: "k" }, "content"],
   ["delete_memory", { memory_key: 42 }, "memory_key"],
+  ["recall", { messages: [{ role: "assistant", content: "你好" }] }, "messages"],
 ];
 
 function expectInvalid(e: ToolFailure, field: string): void {

@@ -22,6 +22,7 @@ export const TOOL_NAMES = [
   "handoff",
   "store_memory",
   "delete_memory",
+  "recall",
 ] as const;
 
 export const KN = [{ knowledge_network_id: "kn_medical" }];

@@ -28,6 +28,7 @@ function found(
       metadata: {},
       supersedes: "",
       superseded_by: "",
+      sensitive: false,
       created_at: at,
       updated_at: at,
       ...fields,

@@ -34,6 +34,40 @@ describe("postgres memory store", () => {
     await store.close();
   });
 
+  it("upgrades a version-2 database: its memories read back as not sensitive, new ones keep the flag", async () => {
+    const schema = `upgrade_${randomUUID().replaceAll("-", "")}`;
+    const admin = new pg.Client({ connectionString: DATABASE_URL });
+    await admin.connect();
+    await admin.query(`CREATE SCHEMA ${schema}`);
+    const url = `${DATABASE_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+    const first = new PostgresMemoryStore({ connectionString: url, log });
+    const write = {
+      memory_type: "fact",
+      summary: "s",
+      content: "c",
+      content_truncated: false,
+      keywords: [],
+      metadata: {},
+      search_text: "升级",
+      embedding: Float32Array.from([1]),
+    };
+    try {
+      await first.migrate();
+      await first.upsert("u", { ...write, memory_key: "old" });
+      // Back to what version 2 had: no sensitive column, two migrations recorded.
+      await admin.query(`ALTER TABLE ${schema}.memories DROP COLUMN sensitive`);
+      await admin.query(`DELETE FROM ${schema}.schema_migrations WHERE version = 3`);
+      await first.migrate();
+      expect((await first.get("u", "old"))?.sensitive).toBe(false);
+      await first.upsert("u", { ...write, memory_key: "new", sensitive: true });
+      expect((await first.get("u", "new"))?.sensitive).toBe(true);
+    } finally {
+      await first.close();
+      await admin.query(`DROP SCHEMA ${schema} CASCADE`);
+      await admin.end();
+    }
+  });
+
   it("lets two replicas migrate a fresh database at the same time", async () => {
     // A schema of its own stands in for a fresh database: both stores find no tables at all.
     const schema = `migrate_${randomUUID().replaceAll("-", "")}`;
@@ -45,7 +79,7 @@ describe("postgres memory store", () => {
     try {
       await Promise.all(replicas.map((r) => r.migrate()));
       const versions = await admin.query(`SELECT version FROM ${schema}.schema_migrations ORDER BY version`);
-      expect(versions.rows).toEqual([{ version: 1 }, { version: 2 }]);
+      expect(versions.rows).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }]);
       await replicas[0]!.upsert("u", {
         memory_key: "k",
         memory_type: "fact",

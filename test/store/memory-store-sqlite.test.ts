@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { pino } from "pino";
 import { afterAll, describe, expect, it } from "vitest";
 import { ToolError } from "../../src/errors/tool-error";
@@ -42,6 +43,36 @@ describe("sqlite memory store", () => {
       ["kept"],
     );
     expect(Array.from((await second.vectors("u1"))[0]!.embedding)).toEqual(Array.from(Float32Array.from([0.6, 0.8])));
+    await second.close();
+  });
+
+  it("upgrades a version-2 file: its memories read back as not sensitive, new ones keep the flag", async () => {
+    const path = join(dir, "upgrade.db");
+    const write = {
+      memory_type: "fact",
+      summary: "s",
+      content: "c",
+      content_truncated: false,
+      keywords: [],
+      metadata: {},
+      search_text: "升级",
+      embedding: Float32Array.from([1]),
+    };
+    const first = new SqliteMemoryStore({ path, log });
+    await first.migrate();
+    await first.upsert("u", { ...write, memory_key: "old" });
+    await first.close();
+    // Back to what version 2 had: no sensitive column.
+    const raw = new Database(path);
+    raw.exec("ALTER TABLE memories DROP COLUMN sensitive");
+    raw.pragma("user_version = 2");
+    raw.close();
+
+    const second = new SqliteMemoryStore({ path, log });
+    await second.migrate();
+    expect((await second.get("u", "old"))?.sensitive).toBe(false);
+    await second.upsert("u", { ...write, memory_key: "new", sensitive: true });
+    expect((await second.get("u", "new"))?.sensitive).toBe(true);
     await second.close();
   });
 

@@ -134,6 +134,20 @@ export function describeMemoryStoreContract(name: string, make: () => Promise<Me
       expect((await store.get(u, "old"))?.superseded_by).toBe("d");
     });
 
+    it("keeps the sensitive flag: false unless written, true through get, getMany and a replace", async () => {
+      const u = user("sensitive");
+      expect((await store.upsert(u, memory("plain", "普通"))).record.sensitive).toBe(false);
+      const secret = await store.upsert(u, memory("secret", "口令", { sensitive: true, content: "pw=hunter2" }));
+      expect(secret.record).toMatchObject({ sensitive: true, content: "pw=hunter2" });
+      expect((await store.get(u, "secret"))?.sensitive).toBe(true);
+      expect((await store.getMany(u, ["secret", "plain"])).map((r) => [r.memory_key, r.sensitive]).sort()).toEqual([
+        ["plain", false],
+        ["secret", true],
+      ]);
+      // Stored again without the flag, it is no longer sensitive: a write says all a memory is.
+      expect((await store.upsert(u, memory("secret", "口令"))).record.sensitive).toBe(false);
+    });
+
     it("counts only the user's own memories", async () => {
       const u = user("count");
       expect(await store.count(u)).toBe(0);

@@ -33,6 +33,52 @@ describe("LLM client (OpenAI-compatible chat completions)", () => {
     expect(req.messages).toEqual([{ role: "user", content: "hi" }]);
   });
 
+  it("offers function tools and returns the calls the model made, arguments as it wrote them", async () => {
+    llm.queue({
+      toolCalls: [
+        { id: "c1", name: "search_memories", arguments: { query: "数据库配置" } },
+        { name: "handoff", arguments: "{not json" },
+      ],
+    });
+    const before = llm.requests.length;
+    const tool = { name: "search_memories", description: "搜索", parameters: { type: "object", properties: {} } };
+    const out = await client().chat(testContext(), [{ role: "user", content: "按照之前的数据库配置来" }], [tool], {
+      toolChoice: "required",
+    });
+    expect(out.content).toBe("");
+    expect(out.toolCalls).toEqual([
+      { id: "c1", name: "search_memories", arguments: '{"query":"数据库配置"}' },
+      { id: expect.any(String), name: "handoff", arguments: "{not json" },
+    ]);
+    const req = llm.requests[before]!;
+    expect(req.tools).toEqual([{ type: "function", function: tool }]);
+    expect(req.tool_choice).toBe("required");
+  });
+
+  it("sends the conversation back with the assistant's calls and each call's result", async () => {
+    llm.queue({ content: "完成" });
+    const before = llm.requests.length;
+    const out = await client().chat(
+      testContext(),
+      [
+        { role: "user", content: "q" },
+        { role: "assistant", content: "", tool_calls: [{ id: "c1", name: "search_memories", arguments: "{}" }] },
+        { role: "tool", tool_call_id: "c1", content: "total_found: 0" },
+      ],
+      [],
+    );
+    expect(out).toMatchObject({ content: "完成", toolCalls: [] });
+    expect(llm.requests[before]!.messages).toEqual([
+      { role: "user", content: "q" },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id: "c1", type: "function", function: { name: "search_memories", arguments: "{}" } }],
+      },
+      { role: "tool", tool_call_id: "c1", content: "total_found: 0" },
+    ]);
+  });
+
   it("retries 429 and 5xx at most twice, 100 ms then 200 ms apart", async () => {
     llm.queue({ status: 429, body: '{"error":"rate"}' }, { status: 503, body: "busy" }, { content: "done" });
     const before = llm.requests.length;

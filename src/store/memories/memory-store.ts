@@ -14,6 +14,8 @@ interface MemoryFields {
 
 /** A stored memory, as read back. */
 export interface MemoryRecord extends MemoryFields {
+  /** Stored as sensitive: its content and metadata are shown only to callers with the permission (spec §7). */
+  sensitive: boolean;
   /** The key of an older memory of the user's that this one replaces ("" when none): latest wins in search. */
   supersedes: string;
   user_id: string;
@@ -30,6 +32,8 @@ export interface MemoryRecord extends MemoryFields {
 export interface MemoryWrite extends MemoryFields {
   /** The key of an older memory of the user's that this one replaces; none when absent or "". */
   supersedes?: string;
+  /** Sensitive content (see MemoryRecord.sensitive); false when absent. */
+  sensitive?: boolean;
   /** The searchable tokens, space-separated (jieba for Chinese, lower-cased words for English). */
   search_text: string;
   /** The embedding of summary + content (L2-normalised). */

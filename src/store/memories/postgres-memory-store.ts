@@ -33,6 +33,8 @@ const MIGRATION_LOCK = 7_301_455_130_001;
  *   ("" for none), indexed by user for the rows that have one. A memory's
  *   successor is looked up when it is read (SUPERSEDED_BY), so nothing is
  *   kept in step when either is replaced or deleted.
+ * - `sensitive` (version 3): true for a memory whose content only callers
+ *   with the permission may read; the store keeps it, the reads redact.
  */
 const MIGRATIONS: readonly string[] = [
   `
@@ -62,6 +64,9 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE memories ADD COLUMN supersedes text NOT NULL DEFAULT '';
   CREATE INDEX memories_user_supersedes ON memories (user_id, supersedes) WHERE supersedes <> '';
   `,
+  `
+  ALTER TABLE memories ADD COLUMN sensitive boolean NOT NULL DEFAULT false;
+  `,
 ];
 
 /**
@@ -70,7 +75,7 @@ const MIGRATIONS: readonly string[] = [
  * the partial index).
  */
 const RECORD_COLUMNS = `memory_key, user_id, memory_type, summary, content, content_truncated, keywords, metadata, supersedes,
-  created_at, updated_at,
+  sensitive, created_at, updated_at,
   coalesce((SELECT s.memory_key FROM memories s
     WHERE s.user_id = memories.user_id AND s.supersedes = memories.memory_key AND s.supersedes <> ''
     ORDER BY s.updated_at DESC, s.memory_key LIMIT 1), '') AS superseded_by`;
@@ -153,13 +158,13 @@ export class PostgresMemoryStore implements MemoryStore {
     // xmax is 0 on a freshly inserted row version and set on one written by DO UPDATE.
     const { rows } = await this.query<MemoryRecord & { created: boolean }>(
       "store a memory",
-      `INSERT INTO memories (user_id, memory_key, memory_type, summary, content, content_truncated, keywords, keywords_lower, metadata, supersedes, search_text, embedding, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, ${NOW}, ${NOW})
+      `INSERT INTO memories (user_id, memory_key, memory_type, summary, content, content_truncated, keywords, keywords_lower, metadata, supersedes, sensitive, search_text, embedding, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $13, $11, $12, ${NOW}, ${NOW})
        ON CONFLICT (user_id, memory_key) DO UPDATE SET
          memory_type = excluded.memory_type, summary = excluded.summary, content = excluded.content,
          content_truncated = excluded.content_truncated, keywords = excluded.keywords, keywords_lower = excluded.keywords_lower,
-         metadata = excluded.metadata, supersedes = excluded.supersedes, search_text = excluded.search_text,
-         embedding = excluded.embedding, updated_at = excluded.updated_at
+         metadata = excluded.metadata, supersedes = excluded.supersedes, sensitive = excluded.sensitive,
+         search_text = excluded.search_text, embedding = excluded.embedding, updated_at = excluded.updated_at
        RETURNING (xmax = 0) AS created, ${RECORD_COLUMNS}`,
       [
         userId,
@@ -174,6 +179,7 @@ export class PostgresMemoryStore implements MemoryStore {
         memory.supersedes ?? "",
         memory.search_text,
         Buffer.from(memory.embedding.buffer, memory.embedding.byteOffset, memory.embedding.byteLength),
+        memory.sensitive === true,
       ],
     );
     const { created, ...record } = rows[0]!;

@@ -43,6 +43,8 @@ const CACHE_KIB = 64 * 1024;
  *   ("" for none), indexed by user for the rows that have one. A memory's
  *   successor is looked up when it is read (SUPERSEDED_BY), so nothing is
  *   kept in step when either is replaced or deleted.
+ * - `sensitive` (version 3): 1 for a memory whose content only callers with
+ *   the permission may read; the store keeps it, the reads redact.
  */
 const MIGRATIONS: readonly string[] = [
   `
@@ -98,10 +100,13 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE memories ADD COLUMN supersedes TEXT NOT NULL DEFAULT '';
   CREATE INDEX memories_user_supersedes ON memories (user_id, supersedes) WHERE supersedes <> '';
   `,
+  `
+  ALTER TABLE memories ADD COLUMN sensitive INTEGER NOT NULL DEFAULT 0;
+  `,
 ];
 
 const RECORD_COLUMNS =
-  "memory_key, user_id, memory_type, summary, content, content_truncated, keywords, metadata, supersedes, created_at, updated_at";
+  "memory_key, user_id, memory_type, summary, content, content_truncated, keywords, metadata, supersedes, sensitive, created_at, updated_at";
 
 /**
  * The newest memory of the same user naming the row `m` in its `supersedes`,
@@ -121,6 +126,7 @@ interface RecordRow {
   keywords: string;
   metadata: string;
   supersedes: string;
+  sensitive: number;
   superseded_by: string;
   created_at: number;
   updated_at: number;
@@ -189,12 +195,13 @@ export class SqliteMemoryStore implements MemoryStore {
         memory.memory_key,
       ) as { id: number } | undefined;
       const row = this.stmt(
-        `INSERT INTO memories (user_id, memory_key, memory_type, summary, content, content_truncated, keywords, metadata, supersedes, search_text, created_at, updated_at)
-         VALUES (@user_id, @memory_key, @memory_type, @summary, @content, @content_truncated, @keywords, @metadata, @supersedes, @search_text, @now, @now)
+        `INSERT INTO memories (user_id, memory_key, memory_type, summary, content, content_truncated, keywords, metadata, supersedes, sensitive, search_text, created_at, updated_at)
+         VALUES (@user_id, @memory_key, @memory_type, @summary, @content, @content_truncated, @keywords, @metadata, @supersedes, @sensitive, @search_text, @now, @now)
          ON CONFLICT (user_id, memory_key) DO UPDATE SET
            memory_type = excluded.memory_type, summary = excluded.summary, content = excluded.content,
            content_truncated = excluded.content_truncated, keywords = excluded.keywords, metadata = excluded.metadata,
-           supersedes = excluded.supersedes, search_text = excluded.search_text, updated_at = excluded.updated_at
+           supersedes = excluded.supersedes, sensitive = excluded.sensitive, search_text = excluded.search_text,
+           updated_at = excluded.updated_at
          RETURNING id, ${RECORD_COLUMNS}`,
       ).get({
         user_id: userId,
@@ -206,6 +213,7 @@ export class SqliteMemoryStore implements MemoryStore {
         keywords: JSON.stringify(memory.keywords),
         metadata: JSON.stringify(memory.metadata),
         supersedes: memory.supersedes ?? "",
+        sensitive: memory.sensitive ? 1 : 0,
         search_text: memory.search_text,
         now: Date.now(),
       }) as Omit<RecordRow, "superseded_by"> & { id: number };
@@ -391,6 +399,7 @@ function toRecord(row: RecordRow): MemoryRecord {
     keywords: JSON.parse(row.keywords) as MemoryRecord["keywords"],
     metadata: JSON.parse(row.metadata) as Record<string, Json>,
     supersedes: row.supersedes,
+    sensitive: row.sensitive === 1,
     superseded_by: row.superseded_by,
     created_at: new Date(row.created_at),
     updated_at: new Date(row.updated_at),

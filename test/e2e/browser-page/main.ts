@@ -1,6 +1,7 @@
 // The browser side of test/e2e/browser.test.ts: calls MemRecallService over
-// Connect and over gRPC-web from a page on another origin, and writes what
-// each protocol answered into the DOM as JSON for the test to read back.
+// Connect and over gRPC-web from a page on another origin — two unary calls and
+// the server-streaming Recall — and writes what each protocol answered into
+// the DOM as JSON for the test to read back.
 // The API's base URL and the caller's account come from the query string:
 // index.html?api=http://127.0.0.1:<port>&account=<x-account-id>
 import { ConnectError, createClient, type Interceptor, type Transport } from "@connectrpc/connect";
@@ -13,13 +14,19 @@ export type Outcome =
   | { ok: true; message: string; traceId: string | null }
   | { ok: false; code: number; message: string; violationFields: string[] };
 
+/** A Recall stream as the page saw it: each event's kind and when it arrived, ms after the call began. */
+export type StreamOutcome =
+  | { ok: true; events: { kind: string; at: number }[]; keys: string[]; strategy: string }
+  | { ok: false; code: number; message: string; violationFields: string[] };
+
 /** What one protocol's calls produced; written as JSON into <pre id="connect"> / <pre id="grpcweb">. */
 export interface ProtocolResult {
   handoff: Outcome;
   invalidExpand: Outcome;
+  recall: StreamOutcome;
 }
 
-function failure(e: unknown): Outcome {
+function failure(e: unknown): Extract<Outcome, { ok: false }> {
   const err = ConnectError.from(e);
   return {
     ok: false,
@@ -47,7 +54,27 @@ async function exercise(transport: Transport): Promise<ProtocolResult> {
   const invalidExpand = await client
     .expandContextWindow({ reason: "x", currentSize: 10, requestedSize: 5 })
     .then((res): Outcome => ({ ok: true, message: res.message, traceId: null }), failure);
-  return { handoff, invalidExpand };
+  return { handoff, invalidExpand, recall: await watchRecall(client) };
+}
+
+/** Reads a Recall stream (server streaming over fetch), noting when each event arrives. */
+async function watchRecall(client: ReturnType<typeof createClient<typeof MemRecallService>>): Promise<StreamOutcome> {
+  const started = performance.now();
+  const events: { kind: string; at: number }[] = [];
+  let keys: string[] = [];
+  let strategy = "";
+  try {
+    for await (const e of client.recall({ messages: [{ role: "user", content: "按照我之前的数据库配置来" }] })) {
+      events.push({ kind: e.event.case ?? "", at: Math.round(performance.now() - started) });
+      if (e.event.case === "handoff") {
+        keys = e.event.value.relevantMemoryKeys;
+        strategy = e.event.value.strategy;
+      }
+    }
+    return { ok: true, events, keys, strategy };
+  } catch (e) {
+    return failure(e);
+  }
 }
 
 async function main() {

@@ -12,7 +12,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file contextloader/memrecall/v1/memrecall.proto.
  */
 export const file_contextloader_memrecall_v1_memrecall: GenFile = /*@__PURE__*/
-  fileDesc("Cipjb250ZXh0bG9hZGVyL21lbXJlY2FsbC92MS9tZW1yZWNhbGwucHJvdG8SGmNvbnRleHRsb2FkZXIubWVtcmVjYWxsLnYxIpgCChVTZWFyY2hNZW1vcmllc1JlcXVlc3QSDQoFcXVlcnkYASABKAkSEwoLc2VhcmNoX21vZGUYAiABKAkSEAoIa2V5d29yZHMYAyADKAkSFAoMbWVtb3J5X3R5cGVzGAQgAygJEhwKD3RpbWVfcmFuZ2VfZGF5cxgFIAEoBUgAiAEBEhIKBWxpbWl0GAYgASgFSAGIAQESIAoTbWluX3JlbGV2YW5jZV9zY29yZRgHIAEoAUgCiAEBEhIKCnNlc3Npb25faWQYCCABKAkSFQoNb3V0cHV0X2Zvcm1hdBgJIAEoCUISChBfdGltZV9yYW5nZV9kYXlzQggKBl9saW1pdEIWChRfbWluX3JlbGV2YW5jZV9zY29yZSLxAQoWTWVtb3J5U2VhcmNoUmVzdWx0SXRlbRISCgptZW1vcnlfa2V5GAEgASgJEg8KB3N1bW1hcnkYAiABKAkSFwoPY29udGVudF9wcmV2aWV3GAMgASgJEhMKC21lbW9yeV90eXBlGAQgASgJEhcKD3JlbGV2YW5jZV9zY29yZRgFIAEoARIuCgpjcmVhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIQCghrZXl3b3JkcxgHIAMoCRISCgpzdXBlcnNlZGVzGAggAygJEhUKDXN1cGVyc2VkZWRfYnkYCSABKAkiwQEKFlNlYXJjaE1lbW9yaWVzUmVzcG9uc2USDwoHc3VjY2VzcxgBIAEoCBITCgt0b3RhbF9mb3VuZBgCIAEoBRJDCgdyZXN1bHRzGAMgAygLMjIuY29udGV4dGxvYWRlci5tZW1yZWNhbGwudjEuTWVtb3J5U2VhcmNoUmVzdWx0SXRlbRIdChVzZWFyY2hfcXVlcnlfZXhwYW5kZWQYBCABKAkSDwoHbWVzc2FnZRgFIAEoCRIMCgR0ZXh0GAYgASgJIiwKFkdldE1lbW9yeURldGFpbFJlcXVlc3QSEgoKbWVtb3J5X2tleRgBIAEoCSKWAwoXR2V0TWVtb3J5RGV0YWlsUmVzcG9uc2USDwoHc3VjY2VzcxgBIAEoCBISCgptZW1vcnlfa2V5GAIgASgJEg8KB3N1bW1hcnkYAyABKAkSDwoHY29udGVudBgEIAEoCRITCgttZW1vcnlfdHlwZRgFIAEoCRIuCgpjcmVhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIpCghtZXRhZGF0YRgHIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSDwoHbWVzc2FnZRgIIAEoCRIuCgp1cGRhdGVkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI9CghrZXl3b3JkcxgKIAMoCzIrLmNvbnRleHRsb2FkZXIubWVtcmVjYWxsLnYxLldlaWdodGVkS2V5d29yZBIZChFjb250ZW50X3RydW5jYXRlZBgLIAEoCBISCgpzdXBlcnNlZGVzGAwgASgJEhUKDXN1cGVyc2VkZWRfYnkYDSABKAkiagocRXh0cmFjdFNlYXJjaEtleXdvcmRzUmVxdWVzdBINCgVxdWVyeRgBIAEoCRIPCgdjb250ZXh0GAIgASgJEhkKDG1heF9rZXl3b3JkcxgDIAEoBUgAiAEBQg8KDV9tYXhfa2V5d29yZHMiRgoVS2V5d29yZEV4dHJhY3Rpb25JdGVtEg8KB2tleXdvcmQYASABKAkSDgoGd2VpZ2h0GAIgASgBEgwKBHR5cGUYAyABKAkirgEKHUV4dHJhY3RTZWFyY2hLZXl3b3Jkc1Jlc3BvbnNlEg8KB3N1Y2Nlc3MYASABKAgSQwoIa2V5d29yZHMYAiADKAsyMS5jb250ZXh0bG9hZGVyLm1lbXJlY2FsbC52MS5LZXl3b3JkRXh0cmFjdGlvbkl0ZW0SFgoOZXhwYW5kZWRfcXVlcnkYAyABKAkSDwoHbWVzc2FnZRgEIAEoCRIOCgZtZXRob2QYBSABKAkiwAEKGkV4cGFuZENvbnRleHRXaW5kb3dSZXF1ZXN0Eg4KBnJlYXNvbhgBIAEoCRIUCgxjdXJyZW50X3NpemUYAiABKAUSFgoOcmVxdWVzdGVkX3NpemUYAyABKAUSHgoRY3VycmVudF9pdGVyYXRpb24YBCABKAVIAIgBARIbCg5tYXhfaXRlcmF0aW9ucxgFIAEoBUgBiAEBQhQKEl9jdXJyZW50X2l0ZXJhdGlvbkIRCg9fbWF4X2l0ZXJhdGlvbnMifQobRXhwYW5kQ29udGV4dFdpbmRvd1Jlc3BvbnNlEhAKCGFwcHJvdmVkGAEgASgIEhAKCG5ld19zaXplGAIgASgFEhEKCWl0ZXJhdGlvbhgDIAEoBRIWCg5tYXhfaXRlcmF0aW9ucxgEIAEoBRIPCgdtZXNzYWdlGAUgASgJIrACCg5IYW5kb2ZmUmVxdWVzdBIOCgZyZWFzb24YASABKAkSFgoOc2VhcmNoX3N1bW1hcnkYAiABKAkSHAoUcmVsZXZhbnRfbWVtb3J5X2tleXMYAyADKAkSFwoKY29uZmlkZW5jZRgEIAEoAUgAiAEBEhcKD25lZWRzX21vcmVfaW5mbxgFIAEoCBIaChJmb2xsb3dfdXBfcXVlc3Rpb24YBiABKAkSGwoOaXRlcmF0aW9uX3VzZWQYByABKAVIAYgBARIgChNjb250ZXh0X3dpbmRvd191c2VkGAggASgFSAKIAQESEQoJcmVhc29uaW5nGAkgASgJQg0KC19jb25maWRlbmNlQhEKD19pdGVyYXRpb25fdXNlZEIWChRfY29udGV4dF93aW5kb3dfdXNlZCJLCg9IYW5kb2ZmUmVzcG9uc2USDwoHc3VjY2VzcxgBIAEoCBIPCgdtZXNzYWdlGAIgASgJEhYKDnRhc2tfY29tcGxldGVkGAMgASgIIhIKEExpc3RUb29sc1JlcXVlc3QiYAoOVG9vbERlZmluaXRpb24SDAoEdHlwZRgBIAEoCRJACghmdW5jdGlvbhgCIAEoCzIuLmNvbnRleHRsb2FkZXIubWVtcmVjYWxsLnYxLkZ1bmN0aW9uRGVmaW5pdGlvbiJkChJGdW5jdGlvbkRlZmluaXRpb24SDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRIrCgpwYXJhbWV0ZXJzGAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdCJOChFMaXN0VG9vbHNSZXNwb25zZRI5CgV0b29scxgBIAMoCzIqLmNvbnRleHRsb2FkZXIubWVtcmVjYWxsLnYxLlRvb2xEZWZpbml0aW9uIjIKD1dlaWdodGVkS2V5d29yZBIPCgdrZXl3b3JkGAEgASgJEg4KBndlaWdodBgCIAEoASLdAQoSU3RvcmVNZW1vcnlSZXF1ZXN0EhIKCm1lbW9yeV9rZXkYASABKAkSEwoLbWVtb3J5X3R5cGUYAiABKAkSDwoHc3VtbWFyeRgDIAEoCRIPCgdjb250ZW50GAQgASgJEj0KCGtleXdvcmRzGAUgAygLMisuY29udGV4dGxvYWRlci5tZW1yZWNhbGwudjEuV2VpZ2h0ZWRLZXl3b3JkEikKCG1ldGFkYXRhGAYgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBISCgpzdXBlcnNlZGVzGAcgASgJIvQBChNTdG9yZU1lbW9yeVJlc3BvbnNlEhIKCm1lbW9yeV9rZXkYASABKAkSDwoHY3JlYXRlZBgCIAEoCBIZChFjb250ZW50X3RydW5jYXRlZBgDIAEoCBI9CghrZXl3b3JkcxgEIAMoCzIrLmNvbnRleHRsb2FkZXIubWVtcmVjYWxsLnYxLldlaWdodGVkS2V5d29yZBIuCgpjcmVhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCIpChNEZWxldGVNZW1vcnlSZXF1ZXN0EhIKCm1lbW9yeV9rZXkYASABKAkiJwoURGVsZXRlTWVtb3J5UmVzcG9uc2USDwoHZGVsZXRlZBgBIAEoCDLQBwoQTWVtUmVjYWxsU2VydmljZRJ3Cg5TZWFyY2hNZW1vcmllcxIxLmNvbnRleHRsb2FkZXIubWVtcmVjYWxsLnYxLlNlYXJjaE1lbW9yaWVzUmVxdWVzdBoyLmNvbnRleHRsb2FkZXIubWVtcmVjYWxsLnYxLlNlYXJjaE1lbW9yaWVzUmVzcG9uc2USegoPR2V0TWVtb3J5RGV0YWlsEjIuY29udGV4dGxvYWRlci5tZW1yZWNhbGwudjEuR2V0TWVtb3J5RGV0YWlsUmVxdWVzdBozLmNvbnRleHRsb2FkZXIubWVtcmVjYWxsLnYxLkdldE1lbW9yeURldGFpbFJlc3BvbnNlEowBChVFeHRyYWN0U2VhcmNoS2V5d29yZHMSOC5jb250ZXh0bG9hZGVyLm1lbXJlY2FsbC52MS5FeHRyYWN0U2VhcmNoS2V5d29yZHNSZXF1ZXN0GjkuY29udGV4dGxvYWRlci5tZW1yZWNhbGwudjEuRXh0cmFjdFNlYXJjaEtleXdvcmRzUmVzcG9uc2UShgEKE0V4cGFuZENvbnRleHRXaW5kb3cSNi5jb250ZXh0bG9hZGVyLm1lbXJlY2FsbC52MS5FeHBhbmRDb250ZXh0V2luZG93UmVxdWVzdBo3LmNvbnRleHRsb2FkZXIubWVtcmVjYWxsLnYxLkV4cGFuZENvbnRleHRXaW5kb3dSZXNwb25zZRJiCgdIYW5kb2ZmEiouY29udGV4dGxvYWRlci5tZW1yZWNhbGwudjEuSGFuZG9mZlJlcXVlc3QaKy5jb250ZXh0bG9hZGVyLm1lbXJlY2FsbC52MS5IYW5kb2ZmUmVzcG9uc2USaAoJTGlzdFRvb2xzEiwuY29udGV4dGxvYWRlci5tZW1yZWNhbGwudjEuTGlzdFRvb2xzUmVxdWVzdBotLmNvbnRleHRsb2FkZXIubWVtcmVjYWxsLnYxLkxpc3RUb29sc1Jlc3BvbnNlEm4KC1N0b3JlTWVtb3J5Ei4uY29udGV4dGxvYWRlci5tZW1yZWNhbGwudjEuU3RvcmVNZW1vcnlSZXF1ZXN0Gi8uY29udGV4dGxvYWRlci5tZW1yZWNhbGwudjEuU3RvcmVNZW1vcnlSZXNwb25zZRJxCgxEZWxldGVNZW1vcnkSLy5jb250ZXh0bG9hZGVyLm1lbXJlY2FsbC52MS5EZWxldGVNZW1vcnlSZXF1ZXN0GjAuY29udGV4dGxvYWRlci5tZW1yZWNhbGwudjEuRGVsZXRlTWVtb3J5UmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
+  fileDesc("Cipjb250ZXh0bG9hZGVyL21lbXJlY2FsbC92MS9tZW1yZWNhbGwucHJvdG8SGmNvbnRleHRsb2FkZXIubWVtcmVjYWxsLnYxIpgCChVTZWFyY2hNZW1vcmllc1JlcXVlc3QSDQoFcXVlcnkYASABKAkSEwoLc2VhcmNoX21vZGUYAiABKAkSEAoIa2V5d29yZHMYAyADKAkSFAoMbWVtb3J5X3R5cGVzGAQgAygJEhwKD3RpbWVfcmFuZ2VfZGF5cxgFIAEoBUgAiAEBEhIKBWxpbWl0GAYgASgFSAGIAQESIAoTbWluX3JlbGV2YW5jZV9zY29yZRgHIAEoAUgCiAEBEhIKCnNlc3Npb25faWQYCCABKAkSFQoNb3V0cHV0X2Zvcm1hdBgJIAEoCUISChBfdGltZV9yYW5nZV9kYXlzQggKBl9saW1pdEIWChRfbWluX3JlbGV2YW5jZV9zY29yZSKWAgoWTWVtb3J5U2VhcmNoUmVzdWx0SXRlbRISCgptZW1vcnlfa2V5GAEgASgJEg8KB3N1bW1hcnkYAiABKAkSFwoPY29udGVudF9wcmV2aWV3GAMgASgJEhMKC21lbW9yeV90eXBlGAQgASgJEhcKD3JlbGV2YW5jZV9zY29yZRgFIAEoARIuCgpjcmVhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIQCghrZXl3b3JkcxgHIAMoCRISCgpzdXBlcnNlZGVzGAggAygJEhUKDXN1cGVyc2VkZWRfYnkYCSABKAkSEQoJc2Vuc2l0aXZlGAogASgIEhAKCHJlZGFjdGVkGAsgASgIIsEBChZTZWFyY2hNZW1vcmllc1Jlc3BvbnNlEg8KB3N1Y2Nlc3MYASABKAgSEwoLdG90YWxfZm91bmQYAiABKAUSQwoHcmVzdWx0cxgDIAMoCzIyLmNvbnRleHRsb2FkZXIubWVtcmVjYWxsLnYxLk1lbW9yeVNlYXJjaFJlc3VsdEl0ZW0SHQoVc2VhcmNoX3F1ZXJ5X2V4cGFuZGVkGAQgASgJEg8KB21lc3NhZ2UYBSABKAkSDAoEdGV4dBgGIAEoCSIsChZHZXRNZW1vcnlEZXRhaWxSZXF1ZXN0EhIKCm1lbW9yeV9rZXkYASABKAkiuwMKF0dldE1lbW9yeURldGFpbFJlc3BvbnNlEg8KB3N1Y2Nlc3MYASABKAgSEgoKbWVtb3J5X2tleRgCIAEoCRIPCgdzdW1tYXJ5GAMgASgJEg8KB2NvbnRlbnQYBCABKAkSEwoLbWVtb3J5X3R5cGUYBSABKAkSLgoKY3JlYXRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASKQoIbWV0YWRhdGEYByABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Eg8KB21lc3NhZ2UYCCABKAkSLgoKdXBkYXRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASPQoIa2V5d29yZHMYCiADKAsyKy5jb250ZXh0bG9hZGVyLm1lbXJlY2FsbC52MS5XZWlnaHRlZEtleXdvcmQSGQoRY29udGVudF90cnVuY2F0ZWQYCyABKAgSEgoKc3VwZXJzZWRlcxgMIAEoCRIVCg1zdXBlcnNlZGVkX2J5GA0gASgJEhEKCXNlbnNpdGl2ZRgOIAEoCBIQCghyZWRhY3RlZBgPIAEoCCJqChxFeHRyYWN0U2VhcmNoS2V5d29yZHNSZXF1ZXN0Eg0KBXF1ZXJ5GAEgASgJEg8KB2NvbnRleHQYAiABKAkSGQoMbWF4X2tleXdvcmRzGAMgASgFSACIAQFCDwoNX21heF9rZXl3b3JkcyJGChVLZXl3b3JkRXh0cmFjdGlvbkl0ZW0SDwoHa2V5d29yZBgBIAEoCRIOCgZ3ZWlnaHQYAiABKAESDAoEdHlwZRgDIAEoCSKuAQodRXh0cmFjdFNlYXJjaEtleXdvcmRzUmVzcG9uc2USDwoHc3VjY2VzcxgBIAEoCBJDCghrZXl3b3JkcxgCIAMoCzIxLmNvbnRleHRsb2FkZXIubWVtcmVjYWxsLnYxLktleXdvcmRFeHRyYWN0aW9uSXRlbRIWCg5leHBhbmRlZF9xdWVyeRgDIAEoCRIPCgdtZXNzYWdlGAQgASgJEg4KBm1ldGhvZBgFIAEoCSLAAQoaRXhwYW5kQ29udGV4dFdpbmRvd1JlcXVlc3QSDgoGcmVhc29uGAEgASgJEhQKDGN1cnJlbnRfc2l6ZRgCIAEoBRIWCg5yZXF1ZXN0ZWRfc2l6ZRgDIAEoBRIeChFjdXJyZW50X2l0ZXJhdGlvbhgEIAEoBUgAiAEBEhsKDm1heF9pdGVyYXRpb25zGAUgASgFSAGIAQFCFAoSX2N1cnJlbnRfaXRlcmF0aW9uQhEKD19tYXhfaXRlcmF0aW9ucyJ9ChtFeHBhbmRDb250ZXh0V2luZG93UmVzcG9uc2USEAoIYXBwcm92ZWQYASABKAgSEAoIbmV3X3NpemUYAiABKAUSEQoJaXRlcmF0aW9uGAMgASgFEhYKDm1heF9pdGVyYXRpb25zGAQgASgFEg8KB21lc3NhZ2UYBSABKAkisAIKDkhhbmRvZmZSZXF1ZXN0Eg4KBnJlYXNvbhgBIAEoCRIWCg5zZWFyY2hfc3VtbWFyeRgCIAEoCRIcChRyZWxldmFudF9tZW1vcnlfa2V5cxgDIAMoCRIXCgpjb25maWRlbmNlGAQgASgBSACIAQESFwoPbmVlZHNfbW9yZV9pbmZvGAUgASgIEhoKEmZvbGxvd191cF9xdWVzdGlvbhgGIAEoCRIbCg5pdGVyYXRpb25fdXNlZBgHIAEoBUgBiAEBEiAKE2NvbnRleHRfd2luZG93X3VzZWQYCCABKAVIAogBARIRCglyZWFzb25pbmcYCSABKAlCDQoLX2NvbmZpZGVuY2VCEQoPX2l0ZXJhdGlvbl91c2VkQhYKFF9jb250ZXh0X3dpbmRvd191c2VkIksKD0hhbmRvZmZSZXNwb25zZRIPCgdzdWNjZXNzGAEgASgIEg8KB21lc3NhZ2UYAiABKAkSFgoOdGFza19jb21wbGV0ZWQYAyABKAgiEgoQTGlzdFRvb2xzUmVxdWVzdCJgCg5Ub29sRGVmaW5pdGlvbhIMCgR0eXBlGAEgASgJEkAKCGZ1bmN0aW9uGAIgASgLMi4uY29udGV4dGxvYWRlci5tZW1yZWNhbGwudjEuRnVuY3Rpb25EZWZpbml0aW9uImQKEkZ1bmN0aW9uRGVmaW5pdGlvbhIMCgRuYW1lGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEisKCnBhcmFtZXRlcnMYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Ik4KEUxpc3RUb29sc1Jlc3BvbnNlEjkKBXRvb2xzGAEgAygLMiouY29udGV4dGxvYWRlci5tZW1yZWNhbGwudjEuVG9vbERlZmluaXRpb24iMgoPV2VpZ2h0ZWRLZXl3b3JkEg8KB2tleXdvcmQYASABKAkSDgoGd2VpZ2h0GAIgASgBIvABChJTdG9yZU1lbW9yeVJlcXVlc3QSEgoKbWVtb3J5X2tleRgBIAEoCRITCgttZW1vcnlfdHlwZRgCIAEoCRIPCgdzdW1tYXJ5GAMgASgJEg8KB2NvbnRlbnQYBCABKAkSPQoIa2V5d29yZHMYBSADKAsyKy5jb250ZXh0bG9hZGVyLm1lbXJlY2FsbC52MS5XZWlnaHRlZEtleXdvcmQSKQoIbWV0YWRhdGEYBiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhIKCnN1cGVyc2VkZXMYByABKAkSEQoJc2Vuc2l0aXZlGAggASgIIocCChNTdG9yZU1lbW9yeVJlc3BvbnNlEhIKCm1lbW9yeV9rZXkYASABKAkSDwoHY3JlYXRlZBgCIAEoCBIZChFjb250ZW50X3RydW5jYXRlZBgDIAEoCBI9CghrZXl3b3JkcxgEIAMoCzIrLmNvbnRleHRsb2FkZXIubWVtcmVjYWxsLnYxLldlaWdodGVkS2V5d29yZBIuCgpjcmVhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIRCglzZW5zaXRpdmUYByABKAgiKQoTRGVsZXRlTWVtb3J5UmVxdWVzdBISCgptZW1vcnlfa2V5GAEgASgJIicKFERlbGV0ZU1lbW9yeVJlc3BvbnNlEg8KB2RlbGV0ZWQYASABKAgiXgoTQ29udmVyc2F0aW9uTWVzc2FnZRIMCgRyb2xlGAEgASgJEg8KB2NvbnRlbnQYAiABKAkSKAoEdGltZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAilAMKDVJlY2FsbFJlcXVlc3QSQQoIbWVzc2FnZXMYASADKAsyLy5jb250ZXh0bG9hZGVyLm1lbXJlY2FsbC52MS5Db252ZXJzYXRpb25NZXNzYWdlEhsKDmNvbnRleHRfd2luZG93GAIgASgFSACIAQESGwoObWF4X2l0ZXJhdGlvbnMYAyABKAVIAYgBARInChptYXhfc2VhcmNoZXNfcGVyX2l0ZXJhdGlvbhgEIAEoBUgCiAEBEiMKFm1heF9yZXN1bHRzX3Blcl9zZWFyY2gYBSABKAVIA4gBARIUCgxtZW1vcnlfdHlwZXMYBiADKAkSHAoPdGltZV9yYW5nZV9kYXlzGAcgASgFSASIAQESEAoIc3RyYXRlZ3kYCCABKAlCEQoPX2NvbnRleHRfd2luZG93QhEKD19tYXhfaXRlcmF0aW9uc0IdChtfbWF4X3NlYXJjaGVzX3Blcl9pdGVyYXRpb25CGQoXX21heF9yZXN1bHRzX3Blcl9zZWFyY2hCEgoQX3RpbWVfcmFuZ2VfZGF5cyKhAwoOUmVjYWxsUmVzcG9uc2USEAoIc2VxdWVuY2UYASABKAUSEgoKZWxhcHNlZF9tcxgCIAEoBRJPChFpdGVyYXRpb25fc3RhcnRlZBgDIAEoCzIyLmNvbnRleHRsb2FkZXIubWVtcmVjYWxsLnYxLlJlY2FsbEl0ZXJhdGlvblN0YXJ0ZWRIABI/Cgl0b29sX2NhbGwYBCABKAsyKi5jb250ZXh0bG9hZGVyLm1lbXJlY2FsbC52MS5SZWNhbGxUb29sQ2FsbEgAEkMKC3Rvb2xfcmVzdWx0GAUgASgLMiwuY29udGV4dGxvYWRlci5tZW1yZWNhbGwudjEuUmVjYWxsVG9vbFJlc3VsdEgAEksKD3dpbmRvd19leHBhbmRlZBgGIAEoCzIwLmNvbnRleHRsb2FkZXIubWVtcmVjYWxsLnYxLlJlY2FsbFdpbmRvd0V4cGFuZGVkSAASPAoHaGFuZG9mZhgHIAEoCzIpLmNvbnRleHRsb2FkZXIubWVtcmVjYWxsLnYxLlJlY2FsbEhhbmRvZmZIAEIHCgVldmVudCJwChZSZWNhbGxJdGVyYXRpb25TdGFydGVkEhEKCWl0ZXJhdGlvbhgBIAEoBRIWCg5tYXhfaXRlcmF0aW9ucxgCIAEoBRITCgt3aW5kb3dfc2l6ZRgDIAEoBRIWCg5tZXNzYWdlc190b3RhbBgEIAEoBSKKAQoOUmVjYWxsVG9vbENhbGwSEQoJaXRlcmF0aW9uGAEgASgFEg8KB2NhbGxfaWQYAiABKAkSDAoEbmFtZRgDIAEoCRIqCglhcmd1bWVudHMYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhoKEnVucGFyc2VkX2FyZ3VtZW50cxgFIAEoCSJPCglSZWNhbGxIaXQSEgoKbWVtb3J5X2tleRgBIAEoCRIXCg9yZWxldmFuY2Vfc2NvcmUYAiABKAESFQoNc3VwZXJzZWRlZF9ieRgDIAEoCSKiAgoQUmVjYWxsVG9vbFJlc3VsdBIRCglpdGVyYXRpb24YASABKAUSDwoHY2FsbF9pZBgCIAEoCRIMCgRuYW1lGAMgASgJEgoKAm9rGAQgASgIEjMKBGhpdHMYBSADKAsyJS5jb250ZXh0bG9hZGVyLm1lbXJlY2FsbC52MS5SZWNhbGxIaXQSEgoKbWVtb3J5X2tleRgGIAEoCRIQCghrZXl3b3JkcxgHIAMoCRIQCghhcHByb3ZlZBgIIAEoCBIQCghuZXdfc2l6ZRgJIAEoBRIPCgdzdW1tYXJ5GAogASgJEhQKDGVycm9yX3JlYXNvbhgLIAEoCRIVCg1lcnJvcl9tZXNzYWdlGAwgASgJEhMKC2R1cmF0aW9uX21zGA0gASgFIl0KFFJlY2FsbFdpbmRvd0V4cGFuZGVkEhEKCWl0ZXJhdGlvbhgBIAEoBRIRCglmcm9tX3NpemUYAiABKAUSDwoHdG9fc2l6ZRgDIAEoBRIOCgZyZWFzb24YBCABKAki/AIKDlJlY2FsbGVkTWVtb3J5EhIKCm1lbW9yeV9rZXkYASABKAkSDwoHc3VtbWFyeRgCIAEoCRIPCgdjb250ZW50GAMgASgJEhMKC21lbW9yeV90eXBlGAQgASgJEi4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhcKD3JlbGV2YW5jZV9zY29yZRgHIAEoARIpCghtZXRhZGF0YRgIIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEAoIa2V5d29yZHMYCSADKAkSEgoKc3VwZXJzZWRlcxgKIAEoCRIVCg1zdXBlcnNlZGVkX2J5GAsgASgJEhEKCXNlbnNpdGl2ZRgMIAEoCBIQCghyZWRhY3RlZBgNIAEoCBIZChFjb250ZW50X3RydW5jYXRlZBgOIAEoCCKBAwoNUmVjYWxsSGFuZG9mZhIOCgZyZWFzb24YASABKAkSFgoOc2VhcmNoX3N1bW1hcnkYAiABKAkSHAoUcmVsZXZhbnRfbWVtb3J5X2tleXMYAyADKAkSEgoKY29uZmlkZW5jZRgEIAEoARIXCg9uZWVkc19tb3JlX2luZm8YBSABKAgSGgoSZm9sbG93X3VwX3F1ZXN0aW9uGAYgASgJEhYKDml0ZXJhdGlvbl91c2VkGAcgASgFEhsKE2NvbnRleHRfd2luZG93X3VzZWQYCCABKAUSEQoJcmVhc29uaW5nGAkgASgJEjwKCG1lbW9yaWVzGAogAygLMiouY29udGV4dGxvYWRlci5tZW1yZWNhbGwudjEuUmVjYWxsZWRNZW1vcnkSEAoIc3RyYXRlZ3kYCyABKAkSDwoHbWVzc2FnZRgMIAEoCRIQCghzZWFyY2hlcxgNIAEoBRIRCglsbG1fY2FsbHMYDiABKAUSEwoLdG9vbF9lcnJvcnMYDyABKAUyswgKEE1lbVJlY2FsbFNlcnZpY2USdwoOU2VhcmNoTWVtb3JpZXMSMS5jb250ZXh0bG9hZGVyLm1lbXJlY2FsbC52MS5TZWFyY2hNZW1vcmllc1JlcXVlc3QaMi5jb250ZXh0bG9hZGVyLm1lbXJlY2FsbC52MS5TZWFyY2hNZW1vcmllc1Jlc3BvbnNlEnoKD0dldE1lbW9yeURldGFpbBIyLmNvbnRleHRsb2FkZXIubWVtcmVjYWxsLnYxLkdldE1lbW9yeURldGFpbFJlcXVlc3QaMy5jb250ZXh0bG9hZGVyLm1lbXJlY2FsbC52MS5HZXRNZW1vcnlEZXRhaWxSZXNwb25zZRKMAQoVRXh0cmFjdFNlYXJjaEtleXdvcmRzEjguY29udGV4dGxvYWRlci5tZW1yZWNhbGwudjEuRXh0cmFjdFNlYXJjaEtleXdvcmRzUmVxdWVzdBo5LmNvbnRleHRsb2FkZXIubWVtcmVjYWxsLnYxLkV4dHJhY3RTZWFyY2hLZXl3b3Jkc1Jlc3BvbnNlEoYBChNFeHBhbmRDb250ZXh0V2luZG93EjYuY29udGV4dGxvYWRlci5tZW1yZWNhbGwudjEuRXhwYW5kQ29udGV4dFdpbmRvd1JlcXVlc3QaNy5jb250ZXh0bG9hZGVyLm1lbXJlY2FsbC52MS5FeHBhbmRDb250ZXh0V2luZG93UmVzcG9uc2USYgoHSGFuZG9mZhIqLmNvbnRleHRsb2FkZXIubWVtcmVjYWxsLnYxLkhhbmRvZmZSZXF1ZXN0GisuY29udGV4dGxvYWRlci5tZW1yZWNhbGwudjEuSGFuZG9mZlJlc3BvbnNlEmgKCUxpc3RUb29scxIsLmNvbnRleHRsb2FkZXIubWVtcmVjYWxsLnYxLkxpc3RUb29sc1JlcXVlc3QaLS5jb250ZXh0bG9hZGVyLm1lbXJlY2FsbC52MS5MaXN0VG9vbHNSZXNwb25zZRJuCgtTdG9yZU1lbW9yeRIuLmNvbnRleHRsb2FkZXIubWVtcmVjYWxsLnYxLlN0b3JlTWVtb3J5UmVxdWVzdBovLmNvbnRleHRsb2FkZXIubWVtcmVjYWxsLnYxLlN0b3JlTWVtb3J5UmVzcG9uc2UScQoMRGVsZXRlTWVtb3J5Ei8uY29udGV4dGxvYWRlci5tZW1yZWNhbGwudjEuRGVsZXRlTWVtb3J5UmVxdWVzdBowLmNvbnRleHRsb2FkZXIubWVtcmVjYWxsLnYxLkRlbGV0ZU1lbW9yeVJlc3BvbnNlEmEKBlJlY2FsbBIpLmNvbnRleHRsb2FkZXIubWVtcmVjYWxsLnYxLlJlY2FsbFJlcXVlc3QaKi5jb250ZXh0bG9hZGVyLm1lbXJlY2FsbC52MS5SZWNhbGxSZXNwb25zZTABYgZwcm90bzM", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
 
 /**
  * Input of search_memories.
@@ -185,6 +185,22 @@ export type MemorySearchResultItem = Message<"contextloader.memrecall.v1.MemoryS
    * @generated from field: string superseded_by = 9;
    */
   supersededBy: string;
+
+  /**
+   * True when the memory was stored as sensitive (StoreMemoryRequest.sensitive).
+   *
+   * @generated from field: bool sensitive = 10;
+   */
+  sensitive: boolean;
+
+  /**
+   * True when content_preview is withheld from this caller: the memory is
+   * sensitive and the call did not carry the `memories:sensitive` scope in
+   * the `x-account-scopes` header. Key, summary and keywords remain.
+   *
+   * @generated from field: bool redacted = 11;
+   */
+  redacted: boolean;
 };
 
 /**
@@ -367,6 +383,22 @@ export type GetMemoryDetailResponse = Message<"contextloader.memrecall.v1.GetMem
    * @generated from field: string superseded_by = 13;
    */
   supersededBy: string;
+
+  /**
+   * True when the memory was stored as sensitive.
+   *
+   * @generated from field: bool sensitive = 14;
+   */
+  sensitive: boolean;
+
+  /**
+   * True when content and metadata are withheld from this caller (empty
+   * here): the memory is sensitive and the call did not carry the
+   * `memories:sensitive` scope in `x-account-scopes`.
+   *
+   * @generated from field: bool redacted = 15;
+   */
+  redacted: boolean;
 };
 
 /**
@@ -898,6 +930,18 @@ export type StoreMemoryRequest = Message<"contextloader.memrecall.v1.StoreMemory
    * @generated from field: string supersedes = 7;
    */
   supersedes: string;
+
+  /**
+   * Optional: the content is sensitive (credentials, personal data). Its
+   * content and metadata are then returned only to calls carrying the
+   * `memories:sensitive` scope in the `x-account-scopes` header (set by the
+   * gateway); other calls see its key, summary and keywords, marked
+   * `redacted`. It is searched by its summary and keywords only, never by its
+   * content, so a summary is required.
+   *
+   * @generated from field: bool sensitive = 8;
+   */
+  sensitive: boolean;
 };
 
 /**
@@ -954,6 +998,13 @@ export type StoreMemoryResponse = Message<"contextloader.memrecall.v1.StoreMemor
    * @generated from field: google.protobuf.Timestamp updated_at = 6;
    */
   updatedAt?: Timestamp | undefined;
+
+  /**
+   * True when the memory was stored as sensitive.
+   *
+   * @generated from field: bool sensitive = 7;
+   */
+  sensitive: boolean;
 };
 
 /**
@@ -1004,6 +1055,706 @@ export type DeleteMemoryResponse = Message<"contextloader.memrecall.v1.DeleteMem
  */
 export const DeleteMemoryResponseSchema: GenMessage<DeleteMemoryResponse> = /*@__PURE__*/
   messageDesc(file_contextloader_memrecall_v1_memrecall, 20);
+
+/**
+ * One message of the conversation a recall reads.
+ *
+ * @generated from message contextloader.memrecall.v1.ConversationMessage
+ */
+export type ConversationMessage = Message<"contextloader.memrecall.v1.ConversationMessage"> & {
+  /**
+   * Required: "user", "assistant" or "system".
+   *
+   * @generated from field: string role = 1;
+   */
+  role: string;
+
+  /**
+   * Required. The text, 1..20000 characters.
+   *
+   * @generated from field: string content = 2;
+   */
+  content: string;
+
+  /**
+   * Optional: when it was said. The LLM sees it, so "上周" can be read against it.
+   *
+   * @generated from field: google.protobuf.Timestamp time = 3;
+   */
+  time?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message contextloader.memrecall.v1.ConversationMessage.
+ * Use `create(ConversationMessageSchema)` to create a new message.
+ */
+export const ConversationMessageSchema: GenMessage<ConversationMessage> = /*@__PURE__*/
+  messageDesc(file_contextloader_memrecall_v1_memrecall, 21);
+
+/**
+ * Input of Recall. The account is the caller's (x-account-id), as for every
+ * MemRecall call.
+ *
+ * @generated from message contextloader.memrecall.v1.RecallRequest
+ */
+export type RecallRequest = Message<"contextloader.memrecall.v1.RecallRequest"> & {
+  /**
+   * Required. The conversation, oldest first and newest last, 1..200
+   * messages, at least one of them from the user: the last user message is
+   * the one whose meaning is recalled.
+   *
+   * @generated from field: repeated contextloader.memrecall.v1.ConversationMessage messages = 1;
+   */
+  messages: ConversationMessage[];
+
+  /**
+   * Messages the first iteration reads (the newest ones), 1 up to
+   * MEMRECALL_MAX_CONTEXT_WINDOW. Default 5 (the spec's context_window_used).
+   *
+   * @generated from field: optional int32 context_window = 2;
+   */
+  contextWindow?: number | undefined;
+
+  /**
+   * Iterations at most, 1..10. Default 3. Widening the window ends one.
+   *
+   * @generated from field: optional int32 max_iterations = 3;
+   */
+  maxIterations?: number | undefined;
+
+  /**
+   * Searches per iteration, 1..3 (spec §6.2: at most 3). Default 3.
+   *
+   * @generated from field: optional int32 max_searches_per_iteration = 4;
+   */
+  maxSearchesPerIteration?: number | undefined;
+
+  /**
+   * Results per search, 1..10 (spec §6.2: at most 10). Default 10.
+   *
+   * @generated from field: optional int32 max_results_per_search = 5;
+   */
+  maxResultsPerSearch?: number | undefined;
+
+  /**
+   * Optional: only memories of these types, at most 20. Every search keeps to them.
+   *
+   * @generated from field: repeated string memory_types = 6;
+   */
+  memoryTypes: string[];
+
+  /**
+   * Optional: only memories created in the last N days, 1..365. Every search keeps to them.
+   *
+   * @generated from field: optional int32 time_range_days = 7;
+   */
+  timeRangeDays?: number | undefined;
+
+  /**
+   * Which strategy runs: "" or "auto" (the LLM when LLM_BASE_URL is set,
+   * else the deterministic one), "llm" (FAILED_PRECONDITION without
+   * LLM_BASE_URL) or "deterministic".
+   *
+   * @generated from field: string strategy = 8;
+   */
+  strategy: string;
+};
+
+/**
+ * Describes the message contextloader.memrecall.v1.RecallRequest.
+ * Use `create(RecallRequestSchema)` to create a new message.
+ */
+export const RecallRequestSchema: GenMessage<RecallRequest> = /*@__PURE__*/
+  messageDesc(file_contextloader_memrecall_v1_memrecall, 22);
+
+/**
+ * One event of a Recall stream, in the order things happen. The last event
+ * of a stream that ends without an error is always a `handoff`, and there is
+ * exactly one.
+ *
+ * @generated from message contextloader.memrecall.v1.RecallResponse
+ */
+export type RecallResponse = Message<"contextloader.memrecall.v1.RecallResponse"> & {
+  /**
+   * The event's place in the stream, counted from 1.
+   *
+   * @generated from field: int32 sequence = 1;
+   */
+  sequence: number;
+
+  /**
+   * Milliseconds from the start of the recall to this event.
+   *
+   * @generated from field: int32 elapsed_ms = 2;
+   */
+  elapsedMs: number;
+
+  /**
+   * What happened.
+   *
+   * @generated from oneof contextloader.memrecall.v1.RecallResponse.event
+   */
+  event: {
+    /**
+     * An iteration began.
+     *
+     * @generated from field: contextloader.memrecall.v1.RecallIterationStarted iteration_started = 3;
+     */
+    value: RecallIterationStarted;
+    case: "iterationStarted";
+  } | {
+    /**
+     * A tool is called (by the LLM, or by the deterministic strategy).
+     *
+     * @generated from field: contextloader.memrecall.v1.RecallToolCall tool_call = 4;
+     */
+    value: RecallToolCall;
+    case: "toolCall";
+  } | {
+    /**
+     * What that call returned, in short.
+     *
+     * @generated from field: contextloader.memrecall.v1.RecallToolResult tool_result = 5;
+     */
+    value: RecallToolResult;
+    case: "toolResult";
+  } | {
+    /**
+     * The window was widened: the iteration ends and the next one begins.
+     *
+     * @generated from field: contextloader.memrecall.v1.RecallWindowExpanded window_expanded = 6;
+     */
+    value: RecallWindowExpanded;
+    case: "windowExpanded";
+  } | {
+    /**
+     * The final event: the recall's result.
+     *
+     * @generated from field: contextloader.memrecall.v1.RecallHandoff handoff = 7;
+     */
+    value: RecallHandoff;
+    case: "handoff";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message contextloader.memrecall.v1.RecallResponse.
+ * Use `create(RecallResponseSchema)` to create a new message.
+ */
+export const RecallResponseSchema: GenMessage<RecallResponse> = /*@__PURE__*/
+  messageDesc(file_contextloader_memrecall_v1_memrecall, 23);
+
+/**
+ * An iteration began.
+ *
+ * @generated from message contextloader.memrecall.v1.RecallIterationStarted
+ */
+export type RecallIterationStarted = Message<"contextloader.memrecall.v1.RecallIterationStarted"> & {
+  /**
+   * The iteration, counted from 1.
+   *
+   * @generated from field: int32 iteration = 1;
+   */
+  iteration: number;
+
+  /**
+   * The most iterations this recall may take.
+   *
+   * @generated from field: int32 max_iterations = 2;
+   */
+  maxIterations: number;
+
+  /**
+   * Messages this iteration reads: the newest ones.
+   *
+   * @generated from field: int32 window_size = 3;
+   */
+  windowSize: number;
+
+  /**
+   * Messages in the conversation.
+   *
+   * @generated from field: int32 messages_total = 4;
+   */
+  messagesTotal: number;
+};
+
+/**
+ * Describes the message contextloader.memrecall.v1.RecallIterationStarted.
+ * Use `create(RecallIterationStartedSchema)` to create a new message.
+ */
+export const RecallIterationStartedSchema: GenMessage<RecallIterationStarted> = /*@__PURE__*/
+  messageDesc(file_contextloader_memrecall_v1_memrecall, 24);
+
+/**
+ * A tool call, as the strategy wrote it.
+ *
+ * @generated from message contextloader.memrecall.v1.RecallToolCall
+ */
+export type RecallToolCall = Message<"contextloader.memrecall.v1.RecallToolCall"> & {
+  /**
+   * The iteration it belongs to.
+   *
+   * @generated from field: int32 iteration = 1;
+   */
+  iteration: number;
+
+  /**
+   * Pairs the call with its RecallToolResult.
+   *
+   * @generated from field: string call_id = 2;
+   */
+  callId: string;
+
+  /**
+   * One of the five spec tools: search_memories, get_memory_detail,
+   * extract_search_keywords, expand_context_window, handoff (or, from an
+   * LLM, a name that is none of them: it is answered with an error).
+   *
+   * @generated from field: string name = 3;
+   */
+  name: string;
+
+  /**
+   * The arguments, as written.
+   *
+   * @generated from field: google.protobuf.Struct arguments = 4;
+   */
+  arguments?: JsonObject | undefined;
+
+  /**
+   * The LLM's argument text when it is not a JSON object ("" otherwise):
+   * the call is answered with an error the LLM can correct.
+   *
+   * @generated from field: string unparsed_arguments = 5;
+   */
+  unparsedArguments: string;
+};
+
+/**
+ * Describes the message contextloader.memrecall.v1.RecallToolCall.
+ * Use `create(RecallToolCallSchema)` to create a new message.
+ */
+export const RecallToolCallSchema: GenMessage<RecallToolCall> = /*@__PURE__*/
+  messageDesc(file_contextloader_memrecall_v1_memrecall, 25);
+
+/**
+ * One memory a search returned: its key and score, not its content.
+ *
+ * @generated from message contextloader.memrecall.v1.RecallHit
+ */
+export type RecallHit = Message<"contextloader.memrecall.v1.RecallHit"> & {
+  /**
+   * The memory's key.
+   *
+   * @generated from field: string memory_key = 1;
+   */
+  memoryKey: string;
+
+  /**
+   * Its relevance, 0..1 (see MemorySearchResultItem.relevance_score).
+   *
+   * @generated from field: double relevance_score = 2;
+   */
+  relevanceScore: number;
+
+  /**
+   * The newer memory that replaces it, "" when none.
+   *
+   * @generated from field: string superseded_by = 3;
+   */
+  supersededBy: string;
+};
+
+/**
+ * Describes the message contextloader.memrecall.v1.RecallHit.
+ * Use `create(RecallHitSchema)` to create a new message.
+ */
+export const RecallHitSchema: GenMessage<RecallHit> = /*@__PURE__*/
+  messageDesc(file_contextloader_memrecall_v1_memrecall, 26);
+
+/**
+ * What a tool call returned, in short: keys, scores and counts, never whole
+ * memories (those come with the handoff).
+ *
+ * @generated from message contextloader.memrecall.v1.RecallToolResult
+ */
+export type RecallToolResult = Message<"contextloader.memrecall.v1.RecallToolResult"> & {
+  /**
+   * The iteration it belongs to.
+   *
+   * @generated from field: int32 iteration = 1;
+   */
+  iteration: number;
+
+  /**
+   * The call it answers.
+   *
+   * @generated from field: string call_id = 2;
+   */
+  callId: string;
+
+  /**
+   * The tool's name.
+   *
+   * @generated from field: string name = 3;
+   */
+  name: string;
+
+  /**
+   * False when the call was answered with an error (bad arguments, a search
+   * over the limit, an unknown tool or key): the strategy may correct it.
+   *
+   * @generated from field: bool ok = 4;
+   */
+  ok: boolean;
+
+  /**
+   * search_memories: the results, best first.
+   *
+   * @generated from field: repeated contextloader.memrecall.v1.RecallHit hits = 5;
+   */
+  hits: RecallHit[];
+
+  /**
+   * get_memory_detail: the memory opened.
+   *
+   * @generated from field: string memory_key = 6;
+   */
+  memoryKey: string;
+
+  /**
+   * extract_search_keywords: the keywords, most important first.
+   *
+   * @generated from field: repeated string keywords = 7;
+   */
+  keywords: string[];
+
+  /**
+   * expand_context_window: whether the wider window was granted.
+   *
+   * @generated from field: bool approved = 8;
+   */
+  approved: boolean;
+
+  /**
+   * expand_context_window: the window of the next iteration when approved.
+   *
+   * @generated from field: int32 new_size = 9;
+   */
+  newSize: number;
+
+  /**
+   * One line for people watching, e.g. "3 条结果，最相关 db_prod_pg (0.87)".
+   *
+   * @generated from field: string summary = 10;
+   */
+  summary: string;
+
+  /**
+   * When not ok: the error's reason (e.g. INVALID_ARGUMENT, SEARCH_LIMIT_REACHED, MEMORY_NOT_FOUND).
+   *
+   * @generated from field: string error_reason = 11;
+   */
+  errorReason: string;
+
+  /**
+   * When not ok: the error's message, as the strategy was told.
+   *
+   * @generated from field: string error_message = 12;
+   */
+  errorMessage: string;
+
+  /**
+   * How long the call took, ms.
+   *
+   * @generated from field: int32 duration_ms = 13;
+   */
+  durationMs: number;
+};
+
+/**
+ * Describes the message contextloader.memrecall.v1.RecallToolResult.
+ * Use `create(RecallToolResultSchema)` to create a new message.
+ */
+export const RecallToolResultSchema: GenMessage<RecallToolResult> = /*@__PURE__*/
+  messageDesc(file_contextloader_memrecall_v1_memrecall, 27);
+
+/**
+ * The window was widened.
+ *
+ * @generated from message contextloader.memrecall.v1.RecallWindowExpanded
+ */
+export type RecallWindowExpanded = Message<"contextloader.memrecall.v1.RecallWindowExpanded"> & {
+  /**
+   * The iteration that ends here; the next one reads the wider window.
+   *
+   * @generated from field: int32 iteration = 1;
+   */
+  iteration: number;
+
+  /**
+   * Messages read until now.
+   *
+   * @generated from field: int32 from_size = 2;
+   */
+  fromSize: number;
+
+  /**
+   * Messages the next iteration reads.
+   *
+   * @generated from field: int32 to_size = 3;
+   */
+  toSize: number;
+
+  /**
+   * Why, as the strategy said it.
+   *
+   * @generated from field: string reason = 4;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message contextloader.memrecall.v1.RecallWindowExpanded.
+ * Use `create(RecallWindowExpandedSchema)` to create a new message.
+ */
+export const RecallWindowExpandedSchema: GenMessage<RecallWindowExpanded> = /*@__PURE__*/
+  messageDesc(file_contextloader_memrecall_v1_memrecall, 28);
+
+/**
+ * A memory the handoff names, in full (content and metadata withheld when
+ * it is sensitive and the call lacks the `memories:sensitive` scope).
+ *
+ * @generated from message contextloader.memrecall.v1.RecalledMemory
+ */
+export type RecalledMemory = Message<"contextloader.memrecall.v1.RecalledMemory"> & {
+  /**
+   * The memory's key.
+   *
+   * @generated from field: string memory_key = 1;
+   */
+  memoryKey: string;
+
+  /**
+   * Its summary.
+   *
+   * @generated from field: string summary = 2;
+   */
+  summary: string;
+
+  /**
+   * Its content ("" when redacted).
+   *
+   * @generated from field: string content = 3;
+   */
+  content: string;
+
+  /**
+   * Its type.
+   *
+   * @generated from field: string memory_type = 4;
+   */
+  memoryType: string;
+
+  /**
+   * When it was first stored.
+   *
+   * @generated from field: google.protobuf.Timestamp created_at = 5;
+   */
+  createdAt?: Timestamp | undefined;
+
+  /**
+   * When it was last written.
+   *
+   * @generated from field: google.protobuf.Timestamp updated_at = 6;
+   */
+  updatedAt?: Timestamp | undefined;
+
+  /**
+   * The best relevance a search of this recall gave it, 0..1 (0 when no search returned it).
+   *
+   * @generated from field: double relevance_score = 7;
+   */
+  relevanceScore: number;
+
+  /**
+   * Its metadata ({} when redacted).
+   *
+   * @generated from field: google.protobuf.Struct metadata = 8;
+   */
+  metadata?: JsonObject | undefined;
+
+  /**
+   * Its keywords.
+   *
+   * @generated from field: repeated string keywords = 9;
+   */
+  keywords: string[];
+
+  /**
+   * The older memory it was stored to replace, "" when none.
+   *
+   * @generated from field: string supersedes = 10;
+   */
+  supersedes: string;
+
+  /**
+   * The newest memory stored to replace it, "" when none.
+   *
+   * @generated from field: string superseded_by = 11;
+   */
+  supersededBy: string;
+
+  /**
+   * True when it was stored as sensitive.
+   *
+   * @generated from field: bool sensitive = 12;
+   */
+  sensitive: boolean;
+
+  /**
+   * True when its content and metadata are withheld from this caller.
+   *
+   * @generated from field: bool redacted = 13;
+   */
+  redacted: boolean;
+
+  /**
+   * True when its content was cut at the 100 KB limit when stored.
+   *
+   * @generated from field: bool content_truncated = 14;
+   */
+  contentTruncated: boolean;
+};
+
+/**
+ * Describes the message contextloader.memrecall.v1.RecalledMemory.
+ * Use `create(RecalledMemorySchema)` to create a new message.
+ */
+export const RecalledMemorySchema: GenMessage<RecalledMemory> = /*@__PURE__*/
+  messageDesc(file_contextloader_memrecall_v1_memrecall, 29);
+
+/**
+ * The recall's result: the spec's HandoffInput, the memories it names, and
+ * how it got there.
+ *
+ * @generated from message contextloader.memrecall.v1.RecallHandoff
+ */
+export type RecallHandoff = Message<"contextloader.memrecall.v1.RecallHandoff"> & {
+  /**
+   * Why the recall ended, e.g. "已找到相关记忆，搜索完成".
+   *
+   * @generated from field: string reason = 1;
+   */
+  reason: string;
+
+  /**
+   * What was found (or that nothing was).
+   *
+   * @generated from field: string search_summary = 2;
+   */
+  searchSummary: string;
+
+  /**
+   * The memories the conversation refers to, most relevant first; empty when nothing fits.
+   *
+   * @generated from field: repeated string relevant_memory_keys = 3;
+   */
+  relevantMemoryKeys: string[];
+
+  /**
+   * Confidence that these are what was meant, 0..1. The deterministic
+   * strategy's is calibrated: about the share of such answers that are right.
+   *
+   * @generated from field: double confidence = 4;
+   */
+  confidence: number;
+
+  /**
+   * True when the user should be asked for more detail (follow_up_question).
+   *
+   * @generated from field: bool needs_more_info = 5;
+   */
+  needsMoreInfo: boolean;
+
+  /**
+   * The question to ask the user, when needs_more_info.
+   *
+   * @generated from field: string follow_up_question = 6;
+   */
+  followUpQuestion: string;
+
+  /**
+   * Iterations used.
+   *
+   * @generated from field: int32 iteration_used = 7;
+   */
+  iterationUsed: number;
+
+  /**
+   * The window of the last iteration, in messages.
+   *
+   * @generated from field: int32 context_window_used = 8;
+   */
+  contextWindowUsed: number;
+
+  /**
+   * Why these memories fit (optional).
+   *
+   * @generated from field: string reasoning = 9;
+   */
+  reasoning: string;
+
+  /**
+   * The memories of relevant_memory_keys, in that order, in full.
+   *
+   * @generated from field: repeated contextloader.memrecall.v1.RecalledMemory memories = 10;
+   */
+  memories: RecalledMemory[];
+
+  /**
+   * The strategy that ran: "llm" or "deterministic".
+   *
+   * @generated from field: string strategy = 11;
+   */
+  strategy: string;
+
+  /**
+   * The final report in Markdown, as Handoff renders it.
+   *
+   * @generated from field: string message = 12;
+   */
+  message: string;
+
+  /**
+   * Searches run.
+   *
+   * @generated from field: int32 searches = 13;
+   */
+  searches: number;
+
+  /**
+   * Requests sent to the LLM (0 for the deterministic strategy).
+   *
+   * @generated from field: int32 llm_calls = 14;
+   */
+  llmCalls: number;
+
+  /**
+   * Tool calls answered with an error.
+   *
+   * @generated from field: int32 tool_errors = 15;
+   */
+  toolErrors: number;
+};
+
+/**
+ * Describes the message contextloader.memrecall.v1.RecallHandoff.
+ * Use `create(RecallHandoffSchema)` to create a new message.
+ */
+export const RecallHandoffSchema: GenMessage<RecallHandoff> = /*@__PURE__*/
+  messageDesc(file_contextloader_memrecall_v1_memrecall, 30);
 
 /**
  * MemRecallService is the tool set of a memory-recall agent (spec:
@@ -1101,6 +1852,32 @@ export const MemRecallService: GenService<{
     methodKind: "unary";
     input: typeof DeleteMemoryRequestSchema;
     output: typeof DeleteMemoryResponseSchema;
+  },
+  /**
+   * The recall agent itself (spec §4): finds what the conversation's last
+   * user message refers to among the caller's memories ("按照我之前的数据库配置来"),
+   * and streams what it does as it does it. Each iteration reads the newest
+   * `context_window` messages, searches (at most 3 searches an iteration, 10
+   * results a search), opens the memories that fit, and may widen the window
+   * (expand_context_window), which ends the iteration and starts the next
+   * with more messages, up to `max_iterations`. It always ends with a
+   * handoff. The stream sends, in order: iteration_started, each tool_call
+   * and its tool_result, window_expanded, and exactly one final `handoff`;
+   * or it ends with an error instead of the handoff.
+   *
+   * With LLM_BASE_URL the LLM drives the loop by function calling over the
+   * five spec tools (the definitions ListTools returns); without one, a
+   * deterministic strategy runs the same loop (keywords from the window,
+   * hybrid search, widening when nothing clears the bar). The handoff says
+   * which ran. A sensitive memory's content stays withheld unless the call
+   * carries the `memories:sensitive` scope, from the LLM too.
+   *
+   * @generated from rpc contextloader.memrecall.v1.MemRecallService.Recall
+   */
+  recall: {
+    methodKind: "server_streaming";
+    input: typeof RecallRequestSchema;
+    output: typeof RecallResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_contextloader_memrecall_v1_memrecall, 0);

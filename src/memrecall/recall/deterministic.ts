@@ -1,0 +1,258 @@
+import { round3 } from "../../core/scores";
+import { STOP_WORDS, tokenizer } from "../../core/text";
+import type { HandoffInput } from "../inputs";
+import type { SearchResultItem } from "../search";
+import { idfOf } from "../search-text";
+import type { RecallEvent } from "./events";
+import type { ConversationMessage } from "./input";
+import { RELEVANT_SCORE, type RecallRun } from "./run";
+
+/** The first search's bar and size: the spec's defaults. */
+const FIRST = { min_relevance_score: RELEVANT_SCORE, limit: 5 };
+/** The widened search (spec §4.3): a lower bar and every result allowed. */
+const WIDENED_MIN_SCORE = 0.3;
+/** Words of the rest of the window added to the widened search: the rarest, who name a subject more than chatter does. */
+const WINDOW_WORDS = 8;
+/** A search by fewer words than this cannot alone say which memory is meant ("按之前的格式" fits every format). */
+const CONFIRMING_WORDS = 2;
+/**
+ * A widened search's best result is taken as a guess — named, with its low
+ * score as the confidence and the user asked to confirm — only when it leads
+ * every other candidate by this factor: one memory standing out, not one of
+ * several equally weak matches.
+ */
+const CLEAR_LEAD = 1.25;
+/** Keys a handoff names at most, and how far below the best a key may score. */
+const MAX_KEYS = 3;
+const KEY_MARGIN = 0.15;
+/** The spec's question (§4.3) when nothing fits. */
+const SPEC_FOLLOW_UP = "您能否提供更多细节，比如大概什么时间或什么主题？";
+
+/**
+ * Words with which people point back at something without naming it
+ * ("按照我之前的…来", "上次说的那个", "老样子", "来着"): they say a memory is
+ * wanted, not which, so they are left out of the search. Stop words
+ * (之前, 上次, 那个…) are left out already.
+ */
+const POINTING_WORDS = new Set(
+  (
+    "当时 当初 来着 记得 还记得 记住 记一下 老样子 老规矩 照旧 一样 一致 样子 后来 最新 现在 之后 回头 具体 " +
+    "是不是 应该 不是 那套 那边 东西 事情 那件事 remember recall again same thing stuff"
+  ).split(" "),
+);
+
+/** Words that keep a conversation going (thanks, wait, go on) and name nothing a memory is about. */
+const CHATTER_WORDS = new Set(
+  (
+    "谢谢 感谢 客气 不客气 好的 可以 请说 请讲 明白 收到 没问题 稍等 等等 等一下 回来 对了 哈哈 麻烦 " +
+    "thanks thank sure okay ok sec moment wait back welcome problem talk ask asking colleague"
+  ).split(" "),
+);
+
+/**
+ * jieba's tags of the words that never name a subject: pronouns,
+ * prepositions, conjunctions, particles, numerals, measure words, modal
+ * particles, interjections, onomatopoeia, locality and time words
+ * ("上周" says when the user asks, not what about), punctuation.
+ */
+const FUNCTION_TAGS = /^(?:r[rzg]?|p|cc?|u[jlzgdv]?|m[qg]?|q|y|e|o|f|tg?|w|x)$/;
+
+/**
+ * The deterministic strategy (no LLM). Each iteration takes the words that
+ * can name a subject from the last user message (jieba, dictionary words
+ * only: its guesses at unknown words are more often wrong cuts than names),
+ * searches by them (hybrid, the spec's bar 0.5), and when nothing clears the
+ * bar searches again wider (spec §4.3: min_relevance_score 0.3, every
+ * result) with the rarest words of the rest of the window added, for a
+ * reference like "老样子" whose subject was said before. A memory clearing
+ * 0.5 in a search of two words or more is opened and handed off, its score
+ * as the confidence (scores are calibrated: a memory scoring s is relevant
+ * about s of the time). When none does, it widens the window (the next
+ * iteration) while it can. At the end, a widened search's one standing-out
+ * candidate is handed off as a guess for the user to confirm; with none, it
+ * hands off that nothing was found, naming the closest results in its question.
+ */
+export async function* deterministicStrategy(run: RecallRun): AsyncGenerator<RecallEvent, HandoffInput> {
+  const reference = lastUserMessage(run.messages);
+  const own = subjectWords(reference.content);
+  let guesses: SearchResultItem[] = [];
+  // The latest iteration's one standing-out candidate below the bar: handed off only when nothing better turns up.
+  let guess: { hit: SearchResultItem; query: string } | undefined;
+  const queries: string[] = [];
+  for (;;) {
+    yield* run.startIteration();
+    const around = rarest(
+      run
+        .windowMessages()
+        .filter((m) => m !== reference)
+        .flatMap((m) => subjectWords(m.content))
+        .filter((w) => !own.includes(w)),
+      WINDOW_WORDS,
+    );
+    const widened = [...own, ...around];
+    const searches = [
+      // The message alone is searched once: a wider window changes only the widened search.
+      ...(run.iteration === 1 ? [{ words: own, wide: false }] : []),
+      { words: widened, wide: true },
+    ].filter((s) => s.words.length > 0);
+    for (const { words, wide } of searches) {
+      if (run.searchesLeft() <= 0) break;
+      const query = words.join(" ");
+      const outcome = yield* run.call("search_memories", {
+        query,
+        search_mode: "hybrid",
+        min_relevance_score: wide ? WIDENED_MIN_SCORE : FIRST.min_relevance_score,
+        limit: Math.min(wide ? run.input.max_results_per_search : FIRST.limit, run.input.max_results_per_search),
+      });
+      if (!outcome.ok || outcome.tool !== "search_memories") continue;
+      queries.push(query);
+      const found = outcome.out.results;
+      // One word names too little to tell memories apart ("按之前的格式": every format fits).
+      if (words.length >= CONFIRMING_WORDS) {
+        const relevant = pickRelevant(found);
+        if (relevant.length > 0) return yield* conclude(run, relevant, query);
+        const lead = wide ? clearLead(found) : undefined;
+        if (lead) guess = { hit: lead, query };
+      }
+      guesses = [...guesses, ...found].sort((a, b) => b.relevance_score - a.relevance_score);
+    }
+    if (!run.canExpand()) break;
+    const requested = run.wider();
+    const reason = `第 ${run.iteration} 轮在最新的 ${run.window} 条消息里没有找到相关记忆，需要查看更早的对话`;
+    const outcome = yield* run.call("expand_context_window", {
+      reason,
+      current_size: run.window,
+      requested_size: requested,
+    });
+    if (!outcome.ok || outcome.tool !== "expand_context_window" || !outcome.expansion.approved) break;
+    yield* run.expand(outcome.expansion.new_size, reason);
+  }
+  return guess ? yield* conclude(run, [guess.hit], guess.query) : yield* notFound(run, queries, guesses);
+}
+
+/** The words of a message that can name a subject, in order, each once. */
+function subjectWords(text: string): string[] {
+  const words = tokenizer()
+    .tag(text.normalize("NFKC"), false)
+    .filter(({ word, tag }) => !FUNCTION_TAGS.test(tag) && /\p{L}/u.test(word) && [...word.trim()].length >= 2)
+    .map(({ word }) => word.trim())
+    .filter((w) => {
+      const lower = w.toLowerCase();
+      return !STOP_WORDS.has(lower) && !POINTING_WORDS.has(lower) && !CHATTER_WORDS.has(lower);
+    });
+  return unique(words);
+}
+
+/** The `n` rarest words (by jieba's inverse document frequency), in their order. */
+function rarest(words: string[], n: number): string[] {
+  const distinct = unique(words);
+  const kept = new Set([...distinct].sort((a, b) => idfOf(b.toLowerCase()) - idfOf(a.toLowerCase())).slice(0, n));
+  return distinct.filter((w) => kept.has(w));
+}
+
+/** The last message the user wrote: what the recall explains. */
+function lastUserMessage(messages: readonly ConversationMessage[]): ConversationMessage {
+  for (let i = messages.length - 1; i >= 0; i--) if (messages[i]!.role === "user") return messages[i]!;
+  // The input requires a user message.
+  throw new Error("recall: no user message");
+}
+
+/**
+ * The results the conversation may mean: those clearing the bar, close to
+ * the best one, the replaced ones out when what replaces them is there (latest
+ * wins), at most three.
+ */
+function pickRelevant(found: readonly SearchResultItem[]): SearchResultItem[] {
+  const clearing = found.filter((r) => r.relevance_score >= RELEVANT_SCORE);
+  const best = clearing[0]?.relevance_score ?? 0;
+  const keys = new Set(clearing.map((r) => r.memory_key));
+  return clearing
+    .filter((r) => r.relevance_score >= best - KEY_MARGIN)
+    .filter((r) => r.superseded_by === "" || !keys.has(r.superseded_by))
+    .slice(0, MAX_KEYS);
+}
+
+/**
+ * The one candidate of a widened search that stands out (CLEAR_LEAD over the
+ * next; a memory replaced by a newer one found beside it is no rival), or
+ * undefined.
+ */
+function clearLead(found: readonly SearchResultItem[]): SearchResultItem | undefined {
+  const keys = new Set(found.map((r) => r.memory_key));
+  const rivals = found.filter((r) => r.superseded_by === "" || !keys.has(r.superseded_by));
+  const [best, next] = rivals;
+  if (!best) return undefined;
+  return next === undefined || best.relevance_score >= CLEAR_LEAD * next.relevance_score ? best : undefined;
+}
+
+/**
+ * Opens the memories found and hands them off; a replaced one is swapped for
+ * what replaces it. Below the bar of 0.5 (a widened search's guess) the
+ * user is asked to confirm.
+ */
+async function* conclude(
+  run: RecallRun,
+  relevant: SearchResultItem[],
+  query: string,
+): AsyncGenerator<RecallEvent, HandoffInput> {
+  const keys = unique(relevant.map((r) => (r.superseded_by === "" ? r.memory_key : r.superseded_by)));
+  const summaries: string[] = [];
+  // One after another: each opening is an event of the stream, in the order of the keys.
+  for (const key of keys) {
+    const outcome = yield* run.call("get_memory_detail", { memory_key: key });
+    if (outcome.ok && outcome.tool === "get_memory_detail") summaries.push(`${key}：${outcome.memory.summary}`);
+  }
+  const best = relevant[0]!;
+  const sure = best.relevance_score >= RELEVANT_SCORE;
+  const conclusion: HandoffInput = {
+    reason: sure ? `已找到 ${keys.length} 条相关记忆，搜索完成` : "只找到一条可能相关的记忆，需要用户确认",
+    search_summary: `${sure ? "找到用户提到的记忆" : "最接近的记忆"}：${summaries.join("；")}`,
+    relevant_memory_keys: keys,
+    confidence: round3(best.relevance_score),
+    needs_more_info: !sure,
+    follow_up_question: sure ? "" : `您指的是「${best.summary || keys[0]}」吗？`,
+    iteration_used: run.iteration,
+    context_window_used: run.window,
+    reasoning: `按关键词「${query}」混合搜索，${best.memory_key} 的相关性 ${best.relevance_score} 最高${
+      best.superseded_by === "" ? "" : `；它已被 ${best.superseded_by} 取代，以新的为准`
+    }`,
+  };
+  return yield* handOff(run, conclusion);
+}
+
+/** Hands off that nothing fits (spec §4.3), naming the closest guesses in the question. */
+async function* notFound(
+  run: RecallRun,
+  queries: string[],
+  guesses: SearchResultItem[],
+): AsyncGenerator<RecallEvent, HandoffInput> {
+  const closest = unique(guesses.map((g) => g.memory_key)).slice(0, 2);
+  const named = closest.map((k) => {
+    const g = guesses.find((x) => x.memory_key === k)!;
+    return `「${g.summary || k}」`;
+  });
+  const conclusion: HandoffInput = {
+    reason: run.canExpand() ? "未找到相关记忆" : "未找到相关记忆，已达到最大迭代次数或已读完全部对话",
+    search_summary: `未找到用户提到的历史记忆（搜索了：${queries.length > 0 ? queries.join("；") : "没有可搜索的关键词"}）`,
+    relevant_memory_keys: [],
+    confidence: 0,
+    needs_more_info: true,
+    follow_up_question:
+      named.length > 0 ? `您指的是${named.join("或")}吗？如果不是，${SPEC_FOLLOW_UP}` : SPEC_FOLLOW_UP,
+    iteration_used: run.iteration,
+    context_window_used: run.window,
+    reasoning: "",
+  };
+  return yield* handOff(run, conclusion);
+}
+
+/** The handoff tool call that ends every recall (the run fills in the iteration and window). */
+async function* handOff(run: RecallRun, conclusion: HandoffInput): AsyncGenerator<RecallEvent, HandoffInput> {
+  const { iteration_used: _i, context_window_used: _w, ...args } = conclusion;
+  yield* run.call("handoff", { ...args });
+  return conclusion;
+}
+
+function unique<T>(xs: readonly T[]): T[] {
+  return [...new Set(xs)];
+}

@@ -1,0 +1,100 @@
+import { z } from "zod";
+import { MAX_RESULTS } from "../inputs";
+
+/** Messages a request may carry, the newest: as many as the largest window grants by default (MEMRECALL_MAX_CONTEXT_WINDOW). */
+const MAX_MESSAGES = 200;
+const MAX_MESSAGE_CHARS = 20_000;
+/** The window the first iteration reads when the caller does not say (the spec's context_window_used default). */
+const DEFAULT_WINDOW = 5;
+const DEFAULT_MAX_ITERATIONS = 3;
+const MAX_ITERATIONS = 10;
+/** Spec §6.2: at most 3 consecutive searches. */
+const MAX_SEARCHES_PER_ITERATION = 3;
+
+const RECALL_STRATEGIES = ["auto", "llm", "deterministic"] as const;
+
+/**
+ * Recall's input (the RecallRequest, and the MCP tool `recall`): the
+ * conversation, newest last, and the loop's bounds. `maxWindow` is the largest
+ * window the service grants (MEMRECALL_MAX_CONTEXT_WINDOW).
+ */
+export function recallInput(maxWindow: number) {
+  return z.object({
+    messages: z
+      .array(
+        z.object({
+          role: z
+            .enum(["user", "assistant", "system"], { error: 'role must be "user", "assistant" or "system"' })
+            .describe("谁说的：user、assistant 或 system"),
+          content: z
+            .string()
+            .trim()
+            .min(1, "content is required: the message's text")
+            .max(MAX_MESSAGE_CHARS, `content must be at most ${MAX_MESSAGE_CHARS} characters`)
+            .describe("消息内容"),
+          time: z.iso
+            .datetime({ offset: true, error: "time must be an RFC 3339 time such as 2026-03-01T10:00:00+08:00" })
+            .optional()
+            .describe("可选：消息的时间（RFC 3339），让“上周”这类说法有参照"),
+        }),
+      )
+      .min(1, "messages is required: the conversation, newest last")
+      .max(MAX_MESSAGES, `at most ${MAX_MESSAGES} messages: send the newest ones`)
+      .refine((ms) => ms.length === 0 || ms.some((m) => m.role === "user"), {
+        message: "messages must include a user message: the last one is what the recall explains",
+      })
+      .describe("对话消息，从旧到新（最新的在最后），至少包含一条用户消息；召回的是最后一条用户消息所指的记忆"),
+    context_window: z
+      .number()
+      .int()
+      .min(1, `context_window must be between 1 and ${maxWindow}`)
+      .max(maxWindow, `context_window must be between 1 and ${maxWindow}, the largest window this service grants`)
+      .default(Math.min(DEFAULT_WINDOW, maxWindow))
+      .describe(`第一轮读取的最新消息数（默认 ${DEFAULT_WINDOW}）`),
+    max_iterations: z
+      .number()
+      .int()
+      .min(1, `max_iterations must be between 1 and ${MAX_ITERATIONS}`)
+      .max(MAX_ITERATIONS, `max_iterations must be between 1 and ${MAX_ITERATIONS}`)
+      .default(DEFAULT_MAX_ITERATIONS)
+      .describe(`最多迭代轮数（默认 ${DEFAULT_MAX_ITERATIONS}）；每次拓展上下文窗口结束一轮`),
+    max_searches_per_iteration: z
+      .number()
+      .int()
+      .min(1, `max_searches_per_iteration must be between 1 and ${MAX_SEARCHES_PER_ITERATION}`)
+      .max(
+        MAX_SEARCHES_PER_ITERATION,
+        `max_searches_per_iteration must be between 1 and ${MAX_SEARCHES_PER_ITERATION} (spec §6.2)`,
+      )
+      .default(MAX_SEARCHES_PER_ITERATION)
+      .describe(`每轮最多搜索次数（1-${MAX_SEARCHES_PER_ITERATION}，默认 ${MAX_SEARCHES_PER_ITERATION}）`),
+    max_results_per_search: z
+      .number()
+      .int()
+      .min(1, `max_results_per_search must be between 1 and ${MAX_RESULTS}`)
+      .max(MAX_RESULTS, `max_results_per_search must be between 1 and ${MAX_RESULTS} (spec §6.2)`)
+      .default(MAX_RESULTS)
+      .describe(`每次搜索最多返回的结果数（1-${MAX_RESULTS}，默认 ${MAX_RESULTS}）`),
+    memory_types: z
+      .array(z.string().trim().min(1, "memory types must not be empty").max(64))
+      .max(20, "at most 20 memory types")
+      .default([])
+      .describe("可选：只在这些类型的记忆中找，每次搜索都遵守"),
+    time_range_days: z
+      .number()
+      .int()
+      .min(1, "time_range_days must be between 1 and 365")
+      .max(365, "time_range_days must be between 1 and 365")
+      .optional()
+      .describe("可选：只找最近 N 天内创建的记忆（1-365），每次搜索都遵守"),
+    // Proto JSON sends an unset string as "": that means the default.
+    strategy: z
+      .preprocess(
+        (s) => (s === "" ? undefined : s),
+        z.enum(RECALL_STRATEGIES, { error: 'strategy must be "auto", "llm" or "deterministic"' }).default("auto"),
+      )
+      .describe("auto（默认：配置了 LLM 时由 LLM 驱动，否则确定性策略）、llm 或 deterministic"),
+  });
+}
+export type RecallInput = z.output<ReturnType<typeof recallInput>>;
+export type ConversationMessage = RecallInput["messages"][number];
