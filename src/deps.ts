@@ -6,6 +6,7 @@ import { EmbeddedBackend } from "./kn/embedded/engine";
 import { createHttpBackend } from "./kn/http/http-backend";
 import type { KnowledgeDeps } from "./knowledge/deps";
 import { loadVocabulary } from "./knowledge/matching/vocabulary";
+import { DescriptionCache } from "./knowledge/relevance/descriptions";
 import { KnowledgeSessions } from "./knowledge/session";
 import { MemoryIndex } from "./memrecall/memory-index";
 import type { MemRecallDeps } from "./memrecall/memrecall-service";
@@ -78,6 +79,7 @@ export function buildDeps(config: Config, log: Logger, overrides: { backend?: Cl
       backend,
       sessions: new KnowledgeSessions({ memory: inProcess, redis }),
       embedder,
+      descriptions: new DescriptionCache(embedder),
       reranker,
       llm,
       dataRetrieval,

@@ -53,7 +53,7 @@ export async function recallConcepts(
   const cfg = input.retrieval_config.concept_retrieval;
   const question = questionOf(input);
   const backend = new NarrowedBackend(deps.backend, (kn, c) => {
-    const narrowed = coarseNetwork(kn, question, cfg);
+    const narrowed = coarseNetwork(kn, question, cfg, deps.descriptions);
     if (narrowed !== kn) {
       c.log.info(
         {
@@ -234,7 +234,7 @@ async function briefProperties(
   );
   const scores = await semanticRelevance(
     ctx,
-    deps.embedder,
+    deps.descriptions,
     question,
     all.map(({ p }) => `${p.name} ${p.display_name} ${p.comment}`),
     PROPERTY_BATCH,
