@@ -73,6 +73,8 @@ export interface Config {
     redis: { url: string; cluster: boolean; commandTimeoutMs: number } | undefined;
     maxValueBytes: number;
     maxMemoryEntries: number;
+    /** In-memory session values kept at most, counted as their JSON size, bytes. */
+    maxMemoryBytes: number;
   };
   /** The outbound services besides the knowledge networks; each is undefined when its URL is not set. */
   clients: {
@@ -164,6 +166,7 @@ const envSchema = z.object({
   REDIS_COMMAND_TIMEOUT_MS: integer("REDIS_COMMAND_TIMEOUT_MS", 1, 60_000).default(2000),
   SESSION_VALUE_MAX_BYTES: integer("SESSION_VALUE_MAX_BYTES", 1024, 64 * 1024 * 1024).default(1024 * 1024),
   SESSION_MAX_ENTRIES: integer("SESSION_MAX_ENTRIES", 100, 100_000_000).default(100_000),
+  SESSION_MAX_BYTES: integer("SESSION_MAX_BYTES", 1024 * 1024, 64 * 1024 * 1024 * 1024).default(64 * 1024 * 1024),
   // clients
   LLM_BASE_URL: httpUrl.optional(),
   LLM_API_KEY: z.string().trim().optional(),
@@ -213,6 +216,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
           : { url: e.REDIS_URL, cluster: e.REDIS_CLUSTER === "true", commandTimeoutMs: e.REDIS_COMMAND_TIMEOUT_MS },
       maxValueBytes: e.SESSION_VALUE_MAX_BYTES,
       maxMemoryEntries: e.SESSION_MAX_ENTRIES,
+      maxMemoryBytes: e.SESSION_MAX_BYTES,
     },
     clients: clientsSection(e),
   };

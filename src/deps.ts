@@ -49,6 +49,7 @@ export function buildDeps(config: Config, log: Logger, overrides: { backend?: Cl
   const inProcess = new InProcessSessionStore({
     maxValueBytes: config.sessions.maxValueBytes,
     maxEntries: config.sessions.maxMemoryEntries,
+    maxBytes: config.sessions.maxMemoryBytes,
     log,
   });
   const redis = config.sessions.redis

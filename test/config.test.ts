@@ -80,6 +80,7 @@ describe("loadConfig", () => {
       REDIS_COMMAND_TIMEOUT_MS: "300",
       SESSION_VALUE_MAX_BYTES: "2048",
       SESSION_MAX_ENTRIES: "1000",
+      SESSION_MAX_BYTES: "2097152",
       LLM_BASE_URL: "http://llm/v1",
       LLM_API_KEY: "k1",
       LLM_MODEL: "m1",
@@ -135,6 +136,7 @@ describe("loadConfig", () => {
         redis: { url: "redis://cache:6379", cluster: true, commandTimeoutMs: 300 },
         maxValueBytes: 2048,
         maxMemoryEntries: 1000,
+        maxMemoryBytes: 2097152,
       },
       clients: {
         llm: { baseUrl: "http://llm/v1", apiKey: "k1", model: "m1", timeoutMs: 40_000 },
