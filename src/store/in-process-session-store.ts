@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import { deepFreeze } from "../core/freeze";
 import { fitToSize, IN_PROCESS_TTL_MS, type SessionStore } from "./session-store";
 
 /** A stored JSON value, parsed once when written (and frozen, since every reader shares it), with its JSON size. */
@@ -189,13 +190,4 @@ function sizeOf(key: string, e: Entry): number {
   else if (e.kind === "list") for (const item of e.items) values += item.bytes;
   else if (e.kind === "set") for (const m of e.members) values += m.length + 8;
   return ENTRY_OVERHEAD_BYTES + key.length + values;
-}
-
-/** `value` with every object and array in it frozen: readers share it, so none may change it. */
-function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === "object" && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const child of Object.values(value)) deepFreeze(child);
-  }
-  return value;
 }

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { CallContext } from "../../core/call-context";
+import { deepFreeze } from "../../core/freeze";
 import type { Json } from "../../core/json";
 import { type FieldViolation, ToolError } from "../../errors/tool-error";
 import { violationsOf } from "../../errors/validation";
@@ -126,9 +127,10 @@ export class EmbeddedBackend implements KnowledgeNetworkBackend {
     return { entries: all.slice(q.offset, q.offset + q.limit), total_count: all.length };
   }
 
+  /** The network's definitions themselves, frozen: every call reads the same ones, and copying them cost more than the rest of a schema recall. */
   async getKnowledgeNetwork(ctx: CallContext, knId: string): Promise<KnowledgeNetwork> {
     ctx.signal.throwIfAborted();
-    return structuredClone(this.network(knId).kn);
+    return this.network(knId).kn;
   }
 
   async getObjectTypes(ctx: CallContext, knId: string, objectTypeIds: string[]): Promise<ObjectType[]> {
@@ -136,7 +138,7 @@ export class EmbeddedBackend implements KnowledgeNetworkBackend {
     const n = this.network(knId);
     const unknown = objectTypeIds.filter((id) => !n.stores.has(id));
     if (unknown.length > 0) throw unknownObjectTypes(knId, unknown, n);
-    return objectTypeIds.map((id) => structuredClone(n.kn.object_types.find((t) => t.id === id)!));
+    return objectTypeIds.map((id) => n.kn.object_types.find((t) => t.id === id)!);
   }
 
   async queryObjects(
@@ -608,7 +610,13 @@ function buildNetwork(bundle: Bundle, origin: string): Network {
     })),
     action_types: bundle.action_types,
   };
-  return { kn, bundleTypes: new Map(bundle.object_types.map((t) => [t.id, t])), stores, relations, series };
+  return {
+    kn: deepFreeze(kn),
+    bundleTypes: new Map(bundle.object_types.map((t) => [t.id, t])),
+    stores,
+    relations,
+    series,
+  };
 }
 
 function summary(kn: KnowledgeNetwork): KnowledgeNetworkSummary {
