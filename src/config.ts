@@ -15,6 +15,7 @@ import {
   timeZone,
 } from "./config-fields";
 import type { HttpBackendOptions } from "./kn/http/http-backend";
+import type { AdmissionSettings } from "./server/admission";
 
 /**
  * Every setting of the service, read from the environment once at start-up,
@@ -42,6 +43,8 @@ export interface Config {
     compressMinBytes: number;
     /** How long in-flight calls may run after SIGTERM/SIGINT before they are cut, ms. */
     shutdownGraceMs: number;
+    /** Calls in progress at most, calls waiting at most, and how long one may wait (ADMISSION_*). */
+    admission: AdmissionSettings;
   };
   /** pino level. */
   logLevel: LogLevel;
@@ -121,6 +124,9 @@ const envSchema = z.object({
   WRITE_MAX_BYTES: integer("WRITE_MAX_BYTES", 1024, 256 * 1024 * 1024).default(32 * 1024 * 1024),
   COMPRESS_MIN_BYTES: integer("COMPRESS_MIN_BYTES", 0, 256 * 1024 * 1024).default(64 * 1024),
   SHUTDOWN_GRACE_MS: integer("SHUTDOWN_GRACE_MS", 0, 600_000).default(10_000),
+  ADMISSION_MAX_IN_FLIGHT: integer("ADMISSION_MAX_IN_FLIGHT", 1, 100_000).default(64),
+  ADMISSION_MAX_QUEUED: integer("ADMISSION_MAX_QUEUED", 0, 1_000_000).default(1000),
+  ADMISSION_MAX_WAIT_MS: integer("ADMISSION_MAX_WAIT_MS", 1, 600_000).default(1000),
   LOG_LEVEL: logLevel.default("info"),
   // knowledge
   ONTOLOGY_MANAGER_URL: httpUrl.optional(),
@@ -255,6 +261,11 @@ function serverSection(e: Env): Config["server"] {
     writeMaxBytes: e.WRITE_MAX_BYTES,
     compressMinBytes: e.COMPRESS_MIN_BYTES,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
+    admission: {
+      maxInFlight: e.ADMISSION_MAX_IN_FLIGHT,
+      maxQueued: e.ADMISSION_MAX_QUEUED,
+      maxWaitMs: e.ADMISSION_MAX_WAIT_MS,
+    },
   };
 }
 

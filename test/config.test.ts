@@ -30,6 +30,7 @@ describe("loadConfig", () => {
       writeMaxBytes: 32 * 1024 * 1024,
       compressMinBytes: 64 * 1024,
       shutdownGraceMs: 10_000,
+      admission: { maxInFlight: 64, maxQueued: 1000, maxWaitMs: 1000 },
     });
     expect(c.logLevel).toBe("info");
     expect(c.knowledge).toEqual({ kind: "embedded", bundlePaths: [DEFAULT_BUNDLE], timeZone: "Asia/Shanghai" });
@@ -62,6 +63,9 @@ describe("loadConfig", () => {
       OPERATOR_MARKET_URL: "http://market:9000",
       UPSTREAM_TIMEOUT_MS: "5000",
       UPSTREAM_MAX_SOCKETS: "8",
+      ADMISSION_MAX_IN_FLIGHT: "8",
+      ADMISSION_MAX_QUEUED: "0",
+      ADMISSION_MAX_WAIT_MS: "250",
       UPSTREAM_ID_SPELLING: "old",
       KEYWORD_CANDIDATE_LIMIT: "20",
       KEYWORD_NEIGHBOR_CONCURRENCY: "2",
@@ -107,6 +111,7 @@ describe("loadConfig", () => {
         writeMaxBytes: 4096,
         compressMinBytes: 0,
         shutdownGraceMs: 0,
+        admission: { maxInFlight: 8, maxQueued: 0, maxWaitMs: 250 },
       },
       logLevel: "warn",
       knowledge: {
