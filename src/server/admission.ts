@@ -24,23 +24,44 @@ interface Waiter {
 }
 
 /**
- * Admission control: at most `maxInFlight` calls in progress in this process;
- * the next ones wait in one first-in first-out queue, at most `maxQueued` of
- * them and each at most `maxWaitMs`, then are refused RESOURCE_EXHAUSTED with
- * a time to retry after. A waiting call whose caller gives up (deadline,
+ * How long one turn of the event loop may spend starting calls, ms. Past it,
+ * calls wait for the next turn, so the loop also reads and writes sockets,
+ * answers probes and fires timers at least this often (plus the length of
+ * one call).
+ */
+const SLICE_MS = 20;
+/** Waiting calls looked at per turn at most. */
+const MAX_PER_TURN = 256;
+
+/**
+ * Admission control: at most `maxInFlight` calls in progress in this process,
+ * and calls started for at most SLICE_MS in one turn of the event loop; the
+ * next ones wait in one first-in first-out queue, at most `maxQueued` of them
+ * and each at most `maxWaitMs`, then are refused RESOURCE_EXHAUSTED with a
+ * time to retry after. A waiting call whose caller gives up (deadline,
  * cancel, shutdown) leaves the queue with the caller's reason.
  *
- * Why: the event loop runs every call that has work at once, so without a
- * bound each turn of the loop takes as long as all the calls in progress need
- * together, and a call that needs a few turns waits that long each time (seen
- * as 30-second silences at 200 clients). With the bound, a turn does the work
- * of at most maxInFlight calls, the others wait their turn in arrival order,
- * and overload shows as quick refusals that say when to come back.
+ * Why both bounds. Most calls never wait for I/O (the embedded engine,
+ * SQLite and the in-process session store answer synchronously), so they run
+ * start to end inside the turn that read them: a bound on calls in progress
+ * alone never fills, and one turn runs every call whose request arrived —
+ * 200 clients made each turn take half a second, and a call that needed a few
+ * turns waited that long each time (the 30-second silences of issue 14). The
+ * time slice bounds each turn instead; the count bounds calls that do wait
+ * (platform, LLM, PostgreSQL, Redis), which hold a slot while they wait.
+ *
+ * Waiting calls are started from setImmediate callbacks, one call per
+ * callback: Node finishes each callback's promise chain before the next
+ * callback, so each start sees the time the ones before it took.
  */
 export class Admission {
   private running = 0;
   /** The waiting calls, first come first: a Set keeps insertion order and lets one leave from anywhere at once. */
   private readonly queue = new Set<Waiter>();
+  /** When this turn's slice began; undefined between slices. */
+  private sliceStart: number | undefined;
+  /** setImmediate callbacks scheduled to start waiting calls and not run yet. */
+  private pumps = 0;
 
   constructor(
     private readonly settings: AdmissionSettings,
@@ -58,15 +79,16 @@ export class Admission {
   }
 
   /**
-   * A slot for one call: at once when one is free and nobody waits, else
-   * after the calls before it. Rejects with RESOURCE_EXHAUSTED (reason
-   * OVERLOADED, retryAfterMs set) when the queue is full or the wait passes
-   * maxWaitMs, and with `signal.reason` when the signal aborts first.
+   * A slot for one call: at once when one is free, nobody waits and this
+   * turn's slice has time left, else after the calls before it. Rejects with
+   * RESOURCE_EXHAUSTED (reason OVERLOADED, retryAfterMs set) when the queue is
+   * full or the wait passes maxWaitMs, and with `signal.reason` when the
+   * signal aborts first.
    */
   enter(signal: AbortSignal): Promise<Release> {
     if (signal.aborted) return Promise.reject(signal.reason);
-    if (this.running < this.settings.maxInFlight && this.queue.size === 0) {
-      this.running++;
+    if (this.running < this.settings.maxInFlight && this.queue.size === 0 && !this.sliceSpent()) {
+      this.start();
       return Promise.resolve(this.releaser());
     }
     if (this.queue.size >= this.settings.maxQueued) {
@@ -96,7 +118,24 @@ export class Admission {
       };
       signal.addEventListener("abort", onAbort, { once: true });
       this.queue.add(waiter);
+      this.schedulePump();
     });
+  }
+
+  /** Counts a call as started, opening this turn's slice if none is open. */
+  private start(): void {
+    this.running++;
+    if (this.sliceStart === undefined) {
+      this.sliceStart = performance.now();
+      // Closes the slice at the next check phase: this turn's, or the next one's when opened in one.
+      setImmediate(() => {
+        this.sliceStart = undefined;
+      });
+    }
+  }
+
+  private sliceSpent(): boolean {
+    return this.sliceStart !== undefined && performance.now() - this.sliceStart >= SLICE_MS;
   }
 
   private releaser(): Release {
@@ -104,20 +143,34 @@ export class Admission {
     return () => {
       if (released) return;
       released = true;
-      this.next();
+      this.running--;
+      this.schedulePump();
     };
   }
 
-  /** A slot came free: the longest-waiting call takes it, or it goes back when nobody waits. */
-  private next(): void {
-    const [first] = this.queue;
-    if (first === undefined) {
-      this.running--;
-      return;
-    }
-    this.queue.delete(first);
-    first.admit(this.releaser());
+  /**
+   * Schedules the callbacks that start waiting calls: one per call that could
+   * start, each starting the longest-waiting call while a slot is free and the
+   * slice has time left. The last one schedules the next round. With every
+   * slot taken nothing is scheduled: the next release does it.
+   */
+  private schedulePump(): void {
+    const free = this.settings.maxInFlight - this.running;
+    if (this.pumps > 0 || this.queue.size === 0 || free <= 0) return;
+    this.pumps = Math.min(this.queue.size, free, MAX_PER_TURN);
+    for (let i = this.pumps; i > 0; i--) setImmediate(this.pump);
   }
+
+  private readonly pump = (): void => {
+    this.pumps--;
+    const [first] = this.queue;
+    if (first !== undefined && this.running < this.settings.maxInFlight && !this.sliceSpent()) {
+      this.queue.delete(first);
+      this.start();
+      first.admit(this.releaser());
+    }
+    if (this.pumps === 0) this.schedulePump();
+  };
 
   /** The refusal: RESOURCE_EXHAUSTED, retry after about one queue wait (jittered so retries do not arrive together). */
   private overloaded(): ToolError {

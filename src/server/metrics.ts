@@ -1,3 +1,4 @@
+import { performance } from "node:perf_hooks";
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import type { AdmissionObserver } from "./admission";
 
@@ -44,6 +45,18 @@ export function createMetrics(): Metrics {
     help: "Calls refused RESOURCE_EXHAUSTED by admission control: queue_full (refused at once) or waited_too_long.",
     labelNames: ["reason"],
     registers: [registry],
+  });
+  // The share of time the event loop was busy since the last scrape: 1 means every call waits for CPU.
+  let utilizationSince = performance.eventLoopUtilization();
+  new Gauge({
+    name: "contextloader_event_loop_utilization",
+    help: "Share of the time since the last scrape the event loop spent running code (0..1).",
+    registers: [registry],
+    collect() {
+      const now = performance.eventLoopUtilization();
+      this.set(performance.eventLoopUtilization(now, utilizationSince).utilization);
+      utilizationSince = now;
+    },
   });
   const waited = new Histogram({
     name: "contextloader_queue_wait_seconds",
