@@ -43,6 +43,7 @@ export function createApp(config: Config, log: Logger, overrides: { backend?: Cl
   const admission = new Admission(config.server.admission, metrics.admission);
   metrics.gauge("contextloader_calls_in_flight", "Calls in progress (RPCs and JSON routes).", () => admission.inFlight);
   metrics.gauge("contextloader_calls_queued", "Calls waiting for a slot.", () => admission.queued);
+  for (const u of deps.usage) metrics.gauge(u.name, u.help, u.read);
 
   const rpc = createRpcHandler({
     routes: routes(deps, health),

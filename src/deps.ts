@@ -33,6 +33,8 @@ export interface Deps {
   memrecall: MemRecallDeps;
   /** The dependencies /readyz checks. */
   readiness: ReadinessCheck[];
+  /** What the in-process caches and indexes hold, as /metrics gauges: where the memory goes. */
+  usage: { name: string; help: string; read(): number }[];
   /** Prepares what must be ready before the first call (the memory store's schema). */
   start(): Promise<void>;
   /** Closes every pool, connection and store. */
@@ -63,6 +65,7 @@ export function buildDeps(config: Config, log: Logger, overrides: { backend?: Cl
     : undefined;
   const memories = createMemoryStore(config, log);
   const vocabulary = loadVocabulary(config.matching.vocabularyPaths);
+  const index = new MemoryIndex(memories, config.memrecall.indexUsers);
   log.info(
     {
       sessions: redis ? "redis (default) + in_memory" : "in_memory",
@@ -100,7 +103,7 @@ export function buildDeps(config: Config, log: Logger, overrides: { backend?: Cl
       sessions: redis ?? inProcess,
       embedder,
       llm,
-      index: new MemoryIndex(memories, config.memrecall.indexUsers),
+      index,
       maxSearchesPerSession: config.memrecall.maxSearchesPerSession,
       semanticFloor: config.memrecall.semanticFloor,
       semanticCeiling: config.memrecall.semanticCeiling,
@@ -110,6 +113,33 @@ export function buildDeps(config: Config, log: Logger, overrides: { backend?: Cl
       ...upstreamReadiness(backend, log),
       ...(redis ? [{ name: "redis", check: () => redis.ping() }] : []),
       { name: `memory-store (${memories.kind})`, check: () => memories.ping() },
+    ],
+    usage: [
+      {
+        name: "contextloader_session_store_entries",
+        help: "Entries of the in-process session store (sessions and caches when there is no Redis).",
+        read: () => inProcess.usage.entries,
+      },
+      {
+        name: "contextloader_session_store_bytes",
+        help: "Values of the in-process session store, as JSON bytes (bounded by SESSION_MAX_BYTES).",
+        read: () => inProcess.usage.bytes,
+      },
+      {
+        name: "contextloader_memory_index_users",
+        help: "Users whose memory search index is in memory (at most MEMRECALL_INDEX_USERS).",
+        read: () => index.usage().users,
+      },
+      {
+        name: "contextloader_memory_index_memories",
+        help: "Memories in the in-memory search indexes.",
+        read: () => index.usage().memories,
+      },
+      {
+        name: "contextloader_memory_index_embedding_bytes",
+        help: "Bytes of the embeddings held by the in-memory search indexes.",
+        read: () => index.usage().embeddingBytes,
+      },
     ],
     start: () => memories.migrate(),
     async close() {

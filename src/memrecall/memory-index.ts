@@ -59,6 +59,11 @@ class UserIndex {
     return this.keys.length;
   }
 
+  /** The bytes of the embedding matrix (free slots included). */
+  get embeddingBytes(): number {
+    return this.columns.byteLength;
+  }
+
   /** Adds the memory, or replaces the one with its key. */
   put(v: MemoryVector): void {
     if (this.size === 0 && v.embedding.length !== this.dims) {
@@ -254,6 +259,17 @@ export class MemoryIndex {
     } finally {
       if (this.writing.get(userId) === tail) this.writing.delete(userId);
     }
+  }
+
+  /** What the index holds now, for /metrics: users loaded, their memories, the bytes of their embeddings. */
+  usage(): { users: number; memories: number; embeddingBytes: number } {
+    let memories = 0;
+    let embeddingBytes = 0;
+    for (const u of this.users.values()) {
+      memories += u.size;
+      embeddingBytes += u.embeddingBytes;
+    }
+    return { users: this.users.size, memories, embeddingBytes };
   }
 
   /** Drops the user's index: the next search reads the store. */
