@@ -92,7 +92,8 @@ const pick = <T>(items: readonly T[]): T => items[Math.floor(Math.random() * ite
 /**
  * Runs `clients` clients until `until` (epoch ms), each calling a random RPC
  * of the mix after the last one answered. A client's first call of each
- * session is RetrieveSchema, so keyword context always has a schema to work on.
+ * session is RetrieveSchema (again, until one succeeds), so keyword context
+ * always has a schema to work on.
  * A refused client waits as long as the refusal asks before its next call, as
  * a well-behaved agent does.
  */
@@ -108,19 +109,22 @@ export async function runMix(opts: {
     let stored = 0;
     let session = "";
     let callsInSession = CALLS_PER_SESSION;
+    let hasSchema = false;
     while (Date.now() < opts.until) {
       if (callsInSession >= CALLS_PER_SESSION) {
         session = `${opts.label}-${i}-${Math.random().toString(36).slice(2, 10)}`;
         callsInSession = 0;
+        hasSchema = false;
       }
       const disease = pick(DISEASES);
-      const rpc: RpcName = callsInSession === 0 ? "RetrieveSchema" : pick(RPC_NAMES);
+      const rpc: RpcName = hasSchema ? pick(RPC_NAMES) : "RetrieveSchema";
       callsInSession++;
       const body = requestOf(rpc, { disease, session, key: `${opts.label}-${i}-${stored}` });
       if (rpc === "StoreMemory") stored++;
       const started = performance.now();
       const answer = await opts.call(rpc, body, account);
       opts.onOutcome({ rpc, ms: performance.now() - started, code: answer.code });
+      if (rpc === "RetrieveSchema" && answer.code === "ok") hasSchema = true;
       if (answer.retryAfterMs !== undefined) {
         const wait = Math.min(answer.retryAfterMs, opts.until - Date.now());
         if (wait > 0) await new Promise((r) => setTimeout(r, wait));
