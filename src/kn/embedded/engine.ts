@@ -7,6 +7,7 @@ import { violationsOf } from "../../errors/validation";
 import type { KnowledgeNetworkBackend } from "../backend";
 import {
   type InstanceIdentity,
+  isCanonicalObjectQuery,
   type KnowledgeNetwork,
   type KnowledgeNetworkSummary,
   type LogicProperty,
@@ -149,7 +150,7 @@ export class EmbeddedBackend implements KnowledgeNetworkBackend {
   ): Promise<ObjectQueryResult> {
     ctx.signal.throwIfAborted();
     const store = this.store(knId, objectTypeId);
-    const q = parseOr(objectQuerySchema, query, "INVALID_QUERY");
+    const q = isCanonicalObjectQuery(query) ? query : parseOr(objectQuerySchema, query, "INVALID_QUERY");
     const projection = projectionOf(store, q.properties);
     const matches = evaluateCondition(store, q.condition);
     const sortKeys = sortKeysOf(store, q.sort);
