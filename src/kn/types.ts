@@ -254,25 +254,27 @@ export function isCanonicalObjectQuery(value: unknown): value is ObjectQuery {
   return (
     (condition === undefined || isCanonicalCondition(condition)) &&
     (properties === undefined || isArrayOf(properties, isNonEmptyString)) &&
-    typeof limit === "number" &&
-    Number.isInteger(limit) &&
-    limit >= 1 &&
-    limit <= MAX_OBJECT_LIMIT &&
+    isLimit(limit) &&
     (need_total === undefined || typeof need_total === "boolean") &&
-    (sort === undefined ||
-      isArrayOf(
-        sort,
-        (s) =>
-          isRecord(s) &&
-          onlyKeys(s, SORT_KEYS) &&
-          isNonEmptyString(s["field"]) &&
-          (s["direction"] === "asc" || s["direction"] === "desc"),
-      )) &&
+    (sort === undefined || isArrayOf(sort, isCanonicalSort)) &&
     (search_after === undefined || isArrayOf(search_after, isJson))
   );
 }
 
 const SORT_KEYS = new Set(["field", "direction"]);
+
+function isCanonicalSort(s: unknown): boolean {
+  return (
+    isRecord(s) &&
+    onlyKeys(s, SORT_KEYS) &&
+    isNonEmptyString(s["field"]) &&
+    (s["direction"] === "asc" || s["direction"] === "desc")
+  );
+}
+
+function isLimit(v: unknown): boolean {
+  return typeof v === "number" && Number.isInteger(v) && v >= 1 && v <= MAX_OBJECT_LIMIT;
+}
 
 function isCanonicalCondition(c: unknown): boolean {
   if (!isRecord(c) || !onlyKeys(c, CONDITION_KEYS) || !OPERATIONS.has(c["operation"])) return false;
@@ -384,6 +386,52 @@ export const subgraphQuerySchema = z.object({
     )
     .min(1, "relation_type_paths must not be empty"),
 });
+
+const PATH_KEYS = new Set(["object_types", "relation_types", "limit"]);
+const PATH_OBJECT_KEYS = new Set(["id", "condition", "sort", "limit"]);
+const PATH_EDGE_KEYS = new Set(["relation_type_id", "source_object_type_id", "target_object_type_id"]);
+
+/**
+ * The same as isCanonicalObjectQuery for subgraph queries: true when
+ * subgraphQuerySchema would give `value` back unchanged. Keyword context and
+ * kn_search send one with dozens of paths and conditions per call.
+ */
+export function isCanonicalSubgraphQuery(value: unknown): value is SubgraphQuery {
+  if (!isRecord(value) || !onlyKeys(value, SUBGRAPH_KEYS)) return false;
+  const paths = value["relation_type_paths"];
+  return Array.isArray(paths) && paths.length > 0 && paths.every(isCanonicalPath);
+}
+
+const SUBGRAPH_KEYS = new Set(["relation_type_paths"]);
+
+function isCanonicalPath(p: unknown): boolean {
+  if (!isRecord(p) || !onlyKeys(p, PATH_KEYS)) return false;
+  const { object_types, relation_types, limit } = p;
+  return (
+    Array.isArray(object_types) &&
+    object_types.length >= 2 &&
+    object_types.every(
+      (o) =>
+        isRecord(o) &&
+        onlyKeys(o, PATH_OBJECT_KEYS) &&
+        isNonEmptyString(o["id"]) &&
+        (o["condition"] === undefined || isCanonicalCondition(o["condition"])) &&
+        (o["sort"] === undefined || isArrayOf(o["sort"], isCanonicalSort)) &&
+        (o["limit"] === undefined || isLimit(o["limit"])),
+    ) &&
+    Array.isArray(relation_types) &&
+    relation_types.length >= 1 &&
+    relation_types.every(
+      (r) =>
+        isRecord(r) &&
+        onlyKeys(r, PATH_EDGE_KEYS) &&
+        isNonEmptyString(r["relation_type_id"]) &&
+        isNonEmptyString(r["source_object_type_id"]) &&
+        isNonEmptyString(r["target_object_type_id"]),
+    ) &&
+    (limit === undefined || isLimit(limit))
+  );
+}
 
 /** An object in a subgraph answer. */
 export interface SubgraphObject {

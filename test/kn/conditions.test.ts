@@ -8,8 +8,10 @@ import {
   type Condition,
   type DataProperty,
   isCanonicalObjectQuery,
+  isCanonicalSubgraphQuery,
   type ObjectType,
   objectQuerySchema,
+  subgraphQuerySchema,
 } from "../../src/kn/types";
 import { embedLocally } from "../../src/upstream/local-embedder";
 import { clientWith } from "../helpers/rpc";
@@ -576,15 +578,50 @@ describe("queries the engine takes as they are", () => {
     if (parsed.success) expect(parsed.data).not.toEqual(query);
   });
 
+  const path = (condition?: unknown) => ({
+    object_types: [
+      { id: "disease", condition: condition ?? leaf, limit: 1 },
+      { id: "symptom", sort: [{ field: "id", direction: "asc" }] },
+    ],
+    relation_types: [
+      { relation_type_id: "has_symptom", source_object_type_id: "disease", target_object_type_id: "symptom" },
+    ],
+    limit: 10,
+  });
+  it("takes a subgraph query as it is only when the schema would give it back unchanged", () => {
+    const canonical = { relation_type_paths: [path(), path({ operation: "or", sub_conditions: [leaf, leaf] })] };
+    expect(isCanonicalSubgraphQuery(canonical)).toBe(true);
+    expect(subgraphQuerySchema.parse(canonical)).toEqual(canonical);
+    const normalised = [
+      { relation_type_paths: [path({ operation: "=", field: "id", value: 1 })] },
+      { relation_type_paths: [{ ...path(), extra: true }] },
+    ];
+    for (const q of normalised) {
+      expect(isCanonicalSubgraphQuery(q)).toBe(false);
+      expect(subgraphQuerySchema.parse(q)).not.toEqual(q);
+    }
+    const refused = [
+      { relation_type_paths: [] },
+      { relation_type_paths: [{ ...path(), object_types: [{ id: "disease" }] }] },
+      { relation_type_paths: [{ ...path(), relation_types: [] }] },
+      { relation_type_paths: [{ ...path(), limit: 0 }] },
+      { relation_type_paths: [path({ operation: "and" })] },
+    ];
+    for (const q of refused) {
+      expect(isCanonicalSubgraphQuery(q)).toBe(false);
+      expect(subgraphQuerySchema.safeParse(q).success).toBe(false);
+    }
+  });
+
   it("takes every query kn_search and keyword context send to the embedded engine as it is", async () => {
     const engine = EmbeddedBackend.fromFiles(["data/kn_medical.bundle.json"], { timeZone: "Asia/Shanghai" });
-    const sent: unknown[] = [];
+    const sent: { method: string; query: unknown }[] = [];
     const recording = new Proxy(engine, {
       get(target, prop, receiver) {
         const value: unknown = Reflect.get(target, prop, receiver);
-        if (prop !== "queryObjects" || typeof value !== "function") return value;
+        if ((prop !== "queryObjects" && prop !== "querySubgraph") || typeof value !== "function") return value;
         return (...args: unknown[]) => {
-          sent.push(args[3]);
+          sent.push({ method: prop, query: prop === "queryObjects" ? args[3] : args[2] });
           return (value as (...a: unknown[]) => unknown).apply(target, args);
         };
       },
@@ -599,10 +636,15 @@ describe("queries the engine takes as they are", () => {
     } finally {
       await server.close();
     }
-    expect(sent.length).toBeGreaterThan(20);
-    for (const query of sent) {
-      expect(isCanonicalObjectQuery(query), JSON.stringify(query)).toBe(true);
-      expect(objectQuerySchema.parse(query)).toEqual(query);
+    expect(sent.filter((s) => s.method === "queryObjects").length).toBeGreaterThan(20);
+    expect(sent.filter((s) => s.method === "querySubgraph").length).toBeGreaterThan(2);
+    for (const { method, query } of sent) {
+      const [canonical, schema] =
+        method === "queryObjects"
+          ? [isCanonicalObjectQuery, objectQuerySchema]
+          : ([isCanonicalSubgraphQuery, subgraphQuerySchema] as const);
+      expect(canonical(query), JSON.stringify(query)).toBe(true);
+      expect(schema.parse(query)).toEqual(query);
     }
   });
 });

@@ -8,6 +8,7 @@ import type { KnowledgeNetworkBackend } from "../backend";
 import {
   type InstanceIdentity,
   isCanonicalObjectQuery,
+  isCanonicalSubgraphQuery,
   type KnowledgeNetwork,
   type KnowledgeNetworkSummary,
   type LogicProperty,
@@ -206,7 +207,7 @@ export class EmbeddedBackend implements KnowledgeNetworkBackend {
   async querySubgraph(ctx: CallContext, knId: string, query: SubgraphQuery): Promise<SubgraphResult> {
     ctx.signal.throwIfAborted();
     const n = this.network(knId);
-    const q = parseOr(subgraphQuerySchema, query, "INVALID_SUBGRAPH_QUERY");
+    const q = isCanonicalSubgraphQuery(query) ? query : parseOr(subgraphQuerySchema, query, "INVALID_SUBGRAPH_QUERY");
     return {
       entries: q.relation_type_paths.map((path, i) => this.walkPath(n, knId, path, `relation_type_paths[${i}]`)),
     };
