@@ -15,7 +15,7 @@
  */
 import { connectJsonCaller, grpcJsCaller } from "./load/callers";
 import { type ServerProcess, startServerProcess } from "./load/server-process";
-import { CALL_TIMEOUT_MS, type Outcome, RPC_NAMES, type RpcName, requestOf, runMix } from "./load/workload";
+import { CALL_TIMEOUT_MS, DISEASES, type Outcome, RPC_NAMES, type RpcName, requestOf, runMix } from "./load/workload";
 import { line, percentile } from "./stats";
 
 const args = process.argv.slice(2);
@@ -58,19 +58,24 @@ async function main(): Promise<void> {
   }
 }
 
-/** One client, each RPC in turn: the server's CPU time per call. */
+/**
+ * One client, each RPC in turn: the server's CPU time per call. The questions
+ * go through every disease of the mix and every question form, so no answer
+ * is computed from the same question twice in a row.
+ */
 async function cpuPerCall(server: ServerProcess): Promise<void> {
   const call = connectJsonCaller(server.baseUrl);
   for (const rpc of RPC_NAMES) {
     let session = "";
     const one = async (i: number) => {
+      const disease = DISEASES[i % DISEASES.length]!;
       // Keyword context needs a schema in its session; every 20 calls a new session, as the mix does.
       if (i % 20 === 0) {
         session = `cpu-${rpc}-${i}-${Math.random().toString(36).slice(2)}`;
         if (rpc === "RetrieveKeywordContext")
-          await call("RetrieveSchema", requestOf("RetrieveSchema", { disease: "肺炎", session, key: "" }), "cpu");
+          await call("RetrieveSchema", requestOf("RetrieveSchema", { disease, session, key: "" }), "cpu");
       }
-      const { code } = await call(rpc, requestOf(rpc, { disease: "肺炎", session, key: `cpu-${rpc}-${i}` }), "cpu");
+      const { code } = await call(rpc, requestOf(rpc, { disease, session, key: `cpu-${rpc}-${i}` }), "cpu");
       if (code !== "ok") throw new Error(`${rpc} answered ${code}`);
     };
     for (let i = 0; i < CPU_CALLS; i++) await one(i);

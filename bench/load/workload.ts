@@ -25,7 +25,7 @@ export const CALL_TIMEOUT_MS = 30_000;
 
 const KN = [{ knowledge_network_id: "kn_medical" }];
 /** Diseases of the sample network, and two spellings it does not store (an alias, a typo). */
-const DISEASES = [
+export const DISEASES = [
   "肺炎",
   "呼吸衰竭",
   "扩张型心肌病",

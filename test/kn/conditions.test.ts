@@ -648,3 +648,26 @@ describe("queries the engine takes as they are", () => {
     }
   });
 });
+
+describe("like through the character index", () => {
+  it("finds exactly the rows containing every needle of one to three characters, repeated characters included", () => {
+    const names = ["阿莫西林", "阿阿莫", "莫莫莫", "西林片", "林", "", "aab", "aaab", "Ａa"];
+    const store = new ObjectStore(
+      { ...type, data_properties: [prop("id", "integer", ["=="]), prop("name", "text", ["like"])] },
+      names.map((name, id) => ({ id, name })),
+    );
+    const texts = store.normalizedTexts("name");
+    const needles = new Set<string>();
+    for (const t of texts) {
+      const chars = [...(t ?? "")];
+      for (let n = 1; n <= 3; n++)
+        for (let i = 0; i + n <= chars.length; i++) needles.add(chars.slice(i, i + n).join(""));
+    }
+    needles.add("莫莫");
+    needles.add("aaa");
+    for (const needle of needles) {
+      const scan = texts.flatMap((t, i) => (t?.includes(needle) ? [i] : []));
+      expect(store.containing("name", needle), needle).toEqual(scan);
+    }
+  });
+});

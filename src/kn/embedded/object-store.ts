@@ -149,8 +149,12 @@ export class ObjectStore {
     const texts = this.normalizedTexts(property);
     if (needle === "") return texts.flatMap((t, i) => (t === undefined ? [] : [i]));
     const index = this.gramIndex(property);
+    const grams = bigrams(needle);
+    // A needle of one or two characters is itself a gram: its posting list is the answer. The
+    // matcher's relaxed lookups send single characters by the dozen.
+    if (grams.length === 1 && grams[0] === needle) return Array.from(index.get(needle) ?? []);
     // Intersect the posting lists of the needle's grams, rarest first, then verify.
-    const lists = bigrams(needle).map((g) => index.get(g));
+    const lists = grams.map((g) => index.get(g));
     if (lists.some((l) => l === undefined)) return [];
     const sorted = (lists as Int32Array[]).sort((a, b) => a.length - b.length);
     let candidates: ArrayLike<number> = sorted[0]!;
