@@ -1,8 +1,9 @@
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, execFile, execFileSync, spawn } from "node:child_process";
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { createConnection, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { promisify } from "node:util";
 
 /**
  * Redis and PostgreSQL servers a fault test starts for itself, on free
@@ -79,11 +80,11 @@ export interface PostgresProcess {
   port: number;
   /** postgres://postgres@127.0.0.1:<port>/postgres */
   url: string;
-  /** Stops the postmaster this test started: "immediate" is a crash (recovery from the WAL at the next start). */
-  stop(mode: "fast" | "immediate"): void;
-  start(): void;
+  /** Stops the postmaster this test started (pg_ctl, by its pid file): "immediate" is a crash (WAL recovery at the next start). */
+  stop(mode: "fast" | "immediate"): Promise<void>;
+  start(): Promise<void>;
   /** Stops it if it runs and removes its data directory. */
-  destroy(): void;
+  destroy(): Promise<void>;
 }
 
 /** The directory of PostgreSQL's programs (initdb, pg_ctl), newest version first; undefined when none is installed. */
@@ -111,33 +112,34 @@ export async function startPostgres(): Promise<PostgresProcess> {
     const gid = Number(execFileSync("id", ["-g", "postgres"]).toString().trim());
     chownSync(dir, uid, gid);
   }
-  const run = (program: string, args: string[]) => {
+  // Not execFileSync: the test's clients keep calling while PostgreSQL stops and starts.
+  const run = async (program: string, args: string[]) => {
     const [file, argv] = asRoot
       ? ["runuser", ["-u", "postgres", "--", join(bin, program), ...args]]
       : [join(bin, program), args];
-    execFileSync(file, argv, { stdio: "ignore", timeout: 60_000 });
+    await promisify(execFile)(file, argv, { timeout: 60_000 });
   };
-  run("initdb", ["-D", data, "-U", "postgres", "-A", "trust", "--no-sync", "-E", "UTF8"]);
+  await run("initdb", ["-D", data, "-U", "postgres", "-A", "trust", "--no-sync", "-E", "UTF8"]);
   const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1`;
   let running = false;
-  const start = () => {
-    run("pg_ctl", ["-D", data, "-o", options, "-l", join(dir, "log"), "-w", "-t", "30", "start"]);
+  const start = async () => {
+    await run("pg_ctl", ["-D", data, "-o", options, "-l", join(dir, "log"), "-w", "-t", "30", "start"]);
     running = true;
   };
-  const stop = (mode: "fast" | "immediate") => {
+  const stop = async (mode: "fast" | "immediate") => {
     if (!running) return;
-    run("pg_ctl", ["-D", data, "-m", mode, "-w", "-t", "30", "stop"]);
+    await run("pg_ctl", ["-D", data, "-m", mode, "-w", "-t", "30", "stop"]);
     running = false;
   };
-  start();
+  await start();
   return {
     port,
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     stop,
     start,
-    destroy() {
+    async destroy() {
       try {
-        stop("immediate");
+        await stop("immediate");
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }
