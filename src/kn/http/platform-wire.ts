@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { type Json, parsedJson } from "../../core/json";
+import { type Json, parsedJson, parsedJsonObject } from "../../core/json";
 import { badResponse } from "../../upstream/http-json";
 import type { InstanceIdentity, ObjectType, Row, SubgraphEntry, SubgraphObject } from "../types";
 
@@ -26,7 +26,7 @@ const list = <T extends z.ZodType>(item: T) =>
     .array(item)
     .nullish()
     .transform((v): z.output<T>[] => v ?? []);
-const jsonRecord = z.record(z.string(), parsedJson);
+const jsonRecord = parsedJsonObject;
 const identitySchema = jsonRecord;
 
 // ---------------------------------------------------------------------------
