@@ -13,9 +13,9 @@ import { startServer, type TestServer } from "../helpers/server";
  * settings), while clients keep calling both the knowledge RPCs that need the
  * platform and the MemRecall RPCs that do not.
  */
-const UPSTREAM_TIMEOUT_MS = 600;
+const UPSTREAM_TIMEOUT_MS = 1500;
 /** Longer than any call's sequence of upstream round trips, each cut at UPSTREAM_TIMEOUT_MS. */
-const PLATFORM_DELAY_MS = 4000;
+const PLATFORM_DELAY_MS = 6000;
 const PHASE_MS = 1500;
 
 let sim: Simulator;
@@ -104,7 +104,7 @@ describe("the platform slow or failing while other RPCs are called", () => {
     const during = within("other", marks.slow, marks.healed);
     expect(during.length).toBeGreaterThan(20);
     expect(during.filter((o) => o.code !== "ok")).toEqual([]);
-    // They never wait behind the platform's calls (which take the upstream timeout, 600 ms).
+    // They never wait behind the platform's calls (which take the upstream timeout).
     expect(Math.max(...during.map((o) => o.ms))).toBeLessThan(UPSTREAM_TIMEOUT_MS);
   });
 
