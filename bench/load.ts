@@ -34,6 +34,8 @@ const PROFILE_DIR = arg("profile-dir", "bench/profiles");
 const TARGET_MAX_MS = 5000;
 const TARGET_P99_MS = 2000;
 const TARGET_CPU_MS: Partial<Record<RpcName, number>> = { RetrieveSchema: 2, KnSearch: 4 };
+/** How long the server idles after a run before its RSS is read again. */
+const IDLE_MS = 10_000;
 /** Calls per RPC of the single-client CPU measure (after as many to warm up). */
 const CPU_CALLS = 200;
 
@@ -129,6 +131,9 @@ async function mixed(server: ServerProcess, label: string, call: Parameters<type
   const clientShare = (clientCpu.user + clientCpu.system) / 1e6 / elapsed;
   const rssAfter = server.rssMiB();
   const metrics = await server.metrics();
+  // V8 keeps the heap it grew for the allocation rate until the loop idles: RSS once the load stopped.
+  await new Promise((r) => setTimeout(r, IDLE_MS));
+  const rssIdle = server.rssMiB();
   const gauge = (name: string) => Number(new RegExp(`^contextloader_${name} ([\\d.e+-]+)$`, "m").exec(metrics)?.[1]);
 
   line(`load ${label}: ${what}`, `${CLIENTS} clients, ${SECONDS} s`);
@@ -163,7 +168,7 @@ async function mixed(server: ServerProcess, label: string, call: Parameters<type
   );
   line(
     `load ${label}: server RSS`,
-    `${rssBefore.toFixed(0)} MiB before, ${rssAfter.toFixed(0)} MiB after (peak ${rssPeak.toFixed(0)} MiB)`,
+    `${rssBefore.toFixed(0)} MiB before, ${rssAfter.toFixed(0)} MiB after (peak ${rssPeak.toFixed(0)} MiB), ${rssIdle.toFixed(0)} MiB ${IDLE_MS / 1000} s later`,
   );
   const mib = (name: string) => `${(gauge(name) / 1024 / 1024).toFixed(0)} MiB`;
   line(
