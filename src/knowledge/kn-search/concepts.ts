@@ -69,7 +69,7 @@ export async function recallConcepts(
   // Asked for the union so that an empty answer can only mean "nothing recalled this round".
   const {
     result: union,
-    prior,
+    priorUnion,
     recorded,
   } = await recordSchemaRound({ ...deps, backend }, ctx, {
     query: input.query,
@@ -95,14 +95,16 @@ export async function recallConcepts(
   // The rounds before this one: those read before it was recorded, unless a concurrent call of the
   // session recorded one in between (the append numbers the rounds), which only a second read shows.
   const earlier =
-    recorded.round === prior.length + 1
-      ? prior
-      : (await deps.sessions.rounds(deps.sessions.pick(""), ctx.caller, sessionId)).filter(
-          (r) => r.round < recorded.round,
+    recorded.round === priorUnion.rounds + 1
+      ? priorUnion
+      : unionOf(
+          (await deps.sessions.rounds(deps.sessions.pick(""), ctx.caller, sessionId)).filter(
+            (r) => r.round < recorded.round,
+          ),
         );
   return {
     round: recorded.object_types,
-    shown: newSince(unionOf(earlier), recorded),
+    shown: newSince(earlier, recorded),
     networks: backend.fetched,
     warnings,
   };

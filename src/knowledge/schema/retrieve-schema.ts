@@ -8,6 +8,7 @@ import type { SchemaDeps } from "../deps";
 import { aliasLinksOf } from "../matching/aliases";
 import { type Candidate, MAX_LLM_CANDIDATES, type Ranking, rankWithLlm, rankWithoutLlm } from "../relevance/rank";
 import {
+  merge,
   newSince,
   type RecalledActionType,
   type RecalledObjectType,
@@ -46,11 +47,11 @@ export async function retrieveSchema(
   return (await recordSchemaRound(deps, ctx, input)).result;
 }
 
-/** A schema recall as retrieveSchema answers it, with the session's rounds before it and the round it recorded. */
+/** A schema recall as retrieveSchema answers it, with the session's schema before it and the round it recorded. */
 export interface RecordedSchemaRound {
   result: SchemaResult;
-  /** The session's rounds read before this one was recorded. */
-  prior: SchemaRound[];
+  /** The union of the session's rounds read before this one was recorded. */
+  priorUnion: SessionSchema;
   /** The round recorded; undefined when nothing was recalled (and nothing recorded). */
   recorded: SchemaRound | undefined;
 }
@@ -112,7 +113,7 @@ export async function recordSchemaRound(
     });
     return {
       result: answer(prior.length, { object_types: [], relation_types: [], action_types: [] }),
-      prior,
+      priorUnion: unionOf(prior),
       recorded: undefined,
     };
   }
@@ -130,9 +131,10 @@ export async function recordSchemaRound(
     "schema recalled",
   );
   const recorded = { ...recalled, round };
+  const priorUnion = unionOf(prior);
   return {
-    result: answer(round, input.return_union ? unionOf([...prior, recorded]) : newSince(unionOf(prior), recalled)),
-    prior,
+    result: answer(round, input.return_union ? merge(priorUnion, [recorded]) : newSince(priorUnion, recalled)),
+    priorUnion,
     recorded,
   };
 }
