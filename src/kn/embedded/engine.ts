@@ -156,23 +156,12 @@ export class EmbeddedBackend implements KnowledgeNetworkBackend {
     const matches = evaluateCondition(store, q.condition);
     const sortKeys = sortKeysOf(store, q.sort);
     const scored = matches.scores.size > 0;
-    const keyOf = (i: number): Json[] => [
-      ...sortKeys.map((s) => (s.field === "_score" ? (matches.scores.get(i) ?? 0) : (store.rows[i]![s.field] ?? null))),
-      ...store.type.primary_keys.map((k) => store.rows[i]![k] ?? null),
-    ];
     const directions = [...sortKeys.map((s) => s.direction), ...store.type.primary_keys.map(() => "asc" as const)];
-    const compare = (a: Json[], b: Json[]) => {
-      for (let k = 0; k < a.length; k++) {
-        const c = compareValues(a[k], b[k]);
-        if (c !== 0) return directions[k] === "desc" ? -c : c;
-      }
-      return 0;
-    };
     // Rows come in primary-key order; only a score or an explicit sort needs a sort.
     let ordered = matches.rows;
     if (scored || q.sort !== undefined) {
-      const keys = new Map(ordered.map((i) => [i, keyOf(i)]));
-      ordered = [...ordered].sort((a, b) => compare(keys.get(a)!, keys.get(b)!));
+      const keys = new Map(ordered.map((i) => [i, sortKeyOf(store, sortKeys, matches.scores, i)]));
+      ordered = [...ordered].sort((a, b) => compareKeys(keys.get(a)!, keys.get(b)!, directions));
     }
     let from = 0;
     if (q.search_after !== undefined) {
@@ -190,7 +179,11 @@ export class EmbeddedBackend implements KnowledgeNetworkBackend {
         });
       }
       const after = q.search_after;
-      while (from < ordered.length && compare(keyOf(ordered[from]!), after) <= 0) from++;
+      while (
+        from < ordered.length &&
+        compareKeys(sortKeyOf(store, sortKeys, matches.scores, ordered[from]!), after, directions) <= 0
+      )
+        from++;
     }
     const page = ordered.slice(from, from + q.limit);
     const datas = page.map((i) => {
@@ -200,7 +193,8 @@ export class EmbeddedBackend implements KnowledgeNetworkBackend {
     });
     const result: ObjectQueryResult = { datas };
     if (q.need_total) result.total_count = matches.rows.length;
-    if (from + q.limit < ordered.length && page.length > 0) result.search_after = keyOf(page[page.length - 1]!);
+    if (from + q.limit < ordered.length && page.length > 0)
+      result.search_after = sortKeyOf(store, sortKeys, matches.scores, page[page.length - 1]!);
     return result;
   }
 
@@ -628,6 +622,28 @@ function summary(kn: KnowledgeNetwork): KnowledgeNetworkSummary {
 /** The key of an instance's series: its primary key value (composite keys joined as in `_instance_id`). */
 function pkKey(type: ObjectType, row: Record<string, Json>): string {
   return type.primary_keys.map((k) => valueKey(row[k] ?? null)).join("_");
+}
+
+/*
+ * Module functions rather than closures made per query: tsx keeps function
+ * names, a defineProperty per closure, and kn_search sends a hundred queries.
+ */
+
+/** A row's sort key: its value of each sort field (`_score` from the scores), then its primary keys. */
+function sortKeyOf(store: ObjectStore, sortKeys: SortField[], scores: Map<number, number>, i: number): Json[] {
+  const row = store.rows[i]!;
+  return [
+    ...sortKeys.map((s) => (s.field === "_score" ? (scores.get(i) ?? 0) : (row[s.field] ?? null))),
+    ...store.type.primary_keys.map((k) => row[k] ?? null),
+  ];
+}
+
+function compareKeys(a: Json[], b: Json[], directions: readonly ("asc" | "desc")[]): number {
+  for (let k = 0; k < a.length; k++) {
+    const c = compareValues(a[k], b[k]);
+    if (c !== 0) return directions[k] === "desc" ? -c : c;
+  }
+  return 0;
 }
 
 function sortKeysOf(store: ObjectStore, sort: SortField[] | undefined): SortField[] {
