@@ -88,9 +88,9 @@ describe("admission control", () => {
     const admission = new Admission({ maxInFlight: 1, maxQueued: 1, maxWaitMs: 400 }, observer);
     await admission.enter(never);
     const queued = admission.enter(never);
-    const started = performance.now();
     const err = await admission.enter(never).catch((e: unknown) => e);
-    expect(performance.now() - started).toBeLessThan(50);
+    // At once: the call already waiting has not reached its 400 ms yet.
+    expect(admission.queued).toBe(1);
     expect(err).toBeInstanceOf(ToolError);
     expect(err).toMatchObject({ code: "resource_exhausted", reason: "OVERLOADED" });
     // About one queue wait, jittered: 400..800 ms.
@@ -182,6 +182,10 @@ describe("admission control on the real server", () => {
 
   it("answers a Connect call that waited too long 429 RESOURCE_EXHAUSTED with Retry-After and RetryInfo", async () => {
     const slow = await holdTheSlot();
+    let slowDone = false;
+    void slow.done.then(() => {
+      slowDone = true;
+    });
     const started = performance.now();
     const res = await fetch(`${server.baseUrl}/contextloader.memrecall.v1.MemRecallService/Handoff`, {
       method: "POST",
@@ -191,8 +195,9 @@ describe("admission control on the real server", () => {
     const waited = performance.now() - started;
     const body = (await res.json()) as { code: string; message: string; details: { type: string; value: string }[] };
     expect(res.status).toBe(429);
+    // It waited its 300 ms, and was refused while the slow call still held the slot.
     expect(waited).toBeGreaterThanOrEqual(290);
-    expect(waited).toBeLessThan(SLOW_MS);
+    expect(slowDone).toBe(false);
     expect(body.code).toBe("resource_exhausted");
     const retryAfter = Number(res.headers.get("retry-after"));
     expect(retryAfter).toBeGreaterThanOrEqual(1);
@@ -213,12 +218,11 @@ describe("admission control on the real server", () => {
     const slow = await holdTheSlot();
     const grpc = createClient(MemRecallService, createGrpcTransport({ baseUrl: server.baseUrl }));
     const headers = { "x-account-id": "u-adm" };
-    const started = performance.now();
     const expired = await failure(
       grpc.handoff({ reason: "done", searchSummary: "找到了", confidence: 0.5 }, { headers, timeoutMs: 100 }),
     );
+    // Its 100 ms deadline came before the 300 ms the queue allows: the caller's deadline wins.
     expect(expired.code).toBe(Code.DeadlineExceeded);
-    expect(performance.now() - started).toBeLessThan(290);
     const refused = await failure(
       grpc.handoff({ reason: "done", searchSummary: "找到了", confidence: 0.5 }, { headers }),
     );
@@ -245,14 +249,18 @@ describe("admission control on the real server", () => {
     await slow.done;
   });
 
-  it("still answers health checks and probes at once while every slot is taken, and counts what it refused", async () => {
+  it("still answers health checks and probes while every slot is taken, and counts what it refused", async () => {
     const slow = await holdTheSlot();
-    const started = performance.now();
+    let slowDone = false;
+    void slow.done.then(() => {
+      slowDone = true;
+    });
     const health = await createClient(Health, createGrpcTransport({ baseUrl: server.baseUrl })).check({ service: "" });
     const healthz = await fetch(`${server.baseUrl}/healthz`);
     expect(health.status).toBe(HealthCheckResponse_ServingStatus.SERVING);
     expect(healthz.status).toBe(200);
-    expect(performance.now() - started).toBeLessThan(250);
+    // Answered while the one slot was still taken: they did not wait for it.
+    expect(slowDone).toBe(false);
     expect(await gauge("contextloader_calls_in_flight")).toBe(1);
     const text = await fetch(`${server.baseUrl}/metrics`).then((r) => r.text());
     expect(text).toMatch(/^contextloader_calls_refused_total\{reason="waited_too_long"\} [1-9]/m);

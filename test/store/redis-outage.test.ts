@@ -98,7 +98,9 @@ describe("Redis stopped and started again under load", () => {
       expect(o.code).toBe("unavailable");
       expect(o.message).toMatch(/session store \(Redis\)/);
       expect(o.hint).toMatch(/Retry the same call/);
-      expect(o.ms).toBeLessThan(COMMAND_TIMEOUT_MS + 500);
+      // Promptly: a call never waits on a Redis that is known to be gone (nor longer than a command timeout
+      // or so on a busy machine).
+      expect(o.ms).toBeLessThan(3 * COMMAND_TIMEOUT_MS);
     }
   });
 
