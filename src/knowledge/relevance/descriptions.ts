@@ -35,7 +35,9 @@ interface Entry {
  * segmenting them was most of those calls' CPU. Keyed by the text itself, an
  * entry can never be stale: a network that changes describes its concepts
  * with new texts, and the old ones leave as the least recently used.
- * Questions are not cached: they differ from call to call.
+ * Questions go through it too: one kn_search ranks relation types,
+ * properties and search fields against the same question, and a question,
+ * used once, is the first to leave.
  */
 export class DescriptionCache {
   private readonly entries = new Map<string, Entry>();

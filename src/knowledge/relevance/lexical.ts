@@ -1,5 +1,4 @@
 import { weightedCoverage } from "../../core/scores";
-import { contentTokens } from "../../core/text";
 import type { DescriptionCache } from "./descriptions";
 
 /**
@@ -10,7 +9,7 @@ import type { DescriptionCache } from "./descriptions";
  * descriptions' normalised texts come from `cache`.
  */
 export function lexicalRelevance(question: string, descriptions: readonly string[], cache: DescriptionCache): number[] {
-  const tokens = contentTokens(question);
+  const tokens = [...cache.words(question).tokens];
   return descriptions.map((d) => {
     const text = cache.words(d).normalized;
     return weightedCoverage(

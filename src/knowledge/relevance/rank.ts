@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { CallContext } from "../../core/call-context";
 import { clamp01, round3, weightedCoverage } from "../../core/scores";
-import { contentTokens, normalizeText } from "../../core/text";
+import { normalizeText } from "../../core/text";
 import { ToolError } from "../../errors/tool-error";
 import type { ChatMessage, LlmClient } from "../../upstream/llm-client";
 import { askJson, type Reading, readJsonObject } from "../../upstream/llm-json";
@@ -63,13 +63,7 @@ export async function rankWithoutLlm(
       });
     }
   }
-  const [[q], docs] = await Promise.all([
-    deps.descriptions.embedder.embed(ctx, [question]),
-    deps.descriptions.embeddings(
-      ctx,
-      candidates.map((c) => c.text),
-    ),
-  ]);
+  const [q, ...docs] = await deps.descriptions.embeddings(ctx, [question, ...candidates.map((c) => c.text)]);
   const lexical = lexicalScores(question, candidates, deps.descriptions);
   const normalizedQuestion = normalizeText(question);
   const scores = candidates.map((c, i) => {
@@ -97,7 +91,7 @@ function withSignalCheck(r: Ranking): Ranking {
 
 /** Share of the question's token weight (rarer tokens weigh more) found in each candidate. */
 function lexicalScores(question: string, candidates: readonly Candidate[], descriptions: DescriptionCache): number[] {
-  const q = contentTokens(question);
+  const q = [...descriptions.words(question).tokens];
   const docs = candidates.map((c) => descriptions.words(c.text));
   const idf = (t: string) => {
     const df = docs.filter((d) => d.tokens.has(t)).length;

@@ -18,8 +18,9 @@ export async function semanticRelevance(
 ): Promise<number[]> {
   if (texts.length === 0) return [];
   const lexical = lexicalRelevance(question, texts, descriptions);
+  // The question in a request of its own: batchSize counts descriptions.
   const [[q], vectors] = await Promise.all([
-    descriptions.embedder.embed(ctx, [question]),
+    descriptions.embeddings(ctx, [question]),
     descriptions.embeddings(ctx, texts, batchSize),
   ]);
   return texts.map((_, i) => round3(0.6 * lexical[i]! + 0.4 * Math.max(0, cosine(q!, vectors[i]!))));
