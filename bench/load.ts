@@ -171,7 +171,7 @@ async function mixed(server: ServerProcess, label: string, call: Parameters<type
   const mib = (name: string) => `${(gauge(name) / 1024 / 1024).toFixed(0)} MiB`;
   line(
     `load ${label}: where the memory is`,
-    `V8 heap used ${mib("nodejs_heap_size_used_bytes")} of ${mib("nodejs_heap_size_total_bytes")}, outside the heap ${mib("nodejs_external_memory_bytes")}; sessions ${gauge("session_store_entries")} entries, ${mib("session_store_bytes")} of JSON; memory index ${gauge("memory_index_memories")} memories of ${gauge("memory_index_users")} users, ${mib("memory_index_embedding_bytes")} of embeddings`,
+    `V8 heap used ${mib("nodejs_heap_size_used_bytes")} (garbage not yet collected included) of ${mib("nodejs_heap_size_total_bytes")}, outside the heap ${mib("nodejs_external_memory_bytes")}; sessions ${gauge("session_store_entries")} entries, ${mib("session_store_bytes")} of JSON; memory index ${gauge("memory_index_memories")} memories of ${gauge("memory_index_users")} users, ${mib("memory_index_embedding_bytes")} of embeddings`,
   );
   line(
     `load ${label}: event-loop delay`,
