@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -40,7 +40,6 @@ export async function startServerProcess(
   const dir = mkdtempSync(join(tmpdir(), "load-"));
   const port = await freePort();
   const logPath = join(dir, "server.log");
-  const { openSync } = await import("node:fs");
   const out = openSync(logPath, "a");
   const child: ChildProcess = spawn(process.execPath, [...nodeArgs, "--import", tsxLoader, "src/main.ts"], {
     cwd: root,
@@ -54,6 +53,9 @@ export async function startServerProcess(
     stdio: ["ignore", out, out],
   });
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  // A benchmark that fails or is interrupted does not leave its server running.
+  const orphaned = () => child.kill("SIGKILL");
+  process.once("exit", orphaned);
   const baseUrl = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 30_000;
   for (;;) {
@@ -92,6 +94,7 @@ export async function startServerProcess(
       const timer = setTimeout(() => child.kill("SIGKILL"), waitMs);
       const code = await exited;
       clearTimeout(timer);
+      process.off("exit", orphaned);
       rmSync(dir, { recursive: true, force: true });
       return code;
     },
