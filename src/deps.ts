@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import type { Config, KnowledgeSource } from "./config";
 import { newTraceId } from "./core/ids";
+import { tokenize } from "./core/text";
 import type { KnowledgeNetworkBackend } from "./kn/backend";
 import { EmbeddedBackend } from "./kn/embedded/engine";
 import { createHttpBackend } from "./kn/http/http-backend";
@@ -10,6 +11,7 @@ import { DescriptionCache } from "./knowledge/relevance/descriptions";
 import { KnowledgeSessions } from "./knowledge/session";
 import { MemoryIndex } from "./memrecall/memory-index";
 import type { MemRecallDeps } from "./memrecall/memrecall-service";
+import { idfOf } from "./memrecall/search-text";
 import { ObjectTypeCache } from "./resolver/object-types";
 import type { ResolverDeps } from "./resolver/resolve";
 import type { ReadinessCheck } from "./server/probes";
@@ -35,7 +37,7 @@ export interface Deps {
   readiness: ReadinessCheck[];
   /** What the in-process caches and indexes hold, as /metrics gauges: where the memory goes. */
   usage: { name: string; help: string; read(): number }[];
-  /** Prepares what must be ready before the first call (the memory store's schema). */
+  /** Prepares what must be ready before the first call (the memory store's schema, tables loaded on first use). */
   start(): Promise<void>;
   /** Closes every pool, connection and store. */
   close(): Promise<void>;
@@ -141,7 +143,13 @@ export function buildDeps(config: Config, log: Logger, overrides: { backend?: Cl
         read: () => index.usage().embeddingBytes,
       },
     ],
-    start: () => memories.migrate(),
+    async start() {
+      await memories.migrate();
+      // jieba's IDF table and its search segmentation load on first use, a 500 ms pause of the event
+      // loop: at start-up, not in the first calls.
+      idfOf("预热");
+      tokenize("预热");
+    },
     async close() {
       backend.close?.();
       dataRetrieval?.close();
