@@ -11,6 +11,7 @@ import { benchMemRecall } from "./memrecall";
 import { benchMentions } from "./mentions";
 import { benchResolver } from "./resolver";
 import { benchTimeFacts } from "./time-facts";
+import { benchUnary } from "./unary";
 
 const benches: Record<string, () => Promise<void>> = {
   engine: benchEngine,
@@ -21,6 +22,7 @@ const benches: Record<string, () => Promise<void>> = {
   "resolver-time-facts": benchTimeFacts,
   "memory-store": benchMemoryStore,
   memrecall: benchMemRecall,
+  unary: benchUnary,
 };
 
 async function main(): Promise<void> {
