@@ -10,6 +10,7 @@ import { findSkills } from "../src/knowledge/kn-tools/find-skills/find-skills";
 import { findSkillsInput } from "../src/knowledge/kn-tools/find-skills/input";
 import { searchSchemaInput } from "../src/knowledge/kn-tools/search-schema/input";
 import { searchSchema } from "../src/knowledge/kn-tools/search-schema/search-schema";
+import { DescriptionCache } from "../src/knowledge/relevance/descriptions";
 import { localEmbedder } from "../src/upstream/embeddings";
 import { formatMicros, line, percentile, timeEach } from "./stats";
 
@@ -70,7 +71,13 @@ async function runCases(size: string, backend: KnowledgeNetworkBackend, ctx: Cal
 }
 
 function cases(): Case[] {
-  const deps = (backend: KnowledgeNetworkBackend) => ({ backend, embedder: localEmbedder, reranker: undefined });
+  const descriptions = new DescriptionCache(localEmbedder);
+  const deps = (backend: KnowledgeNetworkBackend) => ({
+    backend,
+    embedder: localEmbedder,
+    reranker: undefined,
+    descriptions,
+  });
   const schema = (args: Record<string, unknown>) => (b: KnowledgeNetworkBackend, ctx: CallContext) =>
     searchSchema(deps(b), ctx, searchSchemaInput.parse({ kn_id: KN, ...args }));
   const actions = (args: Record<string, unknown>) => (b: KnowledgeNetworkBackend, ctx: CallContext) =>

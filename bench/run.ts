@@ -15,6 +15,7 @@ import { benchRecall } from "./recall";
 import { benchResolver } from "./resolver";
 import { benchTimeFacts } from "./time-facts";
 import { benchTokens } from "./tokens";
+import { benchUnary } from "./unary";
 
 const benches: Record<string, () => Promise<void>> = {
   engine: benchEngine,
@@ -29,6 +30,7 @@ const benches: Record<string, () => Promise<void>> = {
   memrecall: benchMemRecall,
   recall: benchRecall,
   tokens: benchTokens,
+  unary: benchUnary,
 };
 
 async function main(): Promise<void> {

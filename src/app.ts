@@ -4,10 +4,11 @@ import type { Logger } from "pino";
 import type { Config } from "./config";
 import { buildDeps, type ClosableBackend } from "./deps";
 import { httpRoutes, productServices, routes } from "./routes";
+import { Admission } from "./server/admission";
 import { createCors } from "./server/cors";
 import { HealthState } from "./server/health";
 import { createHttpRoutes } from "./server/http-routes";
-import { callInterceptor } from "./server/interceptors";
+import { admissionInterceptor, callInterceptor } from "./server/interceptors";
 import { Listener } from "./server/listener";
 import { createMetrics, type Metrics } from "./server/metrics";
 import { probeRoutes } from "./server/probes";
@@ -38,6 +39,11 @@ export function createApp(config: Config, log: Logger, overrides: { backend?: Cl
   const stopping = new AbortController();
   // Every call in flight listens to this signal (connect's shutdownSignal): no listener cap.
   setMaxListeners(0, stopping.signal);
+  // One bound for RPCs and JSON routes alike: they share the event loop.
+  const admission = new Admission(config.server.admission, metrics.admission);
+  metrics.gauge("contextloader_calls_in_flight", "Calls in progress (RPCs and JSON routes).", () => admission.inFlight);
+  metrics.gauge("contextloader_calls_queued", "Calls waiting for a slot.", () => admission.queued);
+  for (const u of deps.usage) metrics.gauge(u.name, u.help, u.read);
 
   const rpc = createRpcHandler({
     routes: routes(deps, health),
@@ -52,7 +58,7 @@ export function createApp(config: Config, log: Logger, overrides: { backend?: Cl
       // Agents compose JSON by hand: a misspelt field is an error, not silently ignored.
       // Zero values are written too, so every answer has the spec's full shape (false, 0, [] included).
       jsonOptions: JSON_OPTIONS,
-      interceptors: [callInterceptor({ log, metrics })],
+      interceptors: [callInterceptor({ log, metrics }), admissionInterceptor(admission)],
       shutdownSignal: stopping.signal,
     },
     fallback: createHttpRoutes({
@@ -62,6 +68,8 @@ export function createApp(config: Config, log: Logger, overrides: { backend?: Cl
       ],
       metrics,
       log,
+      admission,
+      stopping: stopping.signal,
     }),
     log,
   });

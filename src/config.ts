@@ -16,6 +16,7 @@ import {
   timeZone,
 } from "./config-fields";
 import type { HttpBackendOptions } from "./kn/http/http-backend";
+import type { AdmissionSettings } from "./server/admission";
 
 /**
  * Every setting of the service, read from the environment once at start-up,
@@ -43,6 +44,8 @@ export interface Config {
     compressMinBytes: number;
     /** How long in-flight calls may run after SIGTERM/SIGINT before they are cut, ms. */
     shutdownGraceMs: number;
+    /** Calls in progress at most, calls waiting at most, and how long one may wait (ADMISSION_*). */
+    admission: AdmissionSettings;
   };
   /** pino level. */
   logLevel: LogLevel;
@@ -78,6 +81,8 @@ export interface Config {
     redis: { url: string; cluster: boolean; commandTimeoutMs: number } | undefined;
     maxValueBytes: number;
     maxMemoryEntries: number;
+    /** In-memory session values kept at most, counted as their JSON size, bytes. */
+    maxMemoryBytes: number;
   };
   /** The outbound services besides the knowledge networks; each is undefined when its URL is not set. */
   clients: {
@@ -124,6 +129,9 @@ const envSchema = z.object({
   WRITE_MAX_BYTES: integer("WRITE_MAX_BYTES", 1024, 256 * 1024 * 1024).default(32 * 1024 * 1024),
   COMPRESS_MIN_BYTES: integer("COMPRESS_MIN_BYTES", 0, 256 * 1024 * 1024).default(64 * 1024),
   SHUTDOWN_GRACE_MS: integer("SHUTDOWN_GRACE_MS", 0, 600_000).default(10_000),
+  ADMISSION_MAX_IN_FLIGHT: integer("ADMISSION_MAX_IN_FLIGHT", 1, 100_000).default(64),
+  ADMISSION_MAX_QUEUED: integer("ADMISSION_MAX_QUEUED", 0, 1_000_000).default(1000),
+  ADMISSION_MAX_WAIT_MS: integer("ADMISSION_MAX_WAIT_MS", 1, 600_000).default(1000),
   LOG_LEVEL: logLevel.default("info"),
   // knowledge
   ONTOLOGY_MANAGER_URL: httpUrl.optional(),
@@ -171,6 +179,7 @@ const envSchema = z.object({
   REDIS_COMMAND_TIMEOUT_MS: integer("REDIS_COMMAND_TIMEOUT_MS", 1, 60_000).default(2000),
   SESSION_VALUE_MAX_BYTES: integer("SESSION_VALUE_MAX_BYTES", 1024, 64 * 1024 * 1024).default(1024 * 1024),
   SESSION_MAX_ENTRIES: integer("SESSION_MAX_ENTRIES", 100, 100_000_000).default(100_000),
+  SESSION_MAX_BYTES: integer("SESSION_MAX_BYTES", 1024 * 1024, 64 * 1024 * 1024 * 1024).default(64 * 1024 * 1024),
   // clients
   LLM_BASE_URL: httpUrl.optional(),
   LLM_API_KEY: z.string().trim().optional(),
@@ -220,6 +229,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
           : { url: e.REDIS_URL, cluster: e.REDIS_CLUSTER === "true", commandTimeoutMs: e.REDIS_COMMAND_TIMEOUT_MS },
       maxValueBytes: e.SESSION_VALUE_MAX_BYTES,
       maxMemoryEntries: e.SESSION_MAX_ENTRIES,
+      maxMemoryBytes: e.SESSION_MAX_BYTES,
     },
     clients: clientsSection(e),
   };
@@ -258,6 +268,11 @@ function serverSection(e: Env): Config["server"] {
     writeMaxBytes: e.WRITE_MAX_BYTES,
     compressMinBytes: e.COMPRESS_MIN_BYTES,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
+    admission: {
+      maxInFlight: e.ADMISSION_MAX_IN_FLIGHT,
+      maxQueued: e.ADMISSION_MAX_QUEUED,
+      maxWaitMs: e.ADMISSION_MAX_WAIT_MS,
+    },
   };
 }
 

@@ -1,16 +1,19 @@
 import type { Logger } from "pino";
 import type { Config, KnowledgeSource } from "./config";
 import { newTraceId } from "./core/ids";
+import { tokenize } from "./core/text";
 import type { KnowledgeNetworkBackend } from "./kn/backend";
 import { EmbeddedBackend } from "./kn/embedded/engine";
 import { createHttpBackend } from "./kn/http/http-backend";
 import type { KnowledgeDeps } from "./knowledge/deps";
 import { loadVocabulary } from "./knowledge/matching/vocabulary";
+import { DescriptionCache } from "./knowledge/relevance/descriptions";
 import { KnowledgeSessions } from "./knowledge/session";
 import { loadGlossary } from "./memrecall/glossary";
 import { memoryEmbedder } from "./memrecall/lexical-embedder";
 import type { MemRecallDeps } from "./memrecall/memories-deps";
 import { MemoryIndex } from "./memrecall/memory-index";
+import { idfOf } from "./memrecall/search-text";
 import { ObjectTypeCache } from "./resolver/object-types";
 import type { ResolverDeps } from "./resolver/resolve";
 import type { ReadinessCheck } from "./server/probes";
@@ -34,7 +37,9 @@ export interface Deps {
   memrecall: MemRecallDeps;
   /** The dependencies /readyz checks. */
   readiness: ReadinessCheck[];
-  /** Prepares what must be ready before the first call (the memory store's schema). */
+  /** What the in-process caches and indexes hold, as /metrics gauges: where the memory goes. */
+  usage: { name: string; help: string; read(): number }[];
+  /** Prepares what must be ready before the first call (the memory store's schema, tables loaded on first use). */
   start(): Promise<void>;
   /** Closes every pool, connection and store. */
   close(): Promise<void>;
@@ -50,6 +55,7 @@ export function buildDeps(config: Config, log: Logger, overrides: { backend?: Cl
   const inProcess = new InProcessSessionStore({
     maxValueBytes: config.sessions.maxValueBytes,
     maxEntries: config.sessions.maxMemoryEntries,
+    maxBytes: config.sessions.maxMemoryBytes,
     log,
   });
   const redis = config.sessions.redis
@@ -65,6 +71,7 @@ export function buildDeps(config: Config, log: Logger, overrides: { backend?: Cl
   const vocabulary = loadVocabulary(config.matching.vocabularyPaths);
   const glossary = loadGlossary(config.memrecall.glossaryPaths);
   const memoryEmbeddings = config.clients.embeddings ? embedder : memoryEmbedder(glossary);
+  const index = new MemoryIndex(memories, config.memrecall.indexUsers);
   log.info(
     {
       sessions: redis ? "redis (default) + in_memory" : "in_memory",
@@ -84,6 +91,7 @@ export function buildDeps(config: Config, log: Logger, overrides: { backend?: Cl
       backend,
       sessions: new KnowledgeSessions({ memory: inProcess, redis }),
       embedder,
+      descriptions: new DescriptionCache(embedder),
       reranker,
       llm,
       dataRetrieval,
@@ -104,7 +112,7 @@ export function buildDeps(config: Config, log: Logger, overrides: { backend?: Cl
       embedder: memoryEmbeddings,
       glossary,
       llm,
-      index: new MemoryIndex(memories, config.memrecall.indexUsers),
+      index,
       maxSearchesPerSession: config.memrecall.maxSearchesPerSession,
       semanticFloor: config.memrecall.semanticFloor,
       semanticCeiling: config.memrecall.semanticCeiling,
@@ -116,7 +124,40 @@ export function buildDeps(config: Config, log: Logger, overrides: { backend?: Cl
       ...(redis ? [{ name: "redis", check: () => redis.ping() }] : []),
       { name: `memory-store (${memories.kind})`, check: () => memories.ping() },
     ],
-    start: () => memories.migrate(),
+    usage: [
+      {
+        name: "contextloader_session_store_entries",
+        help: "Entries of the in-process session store (sessions and caches when there is no Redis).",
+        read: () => inProcess.usage.entries,
+      },
+      {
+        name: "contextloader_session_store_bytes",
+        help: "Values of the in-process session store, as JSON bytes (bounded by SESSION_MAX_BYTES).",
+        read: () => inProcess.usage.bytes,
+      },
+      {
+        name: "contextloader_memory_index_users",
+        help: "Users whose memory search index is in memory (at most MEMRECALL_INDEX_USERS).",
+        read: () => index.usage().users,
+      },
+      {
+        name: "contextloader_memory_index_memories",
+        help: "Memories in the in-memory search indexes.",
+        read: () => index.usage().memories,
+      },
+      {
+        name: "contextloader_memory_index_embedding_bytes",
+        help: "Bytes of the embeddings held by the in-memory search indexes.",
+        read: () => index.usage().embeddingBytes,
+      },
+    ],
+    async start() {
+      await memories.migrate();
+      // jieba's IDF table and its search segmentation load on first use, a 500 ms pause of the event
+      // loop: at start-up, not in the first calls.
+      idfOf("预热");
+      tokenize("预热");
+    },
     async close() {
       backend.close?.();
       dataRetrieval?.close();

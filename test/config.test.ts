@@ -31,6 +31,7 @@ describe("loadConfig", () => {
       writeMaxBytes: 32 * 1024 * 1024,
       compressMinBytes: 64 * 1024,
       shutdownGraceMs: 10_000,
+      admission: { maxInFlight: 64, maxQueued: 1000, maxWaitMs: 1000 },
     });
     expect(c.logLevel).toBe("info");
     expect(c.knowledge).toEqual({ kind: "embedded", bundlePaths: [DEFAULT_BUNDLE], timeZone: "Asia/Shanghai" });
@@ -68,6 +69,9 @@ describe("loadConfig", () => {
       OPERATOR_MARKET_URL: "http://market:9000",
       UPSTREAM_TIMEOUT_MS: "5000",
       UPSTREAM_MAX_SOCKETS: "8",
+      ADMISSION_MAX_IN_FLIGHT: "8",
+      ADMISSION_MAX_QUEUED: "0",
+      ADMISSION_MAX_WAIT_MS: "250",
       UPSTREAM_ID_SPELLING: "old",
       KEYWORD_CANDIDATE_LIMIT: "20",
       KEYWORD_NEIGHBOR_CONCURRENCY: "2",
@@ -87,6 +91,7 @@ describe("loadConfig", () => {
       REDIS_COMMAND_TIMEOUT_MS: "300",
       SESSION_VALUE_MAX_BYTES: "2048",
       SESSION_MAX_ENTRIES: "1000",
+      SESSION_MAX_BYTES: "2097152",
       LLM_BASE_URL: "http://llm/v1",
       LLM_API_KEY: "k1",
       LLM_MODEL: "m1",
@@ -114,6 +119,7 @@ describe("loadConfig", () => {
         writeMaxBytes: 4096,
         compressMinBytes: 0,
         shutdownGraceMs: 0,
+        admission: { maxInFlight: 8, maxQueued: 0, maxWaitMs: 250 },
       },
       logLevel: "warn",
       knowledge: {
@@ -145,6 +151,7 @@ describe("loadConfig", () => {
         redis: { url: "redis://cache:6379", cluster: true, commandTimeoutMs: 300 },
         maxValueBytes: 2048,
         maxMemoryEntries: 1000,
+        maxMemoryBytes: 2097152,
       },
       clients: {
         llm: { baseUrl: "http://llm/v1", apiKey: "k1", model: "m1", timeoutMs: 40_000 },

@@ -1,7 +1,7 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { AgentHintSchema } from "../../gen/contextloader/common/v1/errors_pb";
 import { MissingParamsSchema } from "../../gen/contextloader/resolver/v1/resolver_pb";
-import { BadRequestSchema, ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb";
+import { BadRequestSchema, ErrorInfoSchema, RetryInfoSchema } from "../../gen/google/rpc/error_details_pb";
 import { type ErrorCode, ToolError } from "./tool-error";
 
 /** The ErrorInfo domain of every error this service returns. */
@@ -33,7 +33,7 @@ export interface MappedError {
 /**
  * Turns anything a handler threw into the ConnectError the caller receives.
  * ToolErrors keep their code and message and gain ErrorInfo (+ BadRequest,
- * AgentHint, MissingParams). ConnectErrors from the framework (deadline,
+ * AgentHint, MissingParams, RetryInfo with a Retry-After header). ConnectErrors from the framework (deadline,
  * cancellation, size limits) keep their code. Anything else is our bug: the
  * caller gets INTERNAL with the trace id, never the original text.
  */
@@ -87,6 +87,21 @@ function fromToolError(err: ToolError, traceId: string, headers: Record<string, 
   if (err.missing.length > 0) {
     details.push({ desc: MissingParamsSchema, value: { missing: err.missing, traceId } });
   }
+  if (err.retryAfterMs !== undefined) {
+    const ms = Math.max(0, Math.round(err.retryAfterMs));
+    details.push({
+      desc: RetryInfoSchema,
+      value: { retryDelay: { seconds: BigInt(Math.floor(ms / 1000)), nanos: (ms % 1000) * 1_000_000 } },
+    });
+    // Connect answers it as an HTTP header (with status 429), gRPC as a trailer: clients that read no details still see it.
+    return new ConnectError(
+      err.message,
+      codes[err.code],
+      { ...headers, "retry-after": retryAfterSeconds(ms) },
+      details,
+      err,
+    );
+  }
   return new ConnectError(err.message, codes[err.code], headers, details, err);
 }
 
@@ -107,6 +122,11 @@ function isClientGone(err: unknown): boolean {
   if (err instanceof ConnectError)
     return err.code === Code.Canceled || err.code === Code.Aborted || isClientGone(err.cause);
   return err instanceof Error && clientGoneCodes.has((err as NodeJS.ErrnoException).code ?? "");
+}
+
+/** Retry-After's value for a delay: whole seconds, rounded up, at least 1 (RFC 9110 §10.2.3). */
+export function retryAfterSeconds(ms: number): string {
+  return String(Math.max(1, Math.ceil(ms / 1000)));
 }
 
 /** "OK", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", ...: the names gRPC tooling prints. */

@@ -56,6 +56,8 @@ export interface ToolErrorInit {
   missing?: MissingPropertyParams[];
   /** A longer explanation for the JSON routes' `detail` object (e.g. the spec's `detail.message`, `session_id`). */
   detail?: Record<string, string>;
+  /** When a retry may succeed (an overloaded server): google.rpc.RetryInfo, and Retry-After on HTTP answers. */
+  retryAfterMs?: number;
   cause?: unknown;
 }
 
@@ -68,6 +70,7 @@ export class ToolError extends Error {
   readonly metadata: Record<string, string>;
   readonly missing: MissingPropertyParams[];
   readonly detail: Record<string, string>;
+  readonly retryAfterMs: number | undefined;
 
   constructor(init: ToolErrorInit) {
     super(init.message, init.cause === undefined ? undefined : { cause: init.cause });
@@ -78,6 +81,7 @@ export class ToolError extends Error {
     this.metadata = init.metadata ?? {};
     this.missing = init.missing ?? [];
     this.detail = init.detail ?? {};
+    this.retryAfterMs = init.retryAfterMs;
   }
 }
 

@@ -240,6 +240,102 @@ export const objectQuerySchema = z.object({
   include_logic_params: z.boolean().optional(),
 });
 
+const CONDITION_KEYS = new Set([
+  "operation",
+  "sub_conditions",
+  "field",
+  "fields",
+  "value",
+  "value_from",
+  "limit_key",
+  "limit_value",
+  "match_type",
+]);
+const QUERY_KEYS = new Set(["condition", "properties", "limit", "need_total", "sort", "search_after"]);
+const OPERATIONS: ReadonlySet<unknown> = new Set(["and", "or", ...LEAF_OPERATIONS]);
+const LIMIT_KEYS: ReadonlySet<unknown> = new Set(["k", "max_distance", "min_score"]);
+
+/**
+ * True when `value` is an ObjectQuery exactly as objectQuerySchema would give
+ * it back: no key the schema does not know (it would drop them), no `=` alias
+ * (it would rewrite it), every field of its type and within its limits. The
+ * embedded engine then uses it as it is; anything else goes through the
+ * schema, which normalises it or says precisely what is wrong. kn_search
+ * sends a hundred queries a call, and parsing each with the schema was a
+ * seventh of its time. test/kn/conditions.test.ts holds the two to agreement.
+ */
+export function isCanonicalObjectQuery(value: unknown): value is ObjectQuery {
+  if (!isRecord(value) || !onlyKeys(value, QUERY_KEYS)) return false;
+  const { condition, properties, limit, need_total, sort, search_after } = value;
+  return (
+    (condition === undefined || isCanonicalCondition(condition)) &&
+    (properties === undefined || isArrayOf(properties, isNonEmptyString)) &&
+    isLimit(limit) &&
+    (need_total === undefined || typeof need_total === "boolean") &&
+    (sort === undefined || isArrayOf(sort, isCanonicalSort)) &&
+    (search_after === undefined || isArrayOf(search_after, isJson))
+  );
+}
+
+const SORT_KEYS = new Set(["field", "direction"]);
+
+function isCanonicalSort(s: unknown): boolean {
+  return (
+    isRecord(s) &&
+    onlyKeys(s, SORT_KEYS) &&
+    isNonEmptyString(s["field"]) &&
+    (s["direction"] === "asc" || s["direction"] === "desc")
+  );
+}
+
+function isLimit(v: unknown): boolean {
+  return typeof v === "number" && Number.isInteger(v) && v >= 1 && v <= MAX_OBJECT_LIMIT;
+}
+
+function isCanonicalCondition(c: unknown): boolean {
+  if (!isRecord(c) || !onlyKeys(c, CONDITION_KEYS) || !OPERATIONS.has(c["operation"])) return false;
+  const subs = c["sub_conditions"];
+  if (subs === undefined) {
+    if (c["operation"] === "and" || c["operation"] === "or") return false;
+  } else if (!Array.isArray(subs) || subs.length > MAX_SUB_CONDITIONS || !subs.every(isCanonicalCondition)) {
+    return false;
+  }
+  const { field, fields, value_from, limit_key, limit_value, match_type } = c;
+  return (
+    (field === undefined || isNonEmptyString(field)) &&
+    (fields === undefined || isArrayOf(fields, isNonEmptyString)) &&
+    (value_from === undefined || value_from === "const") &&
+    (limit_key === undefined || LIMIT_KEYS.has(limit_key)) &&
+    (limit_value === undefined || (typeof limit_value === "number" && Number.isFinite(limit_value))) &&
+    (match_type === undefined || typeof match_type === "string")
+  );
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+function onlyKeys(v: Record<string, unknown>, known: ReadonlySet<string>): boolean {
+  for (const k in v) if (!known.has(k)) return false;
+  return true;
+}
+
+function isArrayOf(v: unknown, item: (x: unknown) => boolean): boolean {
+  return Array.isArray(v) && v.every(item);
+}
+
+function isNonEmptyString(v: unknown): v is string {
+  return typeof v === "string" && v.length > 0;
+}
+
+/** What jsonSchema accepts: finite numbers, and arrays and records of JSON. */
+function isJson(v: unknown): boolean {
+  if (v === null || typeof v === "string" || typeof v === "boolean") return true;
+  if (typeof v === "number") return Number.isFinite(v);
+  if (Array.isArray(v)) return v.every(isJson);
+  return isRecord(v) && Object.values(v).every(isJson);
+}
+
 export interface ObjectQueryResult {
   /** Rows, each with `_score` when the condition scored text. */
   datas: Row[];
@@ -309,6 +405,52 @@ export const subgraphQuerySchema = z.object({
     .min(1, "relation_type_paths must not be empty"),
   include_logic_params: z.boolean().optional(),
 });
+
+const PATH_KEYS = new Set(["object_types", "relation_types", "limit"]);
+const PATH_OBJECT_KEYS = new Set(["id", "condition", "sort", "limit"]);
+const PATH_EDGE_KEYS = new Set(["relation_type_id", "source_object_type_id", "target_object_type_id"]);
+
+/**
+ * The same as isCanonicalObjectQuery for subgraph queries: true when
+ * subgraphQuerySchema would give `value` back unchanged. Keyword context and
+ * kn_search send one with dozens of paths and conditions per call.
+ */
+export function isCanonicalSubgraphQuery(value: unknown): value is SubgraphQuery {
+  if (!isRecord(value) || !onlyKeys(value, SUBGRAPH_KEYS)) return false;
+  const paths = value["relation_type_paths"];
+  return Array.isArray(paths) && paths.length > 0 && paths.every(isCanonicalPath);
+}
+
+const SUBGRAPH_KEYS = new Set(["relation_type_paths"]);
+
+function isCanonicalPath(p: unknown): boolean {
+  if (!isRecord(p) || !onlyKeys(p, PATH_KEYS)) return false;
+  const { object_types, relation_types, limit } = p;
+  return (
+    Array.isArray(object_types) &&
+    object_types.length >= 2 &&
+    object_types.every(
+      (o) =>
+        isRecord(o) &&
+        onlyKeys(o, PATH_OBJECT_KEYS) &&
+        isNonEmptyString(o["id"]) &&
+        (o["condition"] === undefined || isCanonicalCondition(o["condition"])) &&
+        (o["sort"] === undefined || isArrayOf(o["sort"], isCanonicalSort)) &&
+        (o["limit"] === undefined || isLimit(o["limit"])),
+    ) &&
+    Array.isArray(relation_types) &&
+    relation_types.length >= 1 &&
+    relation_types.every(
+      (r) =>
+        isRecord(r) &&
+        onlyKeys(r, PATH_EDGE_KEYS) &&
+        isNonEmptyString(r["relation_type_id"]) &&
+        isNonEmptyString(r["source_object_type_id"]) &&
+        isNonEmptyString(r["target_object_type_id"]),
+    ) &&
+    (limit === undefined || isLimit(limit))
+  );
+}
 
 /** An object in a subgraph answer. */
 export interface SubgraphObject {

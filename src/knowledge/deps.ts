@@ -4,6 +4,7 @@ import type { Embedder } from "../upstream/embeddings";
 import type { LlmClient } from "../upstream/llm-client";
 import type { Reranker } from "../upstream/reranker";
 import type { Vocabulary } from "./matching/vocabulary";
+import type { DescriptionCache } from "./relevance/descriptions";
 import type { KnowledgeSessions } from "./session";
 
 /** Keyword context's settings (KEYWORD_* in the README). */
@@ -21,6 +22,8 @@ export interface KnowledgeDeps {
   backend: KnowledgeNetworkBackend;
   sessions: KnowledgeSessions;
   embedder: Embedder;
+  /** The words and embeddings (by `embedder`) of the texts that describe concepts, computed once per text. */
+  descriptions: DescriptionCache;
   /** The platform's reranker, when RERANKER_URL is set. */
   reranker: Reranker | undefined;
   /** The chat LLM, when LLM_BASE_URL is set. */
@@ -37,7 +40,7 @@ export interface KnowledgeDeps {
 /** What schema recall reads (also concept recall in kn_search). */
 export type SchemaDeps = Pick<
   KnowledgeDeps,
-  "backend" | "sessions" | "embedder" | "reranker" | "llm" | "aliasRelations"
+  "backend" | "sessions" | "embedder" | "descriptions" | "reranker" | "llm" | "aliasRelations"
 >;
 /** What kn_search reads, in either mode. */
 export type KnSearchDeps = SchemaDeps & Pick<KnowledgeDeps, "dataRetrieval" | "vocabulary">;
@@ -47,4 +50,4 @@ export type KeywordContextDeps = Pick<
   "backend" | "sessions" | "keywordContext" | "vocabulary" | "embedder"
 >;
 /** What concept rerank reads. */
-export type RerankDeps = Pick<KnowledgeDeps, "llm" | "embedder">;
+export type RerankDeps = Pick<KnowledgeDeps, "llm" | "descriptions">;

@@ -166,10 +166,17 @@ export interface ReturnedNodes {
 
 /** Merges rounds: one entry per (network, id), the latest round's definition winning. */
 export function unionOf(rounds: readonly SchemaRound[]): SessionSchema {
-  const objects = new Map<string, RecalledObjectType>();
-  const relations = new Map<string, RecalledRelationType>();
-  const actions = new Map<string, RecalledActionType>();
-  const kns = new Set<string>();
+  return merge({ kn_ids: [], object_types: [], relation_types: [], action_types: [], rounds: 0 }, rounds);
+}
+
+/** A union with more rounds after it: as unionOf of all of them, without going over the earlier rounds again. */
+export function merge(union: SessionSchema, rounds: readonly SchemaRound[]): SessionSchema {
+  const byKey = <T extends { kn_id: string; id: string }>(list: readonly T[]) =>
+    new Map(list.map((c) => [`${c.kn_id}/${c.id}`, c]));
+  const objects = byKey(union.object_types);
+  const relations = byKey(union.relation_types);
+  const actions = byKey(union.action_types);
+  const kns = new Set(union.kn_ids);
   for (const r of rounds) {
     for (const k of r.kn_ids) kns.add(k);
     for (const o of r.object_types) objects.set(`${o.kn_id}/${o.id}`, o);
@@ -181,7 +188,7 @@ export function unionOf(rounds: readonly SchemaRound[]): SessionSchema {
     object_types: [...objects.values()],
     relation_types: [...relations.values()],
     action_types: [...actions.values()],
-    rounds: rounds.length,
+    rounds: union.rounds + rounds.length,
   };
 }
 

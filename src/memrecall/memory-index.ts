@@ -69,6 +69,11 @@ class UserIndex {
     return this.keys.length;
   }
 
+  /** The bytes of the embedding matrix (free slots included). */
+  get embeddingBytes(): number {
+    return this.columns.byteLength;
+  }
+
   /** Adds the memory, or replaces the one with its key. */
   put(v: MemoryVector): void {
     if (this.size === 0 && v.embedding.length !== this.dims) {
@@ -272,6 +277,8 @@ export class MemoryIndex {
 
   /** Writes of one user in this process, one after another: their versions then move in commit order. */
   private readonly writing = new Map<string, Promise<unknown>>();
+  /** Users with writes committed here whose version change the session store could not record yet, and how many. */
+  private readonly unrecordedWrites = new Map<string, number>();
 
   async serially<T>(userId: string, write: () => Promise<T>): Promise<T> {
     const before = this.writing.get(userId) ?? Promise.resolve();
@@ -285,20 +292,56 @@ export class MemoryIndex {
     }
   }
 
+  /** What the index holds now, for /metrics: users loaded, their memories, the bytes of their embeddings. */
+  usage(): { users: number; memories: number; embeddingBytes: number } {
+    let memories = 0;
+    let embeddingBytes = 0;
+    for (const u of this.users.values()) {
+      memories += u.size;
+      embeddingBytes += u.embeddingBytes;
+    }
+    return { users: this.users.size, memories, embeddingBytes };
+  }
+
+  /**
+   * A committed write of the user's could not move the version in the
+   * session store (Redis down): until `recorded`, no version read for the
+   * user can be trusted here, so searches read the store (see versionOf).
+   */
+  unrecorded(userId: string): void {
+    this.unrecordedWrites.set(userId, (this.unrecordedWrites.get(userId) ?? 0) + 1);
+    this.users.delete(userId);
+  }
+
+  /** The version change of one of the user's unrecorded writes is recorded now (or needs no recording any more). */
+  recorded(userId: string): void {
+    const left = (this.unrecordedWrites.get(userId) ?? 1) - 1;
+    if (left > 0) this.unrecordedWrites.set(userId, left);
+    else this.unrecordedWrites.delete(userId);
+  }
+
+  /** True while a write of the user's made here waits for its version change to be recorded. */
+  hasUnrecorded(userId: string): boolean {
+    return this.unrecordedWrites.has(userId);
+  }
+
   /** Drops the user's index: the next search reads the store. */
   forget(userId: string): void {
     this.users.delete(userId);
   }
 
   /** True when the user's index at this version is in memory (a search then needs no store read). */
-  has(userId: string, version: number): boolean {
+  has(userId: string, version: number | undefined): boolean {
     const u = this.users.get(userId);
     return u !== undefined && u.version === version && Date.now() - u.loadedAt < MAX_AGE_MS;
   }
 
-  /** Starts loading the user's index without waiting; a failure only means the next search loads it. */
-  warm(userId: string, version: number, onError: (err: unknown) => void): void {
-    this.load(userId, version).catch(onError);
+  /**
+   * Starts loading the user's index without waiting; a failure only means the
+   * next search loads it. An unknown version loads nothing: it could not be kept.
+   */
+  warm(userId: string, version: number | undefined, onError: (err: unknown) => void): void {
+    if (version !== undefined) this.load(userId, version).catch(onError);
   }
 
   /**
@@ -308,7 +351,7 @@ export class MemoryIndex {
    */
   async rank(
     userId: string,
-    version: number,
+    version: number | undefined,
     query: IndexQuery,
     filters: MemoryFilters,
     limit: number,
@@ -351,7 +394,12 @@ export class MemoryIndex {
     u.version = version;
   }
 
-  private async load(userId: string, version: number): Promise<UserIndex> {
+  /** The user's index at `version`, kept for the next searches; at an unknown version, read for this search only. */
+  private async load(userId: string, version: number | undefined): Promise<UserIndex> {
+    if (version === undefined) {
+      const rows = await this.store.vectors(userId);
+      return new UserIndex(-1, commonestLength(rows), rows);
+    }
     const cached = this.users.get(userId);
     if (cached && this.has(userId, version)) {
       this.users.delete(userId);

@@ -53,9 +53,30 @@ export function maySeeSensitive(caller: Caller): boolean {
   return caller.scopes?.includes(SENSITIVE_SCOPE) === true;
 }
 
-/** The owner's memory version: a counter every write increments, so every cache keyed by it is invalid at once. */
-export async function versionOf(deps: MemoriesDeps, owner: string): Promise<number> {
-  return deps.sessions.counter(accountKey(owner, "mem:version"));
+/**
+ * How long this process keeps trying to record a write's version change the
+ * session store refused: past the longest cache TTL keyed by a version (hot
+ * memories, 10 minutes), no cache made before the write can still answer.
+ */
+const RECORD_RETRY_FOR_MS = 10 * 60_000;
+const RECORD_RETRY_FIRST_MS = 200;
+const RECORD_RETRY_MAX_MS = 10_000;
+
+/**
+ * The owner's memory version: a counter every write increments, so every
+ * cache keyed by it is invalid at once. Undefined when it cannot be trusted:
+ * the session store does not answer (Redis down), or a write made here is not
+ * recorded in it yet. Callers then use no cache and no kept index and read
+ * the store itself: memories stay served, only slower, while Redis is away.
+ */
+export async function versionOf(deps: MemoriesDeps, ctx: CallContext, owner: string): Promise<number | undefined> {
+  if (deps.index.hasUnrecorded(owner)) return undefined;
+  try {
+    return await deps.sessions.counter(accountKey(owner, "mem:version"));
+  } catch (err) {
+    ctx.log.warn({ err }, "memory version unreadable (session store down): reading the memory store without caches");
+    return undefined;
+  }
 }
 
 /**
@@ -63,44 +84,71 @@ export async function versionOf(deps: MemoriesDeps, owner: string): Promise<numb
  * in place when it can be. Call it inside `index.serially`: writes of one
  * owner in this process then run one after another, so versions move in
  * commit order here.
+ *
+ * When the session store cannot record the change (Redis down), the write
+ * stands (it is committed) and the change is recorded later: this process
+ * reads the owner's memories from the store until then (versionOf), and
+ * retries in the background, so caches keyed by the old version stop
+ * answering as soon as the session store is back.
  */
-export async function bumpVersion(deps: MemoriesDeps, owner: string, change: IndexChange): Promise<void> {
+export async function bumpVersion(
+  deps: MemoriesDeps,
+  ctx: CallContext,
+  owner: string,
+  change: IndexChange,
+): Promise<void> {
   let version: number;
   try {
     version = await deps.sessions.increment(accountKey(owner, "mem:version"), VERSION_TTL_MS);
   } catch (err) {
-    // The write is committed but caches keyed by the old version (searches 1 min, memories 10 min) would
-    // still answer: say so rather than acknowledge a write the next search may not see.
-    deps.index.forget(owner);
-    throw new ToolError({
-      code: "unavailable",
-      reason: "CACHE_NOT_INVALIDATED",
-      message:
-        `the memory was stored, but the session store could not record the change (${(err as Error).message}), ` +
-        "so searches may not show it for up to 10 minutes",
-      hint: {
-        message:
-          "Retry the same call once the session store (Redis) is back: storing the same memory again is harmless.",
-      },
-      cause: err,
-    });
+    ctx.log.warn({ err }, "memory version not recorded (session store down): the write stands, recording it later");
+    recordLater(deps, ctx, owner);
+    return;
   }
   deps.index.applied(owner, version, change);
 }
 
+/** Retries recording an owner's version change, with backoff, for RECORD_RETRY_FOR_MS. */
+function recordLater(deps: MemoriesDeps, ctx: CallContext, owner: string): void {
+  deps.index.unrecorded(owner);
+  const giveUpAt = Date.now() + RECORD_RETRY_FOR_MS;
+  const attempt = (delayMs: number) => {
+    const timer = setTimeout(() => {
+      deps.sessions.increment(accountKey(owner, "mem:version"), VERSION_TTL_MS).then(
+        () => {
+          deps.index.recorded(owner);
+          ctx.log.info("memory version recorded: caches of the earlier version no longer answer");
+        },
+        () => {
+          if (Date.now() < giveUpAt) attempt(Math.min(delayMs * 2, RECORD_RETRY_MAX_MS));
+          else {
+            // Every cache keyed by the old version has expired by now: nothing stale can answer.
+            deps.index.recorded(owner);
+            ctx.log.warn("memory version never recorded; the caches it would have invalidated have expired");
+          }
+        },
+      );
+    }, delayMs);
+    timer.unref();
+  };
+  attempt(RECORD_RETRY_FIRST_MS);
+}
+
 /**
- * `compute()`, through the session store's cache under `key`. Cache reads and
+ * `compute()`, through the session store's cache under `key` (none: computed). Cache reads and
  * writes never fail a call: the store is the truth, the cache only saves time.
  * A value `keep` refuses is returned but not cached.
  */
 export async function cached<T>(
   ctx: CallContext,
   deps: MemoriesDeps,
-  key: string,
+  key: string | undefined,
   ttlMs: number,
   compute: () => Promise<T>,
   keep: (value: T) => boolean = () => true,
 ): Promise<T> {
+  // No key: the version is unknown (versionOf), and no cache can be trusted.
+  if (key === undefined) return compute();
   try {
     const hit = await deps.sessions.getJson<T>(key);
     if (hit !== undefined) return hit;

@@ -25,8 +25,8 @@ type CachedRecord = Omit<MemoryRecord, "created_at" | "updated_at"> & { created_
  */
 export async function getMemoryDetail(deps: MemoriesDeps, ctx: CallContext, memoryKey: string): Promise<MemoryDetail> {
   const owner = ownerOf(ctx.caller);
-  const version = await versionOf(deps, owner);
-  const key = accountKey(owner, `mem:detail:${version}:${digest(memoryKey)}`);
+  const version = await versionOf(deps, ctx, owner);
+  const key = version === undefined ? undefined : accountKey(owner, `mem:detail:${version}:${digest(memoryKey)}`);
   const hit = await cached<CachedRecord | null>(ctx, deps, key, DETAIL_TTL_MS, async () => {
     const record = await deps.store.get(owner, memoryKey);
     return record

@@ -79,11 +79,11 @@ export async function searchMemories(
   input: SearchMemoriesInput,
 ): Promise<SearchOutput> {
   const owner = ownerOf(ctx.caller);
-  if (input.session_id !== "") await countSearch(deps, owner, input.session_id);
-  const version = await versionOf(deps, owner);
+  if (input.session_id !== "") await countSearch(deps, ctx, owner, input.session_id);
+  const version = await versionOf(deps, ctx, owner);
   const { session_id: _session, ...search } = input;
   const started = performance.now();
-  const key = accountKey(owner, `mem:search:${version}:${digest(search)}`);
+  const key = version === undefined ? undefined : accountKey(owner, `mem:search:${version}:${digest(search)}`);
   const out = await cached(
     ctx,
     deps,
@@ -104,9 +104,20 @@ function redactedItem(r: SearchResultItem): SearchResultItem {
   return r.sensitive === true ? { ...r, content_preview: "", redacted: true } : r;
 }
 
-/** Spec §6.2: a recall session may search `maxSearchesPerSession` times, then the agent must hand off. */
-async function countSearch(deps: MemoriesDeps, owner: string, sessionId: string): Promise<void> {
-  const count = await deps.sessions.increment(sessionKey(owner, sessionId, "memrecall:searches"), SESSION_TTL_MS);
+/**
+ * Spec §6.2: a recall session may search `maxSearchesPerSession` times, then
+ * the agent must hand off. A count the session store cannot keep (Redis down)
+ * does not stop the search: the limit guards the agent's budget, the memories
+ * are still there.
+ */
+async function countSearch(deps: MemoriesDeps, ctx: CallContext, owner: string, sessionId: string): Promise<void> {
+  let count: number;
+  try {
+    count = await deps.sessions.increment(sessionKey(owner, sessionId, "memrecall:searches"), SESSION_TTL_MS);
+  } catch (err) {
+    ctx.log.warn({ err }, "search not counted (session store down): the per-session limit is not applied");
+    return;
+  }
   if (count <= deps.maxSearchesPerSession) return;
   throw new ToolError({
     code: "failed_precondition",
@@ -125,7 +136,7 @@ async function runSearch(
   deps: MemoriesDeps,
   ctx: CallContext,
   owner: string,
-  version: number,
+  version: number | undefined,
   input: Omit<SearchMemoriesInput, "session_id">,
 ): Promise<SearchOutput> {
   const filters: MemoryFilters = {
@@ -183,7 +194,7 @@ async function rank(
   deps: MemoriesDeps,
   ctx: CallContext,
   owner: string,
-  version: number,
+  version: number | undefined,
   input: Omit<SearchMemoriesInput, "session_id">,
   keywordQuery: KeywordQuery,
   llmTerms: string[],
@@ -214,7 +225,7 @@ async function keywordRanking(
   deps: MemoriesDeps,
   ctx: CallContext,
   owner: string,
-  version: number,
+  version: number | undefined,
   keyword: NonNullable<IndexQuery["keyword"]>,
   filters: MemoryFilters,
 ): Promise<Hit[]> {

@@ -66,7 +66,7 @@ export async function storeMemory(
       search_text: searchText,
       embedding: embedding!,
     });
-    await bumpVersion(deps, owner, {
+    await bumpVersion(deps, ctx, owner, {
       put: {
         memory_key: written.record.memory_key,
         embedding: embedding!,
@@ -89,7 +89,7 @@ export async function deleteMemory(deps: MemoriesDeps, ctx: CallContext, memoryK
   const owner = ownerOf(ctx.caller);
   return deps.index.serially(owner, async () => {
     const deleted = await deps.store.delete(owner, memoryKey);
-    if (deleted) await bumpVersion(deps, owner, { remove: memoryKey });
+    if (deleted) await bumpVersion(deps, ctx, owner, { remove: memoryKey });
     return deleted;
   });
 }

@@ -3,6 +3,7 @@ import type { Logger } from "pino";
 import type { CallContext, Caller } from "../core/call-context";
 import { grpcCodeName, toConnectError } from "../errors/connect-mapping";
 import type { ToolError } from "../errors/tool-error";
+import type { Admission, Release } from "./admission";
 import { callerFromHeaders, knIdFromHeaders } from "./caller";
 import type { Metrics } from "./metrics";
 import { traceIdFromHeaders } from "./trace";
@@ -23,8 +24,8 @@ const kCall = createContextKey<CallValues | undefined>(undefined, { description:
  */
 export const kRequestProblem = createContextKey<ToolError | undefined>(undefined, { description: "request problem" });
 
-/** Services whose calls are logged at debug level: probes and tooling, not agent traffic. */
-const quietServices = new Set([
+/** Probes and tooling, not agent traffic: logged at debug level, and never queued by admission control. */
+const toolingServices = new Set([
   "grpc.health.v1.Health",
   "grpc.reflection.v1.ServerReflection",
   "grpc.reflection.v1alpha.ServerReflection",
@@ -61,7 +62,7 @@ export function callInterceptor(deps: { log: Logger; metrics: Metrics }): Interc
         account: account?.accountId ?? "",
         account_type: account?.accountType ?? "",
       };
-      if (quietServices.has(req.service.typeName)) log.debug(line, "rpc");
+      if (toolingServices.has(req.service.typeName)) log.debug(line, "rpc");
       else log.info(line, "rpc");
       deps.metrics.observeRpc(rpc, codeName, ms / 1000);
     };
@@ -92,6 +93,39 @@ export function callInterceptor(deps: { log: Logger; metrics: Metrics }): Interc
       throw fail(err);
     }
   };
+}
+
+/**
+ * Admission control for RPCs (admission.ts): a call runs once it has a slot
+ * and gives it back when its handler is done (a stream: when it ends).
+ * Health checks and reflection are never queued: an overloaded server must
+ * still say it is alive. Placed after callInterceptor, so a refusal or a
+ * deadline passed in the queue is logged, counted and mapped like any error.
+ */
+export function admissionInterceptor(admission: Admission): Interceptor {
+  return (next) => async (req) => {
+    if (toolingServices.has(req.service.typeName)) return next(req);
+    const release = await admission.enter(req.signal);
+    try {
+      const res = await next(req);
+      if (!res.stream) {
+        release();
+        return res;
+      }
+      return { ...res, message: releasingAtEnd(res.message, release) };
+    } catch (err) {
+      release();
+      throw err;
+    }
+  };
+}
+
+async function* releasingAtEnd<T>(messages: AsyncIterable<T>, release: Release): AsyncIterable<T> {
+  try {
+    yield* messages;
+  } finally {
+    release();
+  }
 }
 
 /**

@@ -1,8 +1,9 @@
 import type { Logger } from "pino";
 import type { CallContext } from "../core/call-context";
+import { retryAfterSeconds } from "../errors/connect-mapping";
 import { type ErrorCode, ToolError } from "../errors/tool-error";
 import { callerFromHeaders, knIdFromHeaders } from "./caller";
-import { type HttpRoute, sendJson } from "./http-routes";
+import { type HttpRoute, headersOf, sendJson } from "./http-routes";
 import type { NodeServerRequest } from "./node-types";
 import { traceIdFromHeaders } from "./trace";
 
@@ -45,9 +46,11 @@ export interface JsonRouteOptions {
  * with the trace id only.
  */
 export function jsonRoute(opts: JsonRouteOptions): HttpRoute {
+  const statusOf = (err: ToolError) => opts.statusOf?.(err) ?? httpStatusOf[err.code];
   return {
     method: "POST",
     path: opts.path,
+    renderRefusal: (err, traceId) => ({ status: statusOf(err), body: opts.renderError(err, traceId) }),
     async handle(req, res) {
       const started = performance.now();
       const headers = headersOf(req);
@@ -86,24 +89,15 @@ export function jsonRoute(opts: JsonRouteOptions): HttpRoute {
                 message: `internal error; report trace_id ${traceId} to the service operators`,
               });
         if (!(err instanceof ToolError)) log.error({ err }, "route failed with an unexpected error");
-        status = opts.statusOf?.(toolError) ?? httpStatusOf[toolError.code];
-        if (!res.headersSent && !res.destroyed)
-          sendJson(res, status, opts.renderError(toolError, traceId), { "x-trace-id": traceId });
+        status = statusOf(toolError);
+        const headers: Record<string, string> = { "x-trace-id": traceId };
+        if (toolError.retryAfterMs !== undefined) headers["retry-after"] = retryAfterSeconds(toolError.retryAfterMs);
+        if (!res.headersSent && !res.destroyed) sendJson(res, status, opts.renderError(toolError, traceId), headers);
       } finally {
         log.info({ status, ms: Math.round((performance.now() - started) * 10) / 10 }, "route");
       }
     },
   };
-}
-
-/** The request's headers as a fetch Headers (HTTP/2 pseudo-headers left out). */
-export function headersOf(req: NodeServerRequest): Headers {
-  const out = new Headers();
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (name.startsWith(":") || value === undefined) continue;
-    out.set(name, Array.isArray(value) ? value.join(", ") : String(value));
-  }
-  return out;
 }
 
 async function readJson(req: NodeServerRequest, maxBytes: number): Promise<unknown> {

@@ -24,6 +24,7 @@ export function probeRoutes(deps: {
     {
       method: "GET",
       path: "/healthz",
+      unqueued: true,
       handle(_req, res) {
         sendJson(res, 200, { status: "ok" });
       },
@@ -31,6 +32,7 @@ export function probeRoutes(deps: {
     {
       method: "GET",
       path: "/readyz",
+      unqueued: true,
       async handle(_req, res) {
         const checks: Record<string, string> = {};
         const results = await Promise.all(
@@ -54,6 +56,7 @@ export function probeRoutes(deps: {
     {
       method: "GET",
       path: "/metrics",
+      unqueued: true,
       async handle(_req, res) {
         const text = await deps.metrics.registry.metrics();
         res.writeHead(200, { "content-type": deps.metrics.registry.contentType });

@@ -7,6 +7,7 @@ import { knSearchInput } from "../knowledge/kn-search/input";
 import { knSearch } from "../knowledge/kn-search/kn-search";
 import { renderAnswer } from "../knowledge/kn-search/rest-shape";
 import type { Vocabulary } from "../knowledge/matching/vocabulary";
+import { DescriptionCache } from "../knowledge/relevance/descriptions";
 import { KnowledgeSessions } from "../knowledge/session";
 import { InProcessSessionStore } from "../store/in-process-session-store";
 import { localEmbedder } from "../upstream/embeddings";
@@ -36,6 +37,7 @@ export class DataRetrievalKnSearch {
       backend,
       sessions: new KnowledgeSessions({ memory: this.store, redis: undefined }),
       embedder: localEmbedder,
+      descriptions: new DescriptionCache(localEmbedder),
       reranker: undefined,
       llm: undefined,
       dataRetrieval: undefined,

@@ -1,29 +1,59 @@
 import type { Logger } from "pino";
+import { deepFreeze } from "../core/freeze";
 import { fitToSize, IN_PROCESS_TTL_MS, type SessionStore } from "./session-store";
 
+/** A stored JSON value, parsed once when written (and frozen, since every reader shares it), with its JSON size. */
+interface Value {
+  value: unknown;
+  bytes: number;
+}
+
 type Entry =
-  | { kind: "json"; json: string; expiresAt: number }
-  | { kind: "list"; items: string[]; expiresAt: number }
+  | { kind: "json"; json: Value; expiresAt: number }
+  | { kind: "list"; items: Value[]; expiresAt: number }
   | { kind: "set"; members: Set<string>; expiresAt: number }
   | { kind: "counter"; value: number; expiresAt: number };
 
 const SWEEP_EVERY_MS = 60_000;
+/** What an entry costs beyond its values (key, Map slot, entry object), counted against maxBytes. */
+const ENTRY_OVERHEAD_BYTES = 200;
 
 /**
  * The session store in this process's memory: for one replica, and for
- * development. Entries expire after their TTL; past `maxEntries` the least
- * recently used go first, so memory stays bounded.
+ * development. Entries expire after their TTL; past `maxEntries` entries or
+ * `maxBytes` of values (their JSON size) the least recently used go first, so
+ * memory stays bounded whatever the entries hold.
+ *
+ * Values are parsed when written, not on every read: a session's schema
+ * rounds are read by every call of the session, and parsing them again each
+ * time was a tenth of RetrieveSchema's and KnSearch's CPU. Readers get the
+ * stored value itself, deeply frozen, never a copy they could change.
  */
 export class InProcessSessionStore implements SessionStore {
   readonly kind = "in_memory";
   private readonly entries = new Map<string, Entry>();
+  /** The sizes counted against maxBytes, by key. */
+  private readonly sizes = new Map<string, number>();
+  private bytes = 0;
   private readonly sweeper: NodeJS.Timeout;
 
   constructor(
-    private readonly opts: { maxValueBytes: number; maxEntries: number; log: Logger; defaultTtlMs?: number },
+    private readonly opts: {
+      maxValueBytes: number;
+      maxEntries: number;
+      /** Values kept at most, counted as their JSON size; unbounded when absent. */
+      maxBytes?: number;
+      log: Logger;
+      defaultTtlMs?: number;
+    },
   ) {
     this.sweeper = setInterval(() => this.sweep(), SWEEP_EVERY_MS);
     this.sweeper.unref();
+  }
+
+  /** The entries held, and the bytes counted against maxBytes: what /metrics shows. */
+  get usage(): { entries: number; bytes: number } {
+    return { entries: this.entries.size, bytes: this.bytes };
   }
 
   get defaultTtlMs(): number {
@@ -31,36 +61,24 @@ export class InProcessSessionStore implements SessionStore {
   }
 
   async getJson<T>(key: string): Promise<T | undefined> {
-    const e = this.live(key, "json");
-    return e ? (JSON.parse(e.json) as T) : undefined;
+    return this.live(key, "json")?.json.value as T | undefined;
   }
 
   async setJson(key: string, value: unknown, ttlMs?: number): Promise<void> {
-    const { json, truncated } = fitToSize(value, this.opts.maxValueBytes);
-    if (truncated)
-      this.opts.log.warn(
-        { key, max_bytes: this.opts.maxValueBytes },
-        "session value over the size limit: kept its first 80% and last 20%",
-      );
-    this.put(key, { kind: "json", json, expiresAt: this.expiry(ttlMs) });
+    this.put(key, { kind: "json", json: this.stored(key, value, "value"), expiresAt: this.expiry(ttlMs) });
   }
 
   async append(key: string, value: unknown, ttlMs?: number): Promise<number> {
-    const { json, truncated } = fitToSize(value, this.opts.maxValueBytes);
-    if (truncated)
-      this.opts.log.warn(
-        { key, max_bytes: this.opts.maxValueBytes },
-        "session list item over the size limit: kept its first 80% and last 20%",
-      );
+    const item = this.stored(key, value, "list item");
     const e = this.live(key, "list") ?? { kind: "list" as const, items: [], expiresAt: 0 };
-    e.items.push(json);
+    e.items.push(item);
     e.expiresAt = this.expiry(ttlMs);
     this.put(key, e);
     return e.items.length;
   }
 
   async list<T>(key: string): Promise<T[]> {
-    return (this.live(key, "list")?.items ?? []).map((s) => JSON.parse(s) as T);
+    return (this.live(key, "list")?.items ?? []).map((item) => item.value as T);
   }
 
   async claim(key: string, members: string[], ttlMs?: number): Promise<string[]> {
@@ -90,7 +108,7 @@ export class InProcessSessionStore implements SessionStore {
   }
 
   async delete(keys: string[]): Promise<void> {
-    for (const k of keys) this.entries.delete(k);
+    for (const k of keys) this.remove(k);
   }
 
   async touch(keys: string[], ttlMs?: number): Promise<void> {
@@ -106,6 +124,19 @@ export class InProcessSessionStore implements SessionStore {
   async close(): Promise<void> {
     clearInterval(this.sweeper);
     this.entries.clear();
+    this.sizes.clear();
+    this.bytes = 0;
+  }
+
+  /** The value as a reader will see it: through JSON (cut to maxValueBytes), parsed, frozen. */
+  private stored(key: string, value: unknown, what: string): Value {
+    const { json, truncated } = fitToSize(value, this.opts.maxValueBytes);
+    if (truncated)
+      this.opts.log.warn(
+        { key, max_bytes: this.opts.maxValueBytes },
+        `session ${what} over the size limit: kept its first 80% and last 20%`,
+      );
+    return { value: deepFreeze(json === undefined ? undefined : JSON.parse(json)), bytes: json?.length ?? 0 };
   }
 
   private expiry(ttlMs: number | undefined): number {
@@ -116,7 +147,7 @@ export class InProcessSessionStore implements SessionStore {
     const e = this.entries.get(key);
     if (!e) return undefined;
     if (e.expiresAt <= Date.now()) {
-      this.entries.delete(key);
+      this.remove(key);
       return undefined;
     }
     if (e.kind !== kind) throw new Error(`session key ${key} holds a ${e.kind}, not a ${kind}`);
@@ -129,15 +160,34 @@ export class InProcessSessionStore implements SessionStore {
   private put(key: string, e: Entry): void {
     this.entries.delete(key);
     this.entries.set(key, e);
-    while (this.entries.size > this.opts.maxEntries) {
+    const size = sizeOf(key, e);
+    this.bytes += size - (this.sizes.get(key) ?? 0);
+    this.sizes.set(key, size);
+    const maxBytes = this.opts.maxBytes ?? Infinity;
+    while (this.entries.size > this.opts.maxEntries || (this.bytes > maxBytes && this.entries.size > 1)) {
       const oldest = this.entries.keys().next().value;
       if (oldest === undefined) break;
-      this.entries.delete(oldest);
+      this.remove(oldest);
     }
+  }
+
+  private remove(key: string): void {
+    this.entries.delete(key);
+    this.bytes -= this.sizes.get(key) ?? 0;
+    this.sizes.delete(key);
   }
 
   private sweep(): void {
     const now = Date.now();
-    for (const [k, e] of this.entries) if (e.expiresAt <= now) this.entries.delete(k);
+    for (const [k, e] of this.entries) if (e.expiresAt <= now) this.remove(k);
   }
+}
+
+/** What an entry is counted as against maxBytes: its values' JSON, its key, and a fixed overhead. */
+function sizeOf(key: string, e: Entry): number {
+  let values = 0;
+  if (e.kind === "json") values = e.json.bytes;
+  else if (e.kind === "list") for (const item of e.items) values += item.bytes;
+  else if (e.kind === "set") for (const m of e.members) values += m.length + 8;
+  return ENTRY_OVERHEAD_BYTES + key.length + values;
 }

@@ -134,8 +134,17 @@ export class RedisSessionStore implements SessionStore {
     this.redis.disconnect();
   }
 
+  /**
+   * Runs a command, every failure UNAVAILABLE. While the client knows the
+   * connection is lost (reconnecting), it fails at once instead of waiting
+   * REDIS_COMMAND_TIMEOUT_MS in the offline queue: every call in flight would
+   * otherwise hold its slot that long per command, for as long as Redis is
+   * away. Before the first connection commands do wait, so a call arriving
+   * just after start-up is not refused.
+   */
   private async run<T>(op: () => Promise<T>): Promise<T> {
     try {
+      if (LOST.has(this.redis.status)) throw new Error(`not connected (${this.redis.status})`);
       return await op();
     } catch (err) {
       throw new ToolError({
@@ -143,11 +152,18 @@ export class RedisSessionStore implements SessionStore {
         reason: "SESSION_STORE_UNAVAILABLE",
         message: `the session store (Redis) did not answer: ${(err as Error).message}; retry shortly`,
         metadata: { store: "redis" },
+        hint: {
+          message:
+            "Retry the same call in a few seconds. If the session's schema is gone once the session store is back, call RetrieveSchema again in that session.",
+        },
         cause: err,
       });
     }
   }
 }
+
+/** Client states in which the connection is known to be gone (ioredis `status`). */
+const LOST = new Set(["close", "reconnecting", "end"]);
 
 function checked(results: [Error | null, unknown][] | null): unknown[] {
   if (results === null) throw new Error("redis transaction was discarded");

@@ -19,9 +19,13 @@ export interface TestServer {
 
 /**
  * Starts the real service on a free loopback port, with settings from `env`
- * (the same variables as production) and its logs captured in memory.
+ * (the same variables as production) and its logs captured in memory;
+ * `overrides` as createApp takes them (a knowledge-network backend built here).
  */
-export async function startServer(env: Record<string, string> = {}): Promise<TestServer> {
+export async function startServer(
+  env: Record<string, string> = {},
+  overrides: Parameters<typeof createApp>[2] = {},
+): Promise<TestServer> {
   const logs: LogLine[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _enc, done) {
@@ -40,7 +44,7 @@ export async function startServer(env: Record<string, string> = {}): Promise<Tes
     ...env,
   });
   const log = pino({ level: env["LOG_LEVEL"] ?? "debug" }, sink);
-  const app = createApp(config, log);
+  const app = createApp(config, log, overrides);
   const port = await app.listen();
   return { app, port, baseUrl: `http://127.0.0.1:${port}`, logs, close: () => app.shutdown() };
 }

@@ -1,9 +1,21 @@
 import { describe, expect, it } from "vitest";
+import { KnowledgeRetrievalService } from "../../gen/contextloader/knowledge/v1/knowledge_pb";
 import { ToolError } from "../../src/errors/tool-error";
 import { evaluateCondition } from "../../src/kn/embedded/conditions";
+import { EmbeddedBackend } from "../../src/kn/embedded/engine";
 import { ObjectStore } from "../../src/kn/embedded/object-store";
-import type { Condition, DataProperty, ObjectType } from "../../src/kn/types";
+import {
+  type Condition,
+  type DataProperty,
+  isCanonicalObjectQuery,
+  isCanonicalSubgraphQuery,
+  type ObjectType,
+  objectQuerySchema,
+  subgraphQuerySchema,
+} from "../../src/kn/types";
 import { embedLocally } from "../../src/upstream/local-embedder";
+import { clientWith } from "../helpers/rpc";
+import { startServer } from "../helpers/server";
 
 // The embedded engine's condition language over one small object type. Rows are given out of
 // primary-key order; the store sorts them, and every answer is listed by id ascending. Full-text
@@ -469,5 +481,193 @@ describe("evaluateCondition: INVALID_ARGUMENT", () => {
         violations: [expect.objectContaining({ field: "relation_type_paths[0].object_types[1].condition.field" })],
       }),
     );
+  });
+});
+
+describe("queries the engine takes as they are", () => {
+  const leaf = { operation: "like", field: "name", value: "阿莫西林", value_from: "const" };
+  const canonical: { name: string; query: unknown }[] = [
+    { name: "a page without a condition", query: { limit: 10 } },
+    { name: "a leaf", query: { condition: leaf, limit: 1, need_total: true } },
+    {
+      name: "nested and/or, every leaf field",
+      query: {
+        condition: {
+          operation: "or",
+          sub_conditions: [
+            leaf,
+            {
+              operation: "and",
+              sub_conditions: [{ operation: "knn", field: "*", value: "x", limit_key: "k", limit_value: 5 }],
+            },
+            { operation: "multi_match", fields: ["name"], value: "x", match_type: "best_fields" },
+            { operation: "in", field: "id", value: [1, 2] },
+          ],
+        },
+        properties: ["name"],
+        limit: 10_000,
+        sort: [{ field: "_score", direction: "desc" }],
+        search_after: [1.5, "a", null, { k: [true] }],
+      },
+    },
+    { name: "an empty and", query: { condition: { operation: "and", sub_conditions: [] }, limit: 5 } },
+  ];
+  it.each(canonical)("$name: taken as is, and the schema gives the same back", ({ query }) => {
+    expect(isCanonicalObjectQuery(query)).toBe(true);
+    expect(objectQuerySchema.parse(query)).toEqual(query);
+  });
+
+  const others: { name: string; query: unknown; schema: "normalises" | "refuses" }[] = [
+    {
+      name: "the = alias",
+      query: { condition: { operation: "=", field: "id", value: 1 }, limit: 1 },
+      schema: "normalises",
+    },
+    { name: "an unknown key in the query", query: { limit: 1, extra: 1 }, schema: "normalises" },
+    {
+      name: "an unknown key in a condition",
+      query: { condition: { ...leaf, boost: 2 }, limit: 1 },
+      schema: "normalises",
+    },
+    {
+      name: "an unknown key in a sort",
+      query: { limit: 1, sort: [{ field: "id", direction: "asc", x: 1 }] },
+      schema: "normalises",
+    },
+    { name: "no limit", query: {}, schema: "refuses" },
+    { name: "a fractional limit", query: { limit: 1.5 }, schema: "refuses" },
+    { name: "a limit over the maximum", query: { limit: 10_001 }, schema: "refuses" },
+    {
+      name: "an unknown operation",
+      query: { condition: { operation: "near", field: "id" }, limit: 1 },
+      schema: "refuses",
+    },
+    { name: "an or without sub_conditions", query: { condition: { operation: "or" }, limit: 1 }, schema: "refuses" },
+    {
+      name: "101 sub-conditions",
+      query: { condition: { operation: "or", sub_conditions: Array.from({ length: 101 }, () => leaf) }, limit: 1 },
+      schema: "refuses",
+    },
+    {
+      name: "an empty field name",
+      query: { condition: { operation: "exist", field: "" }, limit: 1 },
+      schema: "refuses",
+    },
+    {
+      name: "value_from other than const",
+      query: { condition: { ...leaf, value_from: "input" }, limit: 1 },
+      schema: "refuses",
+    },
+    {
+      name: "an infinite limit_value",
+      query: { condition: { operation: "knn", field: "*", value: "x", limit_value: Infinity }, limit: 1 },
+      schema: "refuses",
+    },
+    { name: "NaN in search_after", query: { limit: 1, search_after: [Number.NaN] }, schema: "refuses" },
+    { name: "a bad sort direction", query: { limit: 1, sort: [{ field: "id", direction: "up" }] }, schema: "refuses" },
+    {
+      name: "a nested bad leaf",
+      query: { condition: { operation: "and", sub_conditions: [{ operation: "like", field: 3 }] }, limit: 1 },
+      schema: "refuses",
+    },
+  ];
+  it.each(others)("$name: goes through the schema, which $schema it", ({ query, schema }) => {
+    expect(isCanonicalObjectQuery(query)).toBe(false);
+    const parsed = objectQuerySchema.safeParse(query);
+    expect(parsed.success).toBe(schema === "normalises");
+    if (parsed.success) expect(parsed.data).not.toEqual(query);
+  });
+
+  const path = (condition?: unknown) => ({
+    object_types: [
+      { id: "disease", condition: condition ?? leaf, limit: 1 },
+      { id: "symptom", sort: [{ field: "id", direction: "asc" }] },
+    ],
+    relation_types: [
+      { relation_type_id: "has_symptom", source_object_type_id: "disease", target_object_type_id: "symptom" },
+    ],
+    limit: 10,
+  });
+  it("takes a subgraph query as it is only when the schema would give it back unchanged", () => {
+    const canonical = { relation_type_paths: [path(), path({ operation: "or", sub_conditions: [leaf, leaf] })] };
+    expect(isCanonicalSubgraphQuery(canonical)).toBe(true);
+    expect(subgraphQuerySchema.parse(canonical)).toEqual(canonical);
+    const normalised = [
+      { relation_type_paths: [path({ operation: "=", field: "id", value: 1 })] },
+      { relation_type_paths: [{ ...path(), extra: true }] },
+    ];
+    for (const q of normalised) {
+      expect(isCanonicalSubgraphQuery(q)).toBe(false);
+      expect(subgraphQuerySchema.parse(q)).not.toEqual(q);
+    }
+    const refused = [
+      { relation_type_paths: [] },
+      { relation_type_paths: [{ ...path(), object_types: [{ id: "disease" }] }] },
+      { relation_type_paths: [{ ...path(), relation_types: [] }] },
+      { relation_type_paths: [{ ...path(), limit: 0 }] },
+      { relation_type_paths: [path({ operation: "and" })] },
+    ];
+    for (const q of refused) {
+      expect(isCanonicalSubgraphQuery(q)).toBe(false);
+      expect(subgraphQuerySchema.safeParse(q).success).toBe(false);
+    }
+  });
+
+  it("takes every query kn_search and keyword context send to the embedded engine as it is", async () => {
+    const engine = EmbeddedBackend.fromFiles(["data/kn_medical.bundle.json"], { timeZone: "Asia/Shanghai" });
+    const sent: { method: string; query: unknown }[] = [];
+    const recording = new Proxy(engine, {
+      get(target, prop, receiver) {
+        const value: unknown = Reflect.get(target, prop, receiver);
+        if ((prop !== "queryObjects" && prop !== "querySubgraph") || typeof value !== "function") return value;
+        return (...args: unknown[]) => {
+          sent.push({ method: prop, query: prop === "queryObjects" ? args[3] : args[2] });
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    });
+    const server = await startServer({ LOG_LEVEL: "silent" }, { backend: recording });
+    try {
+      const client = clientWith(KnowledgeRetrievalService, server.baseUrl, { "x-account-id": "u-canonical" });
+      const kn = [{ knowledgeNetworkId: "kn_medical" }];
+      await client.knSearch({ query: "上气道梗阻有哪些症状", knIds: kn });
+      await client.retrieveSchema({ query: "帕金深病有哪些症状", knIds: kn, sessionId: "canonical" });
+      await client.retrieveKeywordContext({ query: "帕金深病", sessionId: "canonical", objectTypeId: "disease" });
+    } finally {
+      await server.close();
+    }
+    expect(sent.filter((s) => s.method === "queryObjects").length).toBeGreaterThan(20);
+    expect(sent.filter((s) => s.method === "querySubgraph").length).toBeGreaterThan(2);
+    for (const { method, query } of sent) {
+      const [canonical, schema] =
+        method === "queryObjects"
+          ? [isCanonicalObjectQuery, objectQuerySchema]
+          : ([isCanonicalSubgraphQuery, subgraphQuerySchema] as const);
+      expect(canonical(query), JSON.stringify(query)).toBe(true);
+      expect(schema.parse(query)).toEqual(query);
+    }
+  });
+});
+
+describe("like through the character index", () => {
+  it("finds exactly the rows containing every needle of one to three characters, repeated characters included", () => {
+    const names = ["阿莫西林", "阿阿莫", "莫莫莫", "西林片", "林", "", "aab", "aaab", "Ａa"];
+    const store = new ObjectStore(
+      { ...type, data_properties: [prop("id", "integer", ["=="]), prop("name", "text", ["like"])] },
+      names.map((name, id) => ({ id, name })),
+    );
+    const texts = store.normalizedTexts("name");
+    const needles = new Set<string>();
+    for (const t of texts) {
+      const chars = [...(t ?? "")];
+      for (let n = 1; n <= 3; n++)
+        for (let i = 0; i + n <= chars.length; i++) needles.add(chars.slice(i, i + n).join(""));
+    }
+    needles.add("莫莫");
+    needles.add("aaa");
+    for (const needle of needles) {
+      const scan = texts.flatMap((t, i) => (t?.includes(needle) ? [i] : []));
+      expect(store.containing("name", needle), needle).toEqual(scan);
+    }
   });
 });

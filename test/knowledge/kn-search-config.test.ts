@@ -247,8 +247,6 @@ async function startEmbeddings() {
 
 describe("kn_search semantic_field_rerank_batch_size, with an embeddings endpoint", () => {
   let embeddings: Awaited<ReturnType<typeof startEmbeddings>>;
-  let server: TestServer;
-  let client: KnowledgeClient;
   // What instance recall embeds for each property it may search: "<name> <display_name> <comment>".
   const descriptions = new Set(
     loadBundleFile(DEFAULT_BUNDLE).object_types.flatMap((o) =>
@@ -257,47 +255,66 @@ describe("kn_search semantic_field_rerank_batch_size, with an embeddings endpoin
   );
   beforeAll(async () => {
     embeddings = await startEmbeddings();
-    server = await startServer({ EMBEDDINGS_BASE_URL: embeddings.baseUrl, LOG_LEVEL: "silent" });
-    client = clientWith(KnowledgeRetrievalService, server.baseUrl, { "x-account-id": "u-kn-config" });
   });
   afterAll(async () => {
-    await server.close();
     await embeddings.close();
   });
 
-  /** The answer, and the embeddings requests that carried property descriptions during the call. */
-  async function run(batch: number | undefined) {
-    const before = embeddings.calls.length;
-    // The property brief (concept recall) embeds the same descriptions: turned off, so that only instance recall does.
-    const res = await client.knSearch(
-      req("上气道梗阻", {
-        retrievalConfig: {
-          conceptRetrieval: { enablePropertyBrief: false },
-          ...(batch === undefined ? {} : { semanticInstanceRetrieval: { semanticFieldRerankBatchSize: batch } }),
-        },
-      }),
-    );
-    const calls = embeddings.calls.slice(before).filter((c) => c.some((t) => descriptions.has(t)));
-    // A request carries descriptions only, never a description and something else.
-    for (const c of calls) expect(c.every((t) => descriptions.has(t))).toBe(true);
-    return { res, calls };
+  /**
+   * The answers of `times` calls on a fresh server (descriptions are embedded
+   * once per process), and the embeddings requests that carried property
+   * descriptions during each.
+   */
+  async function run(batch: number | undefined, times = 1) {
+    const server = await startServer({ EMBEDDINGS_BASE_URL: embeddings.baseUrl, LOG_LEVEL: "silent" });
+    const client = clientWith(KnowledgeRetrievalService, server.baseUrl, { "x-account-id": "u-kn-config" });
+    try {
+      const out: { res: KnSearchResponse; calls: string[][] }[] = [];
+      for (let i = 0; i < times; i++) {
+        const before = embeddings.calls.length;
+        // The property brief (concept recall) embeds the same descriptions: turned off, so that only instance recall does.
+        const res = await client.knSearch(
+          req("上气道梗阻", {
+            retrievalConfig: {
+              conceptRetrieval: { enablePropertyBrief: false },
+              ...(batch === undefined ? {} : { semanticInstanceRetrieval: { semanticFieldRerankBatchSize: batch } }),
+            },
+          }),
+        );
+        const calls = embeddings.calls.slice(before).filter((c) => c.some((t) => descriptions.has(t)));
+        // A request carries descriptions only, never a description and something else.
+        for (const c of calls) expect(c.every((t) => descriptions.has(t))).toBe(true);
+        out.push({ res, calls });
+      }
+      return out;
+    } finally {
+      await server.close();
+    }
   }
 
   it("embeds that many property descriptions per request, with the same ranking", async () => {
-    const byDefault = await run(undefined);
-    const searched = byDefault.calls.flat();
+    const [byDefault] = await run(undefined);
+    const searched = byDefault!.calls.flat();
     expect(searched.length).toBeGreaterThan(4);
     // Default 128: every description in one request (the client's own cap, 64 per request, is not reached here).
     expect(searched.length).toBeLessThanOrEqual(64);
-    expect(byDefault.calls).toHaveLength(1);
+    expect(byDefault!.calls).toHaveLength(1);
 
-    const batched = await run(4);
-    expect(batched.calls.every((c) => c.length <= 4)).toBe(true);
-    expect(batched.calls).toHaveLength(Math.ceil(searched.length / 4));
-    expect(batched.calls.flat().sort()).toEqual([...searched].sort());
+    const [batched] = await run(4);
+    expect(batched!.calls.every((c) => c.length <= 4)).toBe(true);
+    expect(batched!.calls).toHaveLength(Math.ceil(searched.length / 4));
+    expect(batched!.calls.flat().sort()).toEqual([...searched].sort());
     // Batching changes the requests, not the scores.
     const nodes = (r: KnSearchResponse) => r.nodes.map((n) => [n.objectTypeId, n.instanceName, n.finalScore]);
-    expect(nodes(batched.res)).toEqual(nodes(byDefault.res));
-    expect(nodes(byDefault.res)).toContainEqual(["disease", "上、下气道梗阻", expect.any(Number)]);
+    expect(nodes(batched!.res)).toEqual(nodes(byDefault!.res));
+    expect(nodes(byDefault!.res)).toContainEqual(["disease", "上、下气道梗阻", expect.any(Number)]);
+  });
+
+  it("embeds each property description once per process: the next call sends only its question", async () => {
+    const [first, second] = await run(undefined, 2);
+    expect(first!.calls.flat().length).toBeGreaterThan(4);
+    expect(second!.calls).toEqual([]);
+    const nodes = (r: KnSearchResponse) => r.nodes.map((n) => [n.objectTypeId, n.instanceName, n.finalScore]);
+    expect(nodes(second!.res)).toEqual(nodes(first!.res));
   });
 });

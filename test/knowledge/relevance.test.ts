@@ -3,6 +3,7 @@ import { ToolError } from "../../src/errors/tool-error";
 import type { KnowledgeNetwork, ObjectType } from "../../src/kn/types";
 import { coarseNetwork } from "../../src/knowledge/kn-search/coarse-recall";
 import { type ConceptRetrievalConfig, conceptRetrievalInput } from "../../src/knowledge/kn-search/input";
+import { DescriptionCache } from "../../src/knowledge/relevance/descriptions";
 import { lexicalRelevance } from "../../src/knowledge/relevance/lexical";
 import { type Candidate, rankWithoutLlm } from "../../src/knowledge/relevance/rank";
 import { localEmbedder } from "../../src/upstream/embeddings";
@@ -12,6 +13,8 @@ import { testContext } from "../helpers/call-context";
 // The scorers that decide which schema a question sees. English questions are segmented at
 // spaces, so their lexical scores are computed by hand below; Chinese questions go through
 // jieba and the local embedder hashes n-grams, so those rows assert order and ranges only.
+
+const descriptions = new DescriptionCache(localEmbedder);
 
 describe("lexicalRelevance", () => {
   // "drug dosage": the meaningful words are drug (4 letters) and dosage (6), 10 in all.
@@ -49,11 +52,15 @@ describe("lexicalRelevance", () => {
     { name: "a question of stop words only", question: "what is the", description: "what is the", expected: 0 },
   ];
   it.each(rows)("$name", ({ question, description, expected }) => {
-    expect(lexicalRelevance(question, [description])).toEqual([expected]);
+    expect(lexicalRelevance(question, [description], descriptions)).toEqual([expected]);
   });
 
   it("weighs 注射剂 above 药 (jieba-segmented, so ranges rather than exact shares)", () => {
-    const [injection, drug, tablet, whole] = lexicalRelevance("注射剂和药", ["注射剂", "药", "片剂", "注射剂和药"]);
+    const [injection, drug, tablet, whole] = lexicalRelevance(
+      "注射剂和药",
+      ["注射剂", "药", "片剂", "注射剂和药"],
+      descriptions,
+    );
     // 注射剂 is most of the question's weight, 药 one character of it, 片剂 none of its words
     // (剂 alone is not one), the question itself all of it.
     expect(injection).toBeGreaterThan(0.5);
@@ -64,15 +71,17 @@ describe("lexicalRelevance", () => {
   });
 
   it("answers one score per description, in description order", () => {
-    expect(lexicalRelevance("drug dosage", ["drug name", "dosage form", "drug name"])).toEqual([0.4, 0.6, 0.4]);
-    expect(lexicalRelevance("drug dosage", [])).toEqual([]);
+    expect(lexicalRelevance("drug dosage", ["drug name", "dosage form", "drug name"], descriptions)).toEqual([
+      0.4, 0.6, 0.4,
+    ]);
+    expect(lexicalRelevance("drug dosage", [], descriptions)).toEqual([]);
   });
 });
 
 describe("rankWithoutLlm", () => {
-  const noReranker = { reranker: undefined, embedder: localEmbedder };
+  const noReranker = { reranker: undefined };
   const rank = (question: string, candidates: Candidate[], deps: { reranker: Reranker | undefined } = noReranker) =>
-    rankWithoutLlm(testContext(), question, candidates, { ...deps, embedder: localEmbedder });
+    rankWithoutLlm(testContext(), question, candidates, { ...deps, descriptions });
 
   // Candidates as schema recall builds them for relation types: "source relation target. comments".
   const visits: Candidate = { text: "疾病 就诊于 医院. 疾病名称 医院名称", names: ["就诊于", "visits"] };
@@ -371,7 +380,7 @@ describe("coarseNetwork", () => {
     },
   ];
   it.each(rows)("$name", ({ question, cfg, objects, relations, actions }) => {
-    const out = coarseNetwork(kn, question, config(cfg));
+    const out = coarseNetwork(kn, question, config(cfg), descriptions);
     expect(out.object_types.map((o) => o.id)).toEqual(objects);
     expect(out.relation_types.map((r) => r.id)).toEqual(relations);
     expect(out.action_types.map((a) => a.id)).toEqual(actions);
@@ -401,6 +410,6 @@ describe("coarseNetwork", () => {
     },
   ];
   it.each(untouched)("returns the network as is $name", ({ cfg }) => {
-    expect(coarseNetwork(kn, SYMPTOMS, config(cfg))).toBe(kn);
+    expect(coarseNetwork(kn, SYMPTOMS, config(cfg), descriptions)).toBe(kn);
   });
 });

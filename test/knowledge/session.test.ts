@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  merge,
   newSince,
   type RecalledActionType,
   type RecalledObjectType,
@@ -138,6 +139,9 @@ describe("unionOf", () => {
     expect(keys(u.action_types)).toEqual(actions);
     // rounds counts the rounds given, including those that added nothing.
     expect(u.rounds).toBe(rounds.length);
+    // A union extended by the later rounds is the union of them all, whatever the split.
+    for (let at = 0; at <= rounds.length; at++)
+      expect(merge(unionOf(rounds.slice(0, at)), rounds.slice(at))).toEqual(u);
   });
 
   it("keeps the winning definition whole (score included), not a merge of the rounds", () => {

@@ -22,6 +22,23 @@ type Plan =
   | { kind: "and"; parts: Plan[] }
   | { kind: "or"; parts: Plan[] };
 
+/*
+ * Plans are built with the helpers below and the module's constants, never
+ * with closures named by assignment: tsx keeps function names, which costs a
+ * defineProperty per named closure, and kn_search compiles hundreds of leaves
+ * per call.
+ */
+const lookupPlan = (run: () => Matches): Plan => ({ kind: "lookup", run });
+const testPlan = (test: (row: number) => boolean): Plan => ({ kind: "test", test });
+const NEVER: Plan = testPlan(() => false);
+const ALWAYS: Plan = testPlan(() => true);
+
+/** Records a problem of the condition at `path` and compiles it to a plan matching nothing. */
+function violation(violations: FieldViolation[], path: string, field: string, description: string): Plan {
+  violations.push({ field: `${path}.${field}`, description });
+  return NEVER;
+}
+
 const MAX_REGEX_LENGTH = 512;
 const DEFAULT_KNN_K = 100;
 
@@ -88,128 +105,116 @@ function run(store: ObjectStore, plan: Plan): Matches {
 function compile(store: ObjectStore, c: Condition, path: string, violations: FieldViolation[]): Plan {
   if (isLogical(c)) {
     const parts = c.sub_conditions.map((sub, i) => compile(store, sub, `${path}.sub_conditions[${i}]`, violations));
-    if (parts.length === 0)
-      return c.operation === "and" ? { kind: "test", test: () => true } : { kind: "test", test: () => false };
+    if (parts.length === 0) return c.operation === "and" ? ALWAYS : NEVER;
     return { kind: c.operation, parts };
   }
   return compileLeaf(store, c, path, violations);
 }
 
 function compileLeaf(store: ObjectStore, c: LeafCondition, path: string, violations: FieldViolation[]): Plan {
-  const never: Plan = { kind: "test", test: () => false };
-  const bad = (field: string, description: string) => {
-    violations.push({ field: `${path}.${field}`, description });
-    return never;
-  };
   const op = c.operation;
 
   if (op === "multi_match") {
     const fields = c.fields ?? ["*"];
-    if (typeof c.value !== "string") return bad("value", "multi_match needs a string value");
+    if (typeof c.value !== "string") return violation(violations, path, "value", "multi_match needs a string value");
     const props = expandFields(store, fields, "multi_match", path, violations);
-    return props ? fullText(store, props, c.value, false) : never;
+    return props ? fullText(store, props, c.value, false) : NEVER;
   }
   const field = c.field;
-  if (field === undefined) return bad("field", `${op} needs a field`);
+  if (field === undefined) return violation(violations, path, "field", `${op} needs a field`);
   if (field === "*" && (op === "match" || op === "match_phrase" || op === "knn")) {
     const props = expandFields(store, ["*"], op, path, violations);
-    if (!props) return never;
+    if (!props) return NEVER;
     return op === "knn" ? knn(store, props, c, path, violations) : textMatch(store, props, c, op, path, violations);
   }
   if (field === "__id") return idCondition(store, c, path, violations);
   if (!store.hasProperty(field)) {
-    return bad(
+    return violation(
+      violations,
+      path,
       "field",
       `${field} is not a data property of ${store.type.id}; it has: ${store.type.data_properties.map((p) => p.name).join(", ")}`,
     );
   }
   const allowed = store.operationsOf(field);
   if (!allowed.has(op)) {
-    return bad(
+    return violation(
+      violations,
+      path,
       "operation",
       `${field} does not support ${op}; it supports: ${[...allowed].join(" ") || "no operation"}`,
     );
   }
   const value = c.value;
-  const get = (i: number) => store.rows[i]![field];
+  const rows = store.rows;
 
   switch (op) {
     case "==":
-      if (!isScalar(value)) return bad("value", "== needs a string, number or boolean value");
-      return { kind: "lookup", run: () => ({ rows: [...store.equalTo(field, value)], scores: new Map() }) };
+      if (!isScalar(value)) return violation(violations, path, "value", "== needs a string, number or boolean value");
+      return lookupPlan(() => ({ rows: [...store.equalTo(field, value)], scores: new Map() }));
     case "in": {
       if (!Array.isArray(value) || !value.every(isScalar))
-        return bad("value", "in needs an array of strings, numbers or booleans");
-      return {
-        kind: "lookup",
-        run: () => {
-          const rows = new Set<number>();
-          for (const v of value) for (const i of store.equalTo(field, v)) rows.add(i);
-          return { rows: [...rows].sort((a, b) => a - b), scores: new Map() };
-        },
-      };
+        return violation(violations, path, "value", "in needs an array of strings, numbers or booleans");
+      return lookupPlan(() => {
+        const found = new Set<number>();
+        for (const v of value) for (const i of store.equalTo(field, v)) found.add(i);
+        return { rows: [...found].sort((a, b) => a - b), scores: new Map() };
+      });
     }
     case "!=":
-      if (!isScalar(value)) return bad("value", "!= needs a string, number or boolean value");
-      return { kind: "test", test: (i) => present(get(i)) && valueKey(get(i)!) !== valueKey(value) };
+      if (!isScalar(value)) return violation(violations, path, "value", "!= needs a string, number or boolean value");
+      return testPlan((i) => present(rows[i]![field]) && valueKey(rows[i]![field]!) !== valueKey(value));
     case "not_in": {
       if (!Array.isArray(value) || !value.every(isScalar))
-        return bad("value", "not_in needs an array of strings, numbers or booleans");
+        return violation(violations, path, "value", "not_in needs an array of strings, numbers or booleans");
       const keys = new Set(value.map((v) => valueKey(v)));
-      return { kind: "test", test: (i) => present(get(i)) && !keys.has(valueKey(get(i)!)) };
+      return testPlan((i) => present(rows[i]![field]) && !keys.has(valueKey(rows[i]![field]!)));
     }
     case "like": {
-      if (typeof value !== "string") return bad("value", "like needs a string value");
+      if (typeof value !== "string") return violation(violations, path, "value", "like needs a string value");
       const needle = normalizeText(value);
-      return { kind: "lookup", run: () => ({ rows: store.containing(field, needle), scores: new Map() }) };
+      return lookupPlan(() => ({ rows: store.containing(field, needle), scores: new Map() }));
     }
     case "not_like": {
-      if (typeof value !== "string") return bad("value", "not_like needs a string value");
+      if (typeof value !== "string") return violation(violations, path, "value", "not_like needs a string value");
       const needle = normalizeText(value);
       const texts = store.normalizedTexts(field);
-      return { kind: "test", test: (i) => texts[i] !== undefined && !texts[i]!.includes(needle) };
+      return testPlan((i) => texts[i] !== undefined && !texts[i]!.includes(needle));
     }
     case ">":
     case ">=":
     case "<":
     case "<=": {
-      if (!isScalar(value)) return bad("value", `${op} needs a number or string value`);
-      const ok = {
-        ">": (x: number) => x > 0,
-        ">=": (x: number) => x >= 0,
-        "<": (x: number) => x < 0,
-        "<=": (x: number) => x <= 0,
-      }[op];
-      return { kind: "test", test: (i) => present(get(i)) && ok(compareLoose(get(i)!, value)) };
+      if (!isScalar(value)) return violation(violations, path, "value", `${op} needs a number or string value`);
+      return testPlan((i) => present(rows[i]![field]) && holds(op, compareLoose(rows[i]![field]!, value)));
     }
     case "range":
     case "out_range": {
       if (!Array.isArray(value) || value.length !== 2 || !value.every(isScalar))
-        return bad("value", `${op} needs [low, high]`);
+        return violation(violations, path, "value", `${op} needs [low, high]`);
       const [lo, hi] = value as [Json, Json];
-      const inside = (v: Json) => compareLoose(v, lo) >= 0 && compareLoose(v, hi) < 0;
-      return { kind: "test", test: (i) => present(get(i)) && (op === "range" ? inside(get(i)!) : !inside(get(i)!)) };
+      return testPlan((i) => {
+        const v = rows[i]![field];
+        return present(v) && (compareLoose(v!, lo) >= 0 && compareLoose(v!, hi) < 0) === (op === "range");
+      });
     }
     case "exist":
-      return { kind: "test", test: (i) => present(get(i)) };
+      return testPlan((i) => present(rows[i]![field]));
     case "not_exist":
-      return { kind: "test", test: (i) => !present(get(i)) };
+      return testPlan((i) => !present(rows[i]![field]));
     case "regex": {
       if (typeof value !== "string" || value.length > MAX_REGEX_LENGTH)
-        return bad("value", `regex needs a pattern of at most ${MAX_REGEX_LENGTH} characters`);
+        return violation(violations, path, "value", `regex needs a pattern of at most ${MAX_REGEX_LENGTH} characters`);
       let re: RegExp;
       try {
         re = new RegExp(value, "u");
       } catch (err) {
-        return bad("value", `invalid regular expression: ${(err as Error).message}`);
+        return violation(violations, path, "value", `invalid regular expression: ${(err as Error).message}`);
       }
-      return {
-        kind: "test",
-        test: (i) => {
-          const t = textOf(get(i));
-          return t !== undefined && re.test(t);
-        },
-      };
+      return testPlan((i) => {
+        const t = textOf(rows[i]![field]);
+        return t !== undefined && re.test(t);
+      });
     }
     case "match":
     case "match_phrase":
@@ -217,7 +222,7 @@ function compileLeaf(store: ObjectStore, c: LeafCondition, path: string, violati
     case "knn":
       return knn(store, [field], c, path, violations);
     default:
-      return bad("operation", `unsupported operation ${String(op)}`);
+      return violation(violations, path, "operation", `unsupported operation ${String(op)}`);
   }
 }
 
@@ -230,8 +235,7 @@ function textMatch(
   violations: FieldViolation[],
 ): Plan {
   if (typeof c.value !== "string" || c.value.trim() === "") {
-    violations.push({ field: `${path}.value`, description: `${op} needs a non-empty string value` });
-    return { kind: "test", test: () => false };
+    return violation(violations, path, "value", `${op} needs a non-empty string value`);
   }
   return fullText(store, fields, c.value, op === "match_phrase");
 }
@@ -243,31 +247,28 @@ function textMatch(
  * best field counting.
  */
 function fullText(store: ObjectStore, fields: string[], query: string, phrase: boolean): Plan {
-  return {
-    kind: "lookup",
-    run: () => {
-      const queryTokens = [...new Set(tokenize(query))];
-      const normalizedQuery = normalizeText(query);
-      const scores = new Map<number, number>();
-      const n = store.size;
-      for (const field of fields) {
-        const index = store.tokenIndex(field);
-        const texts = phrase ? store.normalizedTexts(field) : undefined;
-        const fieldScores = new Map<number, number>();
-        for (const token of queryTokens) {
-          const posting = index.postings.get(token);
-          if (!posting) continue;
-          const idf = Math.log(1 + (n - posting.length + 0.5) / (posting.length + 0.5));
-          for (const i of posting) fieldScores.set(i, (fieldScores.get(i) ?? 0) + idf);
-        }
-        for (const [i, s] of fieldScores) {
-          if (texts && !texts[i]?.includes(normalizedQuery)) continue;
-          if (s > (scores.get(i) ?? 0)) scores.set(i, s);
-        }
+  return lookupPlan(() => {
+    const queryTokens = [...new Set(tokenize(query))];
+    const normalizedQuery = normalizeText(query);
+    const scores = new Map<number, number>();
+    const n = store.size;
+    for (const field of fields) {
+      const index = store.tokenIndex(field);
+      const texts = phrase ? store.normalizedTexts(field) : undefined;
+      const fieldScores = new Map<number, number>();
+      for (const token of queryTokens) {
+        const posting = index.postings.get(token);
+        if (!posting) continue;
+        const idf = Math.log(1 + (n - posting.length + 0.5) / (posting.length + 0.5));
+        for (const i of posting) fieldScores.set(i, (fieldScores.get(i) ?? 0) + idf);
       }
-      return { rows: [...scores.keys()].sort((a, b) => a - b), scores };
-    },
-  };
+      for (const [i, s] of fieldScores) {
+        if (texts && !texts[i]?.includes(normalizedQuery)) continue;
+        if (s > (scores.get(i) ?? 0)) scores.set(i, s);
+      }
+    }
+    return { rows: [...scores.keys()].sort((a, b) => a - b), scores };
+  });
 }
 
 function knn(store: ObjectStore, fields: string[], c: LeafCondition, path: string, violations: FieldViolation[]): Plan {
@@ -280,40 +281,37 @@ function knn(store: ObjectStore, fields: string[], c: LeafCondition, path: strin
   ) {
     query = Float32Array.from(c.value as number[]);
   } else {
-    violations.push({
-      field: `${path}.value`,
-      description: `knn needs a text or a vector of ${LOCAL_EMBEDDING_DIMENSIONS} numbers`,
-    });
-    return { kind: "test", test: () => false };
+    return violation(
+      violations,
+      path,
+      "value",
+      `knn needs a text or a vector of ${LOCAL_EMBEDDING_DIMENSIONS} numbers`,
+    );
   }
   const key = c.limit_key ?? "k";
   const limit = c.limit_value ?? DEFAULT_KNN_K;
-  return {
-    kind: "lookup",
-    run: () => {
-      const best = new Map<number, number>();
-      for (const field of fields) {
-        store.similarities(field, query).forEach((s, i) => {
-          if (s !== undefined && s > (best.get(i) ?? -Infinity)) best.set(i, s);
-        });
-      }
-      let ranked = [...best].sort((a, b) => b[1] - a[1] || a[0] - b[0]);
-      if (key === "k") ranked = ranked.slice(0, Math.max(0, Math.floor(limit)));
-      else if (key === "min_score") ranked = ranked.filter(([, s]) => s >= limit);
-      else ranked = ranked.filter(([, s]) => 1 - s <= limit);
-      return { rows: ranked.map(([i]) => i).sort((a, b) => a - b), scores: new Map(ranked) };
-    },
-  };
+  return lookupPlan(() => {
+    const best = new Map<number, number>();
+    for (const field of fields) {
+      store.similarities(field, query).forEach((s, i) => {
+        if (s !== undefined && s > (best.get(i) ?? -Infinity)) best.set(i, s);
+      });
+    }
+    let ranked = [...best].sort((a, b) => b[1] - a[1] || a[0] - b[0]);
+    if (key === "k") ranked = ranked.slice(0, Math.max(0, Math.floor(limit)));
+    else if (key === "min_score") ranked = ranked.filter(([, s]) => s >= limit);
+    else ranked = ranked.filter(([, s]) => 1 - s <= limit);
+    return { rows: ranked.map(([i]) => i).sort((a, b) => a - b), scores: new Map(ranked) };
+  });
 }
 
 function idCondition(store: ObjectStore, c: LeafCondition, path: string, violations: FieldViolation[]): Plan {
   const ids = c.operation === "==" ? [c.value] : c.operation === "in" && Array.isArray(c.value) ? c.value : undefined;
   if (!ids?.every((v) => typeof v === "string")) {
-    violations.push({ field: `${path}.operation`, description: "__id supports == and in with instance ids" });
-    return { kind: "test", test: () => false };
+    return violation(violations, path, "operation", "__id supports == and in with instance ids");
   }
   const wanted = new Set(ids as string[]);
-  return { kind: "test", test: (i) => wanted.has(store.rows[i]!._instance_id) };
+  return testPlan((i) => wanted.has(store.rows[i]!._instance_id));
 }
 
 /** The properties behind `fields` ("*" = every property allowing `op`), or undefined after recording a violation. */
@@ -341,6 +339,20 @@ function expandFields(
 
 function isScalar(v: Json | undefined): v is string | number | boolean {
   return typeof v === "string" || typeof v === "number" || typeof v === "boolean";
+}
+
+/** Whether a comparison's result (negative, zero, positive) satisfies >, >=, < or <=. */
+function holds(op: ">" | ">=" | "<" | "<=", comparison: number): boolean {
+  switch (op) {
+    case ">":
+      return comparison > 0;
+    case ">=":
+      return comparison >= 0;
+    case "<":
+      return comparison < 0;
+    case "<=":
+      return comparison <= 0;
+  }
 }
 
 function present(v: Json | undefined): boolean {

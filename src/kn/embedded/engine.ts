@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { CallContext } from "../../core/call-context";
+import { deepFreeze } from "../../core/freeze";
 import type { Json } from "../../core/json";
 import { type FieldViolation, ToolError } from "../../errors/tool-error";
 import { violationsOf } from "../../errors/validation";
@@ -8,6 +9,8 @@ import type { KnowledgeNetworkBackend } from "../backend";
 import type { ConceptGroup, ConceptHit, ConceptKind, ConceptSearch } from "../concepts";
 import {
   type InstanceIdentity,
+  isCanonicalObjectQuery,
+  isCanonicalSubgraphQuery,
   type KnowledgeNetwork,
   type KnowledgeNetworkSummary,
   type LogicProperty,
@@ -141,9 +144,10 @@ export class EmbeddedBackend implements KnowledgeNetworkBackend {
     return { entries: all.slice(q.offset, q.offset + q.limit), total_count: all.length };
   }
 
+  /** The network's definitions themselves, frozen: every call reads the same ones, and copying them cost more than the rest of a schema recall. */
   async getKnowledgeNetwork(ctx: CallContext, knId: string): Promise<KnowledgeNetwork> {
     ctx.signal.throwIfAborted();
-    return structuredClone(this.network(knId).kn);
+    return this.network(knId).kn;
   }
 
   async getObjectTypes(ctx: CallContext, knId: string, objectTypeIds: string[]): Promise<ObjectType[]> {
@@ -151,7 +155,7 @@ export class EmbeddedBackend implements KnowledgeNetworkBackend {
     const n = this.network(knId);
     const unknown = objectTypeIds.filter((id) => !n.stores.has(id));
     if (unknown.length > 0) throw unknownObjectTypes(knId, unknown, n);
-    return objectTypeIds.map((id) => structuredClone(n.kn.object_types.find((t) => t.id === id)!));
+    return objectTypeIds.map((id) => n.kn.object_types.find((t) => t.id === id)!);
   }
 
   async queryObjects(
@@ -162,28 +166,17 @@ export class EmbeddedBackend implements KnowledgeNetworkBackend {
   ): Promise<ObjectQueryResult> {
     ctx.signal.throwIfAborted();
     const store = this.store(knId, objectTypeId);
-    const q = parseOr(objectQuerySchema, query, "INVALID_QUERY");
+    const q = isCanonicalObjectQuery(query) ? query : parseOr(objectQuerySchema, query, "INVALID_QUERY");
     const projection = projectionOf(store, q.properties);
     const matches = evaluateCondition(store, q.condition);
     const sortKeys = sortKeysOf(store, q.sort);
     const scored = matches.scores.size > 0;
-    const keyOf = (i: number): Json[] => [
-      ...sortKeys.map((s) => (s.field === "_score" ? (matches.scores.get(i) ?? 0) : (store.rows[i]![s.field] ?? null))),
-      ...store.type.primary_keys.map((k) => store.rows[i]![k] ?? null),
-    ];
     const directions = [...sortKeys.map((s) => s.direction), ...store.type.primary_keys.map(() => "asc" as const)];
-    const compare = (a: Json[], b: Json[]) => {
-      for (let k = 0; k < a.length; k++) {
-        const c = compareValues(a[k], b[k]);
-        if (c !== 0) return directions[k] === "desc" ? -c : c;
-      }
-      return 0;
-    };
     // Rows come in primary-key order; only a score or an explicit sort needs a sort.
     let ordered = matches.rows;
     if (scored || q.sort !== undefined) {
-      const keys = new Map(ordered.map((i) => [i, keyOf(i)]));
-      ordered = [...ordered].sort((a, b) => compare(keys.get(a)!, keys.get(b)!));
+      const keys = new Map(ordered.map((i) => [i, sortKeyOf(store, sortKeys, matches.scores, i)]));
+      ordered = [...ordered].sort((a, b) => compareKeys(keys.get(a)!, keys.get(b)!, directions));
     }
     let from = 0;
     if (q.search_after !== undefined) {
@@ -201,7 +194,11 @@ export class EmbeddedBackend implements KnowledgeNetworkBackend {
         });
       }
       const after = q.search_after;
-      while (from < ordered.length && compare(keyOf(ordered[from]!), after) <= 0) from++;
+      while (
+        from < ordered.length &&
+        compareKeys(sortKeyOf(store, sortKeys, matches.scores, ordered[from]!), after, directions) <= 0
+      )
+        from++;
     }
     const page = ordered.slice(from, from + q.limit);
     const datas = page.map((i) => {
@@ -212,14 +209,15 @@ export class EmbeddedBackend implements KnowledgeNetworkBackend {
     });
     const result: ObjectQueryResult = { datas };
     if (q.need_total) result.total_count = matches.rows.length;
-    if (from + q.limit < ordered.length && page.length > 0) result.search_after = keyOf(page[page.length - 1]!);
+    if (from + q.limit < ordered.length && page.length > 0)
+      result.search_after = sortKeyOf(store, sortKeys, matches.scores, page[page.length - 1]!);
     return result;
   }
 
   async querySubgraph(ctx: CallContext, knId: string, query: SubgraphQuery): Promise<SubgraphResult> {
     ctx.signal.throwIfAborted();
     const n = this.network(knId);
-    const q = parseOr(subgraphQuerySchema, query, "INVALID_SUBGRAPH_QUERY");
+    const q = isCanonicalSubgraphQuery(query) ? query : parseOr(subgraphQuerySchema, query, "INVALID_SUBGRAPH_QUERY");
     return {
       entries: q.relation_type_paths.map((path, i) =>
         this.walkPath(n, knId, path, `relation_type_paths[${i}]`, q.include_logic_params === true),
@@ -678,7 +676,13 @@ function buildNetwork(bundle: Bundle, origin: string): Network {
       tags: a.tags,
     })),
   };
-  return { kn, bundleTypes: new Map(bundle.object_types.map((t) => [t.id, t])), stores, relations, series };
+  return {
+    kn: deepFreeze(kn),
+    bundleTypes: new Map(bundle.object_types.map((t) => [t.id, t])),
+    stores,
+    relations,
+    series,
+  };
 }
 
 function summary(kn: KnowledgeNetwork): KnowledgeNetworkSummary {
@@ -688,6 +692,28 @@ function summary(kn: KnowledgeNetwork): KnowledgeNetworkSummary {
 /** The key of an instance's series: its primary key value (composite keys joined as in `_instance_id`). */
 function pkKey(type: ObjectType, row: Record<string, Json>): string {
   return type.primary_keys.map((k) => valueKey(row[k] ?? null)).join("_");
+}
+
+/*
+ * Module functions rather than closures made per query: tsx keeps function
+ * names, a defineProperty per closure, and kn_search sends a hundred queries.
+ */
+
+/** A row's sort key: its value of each sort field (`_score` from the scores), then its primary keys. */
+function sortKeyOf(store: ObjectStore, sortKeys: SortField[], scores: Map<number, number>, i: number): Json[] {
+  const row = store.rows[i]!;
+  return [
+    ...sortKeys.map((s) => (s.field === "_score" ? (scores.get(i) ?? 0) : (row[s.field] ?? null))),
+    ...store.type.primary_keys.map((k) => row[k] ?? null),
+  ];
+}
+
+function compareKeys(a: Json[], b: Json[], directions: readonly ("asc" | "desc")[]): number {
+  for (let k = 0; k < a.length; k++) {
+    const c = compareValues(a[k], b[k]);
+    if (c !== 0) return directions[k] === "desc" ? -c : c;
+  }
+  return 0;
 }
 
 function sortKeysOf(store: ObjectStore, sort: SortField[] | undefined): SortField[] {

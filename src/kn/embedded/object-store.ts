@@ -57,6 +57,8 @@ export class ObjectStore {
   private readonly allowed = new Map<string, ReadonlySet<string>>();
   private readonly exact = new Map<string, Map<string, number[]>>();
   private readonly grams = new Map<string, Map<string, Int32Array>>();
+  /** Posting lists answered whole, as frozen arrays, by property and gram (see gramRows). */
+  private readonly gramArrays = new Map<string, Map<string, number[]>>();
   private readonly texts = new Map<string, (string | undefined)[]>();
   private readonly tokens = new Map<string, TokenIndex>();
   private readonly vectors = new Map<string, (Float32Array | undefined)[]>();
@@ -144,13 +146,18 @@ export class ObjectStore {
     return texts;
   }
 
-  /** Rows whose normalised `property` contains the normalised `needle`, in row order. */
+  /** Rows whose normalised `property` contains the normalised `needle`, in row order; the array may be shared (frozen). */
   containing(property: string, needle: string): number[] {
     const texts = this.normalizedTexts(property);
     if (needle === "") return texts.flatMap((t, i) => (t === undefined ? [] : [i]));
     const index = this.gramIndex(property);
+    const grams = bigrams(needle);
+    // A needle of one or two characters is itself a gram: its posting list is the answer, kept as a
+    // frozen array for every later query (the matcher's relaxed lookups send single characters by the
+    // dozen, the same ones again and again).
+    if (grams.length === 1 && grams[0] === needle) return this.gramRows(property, index, needle);
     // Intersect the posting lists of the needle's grams, rarest first, then verify.
-    const lists = bigrams(needle).map((g) => index.get(g));
+    const lists = grams.map((g) => index.get(g));
     if (lists.some((l) => l === undefined)) return [];
     const sorted = (lists as Int32Array[]).sort((a, b) => a.length - b.length);
     let candidates: ArrayLike<number> = sorted[0]!;
@@ -161,6 +168,18 @@ export class ObjectStore {
       if (texts[i]!.includes(needle)) out.push(i);
     }
     return out;
+  }
+
+  /** The rows holding a gram, as a shared frozen array (made from its posting list once). */
+  private gramRows(property: string, index: Map<string, Int32Array>, gram: string): number[] {
+    let byGram = this.gramArrays.get(property);
+    if (!byGram) this.gramArrays.set(property, (byGram = new Map()));
+    let rows = byGram.get(gram);
+    if (!rows) {
+      rows = Object.freeze(Array.from(index.get(gram) ?? [])) as number[];
+      byGram.set(gram, rows);
+    }
+    return rows;
   }
 
   private gramIndex(property: string): Map<string, Int32Array> {

@@ -2,6 +2,7 @@ import type { CallContext } from "../../core/call-context";
 import { topIndexes } from "../../core/scores";
 import type { KnowledgeNetworkBackend } from "../../kn/backend";
 import type { KnowledgeNetwork } from "../../kn/types";
+import type { DescriptionCache } from "../relevance/descriptions";
 import { lexicalRelevance } from "../relevance/lexical";
 import type { ConceptRetrievalConfig } from "./input";
 
@@ -13,7 +14,12 @@ import type { ConceptRetrievalConfig } from "./input";
  * relations first, then the best of the rest. A relation type whose end did
  * not make the cut goes too. Ties keep the network's order.
  */
-export function coarseNetwork(kn: KnowledgeNetwork, question: string, cfg: ConceptRetrievalConfig): KnowledgeNetwork {
+export function coarseNetwork(
+  kn: KnowledgeNetwork,
+  question: string,
+  cfg: ConceptRetrievalConfig,
+  descriptions: DescriptionCache,
+): KnowledgeNetwork {
   if (!cfg.enable_coarse_recall || kn.relation_types.length < cfg.coarse_min_relation_count) return kn;
   const typeName = new Map(kn.object_types.map((o) => [o.id, o.name]));
   const relationScores = lexicalRelevance(
@@ -22,6 +28,7 @@ export function coarseNetwork(kn: KnowledgeNetwork, question: string, cfg: Conce
       (r) =>
         `${r.id} ${r.name} ${r.comment} ${typeName.get(r.source_object_type_id) ?? ""} ${typeName.get(r.target_object_type_id) ?? ""}`,
     ),
+    descriptions,
   );
   const relations = topIndexes(relationScores, cfg.coarse_relation_limit).map((i) => kn.relation_types[i]!);
   const typeScores = lexicalRelevance(
@@ -29,6 +36,7 @@ export function coarseNetwork(kn: KnowledgeNetwork, question: string, cfg: Conce
     kn.object_types.map(
       (o) => `${o.id} ${o.name} ${o.comment} ${o.data_properties.map((p) => p.display_name || p.name).join(" ")}`,
     ),
+    descriptions,
   );
   const kept = new Set<string>();
   for (const r of relations)

@@ -5,7 +5,7 @@ import { ToolError } from "../../errors/tool-error";
 import type { KnowledgeNetwork, ObjectType } from "../../kn/types";
 import type { SchemaDeps } from "../deps";
 import { semanticRelevance } from "../relevance/semantic";
-import { retrieveSchema } from "../schema/retrieve-schema";
+import { recordSchemaRound } from "../schema/retrieve-schema";
 import {
   newSince,
   type RecalledActionType,
@@ -53,7 +53,7 @@ export async function recallConcepts(
   const cfg = input.retrieval_config.concept_retrieval;
   const question = questionOf(input);
   const backend = new NarrowedBackend(deps.backend, (kn, c) => {
-    const narrowed = coarseNetwork(kn, question, cfg);
+    const narrowed = coarseNetwork(kn, question, cfg, deps.descriptions);
     if (narrowed !== kn) {
       c.log.info(
         {
@@ -67,7 +67,11 @@ export async function recallConcepts(
     return narrowed;
   });
   // Asked for the union so that an empty answer can only mean "nothing recalled this round".
-  const union = await retrieveSchema({ ...deps, backend }, ctx, {
+  const {
+    result: union,
+    priorUnion,
+    recorded,
+  } = await recordSchemaRound({ ...deps, backend }, ctx, {
     query: input.query,
     kn_ids: input.kn_ids,
     session_id: sessionId,
@@ -79,7 +83,7 @@ export async function recallConcepts(
     session_type: "",
   });
   const warnings: KnWarning[] = union.warnings;
-  if (union.object_types.length === 0 && union.relation_types.length === 0) {
+  if (!recorded) {
     return {
       round: [],
       shown: { object_types: [], relation_types: [], action_types: [] },
@@ -87,16 +91,20 @@ export async function recallConcepts(
       warnings,
     };
   }
-  const rounds = await deps.sessions.rounds(deps.sessions.pick(""), ctx.caller, sessionId);
-  const thisRound = rounds.find((r) => r.round === union.round);
-  if (!thisRound)
-    throw new Error(
-      `kn_search: round ${union.round} of session ${sessionId} is not in the session after it was recorded`,
-    );
-  if (cfg.return_union) return { round: thisRound.object_types, shown: union, networks: backend.fetched, warnings };
+  if (cfg.return_union) return { round: recorded.object_types, shown: union, networks: backend.fetched, warnings };
+  // The rounds before this one: those read before it was recorded, unless a concurrent call of the
+  // session recorded one in between (the append numbers the rounds), which only a second read shows.
+  const earlier =
+    recorded.round === priorUnion.rounds + 1
+      ? priorUnion
+      : unionOf(
+          (await deps.sessions.rounds(deps.sessions.pick(""), ctx.caller, sessionId)).filter(
+            (r) => r.round < recorded.round,
+          ),
+        );
   return {
-    round: thisRound.object_types,
-    shown: newSince(unionOf(rounds.filter((r) => r.round < union.round)), thisRound),
+    round: recorded.object_types,
+    shown: newSince(earlier, recorded),
     networks: backend.fetched,
     warnings,
   };
@@ -234,7 +242,7 @@ async function briefProperties(
   );
   const scores = await semanticRelevance(
     ctx,
-    deps.embedder,
+    deps.descriptions,
     question,
     all.map(({ p }) => `${p.name} ${p.display_name} ${p.comment}`),
     PROPERTY_BATCH,

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { parsedJson } from "../../core/json";
+import { parsedJsonObject } from "../../core/json";
 import type { KnSearchAnswer } from "./answer";
 import type { KnSearchInput } from "./input";
 
@@ -30,7 +30,7 @@ const texts = z
   .array(z.string())
   .nullish()
   .transform((l) => l ?? undefined);
-const jsonObject = z.record(z.string(), parsedJson);
+const jsonObject = parsedJsonObject;
 
 const propertySchema = z.object({
   name: text,

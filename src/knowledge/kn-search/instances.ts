@@ -13,6 +13,7 @@ import { matchInstances } from "../matching/matcher";
 import { type Mention, mentionOf } from "../matching/mention";
 import { type SearchField, searchFieldsOf } from "../matching/queries";
 import type { Vocabulary } from "../matching/vocabulary";
+import type { DescriptionCache } from "../relevance/descriptions";
 import { semanticRelevance } from "../relevance/semantic";
 import type { RecalledObjectType } from "../session";
 import type { KnNode, KnWarning } from "./answer";
@@ -28,6 +29,7 @@ const CONCLUSIVE = 0.8;
 export interface InstanceDeps {
   backend: KnowledgeNetworkBackend;
   embedder: Embedder;
+  descriptions: DescriptionCache;
   vocabulary: Vocabulary;
 }
 
@@ -142,7 +144,7 @@ async function planSearches(
   );
   const relevance = await semanticRelevance(
     ctx,
-    deps.embedder,
+    deps.descriptions,
     query.question,
     descriptions,
     cfg.semantic_field_rerank_batch_size,

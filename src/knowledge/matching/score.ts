@@ -49,6 +49,19 @@ const MAX_EDITS = 2;
  */
 export function scoreValue(m: Mention, value: string): MentionScore | undefined {
   if (m.key === "") return undefined;
+  // A call scores its mentions against the same names again (each lookup stage rescoring what the
+  // earlier ones found): the score of a name is kept with the mention, which lives as long as the call.
+  let known = scored.get(m);
+  if (!known) scored.set(m, (known = new Map()));
+  if (known.has(value)) return known.get(value);
+  const s = scoreParts(m, value);
+  known.set(value, s);
+  return s;
+}
+
+const scored = new WeakMap<Mention, Map<string, MentionScore | undefined>>();
+
+function scoreParts(m: Mention, value: string): MentionScore | undefined {
   const parts = value.split(NAME_LIST).filter((p) => p !== "");
   let best = scoreName(m, value);
   if (parts.length > 1) {
@@ -67,7 +80,7 @@ function scoreName(m: Mention, value: string): MentionScore | undefined {
   if (v.loose === m.loose) return { type: "exact", confidence: 0.97 };
   // The same characters with the words in another order (2型糖尿病, 糖尿病（2型）); not for Latin letters,
   // where that is a typo (pnuemonia).
-  if (!m.latin && m.chars.length >= 3 && sorted(m.chars) === sorted(v.chars))
+  if (!m.latin && m.chars.length >= 3 && m.chars.length === v.chars.length && sorted(m.chars) === sorted(v.chars))
     return { type: "tokens", confidence: 0.9 };
   // Same-sounding characters only matter when a few characters differ: the plain count first, it is cheaper.
   const plain = lcsLength(m.chars, v.chars);
@@ -159,20 +172,39 @@ function misspelt(m: Mention, v: ValueForms): MentionScore | undefined {
  * ("梗阻" alone makes 肠梗阻 a weak match for 上气道梗阻).
  */
 function tokens(m: Mention, v: ValueForms, lcs: number): MentionScore | undefined {
-  const total = m.tokens.reduce((s, t) => s + [...t].length, 0);
-  if (total === 0) return undefined;
-  const found = m.tokens.filter((t) => v.key.includes(t) || v.loose.includes(looseKey(t)));
-  if (found.length === m.tokens.length && m.tokens.length >= 2 && m.tokens.every((t) => [...t].length >= 2)) {
+  const words = wordsOf(m);
+  if (words.total === 0) return undefined;
+  const found = words.list.filter((w) => v.key.includes(w.token) || v.loose.includes(w.loose));
+  if (found.length === words.list.length && words.list.length >= 2 && words.list.every((w) => w.length >= 2)) {
     // In order, the whole mention covers the name; in another order, its words do.
-    const covered = lcs === m.chars.length ? m.chars.length : total;
+    const covered = lcs === m.chars.length ? m.chars.length : words.total;
     return { type: "tokens", confidence: 0.6 + 0.3 * Math.min(1, covered / v.chars.length) };
   }
-  const covered = found.reduce((s, t) => s + [...t].length, 0) / total;
+  const covered = found.reduce((s, w) => s + w.length, 0) / words.total;
   if (covered === 0) return undefined;
   const grams = bigrams(v.loose);
   const related = grams.filter((g) => m.grams.has(g)).length / grams.length;
   return { type: "tokens", confidence: 0.75 * covered * Math.sqrt(related) };
 }
+
+interface MentionWords {
+  list: { token: string; loose: string; length: number }[];
+  /** Their characters in all. */
+  total: number;
+}
+
+/** A mention's words with their loose forms and lengths, worked out once per mention. */
+function wordsOf(m: Mention): MentionWords {
+  let w = words.get(m);
+  if (!w) {
+    const list = m.tokens.map((token) => ({ token, loose: looseKey(token), length: [...token].length }));
+    w = { list, total: list.reduce((s, x) => s + x.length, 0) };
+    words.set(m, w);
+  }
+  return w;
+}
+
+const words = new WeakMap<Mention, MentionWords>();
 
 /** An English abbreviation made of the initials of the name's words (AKI: Acute Kidney Injury). */
 function acronym(m: Mention, raw: string): MentionScore | undefined {

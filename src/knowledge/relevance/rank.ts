@@ -1,13 +1,13 @@
 import { z } from "zod";
 import type { CallContext } from "../../core/call-context";
 import { clamp01, round3, weightedCoverage } from "../../core/scores";
-import { contentTokens, normalizeText } from "../../core/text";
+import { normalizeText } from "../../core/text";
 import { ToolError } from "../../errors/tool-error";
-import type { Embedder } from "../../upstream/embeddings";
 import type { ChatMessage, LlmClient } from "../../upstream/llm-client";
 import { askJson, type Reading, readJsonObject } from "../../upstream/llm-json";
 import { cosine } from "../../upstream/local-embedder";
 import type { Reranker } from "../../upstream/reranker";
+import type { DescriptionCache } from "./descriptions";
 
 /** Something to rank: the text that describes it, and the names a question may mention verbatim. */
 export interface Candidate {
@@ -31,13 +31,15 @@ export interface Ranking {
  * when one is configured, else by embeddings cosine combined with a lexical
  * score (the question's tokens found in the candidate, weighted by rarity) and
  * a bonus for names the question contains verbatim. A failing reranker is
- * reported in `warnings` and the other method used, never silently.
+ * reported in `warnings` and the other method used, never silently. The
+ * candidates' embeddings and tokens come from `descriptions` (computed once
+ * per text); only the question's are computed per call.
  */
 export async function rankWithoutLlm(
   ctx: CallContext,
   question: string,
   candidates: readonly Candidate[],
-  deps: { reranker: Reranker | undefined; embedder: Embedder },
+  deps: { reranker: Reranker | undefined; descriptions: DescriptionCache },
 ): Promise<Ranking> {
   if (candidates.length === 0)
     return { scores: [], method: deps.reranker ? "reranker" : "embedding_lexical", warnings: [] };
@@ -61,8 +63,8 @@ export async function rankWithoutLlm(
       });
     }
   }
-  const [q, ...docs] = await deps.embedder.embed(ctx, [question, ...candidates.map((c) => c.text)]);
-  const lexical = lexicalScores(question, candidates);
+  const [q, ...docs] = await deps.descriptions.embeddings(ctx, [question, ...candidates.map((c) => c.text)]);
+  const lexical = lexicalScores(question, candidates, deps.descriptions);
   const normalizedQuestion = normalizeText(question);
   const scores = candidates.map((c, i) => {
     const semantic = clamp01(cosine(q!, docs[i]!));
@@ -88,19 +90,18 @@ function withSignalCheck(r: Ranking): Ranking {
 }
 
 /** Share of the question's token weight (rarer tokens weigh more) found in each candidate. */
-function lexicalScores(question: string, candidates: readonly Candidate[]): number[] {
-  const q = contentTokens(question);
-  const docTokens = candidates.map((c) => new Set(contentTokens(c.text)));
-  const normalizedDocs = candidates.map((c) => normalizeText(c.text));
+function lexicalScores(question: string, candidates: readonly Candidate[], descriptions: DescriptionCache): number[] {
+  const q = [...descriptions.words(question).tokens];
+  const docs = candidates.map((c) => descriptions.words(c.text));
   const idf = (t: string) => {
-    const df = docTokens.filter((d) => d.has(t)).length;
+    const df = docs.filter((d) => d.tokens.has(t)).length;
     return Math.log(1 + (candidates.length + 1) / (df + 1));
   };
   const weights = new Map(q.map((t) => [t, idf(t)]));
-  return candidates.map((_, i) =>
+  return docs.map((doc) =>
     weightedCoverage(
       q,
-      (t) => docTokens[i]!.has(t) || normalizedDocs[i]!.includes(t),
+      (t) => doc.tokens.has(t) || doc.normalized.includes(t),
       (t) => weights.get(t)!,
     ),
   );

@@ -167,7 +167,7 @@ async function byVector(deps: RerankDeps, ctx: CallContext, input: RerankConcept
     ctx,
     `${question}\n${context}`,
     input.concepts.map((c) => ({ text: [c.concept_name, ...detailWords(c)].join(" "), names: [c.concept_name] })),
-    { reranker: undefined, embedder: deps.embedder },
+    { reranker: undefined, descriptions: deps.descriptions },
   );
   const best = Math.max(...ranking.scores);
   return ranking.scores.map((score, index) => ({

@@ -8,6 +8,7 @@ import type { SchemaDeps } from "../deps";
 import { aliasLinksOf } from "../matching/aliases";
 import { type Candidate, MAX_LLM_CANDIDATES, type Ranking, rankWithLlm, rankWithoutLlm } from "../relevance/rank";
 import {
+  merge,
   newSince,
   type RecalledActionType,
   type RecalledObjectType,
@@ -43,6 +44,27 @@ export async function retrieveSchema(
   ctx: CallContext,
   input: RetrieveSchemaInput,
 ): Promise<SchemaResult> {
+  return (await recordSchemaRound(deps, ctx, input)).result;
+}
+
+/** A schema recall as retrieveSchema answers it, with the session's schema before it and the round it recorded. */
+export interface RecordedSchemaRound {
+  result: SchemaResult;
+  /** The union of the session's rounds read before this one was recorded. */
+  priorUnion: SessionSchema;
+  /** The round recorded; undefined when nothing was recalled (and nothing recorded). */
+  recorded: SchemaRound | undefined;
+}
+
+/**
+ * retrieveSchema, also handing back what it read and recorded, so that
+ * kn_search's concept recall does not read the session's rounds again.
+ */
+export async function recordSchemaRound(
+  deps: SchemaDeps,
+  ctx: CallContext,
+  input: RetrieveSchemaInput,
+): Promise<RecordedSchemaRound> {
   const store = deps.sessions.pick(input.session_type);
   if (!input.skip_llm && !deps.llm) {
     throw llmNotConfigured({
@@ -89,7 +111,11 @@ export async function retrieveSchema(
       message:
         "no relation or object type was judged relevant to the question; the session's schema is unchanged. Rephrase the question, or call with skip_llm=true for the best-ranked types.",
     });
-    return answer(prior.length, { object_types: [], relation_types: [], action_types: [] });
+    return {
+      result: answer(prior.length, { object_types: [], relation_types: [], action_types: [] }),
+      priorUnion: unionOf(prior),
+      recorded: undefined,
+    };
   }
   // 3. The round recorded; the answer is what it added to the session, or with return_union the whole session.
   const round = await deps.sessions.addRound(store, ctx.caller, sessionId, recalled);
@@ -104,10 +130,13 @@ export async function retrieveSchema(
     },
     "schema recalled",
   );
-  return answer(
-    round,
-    input.return_union ? unionOf([...prior, { ...recalled, round }]) : newSince(unionOf(prior), recalled),
-  );
+  const recorded = { ...recalled, round };
+  const priorUnion = unionOf(prior);
+  return {
+    result: answer(round, input.return_union ? merge(priorUnion, [recorded]) : newSince(priorUnion, recalled)),
+    priorUnion,
+    recorded,
+  };
 }
 
 /** The networks asked for; one that cannot be read is a warning, all of them failing the first one's error. */

@@ -335,6 +335,14 @@ function storeError(err: unknown, what: string, target: string): ToolError {
       ? `the memory store (PostgreSQL at ${target}) could not ${what}: ${detail}; ${misconfigured ? "its connection settings need fixing" : "retry shortly"}`
       : `the memory store (PostgreSQL at ${target}) failed to ${what}: SQLSTATE ${sqlstate}: ${detail}`,
     metadata: { store: "postgres", ...(sqlstate ? { sqlstate } : {}) },
+    ...(unavailable && !misconfigured
+      ? {
+          hint: {
+            message:
+              "Retry the same call in a few seconds: the memory store is not reachable now. Storing the same memory again is harmless (same memory_key, same memory).",
+          },
+        }
+      : {}),
     cause: err,
   });
 }

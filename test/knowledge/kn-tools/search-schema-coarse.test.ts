@@ -5,6 +5,7 @@ import { parseBundle } from "../../../src/kn/embedded/bundle";
 import { EmbeddedBackend } from "../../../src/kn/embedded/engine";
 import { searchSchemaInput } from "../../../src/knowledge/kn-tools/search-schema/input";
 import { searchSchema } from "../../../src/knowledge/kn-tools/search-schema/search-schema";
+import { DescriptionCache } from "../../../src/knowledge/relevance/descriptions";
 import { localEmbedder } from "../../../src/upstream/embeddings";
 import { testContext } from "../../helpers/call-context";
 
@@ -63,7 +64,7 @@ describe("search_schema on a network of more than 5000 relation types", () => {
     );
     const backend = new EmbeddedBackend([parseBundle(bigNetwork(6000), "big network")], { timeZone: "Asia/Shanghai" });
     const result = await searchSchema(
-      { backend, embedder: localEmbedder, reranker: undefined },
+      { backend, embedder: localEmbedder, reranker: undefined, descriptions: new DescriptionCache(localEmbedder) },
       testContext({ log }),
       searchSchemaInput.parse({ query: "疾病有哪些症状", kn_id: "kn_big", max_concepts: 3 }),
     );
@@ -86,7 +87,7 @@ describe("search_schema on a network of more than 5000 relation types", () => {
     );
     const backend = new EmbeddedBackend([parseBundle(bigNetwork(100), "big network")], { timeZone: "Asia/Shanghai" });
     const result = await searchSchema(
-      { backend, embedder: localEmbedder, reranker: undefined },
+      { backend, embedder: localEmbedder, reranker: undefined, descriptions: new DescriptionCache(localEmbedder) },
       testContext({ log }),
       searchSchemaInput.parse({ query: "疾病有哪些症状", kn_id: "kn_big", max_concepts: 3, enable_rerank: false }),
     );

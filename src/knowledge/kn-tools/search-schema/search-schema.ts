@@ -144,7 +144,7 @@ export async function searchSchema(
 /** The whole network, narrowed by coarse recall when it has many relation types. */
 async function networkPool(deps: SearchSchemaDeps, ctx: CallContext, knId: string, query: string): Promise<Pool> {
   const full = await deps.backend.getKnowledgeNetwork(ctx, knId);
-  const kn = coarseNetwork(full, query, COARSE);
+  const kn = coarseNetwork(full, query, COARSE, deps.descriptions);
   if (kn !== full) {
     ctx.log.info(
       {

@@ -1,0 +1,189 @@
+import { ToolError } from "../errors/tool-error";
+
+/** How many calls run at once, how many may wait, and for how long (ADMISSION_* settings). */
+export interface AdmissionSettings {
+  /** Calls in progress at most. */
+  maxInFlight: number;
+  /** Calls waiting for a slot at most; past it a call is refused at once. */
+  maxQueued: number;
+  /** How long a call may wait for a slot before it is refused, ms. */
+  maxWaitMs: number;
+}
+
+/** What the metrics read: the state now, and each refusal and wait as it happens. */
+export interface AdmissionObserver {
+  refused(reason: "queue_full" | "waited_too_long"): void;
+  waited(ms: number): void;
+}
+
+/** Gives back the slot a call held; calling it again does nothing. */
+export type Release = () => void;
+
+interface Waiter {
+  admit(release: Release): void;
+}
+
+/**
+ * How long one turn of the event loop may spend starting calls, ms. Past it,
+ * calls wait for the next turn, so the loop also reads and writes sockets,
+ * answers probes and fires timers at least this often (plus the length of
+ * one call).
+ */
+const SLICE_MS = 20;
+/** Waiting calls looked at per turn at most. */
+const MAX_PER_TURN = 256;
+
+/**
+ * Admission control: at most `maxInFlight` calls in progress in this process,
+ * and calls started for at most SLICE_MS in one turn of the event loop; the
+ * next ones wait in one first-in first-out queue, at most `maxQueued` of them
+ * and each at most `maxWaitMs`, then are refused RESOURCE_EXHAUSTED with a
+ * time to retry after. A waiting call whose caller gives up (deadline,
+ * cancel, shutdown) leaves the queue with the caller's reason.
+ *
+ * Why both bounds. Most calls never wait for I/O (the embedded engine,
+ * SQLite and the in-process session store answer synchronously), so they run
+ * start to end inside the turn that read them: a bound on calls in progress
+ * alone never fills, and one turn runs every call whose request arrived —
+ * 200 clients made each turn take half a second, and a call that needed a few
+ * turns waited that long each time (the 30-second silences of issue 14). The
+ * time slice bounds each turn instead; the count bounds calls that do wait
+ * (platform, LLM, PostgreSQL, Redis), which hold a slot while they wait.
+ *
+ * Waiting calls are started from setImmediate callbacks, one call per
+ * callback: Node finishes each callback's promise chain before the next
+ * callback, so each start sees the time the ones before it took.
+ */
+export class Admission {
+  private running = 0;
+  /** The waiting calls, first come first: a Set keeps insertion order and lets one leave from anywhere at once. */
+  private readonly queue = new Set<Waiter>();
+  /** When this turn's slice began; undefined between slices. */
+  private sliceStart: number | undefined;
+  /** setImmediate callbacks scheduled to start waiting calls and not run yet. */
+  private pumps = 0;
+
+  constructor(
+    private readonly settings: AdmissionSettings,
+    private readonly observer: AdmissionObserver,
+  ) {}
+
+  /** Calls in progress now. */
+  get inFlight(): number {
+    return this.running;
+  }
+
+  /** Calls waiting for a slot now. */
+  get queued(): number {
+    return this.queue.size;
+  }
+
+  /**
+   * A slot for one call: at once when one is free, nobody waits and this
+   * turn's slice has time left, else after the calls before it. Rejects with
+   * RESOURCE_EXHAUSTED (reason OVERLOADED, retryAfterMs set) when the queue is
+   * full or the wait passes maxWaitMs, and with `signal.reason` when the
+   * signal aborts first.
+   */
+  enter(signal: AbortSignal): Promise<Release> {
+    if (signal.aborted) return Promise.reject(signal.reason);
+    if (this.running < this.settings.maxInFlight && this.queue.size === 0 && !this.sliceSpent()) {
+      this.start();
+      return Promise.resolve(this.releaser());
+    }
+    if (this.queue.size >= this.settings.maxQueued) {
+      this.observer.refused("queue_full");
+      return Promise.reject(this.overloaded());
+    }
+    const started = performance.now();
+    return new Promise<Release>((resolve, reject) => {
+      const leave = (reason: unknown) => {
+        this.queue.delete(waiter);
+        clearTimeout(timer);
+        signal.removeEventListener("abort", onAbort);
+        reject(reason);
+      };
+      const onAbort = () => leave(signal.reason);
+      const timer = setTimeout(() => {
+        this.observer.refused("waited_too_long");
+        leave(this.overloaded());
+      }, this.settings.maxWaitMs);
+      const waiter: Waiter = {
+        admit: (release) => {
+          clearTimeout(timer);
+          signal.removeEventListener("abort", onAbort);
+          this.observer.waited(performance.now() - started);
+          resolve(release);
+        },
+      };
+      signal.addEventListener("abort", onAbort, { once: true });
+      this.queue.add(waiter);
+      this.schedulePump();
+    });
+  }
+
+  /** Counts a call as started, opening this turn's slice if none is open. */
+  private start(): void {
+    this.running++;
+    if (this.sliceStart === undefined) {
+      this.sliceStart = performance.now();
+      // Closes the slice at the next check phase: this turn's, or the next one's when opened in one.
+      setImmediate(() => {
+        this.sliceStart = undefined;
+      });
+    }
+  }
+
+  private sliceSpent(): boolean {
+    return this.sliceStart !== undefined && performance.now() - this.sliceStart >= SLICE_MS;
+  }
+
+  private releaser(): Release {
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.running--;
+      this.schedulePump();
+    };
+  }
+
+  /**
+   * Schedules the callbacks that start waiting calls: one per call that could
+   * start, each starting the longest-waiting call while a slot is free and the
+   * slice has time left. The last one schedules the next round. With every
+   * slot taken nothing is scheduled: the next release does it.
+   */
+  private schedulePump(): void {
+    const free = this.settings.maxInFlight - this.running;
+    if (this.pumps > 0 || this.queue.size === 0 || free <= 0) return;
+    this.pumps = Math.min(this.queue.size, free, MAX_PER_TURN);
+    for (let i = this.pumps; i > 0; i--) setImmediate(this.pump);
+  }
+
+  private readonly pump = (): void => {
+    this.pumps--;
+    const [first] = this.queue;
+    if (first !== undefined && this.running < this.settings.maxInFlight && !this.sliceSpent()) {
+      this.queue.delete(first);
+      this.start();
+      first.admit(this.releaser());
+    }
+    if (this.pumps === 0) this.schedulePump();
+  };
+
+  /** The refusal: RESOURCE_EXHAUSTED, retry after about one queue wait (jittered so retries do not arrive together). */
+  private overloaded(): ToolError {
+    const retryAfterMs = Math.ceil((this.settings.maxWaitMs * (1 + Math.random())) / 100) * 100;
+    return new ToolError({
+      code: "resource_exhausted",
+      reason: "OVERLOADED",
+      message: `the service is at its limit of ${this.settings.maxInFlight} calls in progress and ${this.queue.size} waiting; retry in ${retryAfterMs} ms`,
+      metadata: { retry_after_ms: String(retryAfterMs) },
+      retryAfterMs,
+      hint: {
+        message: `Retry the same call after ${retryAfterMs} ms (or on another replica); the call was not started, so retrying is safe.`,
+      },
+    });
+  }
+}

@@ -1,0 +1,76 @@
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import { freePort } from "./processes";
+
+const root = fileURLToPath(new URL("../..", import.meta.url));
+const tsxLoader = fileURLToPath(new URL("../../node_modules/tsx/dist/esm/index.mjs", import.meta.url));
+
+/** The service as `npm start` runs it (src/main.ts under tsx), in a child process of the test. */
+export interface ServiceProcess {
+  pid: number;
+  port: number;
+  baseUrl: string;
+  /** Every JSON log line it wrote to stdout so far. */
+  lines: Record<string, unknown>[];
+  /** Resolves with the exit code once it exited. */
+  exited: Promise<number | null>;
+  /** Sends a signal to its pid. */
+  signal(signal: NodeJS.Signals): void;
+  /** SIGKILL if still running, and removes its temporary directory. */
+  destroy(): Promise<void>;
+}
+
+/**
+ * Starts src/main.ts on a free loopback port with `env` (SQLite in a
+ * temporary directory unless `env` names a store) and resolves once it logged
+ * that it listens.
+ */
+export async function startServiceProcess(env: Record<string, string>): Promise<ServiceProcess> {
+  const dir = mkdtempSync(join(tmpdir(), "service-"));
+  const port = await freePort();
+  const child = spawn(process.execPath, ["--import", tsxLoader, "src/main.ts"], {
+    cwd: root,
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      LOG_LEVEL: "info",
+      SQLITE_PATH: join(dir, "memories.sqlite"),
+      ...env,
+    },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  const lines: Record<string, unknown>[] = [];
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error("the service did not log 'listening' within 30 s")), 30_000);
+    createInterface({ input: child.stdout! }).on("line", (text) => {
+      const line = JSON.parse(text) as Record<string, unknown>;
+      lines.push(line);
+      if (String(line["msg"]).startsWith("listening")) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    void exited.then((code) => reject(new Error(`the service exited early with ${code}`)));
+  });
+  return {
+    pid: child.pid!,
+    port,
+    baseUrl: `http://127.0.0.1:${port}`,
+    lines,
+    exited,
+    signal: (signal) => child.kill(signal),
+    async destroy() {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill("SIGKILL");
+        await exited;
+      }
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
