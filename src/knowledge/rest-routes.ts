@@ -15,6 +15,7 @@ import { retrieveKeywordContext } from "./keyword-context/retrieve-keyword-conte
 import { knSearchInput } from "./kn-search/input";
 import { knSearch } from "./kn-search/kn-search";
 import { renderAnswer } from "./kn-search/rest-shape";
+import { platformError } from "./platform-route";
 import { rerankConceptsInput } from "./rerank/input";
 import { rerankConcepts } from "./rerank/rerank-concepts";
 import { retrieveSchemaInput } from "./schema/input";
@@ -135,36 +136,9 @@ export function knowledgeRoutes(
       async handle(raw, ctx) {
         return renderAnswer(await knSearch(deps, ctx, parseOrThrow(knSearchInput, raw ?? {})));
       },
-      renderError: knSearchError,
+      renderError: platformError,
     }),
   ];
-}
-
-/**
- * kn_search's error body, the platform's `{code, description, details,
- * solution, link}` (as agent-retrieval's /kn/kn_search answers): code is the
- * stable reason, description what went wrong, solution what to do next;
- * details has the field violations, data-retrieval's own error fields when it
- * failed, and the trace id.
- */
-function knSearchError(err: ToolError, traceId: string) {
-  const upstream = ["upstream", "upstream_status", "error_code", "description", "upstream_detail"].filter(
-    (k) => err.metadata[k] !== undefined,
-  );
-  return {
-    code: err.reason,
-    description: err.message,
-    details: {
-      ...(err.violations.length > 0 ? { field_violations: err.violations } : {}),
-      ...(err.hint?.validValues?.length ? { valid_values: err.hint.validValues } : {}),
-      ...Object.fromEntries(
-        upstream.map((k) => [k === "error_code" || k === "description" ? `upstream_${k}` : k, err.metadata[k]]),
-      ),
-      trace_id: traceId,
-    },
-    solution: err.hint?.message ?? "",
-    link: "",
-  };
 }
 
 /** The spec's error body for knowledge_retrieve and knowledge_rerank (keyword-context-recall §7.3, §7.4). */

@@ -4,7 +4,7 @@ import { retryAfterSeconds } from "../errors/connect-mapping";
 import { type ErrorCode, ToolError } from "../errors/tool-error";
 import { callerFromHeaders, knIdFromHeaders } from "./caller";
 import { type HttpRoute, headersOf, sendJson } from "./http-routes";
-import type { NodeServerRequest } from "./node-types";
+import type { NodeServerRequest, NodeServerResponse } from "./node-types";
 import { traceIdFromHeaders } from "./trace";
 
 /** The HTTP status a JSON route answers for each error code. */
@@ -24,14 +24,22 @@ export const httpStatusOf: Record<ErrorCode, number> = {
   internal: 500,
 };
 
+/** An answer written as text with its own content type (TOON, YAML) instead of JSON. */
+export class TextAnswer {
+  constructor(
+    readonly text: string,
+    readonly contentType: string,
+  ) {}
+}
+
 export interface JsonRouteOptions {
   path: string;
   log: Logger;
   maxBytes: number;
   /** Aborted when the server shuts down past its grace period. */
   stopping: AbortSignal;
-  /** The route's work: the parsed body in, the answer's JSON out. */
-  handle(body: unknown, ctx: CallContext): Promise<unknown>;
+  /** The route's work: the parsed body and the query string in, the answer's JSON (or a TextAnswer) out. */
+  handle(body: unknown, ctx: CallContext, query: URLSearchParams): Promise<unknown>;
   /** The route's error shape (each spec has its own). */
   renderError(err: ToolError, traceId: string): unknown;
   /** The HTTP status for an error when the route's contract differs from httpStatusOf. */
@@ -77,8 +85,10 @@ export function jsonRoute(opts: JsonRouteOptions): HttpRoute {
           remainingMs: () => undefined,
         };
         const body = await readJson(req, opts.maxBytes);
-        const answer = await opts.handle(body, ctx);
-        sendJson(res, 200, answer, { "x-trace-id": traceId });
+        const query = new URL(req.url ?? "/", "http://localhost").searchParams;
+        const answer = await opts.handle(body, ctx, query);
+        if (answer instanceof TextAnswer) sendText(res, answer, traceId);
+        else sendJson(res, 200, answer, { "x-trace-id": traceId });
       } catch (err) {
         const toolError =
           err instanceof ToolError
@@ -140,4 +150,13 @@ export async function readBody(req: NodeServerRequest, maxBytes: number): Promis
     chunks.push(chunk);
   }
   return Buffer.concat(chunks);
+}
+
+function sendText(res: NodeServerResponse, answer: TextAnswer, traceId: string): void {
+  res.writeHead(200, {
+    "content-type": answer.contentType,
+    "content-length": String(Buffer.byteLength(answer.text)),
+    "x-trace-id": traceId,
+  });
+  res.end(answer.text);
 }

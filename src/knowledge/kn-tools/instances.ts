@@ -1,16 +1,11 @@
 import { z } from "zod";
-import type { CallContext } from "../../core/call-context";
-import type { Json } from "../../core/json";
-import { OUTPUT_FORMATS, type OutputFormat, render } from "../../core/output-format";
 import { defineTool, type Tool } from "../../core/tool";
-import { invalidArgument, ToolError } from "../../errors/tool-error";
-import { parseOrThrow, violationsOf } from "../../errors/validation";
-import { callerFromHeaders, knIdFromHeaders } from "../../server/caller";
-import { type HttpRoute, headersOf, sendJson } from "../../server/http-routes";
-import { httpStatusOf, type JsonRouteOptions, readBody } from "../../server/json-route";
-import type { NodeServerRequest, NodeServerResponse } from "../../server/node-types";
-import { traceIdFromHeaders } from "../../server/trace";
+import { invalidArgument } from "../../errors/tool-error";
+import { violationsOf } from "../../errors/validation";
+import type { HttpRoute } from "../../server/http-routes";
+import type { JsonRouteOptions } from "../../server/json-route";
 import type { KnowledgeDeps } from "../deps";
+import { platformRoute } from "../platform-route";
 import { instancesAnswer } from "./query-instances/answer";
 import { instancesJson } from "./query-instances/encode";
 import { queryObjectInstancesInput } from "./query-instances/input";
@@ -133,7 +128,7 @@ export function instanceRoutes(
   route: Pick<JsonRouteOptions, "log" | "maxBytes" | "stopping">,
 ): HttpRoute[] {
   return [
-    anchorRoute({
+    platformRoute({
       ...route,
       path: `${REST_BASE}/query_object_instance`,
       async run(raw, query, ctx) {
@@ -146,7 +141,7 @@ export function instanceRoutes(
         return { json: instancesJson(page), compact: () => instancesAnswer(page) };
       },
     }),
-    anchorRoute({
+    platformRoute({
       ...route,
       path: `${REST_BASE}/query_instance_subgraph`,
       async run(raw, query, ctx) {
@@ -209,141 +204,4 @@ function parseRest<S extends z.ZodType>(
     ...(checked.success ? [] : violationsOf(checked.error)),
     ...(parsed.success ? [] : violationsOf(parsed.error)),
   ]);
-}
-
-const responseFormat = z.enum(OUTPUT_FORMATS, {
-  error: 'response_format must be "json", "toon" or "yaml"',
-});
-
-const CONTENT_TYPES: Record<OutputFormat, string> = {
-  json: "application/json; charset=utf-8",
-  yaml: "application/yaml; charset=utf-8",
-  toon: "application/toon; charset=utf-8",
-};
-
-interface AnchorRouteOptions extends Pick<JsonRouteOptions, "log" | "maxBytes" | "stopping"> {
-  path: string;
-  /** The work: the body and query string in; the JSON answer, and the compact one for toon/yaml. */
-  run(body: unknown, query: URLSearchParams, ctx: CallContext): Promise<{ json: unknown; compact(): Json }>;
-}
-
-/**
- * A POST route of the anchor's: JSON body, parameters in the query string,
- * the answer in `response_format` (JSON, or TOON/YAML text with its own
- * content type, as the anchor answers TOON), errors always in the anchor's
- * JSON envelope with the status their code means. Identity headers, x-kn-id,
- * trace id, cancellation and the log line work as for every route.
- */
-function anchorRoute(opts: AnchorRouteOptions): HttpRoute {
-  return {
-    method: "POST",
-    path: opts.path,
-    async handle(req, res) {
-      const started = performance.now();
-      const headers = headersOf(req);
-      const traceId = traceIdFromHeaders(headers);
-      const gone = new AbortController();
-      res.once("close", () => {
-        if (!res.writableFinished)
-          gone.abort(
-            new ToolError({ code: "cancelled", reason: "CANCELLED", message: "the client closed the connection" }),
-          );
-      });
-      let log = opts.log.child({ trace_id: traceId, route: opts.path });
-      let status = 200;
-      try {
-        const caller = callerFromHeaders(headers);
-        const headerKnId = knIdFromHeaders(headers);
-        log = log.child({ account: caller.accountId });
-        const ctx: CallContext = {
-          caller,
-          ...(headerKnId !== undefined ? { headerKnId } : {}),
-          traceId,
-          log,
-          signal: AbortSignal.any([gone.signal, opts.stopping]),
-          remainingMs: () => undefined,
-        };
-        const query = new URL(req.url ?? "/", "http://localhost").searchParams;
-        const format = parseOrThrow(responseFormat, query.get("response_format") || "json");
-        const body = await readJsonBody(req, opts.maxBytes);
-        const answer = await opts.run(body, query, ctx);
-        if (format === "json") sendJson(res, 200, answer.json, { "x-trace-id": traceId });
-        else sendText(res, render(answer.compact(), format), CONTENT_TYPES[format], traceId);
-      } catch (err) {
-        const failure =
-          err instanceof ToolError
-            ? err
-            : new ToolError({
-                code: "internal",
-                reason: "INTERNAL",
-                message: `internal error; report trace_id ${traceId} to the service operators`,
-              });
-        if (!(err instanceof ToolError)) log.error({ err }, "route failed with an unexpected error");
-        status = httpStatusOf[failure.code];
-        if (!res.headersSent && !res.destroyed)
-          sendJson(res, status, anchorError(failure, traceId), { "x-trace-id": traceId });
-      } finally {
-        log.info({ status, ms: Math.round((performance.now() - started) * 10) / 10 }, "route");
-      }
-    },
-  };
-}
-
-async function readJsonBody(req: NodeServerRequest, maxBytes: number): Promise<unknown> {
-  const type = String(req.headers["content-type"] ?? "").trim();
-  if (type !== "" && !/^application\/json(;|$)/i.test(type)) {
-    throw new ToolError({
-      code: "invalid_argument",
-      reason: "UNSUPPORTED_CONTENT_TYPE",
-      message: `send the body as JSON with content-type: application/json (got ${JSON.stringify(type)})`,
-    });
-  }
-  const text = (await readBody(req, maxBytes)).toString("utf8");
-  try {
-    return JSON.parse(text || "null");
-  } catch (err) {
-    throw new ToolError({
-      code: "invalid_argument",
-      reason: "INVALID_JSON",
-      message: `the body is not valid JSON: ${(err as Error).message}`,
-      violations: [{ field: "request", description: "not valid JSON" }],
-    });
-  }
-}
-
-function sendText(res: NodeServerResponse, text: string, contentType: string, traceId: string): void {
-  res.writeHead(200, {
-    "content-type": contentType,
-    "content-length": String(Buffer.byteLength(text)),
-    "x-trace-id": traceId,
-  });
-  res.end(text);
-}
-
-/**
- * The anchor's error envelope `{code, description, solution, link, details}`:
- * code the stable reason, description what went wrong, solution the next step;
- * details the field violations, the values to pick from, the RPC to call next,
- * the platform's own error code and description when it refused, and the
- * trace id.
- */
-function anchorError(err: ToolError, traceId: string) {
-  const upstream = ["upstream", "upstream_status", "error_code", "description"].filter(
-    (k) => err.metadata[k] !== undefined,
-  );
-  return {
-    code: err.reason,
-    description: err.message,
-    solution: err.hint?.message ?? "",
-    link: "",
-    details: {
-      ...(err.violations.length > 0 ? { field_violations: err.violations } : {}),
-      ...(err.hint?.validValues?.length ? { valid_values: err.hint.validValues } : {}),
-      ...(err.hint?.nextRpc ? { next_rpc: err.hint.nextRpc } : {}),
-      ...Object.fromEntries(
-        upstream.map((k) => [k === "error_code" || k === "description" ? `upstream_${k}` : k, err.metadata[k]]),
-      ),
-      trace_id: traceId,
-    },
-  };
 }

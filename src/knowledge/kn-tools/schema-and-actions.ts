@@ -1,9 +1,9 @@
 import { defineTool, type Tool } from "../../core/tool";
-import type { ToolError } from "../../errors/tool-error";
 import { parseOrThrow } from "../../errors/validation";
 import type { HttpRoute } from "../../server/http-routes";
-import { type JsonRouteOptions, jsonRoute } from "../../server/json-route";
+import type { JsonRouteOptions } from "../../server/json-route";
 import type { KnowledgeDeps } from "../deps";
+import { platformRoute } from "../platform-route";
 import { actionInfoAnswer, actionInfoJson } from "./action-info/answer";
 import { getActionInfo } from "./action-info/get-action-info";
 import { getActionInfoBody, getActionInfoToolInput } from "./action-info/input";
@@ -61,8 +61,9 @@ export const schemaAndActionTools: Tool<KnowledgeDeps>[] = [
 const ROUTE_BASE = "/api/agent-retrieval/in/v1/kn";
 
 /**
- * Their REST routes: the platform tool's paths, bodies and answers (errors in
- * its envelope `{code, description, solution, link, details}`), so agent
+ * Their REST routes: the platform tool's paths, bodies and answers (JSON, or
+ * with `?response_format=toon|yaml` the compact answer; errors in its
+ * envelope `{code, description, solution, link, details}`), so agent
  * configurations written for it keep working. Unknown body keys are refused.
  */
 export function schemaAndActionRoutes(
@@ -70,47 +71,29 @@ export function schemaAndActionRoutes(
   route: Pick<JsonRouteOptions, "log" | "maxBytes" | "stopping">,
 ): HttpRoute[] {
   return [
-    jsonRoute({
+    platformRoute({
       ...route,
       path: `${ROUTE_BASE}/search_schema`,
-      handle: async (raw, ctx) =>
-        searchSchemaJson(await searchSchema(deps, ctx, parseOrThrow(searchSchemaInput.strict(), raw ?? {}))),
-      renderError: platformError,
+      async run(raw, _query, ctx) {
+        const result = await searchSchema(deps, ctx, parseOrThrow(searchSchemaInput.strict(), raw ?? {}));
+        return { json: searchSchemaJson(result), compact: () => searchSchemaAnswer(result) };
+      },
     }),
-    jsonRoute({
+    platformRoute({
       ...route,
       path: `${ROUTE_BASE}/get_action_info`,
-      handle: async (raw, ctx) =>
-        actionInfoJson(await getActionInfo(deps, ctx, parseOrThrow(getActionInfoBody, raw ?? {}))),
-      renderError: platformError,
+      async run(raw, _query, ctx) {
+        const result = await getActionInfo(deps, ctx, parseOrThrow(getActionInfoBody, raw ?? {}));
+        return { json: actionInfoJson(result), compact: () => actionInfoAnswer(result) };
+      },
     }),
-    jsonRoute({
+    platformRoute({
       ...route,
       path: `${ROUTE_BASE}/find_skills`,
-      handle: async (raw, ctx) =>
-        findSkillsJson(await findSkills(deps, ctx, parseOrThrow(findSkillsInput.strict(), raw ?? {}))),
-      renderError: platformError,
+      async run(raw, _query, ctx) {
+        const result = await findSkills(deps, ctx, parseOrThrow(findSkillsInput.strict(), raw ?? {}));
+        return { json: findSkillsJson(result), compact: () => findSkillsAnswer(result) };
+      },
     }),
   ];
-}
-
-/**
- * The platform tool's error envelope: `code` the stable reason, `description`
- * what went wrong, `solution` the next step, `details` the invalid fields,
- * the values to choose from, the platform's own error code when it failed,
- * and the trace id.
- */
-function platformError(err: ToolError, traceId: string) {
-  return {
-    code: err.reason,
-    description: err.message,
-    solution: err.hint?.message ?? "",
-    link: "",
-    details: {
-      ...(err.violations.length > 0 ? { field_violations: err.violations } : {}),
-      ...(err.hint?.validValues?.length ? { valid_values: err.hint.validValues } : {}),
-      ...(err.metadata["error_code"] ? { upstream_error_code: err.metadata["error_code"] } : {}),
-      trace_id: traceId,
-    },
-  };
 }

@@ -291,6 +291,33 @@ describe.each(BACKENDS)("search_schema over the %s backend", (kind) => {
   });
 
   describe("the REST route", () => {
+    it("answers the compact answer as TOON or YAML with ?response_format, the same as the MCP tool's", async () => {
+      const body = { query: QUESTION, kn_id: KN, max_concepts: 2 };
+      const tool = await callOk(h.mcp, "search_schema", body);
+      for (const format of ["toon", "yaml"] as const) {
+        const res = await fetch(
+          `${h.server.baseUrl}/api/agent-retrieval/in/v1/kn/search_schema?response_format=${format}`,
+          {
+            method: "POST",
+            headers: { "content-type": "application/json", ...ACCOUNT },
+            body: JSON.stringify(body),
+          },
+        );
+        expect(res.status).toBe(200);
+        expect(res.headers.get("content-type")).toBe(`application/${format}; charset=utf-8`);
+        expect(read(await res.text(), format)).toEqual(tool);
+      }
+      const bad = await fetch(`${h.server.baseUrl}/api/agent-retrieval/in/v1/kn/search_schema?response_format=xml`, {
+        method: "POST",
+        headers: { "content-type": "application/json", ...ACCOUNT },
+        body: JSON.stringify(body),
+      });
+      expect(bad.status).toBe(400);
+      expect(
+        ((await bad.json()) as { details: { field_violations: { field: string }[] } }).details.field_violations,
+      ).toEqual([expect.objectContaining({ field: "response_format" })]);
+    });
+
     it("answers the platform tool's shape: four concept lists always present, concepts by concept_id", async () => {
       const res = await h.rest("search_schema", { query: QUESTION, kn_id: KN, max_concepts: 1 });
       expect(res.status).toBe(200);
