@@ -57,7 +57,9 @@ export function platformRoute(
     async handle(body, ctx, query) {
       const asked = responseFormat.safeParse(query.get("response_format") || "json");
       if (!asked.success) {
-        throw invalidArgument([{ field: "response_format", description: 'response_format must be "json", "toon" or "yaml"' }]);
+        throw invalidArgument([
+          { field: "response_format", description: 'response_format must be "json", "toon" or "yaml"' },
+        ]);
       }
       const format = asked.data;
       const answer = await opts.run(body, query, ctx);

@@ -3,7 +3,7 @@ import { parsedJson } from "../../core/json";
 import type { ActionSource, InstantiatedAction } from "../actions";
 import type { ConceptGroup, MetricDefinition } from "../concepts";
 import type { ActionType, RelationType } from "../types";
-import { objectTypeSchema } from "./platform-wire";
+import { list, objectTypeSchema, text, texts } from "./platform-wire";
 
 /**
  * The platform's answers that the agent tools read: concept groups and typed
@@ -13,19 +13,6 @@ import { objectTypeSchema } from "./platform-wire";
  * would make the answer useless.
  */
 
-const text = z
-  .string()
-  .nullish()
-  .transform((v) => v ?? "");
-const texts = z
-  .array(z.string())
-  .nullish()
-  .transform((v) => v ?? []);
-const list = <T extends z.ZodType>(item: T) =>
-  z
-    .array(item)
-    .nullish()
-    .transform((v): z.output<T>[] => v ?? []);
 const jsonRecord = z.record(z.string(), parsedJson);
 const score = z.object({ _score: z.number().nullish() });
 

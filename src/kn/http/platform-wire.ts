@@ -13,15 +13,18 @@ import type { InstanceIdentity, ObjectType, Row, SubgraphEntry, SubgraphObject }
  * toRow).
  */
 
-const text = z
+/** A string the platform may send as null or leave out: "" then. */
+export const text = z
   .string()
   .nullish()
   .transform((v) => v ?? "");
-const texts = z
+/** A list of strings the platform may send as null or leave out: [] then. */
+export const texts = z
   .array(z.string())
   .nullish()
   .transform((v) => v ?? []);
-const list = <T extends z.ZodType>(item: T) =>
+/** A list the platform may send as null or leave out: [] then. */
+export const list = <T extends z.ZodType>(item: T) =>
   z
     .array(item)
     .nullish()
