@@ -61,7 +61,9 @@ export function accountKey(accountId: string, name: string): string {
  */
 export function fitToSize(value: unknown, maxBytes: number): { json: string; truncated: boolean } {
   let json = JSON.stringify(value);
-  if (Buffer.byteLength(json) <= maxBytes) return { json, truncated: false };
+  // A UTF-16 unit is at most 3 bytes of UTF-8: most values are far below the limit and need no byte count.
+  if (json === undefined || json.length * 3 <= maxBytes || Buffer.byteLength(json) <= maxBytes)
+    return { json, truncated: false };
   const shrunk = shrink(value, maxBytes);
   json = JSON.stringify(shrunk);
   return { json, truncated: true };
