@@ -47,6 +47,30 @@ export function searchMemoriesResponse(out: SearchOutput): MessageInitShape<type
 export function memoryDetailResponse(m: MemoryDetail): MessageInitShape<typeof GetMemoryDetailResponseSchema> {
   return {
     success: true,
+    ...memoryFields(m),
+    keywords: m.keywords,
+  };
+}
+
+/** What a memory says of itself in every answer that holds it whole (the detail, a recall's memories). */
+function memoryFields(
+  m: Pick<
+    MemoryDetail,
+    | "memory_key"
+    | "summary"
+    | "content"
+    | "memory_type"
+    | "created_at"
+    | "updated_at"
+    | "metadata"
+    | "content_truncated"
+    | "supersedes"
+    | "superseded_by"
+    | "sensitive"
+    | "redacted"
+  >,
+) {
+  return {
     memoryKey: m.memory_key,
     summary: m.summary,
     content: m.content,
@@ -54,7 +78,6 @@ export function memoryDetailResponse(m: MemoryDetail): MessageInitShape<typeof G
     createdAt: timestampFromDate(m.created_at),
     updatedAt: timestampFromDate(m.updated_at),
     metadata: m.metadata,
-    keywords: m.keywords,
     contentTruncated: m.content_truncated,
     supersedes: m.supersedes,
     supersededBy: m.superseded_by,
@@ -190,20 +213,9 @@ function recallHandoff(r: RecallResult): MessageInitShape<typeof RecallHandoffSc
     contextWindowUsed: r.context_window_used,
     reasoning: r.reasoning,
     memories: r.memories.map((m) => ({
-      memoryKey: m.memory_key,
-      summary: m.summary,
-      content: m.content,
-      memoryType: m.memory_type,
-      createdAt: timestampFromDate(m.created_at),
-      updatedAt: timestampFromDate(m.updated_at),
+      ...memoryFields(m),
       relevanceScore: m.relevance_score,
-      metadata: m.metadata,
       keywords: m.keywords.map((k) => k.keyword),
-      supersedes: m.supersedes,
-      supersededBy: m.superseded_by,
-      sensitive: m.sensitive,
-      redacted: m.redacted,
-      contentTruncated: m.content_truncated,
     })),
     strategy: r.strategy,
     message: r.message,

@@ -1,5 +1,5 @@
-import { readFileSync } from "node:fs";
 import { z } from "zod";
+import { readJsonFile } from "../core/json";
 import { normalizeText, tokenizer } from "../core/text";
 
 /**
@@ -63,19 +63,9 @@ const fileSchema = z.strictObject({
 export function loadGlossary(paths: readonly string[]): Glossary {
   const byName = new Map<string, Set<string>>();
   for (const path of paths) {
-    let parsed: z.output<typeof fileSchema>;
-    try {
-      parsed = fileSchema.parse(JSON.parse(readFileSync(path, "utf8")));
-    } catch (err) {
-      const why =
-        err instanceof z.ZodError
-          ? err.issues
-              .slice(0, 3)
-              .map((i) => `${i.path.join(".") || "(top level)"}: ${i.message}`)
-              .join("; ")
-          : (err as Error).message;
-      throw new GlossaryError(`memory glossary ${path} cannot be used: ${why}`);
-    }
+    const read = readJsonFile(path, fileSchema);
+    if (!read.ok) throw new GlossaryError(`memory glossary ${path} cannot be used: ${read.why}`);
+    const parsed = read.value;
     for (const [name, ...rest] of parsed.groups) {
       const terms = byName.get(name!) ?? new Set([name!]);
       for (const t of rest) terms.add(t);

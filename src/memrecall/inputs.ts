@@ -12,6 +12,20 @@ import { parsedJson } from "../core/json";
 /** Content is capped at 100 KB (spec §6.2); longer content is cut and flagged. */
 export const MAX_CONTENT_BYTES = 100 * 1024;
 export const MAX_RESULTS = 10;
+
+/** The memory types a search keeps to (none: every type): SearchMemories and Recall. */
+export const memoryTypesFilter = z
+  .array(z.string().trim().min(1, "memory types must not be empty").max(64))
+  .max(20, "at most 20 memory types")
+  .default([]);
+
+/** Only memories created in the last N days: SearchMemories and Recall. */
+export const timeRangeDaysFilter = z
+  .number()
+  .int()
+  .min(1, "time_range_days must be between 1 and 365")
+  .max(365, "time_range_days must be between 1 and 365")
+  .optional();
 /** Iterations a recall may take when the caller does not say (spec: max_iterations). */
 const DEFAULT_MAX_ITERATIONS = 3;
 const MAX_ITERATIONS_LIMIT = 10;
@@ -42,18 +56,8 @@ export const searchMemoriesInput = z.object({
     .max(20, "at most 20 keywords")
     .default([])
     .describe("可选的精确关键词列表，用于精确过滤（记忆至少包含其中一个）。例如：['database', 'config']"),
-  memory_types: z
-    .array(z.string().trim().min(1).max(64))
-    .max(20, "at most 20 memory types")
-    .default([])
-    .describe("按记忆类型过滤，如 ['user_preference', 'command_output', 'general']"),
-  time_range_days: z
-    .number()
-    .int()
-    .min(1, "time_range_days must be between 1 and 365")
-    .max(365, "time_range_days must be between 1 and 365")
-    .optional()
-    .describe("时间范围过滤，最近 N 天内的记忆（1-365）"),
+  memory_types: memoryTypesFilter.describe("按记忆类型过滤，如 ['user_preference', 'command_output', 'general']"),
+  time_range_days: timeRangeDaysFilter.describe("时间范围过滤，最近 N 天内的记忆（1-365）"),
   limit: z
     .number()
     .int()

@@ -17,10 +17,12 @@ interface Route {
   run(call: Call): Promise<Json>;
 }
 
-interface Call {
+/** One platform request as a route sees it. */
+export interface Call {
   ctx: CallContext;
   backend: KnowledgeNetworkBackend;
   spelling: "new" | "old";
+  /** Path parameters, decoded (but `ots`, a comma-separated list, raw). */
   params: Record<string, string>;
   query: URLSearchParams;
   body: unknown;

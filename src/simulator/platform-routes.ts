@@ -1,12 +1,11 @@
 import type { Logger } from "pino";
 import { z } from "zod";
-import type { CallContext } from "../core/call-context";
 import { type Json, jsonSchema } from "../core/json";
 import { ToolError } from "../errors/tool-error";
 import { violationsOf } from "../errors/validation";
 import type { KnowledgeNetworkBackend } from "../kn/backend";
 import type { ObjectQuery, Row, SubgraphObject, SubgraphQuery } from "../kn/types";
-import { agentToolRoutes } from "./agent-tool-routes";
+import { agentToolRoutes, type Call } from "./agent-tool-routes";
 import { callContextOf, type IncomingRequest, type Reply } from "./exchange";
 import { errorBody, type PlatformService, toolErrorReply } from "./platform-errors";
 
@@ -79,16 +78,6 @@ export async function answerPlatform(
     const solution = "Report it with the time of the call.";
     return { status: 500, body: errorBody(`${route.service}.InternalError`, "internal error", solution) };
   }
-}
-
-interface Call {
-  ctx: CallContext;
-  backend: KnowledgeNetworkBackend;
-  spelling: "new" | "old";
-  /** Path parameters, decoded (but `ots`, a comma-separated list, raw). */
-  params: Record<string, string>;
-  query: URLSearchParams;
-  body: unknown;
 }
 
 interface Route {

@@ -3,6 +3,7 @@ import http from "node:http";
 import https from "node:https";
 import { z } from "zod";
 import type { CallContext } from "../core/call-context";
+import { issuesInBrief } from "../core/json";
 import { type ErrorCode, type FieldViolation, ToolError } from "../errors/tool-error";
 
 /**
@@ -190,10 +191,7 @@ function readBody<S extends z.ZodType>(where: Where, res: RawResponse, schema: S
   }
   const parsed = schema.safeParse(json);
   if (!parsed.success) {
-    const issues = parsed.error.issues
-      .slice(0, 3)
-      .map((i) => `${i.path.join(".") || "(top level)"}: ${i.message}`)
-      .join("; ");
+    const issues = issuesInBrief(parsed.error);
     throw badResponse(
       where.upstream,
       `${where.method} ${where.path} answered with a body of an unexpected shape (${issues}): ${excerpt(text)}`,

@@ -1,4 +1,4 @@
-import type { Json } from "../../core/json";
+import { type Json, setAtPath } from "../../core/json";
 import { type FieldViolation, ToolError } from "../../errors/tool-error";
 import type { ActionQueryResult, InstantiatedAction, McpToolDefinition, ToolBoxTool } from "../actions";
 import type { InstanceIdentity } from "../types";
@@ -99,22 +99,11 @@ function instantiate(action: BundleActionType, store: ObjectStore, i: number): I
   const parameters: Record<string, Json> = {};
   const dynamic: Record<string, Json> = {};
   for (const p of action.parameters) {
-    if (p.value_from === "input") setAt(dynamic, p.name, null);
-    else setAt(parameters, p.name, p.value_from === "property" ? (row[String(p.value)] ?? null) : (p.value ?? null));
+    if (p.value_from === "input") setAtPath(dynamic, p.name, null);
+    else
+      setAtPath(parameters, p.name, p.value_from === "property" ? (row[String(p.value)] ?? null) : (p.value ?? null));
   }
   return { parameters, dynamic_params: dynamic, _instance_identity: row._instance_identity, _display: row._display };
-}
-
-/** Sets `value` at a dot path ("patient.age") inside `target`, creating the objects on the way. */
-function setAt(target: Record<string, Json>, path: string, value: Json): void {
-  const parts = path.split(".");
-  let node = target;
-  for (const part of parts.slice(0, -1)) {
-    const next = node[part];
-    if (next === null || typeof next !== "object" || Array.isArray(next)) node[part] = {};
-    node = node[part] as Record<string, Json>;
-  }
-  node[parts[parts.length - 1]!] = value;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { CallContext } from "../../core/call-context";
 import { deepFreeze } from "../../core/freeze";
-import type { Json } from "../../core/json";
+import { type Json, setAtPath } from "../../core/json";
 import { type FieldViolation, ToolError } from "../../errors/tool-error";
 import { violationsOf } from "../../errors/validation";
 import type { ActionQueryResult, McpToolDefinition, ToolBoxTool } from "../actions";
@@ -545,7 +545,7 @@ export class EmbeddedBackend implements KnowledgeNetworkBackend {
         missing.push(p.name);
         continue;
       }
-      setPath(call[p.source || "body"], p.name, value);
+      setAtPath(call[p.source || "body"], p.name, value);
     }
     if (missing.length > 0) {
       throw invalid(
@@ -776,18 +776,6 @@ function subgraphObject(store: ObjectStore, i: number, withLogicParams: boolean)
     object_type_name: store.type.name,
     properties,
   };
-}
-
-/** Sets `value` at a dot path ("a.b.c") inside `target`. */
-function setPath(target: Record<string, Json>, path: string, value: Json): void {
-  const parts = path.split(".");
-  let node = target;
-  for (const part of parts.slice(0, -1)) {
-    const next = node[part];
-    if (next === null || typeof next !== "object" || Array.isArray(next)) node[part] = {};
-    node = node[part] as Record<string, Json>;
-  }
-  node[parts[parts.length - 1]!] = value;
 }
 
 function unknownObjectTypes(knId: string, ids: string[], n: Network): ToolError {

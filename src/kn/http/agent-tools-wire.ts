@@ -2,8 +2,7 @@ import { z } from "zod";
 import { parsedJson } from "../../core/json";
 import type { ActionSource, InstantiatedAction } from "../actions";
 import type { ConceptGroup, MetricDefinition } from "../concepts";
-import type { ActionType, RelationType } from "../types";
-import { list, objectTypeSchema, text, texts } from "./platform-wire";
+import { actionTypeSchema, list, objectTypeSchema, relationTypeSchema, text, texts } from "./platform-wire";
 
 /**
  * The platform's answers that the agent tools read: concept groups and typed
@@ -39,23 +38,6 @@ export const conceptGroupListSchema = z.object({
     .int()
     .nullish()
     .transform((v) => v ?? 0),
-});
-
-const relationTypeSchema: z.ZodType<RelationType, unknown> = z.object({
-  id: z.string().min(1),
-  name: text,
-  comment: text,
-  source_object_type_id: z.string().min(1),
-  target_object_type_id: z.string().min(1),
-});
-
-const actionTypeSchema: z.ZodType<ActionType, unknown> = z.object({
-  id: z.string().min(1),
-  name: text,
-  action_type: text,
-  object_type_id: z.string().min(1),
-  comment: text,
-  tags: texts,
 });
 
 const metricSchema: z.ZodType<MetricDefinition, unknown> = z

@@ -1,7 +1,15 @@
 import { z } from "zod";
 import { type Json, parsedJson, parsedJsonObject } from "../../core/json";
 import { badResponse } from "../../upstream/http-json";
-import type { InstanceIdentity, ObjectType, Row, SubgraphEntry, SubgraphObject } from "../types";
+import type {
+  ActionType,
+  InstanceIdentity,
+  ObjectType,
+  RelationType,
+  Row,
+  SubgraphEntry,
+  SubgraphObject,
+} from "../types";
 
 /**
  * The platform's response bodies as zod schemas, and their normalisation to
@@ -97,27 +105,27 @@ export const knowledgeNetworkListSchema = z.object({
     .transform((v) => v ?? 0),
 });
 
+export const relationTypeSchema: z.ZodType<RelationType, unknown> = z.object({
+  id: z.string().min(1),
+  name: text,
+  comment: text,
+  source_object_type_id: z.string().min(1),
+  target_object_type_id: z.string().min(1),
+});
+
+export const actionTypeSchema: z.ZodType<ActionType, unknown> = z.object({
+  id: z.string().min(1),
+  name: text,
+  action_type: text,
+  object_type_id: z.string().min(1),
+  comment: text,
+  tags: texts,
+});
+
 export const knowledgeNetworkSchema = summarySchema.extend({
   object_types: list(objectTypeSchema),
-  relation_types: list(
-    z.object({
-      id: z.string().min(1),
-      name: text,
-      comment: text,
-      source_object_type_id: z.string().min(1),
-      target_object_type_id: z.string().min(1),
-    }),
-  ),
-  action_types: list(
-    z.object({
-      id: z.string().min(1),
-      name: text,
-      action_type: text,
-      object_type_id: z.string().min(1),
-      comment: text,
-      tags: texts,
-    }),
-  ),
+  relation_types: list(relationTypeSchema),
+  action_types: list(actionTypeSchema),
 });
 
 // ---------------------------------------------------------------------------

@@ -1,5 +1,5 @@
-import { readFileSync } from "node:fs";
 import { z } from "zod";
+import { readJsonFile } from "../../core/json";
 import { type Alternate, looseKey, type Mention, mentionOf } from "./mention";
 import { editDistance } from "./similarity";
 
@@ -48,19 +48,9 @@ export function loadVocabulary(paths: readonly string[]): Vocabulary {
   const names = new Map<string, Map<string, Map<string, string[]>>>();
   let count = 0;
   for (const path of paths) {
-    let parsed: z.output<typeof fileSchema>;
-    try {
-      parsed = fileSchema.parse(JSON.parse(readFileSync(path, "utf8")));
-    } catch (err) {
-      const why =
-        err instanceof z.ZodError
-          ? err.issues
-              .slice(0, 3)
-              .map((i) => `${i.path.join(".") || "(top level)"}: ${i.message}`)
-              .join("; ")
-          : (err as Error).message;
-      throw new VocabularyError(`mention vocabulary ${path} cannot be used: ${why}`);
-    }
+    const read = readJsonFile(path, fileSchema);
+    if (!read.ok) throw new VocabularyError(`mention vocabulary ${path} cannot be used: ${read.why}`);
+    const parsed = read.value;
     for (const [from, to] of parsed.equivalents) equivalents.push([from.normalize("NFKC"), to.normalize("NFKC")]);
     const network = names.get(parsed.knowledge_network_id) ?? new Map<string, Map<string, string[]>>();
     names.set(parsed.knowledge_network_id, network);

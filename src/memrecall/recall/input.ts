@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { MAX_RESULTS } from "../inputs";
+import { MAX_RESULTS, memoryTypesFilter, timeRangeDaysFilter } from "../inputs";
 
 /** Messages a request may carry, the newest: as many as the largest window grants by default (MEMRECALL_MAX_CONTEXT_WINDOW). */
 const MAX_MESSAGES = 200;
@@ -75,18 +75,8 @@ export function recallInput(maxWindow: number) {
       .max(MAX_RESULTS, `max_results_per_search must be between 1 and ${MAX_RESULTS} (spec §6.2)`)
       .default(MAX_RESULTS)
       .describe(`每次搜索最多返回的结果数（1-${MAX_RESULTS}，默认 ${MAX_RESULTS}）`),
-    memory_types: z
-      .array(z.string().trim().min(1, "memory types must not be empty").max(64))
-      .max(20, "at most 20 memory types")
-      .default([])
-      .describe("可选：只在这些类型的记忆中找，每次搜索都遵守"),
-    time_range_days: z
-      .number()
-      .int()
-      .min(1, "time_range_days must be between 1 and 365")
-      .max(365, "time_range_days must be between 1 and 365")
-      .optional()
-      .describe("可选：只找最近 N 天内创建的记忆（1-365），每次搜索都遵守"),
+    memory_types: memoryTypesFilter.describe("可选：只在这些类型的记忆中找，每次搜索都遵守"),
+    time_range_days: timeRangeDaysFilter.describe("可选：只找最近 N 天内创建的记忆（1-365），每次搜索都遵守"),
     // Proto JSON sends an unset string as "": that means the default.
     strategy: z
       .preprocess(
