@@ -140,23 +140,42 @@ export function relaxedConditions(fields: readonly SearchField[], m: Mention): C
   const names = fields.filter((f) => f.text && f.nameLike && f.ops.has("like"));
   if (names.length === 0 || m.chars.length < 2 || m.chars.length > (m.latin ? MAX_RELAXED_LETTERS : MAX_RELAXED_CHARS))
     return [];
-  const pieceSets = m.latin ? latinPieces(m) : hanPieces(m);
-  const seen = new Set<string>();
-  const out: Condition[] = [];
-  for (const pieces of pieceSets) {
-    const key = JSON.stringify([...pieces].sort());
-    if (pieces.length === 0 || seen.has(key)) continue;
-    seen.add(key);
-    const perField = names.map((f) =>
-      allOf(
-        pieces.map((p) => (Array.isArray(p) ? anyOf(p.map((q) => leaf(f.name, "like", q)))! : leaf(f.name, "like", p))),
-      ),
-    );
-    out.push(anyOf(perField)!);
-    if (out.length === MAX_RELAXED_QUERIES) break;
-  }
-  return out;
+  return pieceSetsOf(m).map(
+    (pieces) =>
+      anyOf(
+        names.map((f) =>
+          allOf(
+            pieces.map((p) =>
+              Array.isArray(p) ? anyOf(p.map((q) => leaf(f.name, "like", q)))! : leaf(f.name, "like", p),
+            ),
+          ),
+        ),
+      )!,
+  );
 }
+
+/**
+ * The mention's distinct piece sets, at most MAX_RELAXED_QUERIES: worked out
+ * once per mention, since every object type searched asks for them again.
+ */
+function pieceSetsOf(m: Mention): (string | string[])[][] {
+  let sets = pieceSets.get(m);
+  if (!sets) {
+    const seen = new Set<string>();
+    sets = [];
+    for (const pieces of m.latin ? latinPieces(m) : hanPieces(m)) {
+      const key = JSON.stringify([...pieces].sort());
+      if (pieces.length === 0 || seen.has(key)) continue;
+      seen.add(key);
+      sets.push(pieces);
+      if (sets.length === MAX_RELAXED_QUERIES) break;
+    }
+    pieceSets.set(m, sets);
+  }
+  return sets;
+}
+
+const pieceSets = new WeakMap<Mention, (string | string[])[][]>();
 
 /**
  * All the characters but one (a two-character mention: both, then each
