@@ -22,8 +22,15 @@ const LATENCY_MS = 20;
 const KEYWORD = "测试产品";
 const PRODUCTS = 10;
 const NEIGHBOR_TYPES = ["factory", "region", "category", "supplier", "channel"];
-const OURS_RUNS = 15;
+const OURS_RUNS = 50;
 const SEQUENTIAL_RUNS = 5;
+/**
+ * Calls before the clock starts. The call runs a few hundred functions; V8
+ * optimises them only after many calls, and our own time halves over the
+ * first ~150 (measured: 5.8 ms in the first 50 calls, 4.3-4.6 ms from the
+ * 150th on). A running service is past that point, so that is what is timed.
+ */
+const WARMUP_RUNS = 200;
 /** The issue's target: at least this many times faster than the spec's order of calls... */
 const TARGET_RATIO = 10;
 /** ...and within two upstream round trips plus this much of our own time, ms (issue 14: 10 % of the round trips). */
@@ -169,8 +176,8 @@ export async function benchKeywordContext(): Promise<void> {
       if (found.datas.length !== PRODUCTS) throw new Error(`the instance query found ${found.datas.length} products`);
     };
 
-    // Warm up: connections, jieba's dictionary, the engine's lazy indexes.
-    checkAnswer(await ours(await newSession(), false));
+    // Warm up: connections, jieba's dictionary, the engine's lazy indexes, and the JIT (WARMUP_RUNS).
+    for (let i = 0; i < WARMUP_RUNS; i++) checkAnswer(await ours(await newSession(), i % 2 === 0));
     await sequential();
 
     const compact = await timeOurs(true);

@@ -338,6 +338,86 @@ describe("upstream failures from any HTTP server", () => {
     expect(err.message).toContain('{"rows":[]}');
   });
 
+  const goodObject = {
+    _instance_id: "disease-d1",
+    _instance_identity: { disease_id: "d1" },
+    _display: "肺炎",
+    object_type_id: "disease",
+    properties: { disease_name: "肺炎" },
+  };
+  const goodRelation = {
+    relation_type_id: "has_symptom",
+    source_object_id: "disease-d1",
+    target_object_id: "symptom-s1",
+  };
+  const entryWith = (objects: unknown, relations: unknown = [goodRelation]) => ({
+    entries: [{ objects, relation_paths: [{ relations, length: 1 }], total_count: 1 }],
+  });
+  it.each([
+    [
+      "an object without object_type_id",
+      entryWith({ d: { ...goodObject, object_type_id: undefined } }),
+      "entries.0.objects.d.object_type_id: expected a non-empty string",
+    ],
+    [
+      "an identity that is not an object",
+      entryWith({ d: { ...goodObject, _instance_identity: "d1" } }),
+      "entries.0.objects.d._instance_identity: expected a JSON object",
+    ],
+    [
+      "properties that are a list",
+      entryWith({ d: { ...goodObject, properties: [] } }),
+      "entries.0.objects.d.properties: expected a JSON object",
+    ],
+    [
+      "a relation without its target",
+      entryWith({ d: goodObject }, [{ ...goodRelation, target_object_id: "" }]),
+      "entries.0.relation_paths.0.relations.0.target_object_id: expected a non-empty string",
+    ],
+    [
+      "relations that are not a list",
+      entryWith({ d: goodObject }, { r: goodRelation }),
+      "entries.0.relation_paths.0.relations: expected an array",
+    ],
+    ["an entry that is a string", { entries: ["x"] }, "entries.0: expected an object"],
+  ])("reports a subgraph answer with %s as UPSTREAM_BAD_RESPONSE naming the place", async (_what, body, where) => {
+    stub.answer(200, body);
+    const err = await failureOf(backendAt(stub.url).querySubgraph(ctx, KN, { relation_type_paths: [] }));
+    expect({ code: err.code, reason: err.reason }).toEqual({ code: "unavailable", reason: "UPSTREAM_BAD_RESPONSE" });
+    expect(err.message).toContain(where);
+  });
+
+  it("reads a subgraph answer in either spelling, filling in what the platform left out", async () => {
+    stub.answer(200, {
+      entries: [
+        {
+          objects: {
+            "disease-d1": goodObject,
+            "symptom-s1": { id: "symptom-s1", unique_identities: { symptom_id: "s1" }, object_type_id: "symptom" },
+          },
+          relation_paths: [{ relations: [{ ...goodRelation, relation_type_name: null }] }],
+        },
+      ],
+    });
+    const { entries } = await backendAt(stub.url).querySubgraph(ctx, KN, { relation_type_paths: [] });
+    expect(entries).toEqual([
+      {
+        objects: {
+          "disease-d1": { ...goodObject, object_type_name: "" },
+          "symptom-s1": {
+            _instance_id: "symptom-s1",
+            _instance_identity: { symptom_id: "s1" },
+            _display: null,
+            object_type_id: "symptom",
+            object_type_name: "",
+            properties: {},
+          },
+        },
+        relation_paths: [{ relations: [{ ...goodRelation, relation_type_name: "" }], length: 1 }],
+      },
+    ]);
+  });
+
   it("reports connection refused as UNAVAILABLE UPSTREAM_UNREACHABLE", async () => {
     const closed = await startStub();
     await closed.close();
