@@ -22,7 +22,7 @@ const LATENCY_MS = 20;
 const KEYWORD = "测试产品";
 const PRODUCTS = 10;
 const NEIGHBOR_TYPES = ["factory", "region", "category", "supplier", "channel"];
-const OURS_RUNS = 50;
+const OURS_RUNS = 100;
 const SEQUENTIAL_RUNS = 5;
 /**
  * Calls before the clock starts. The call runs a few hundred functions; V8

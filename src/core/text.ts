@@ -48,18 +48,34 @@ export function contentTokens(text: string): string[] {
 }
 
 /** Word tokens for full-text matching: jieba's search segmentation of the normalised text, punctuation dropped. */
-export function tokenize(text: string): string[] {
-  return segment(text, (normalized) => tokenizer().cutForSearch(normalized, true));
+export function tokenize(text: string): readonly string[] {
+  return segment("search", text, (normalized) => tokenizer().cutForSearch(normalized, true));
 }
 
 /** The words of a text in jieba's precise mode (no overlapping sub-words), punctuation dropped. */
-export function words(text: string): string[] {
-  return segment(text, (normalized) => tokenizer().cut(normalized, false));
+export function words(text: string): readonly string[] {
+  return segment("precise", text, (normalized) => tokenizer().cut(normalized, false));
 }
 
-function segment(text: string, cut: (normalized: string) => string[]): string[] {
-  const normalized = normalizeText(text);
-  return normalized === "" ? [] : cut(normalized).filter((t) => /[\p{L}\p{N}]/u.test(t));
+/**
+ * Segmentations by mode and text, shared (frozen): the same questions,
+ * keywords and names are segmented again and again, and each cut is a call
+ * into jieba costing tens of microseconds even for a word of four characters.
+ * Past SEGMENTS_CACHED texts the cache starts over.
+ */
+const segments = new Map<string, readonly string[]>();
+const SEGMENTS_CACHED = 20_000;
+
+function segment(mode: "search" | "precise", text: string, cut: (normalized: string) => string[]): readonly string[] {
+  const key = `${mode}\u0000${text}`;
+  let tokens = segments.get(key);
+  if (tokens === undefined) {
+    const normalized = normalizeText(text);
+    tokens = Object.freeze(normalized === "" ? [] : cut(normalized).filter((t) => /[\p{L}\p{N}]/u.test(t)));
+    if (segments.size >= SEGMENTS_CACHED) segments.clear();
+    segments.set(key, tokens);
+  }
+  return tokens;
 }
 
 /** The distinct character bigrams of a normalised string (its single character when it has one). */

@@ -52,19 +52,19 @@ export async function retrieveKeywordContext(
   const neighbors = rows.length === 0 ? [] : await findNeighbors(deps, ctx, ot, rows, relations, warnings);
   // 5. What this session has not returned yet comes with its properties (atomic per instance).
   const keyOf = (otId: string, identity: InstanceIdentity) => `${ot.kn_id}/${otId}/${identityKey(identity)}`;
-  const keys = [
-    ...rows.map((r) => keyOf(ot.id, r._instance_identity)),
-    ...neighbors.flat().map((n) => keyOf(n.object.object_type_id, n.object._instance_identity)),
-  ];
+  const rowKeys = rows.map((r) => keyOf(ot.id, r._instance_identity));
+  const neighborKeys = neighbors.map((list) =>
+    list.map((n) => keyOf(n.object.object_type_id, n.object._instance_identity)),
+  );
+  const keys = [...rowKeys, ...neighborKeys.flat()];
   const fresh =
     keys.length === 0
       ? new Set<string>()
       : await deps.sessions.claimReturned(store, ctx.caller, input.session_id, keys);
-  const isFresh = (otId: string, identity: InstanceIdentity) => fresh.has(keyOf(otId, identity));
 
   const instances = chosen.map((c, i): InstanceContext => {
     const id = instanceIdOf(c.row._instance_identity, ot.primary_keys);
-    const full = isFresh(ot.id, c.row._instance_identity);
+    const full = fresh.has(rowKeys[i]!);
     return {
       instance_id: id,
       object_type_id: ot.id,
@@ -75,9 +75,7 @@ export async function retrieveKeywordContext(
       score: c.score,
       matched_fields: c.matched_fields,
       already_returned: !full,
-      neighbors: (neighbors[i] ?? []).map((n) =>
-        neighborContext(n, isFresh(n.object.object_type_id, n.object._instance_identity)),
-      ),
+      neighbors: (neighbors[i] ?? []).map((n, j) => neighborContext(n, fresh.has(neighborKeys[i]![j]!))),
     };
   });
   const result: KeywordContextResult = {
