@@ -312,16 +312,17 @@ function recordingStarts(backend: KnowledgeNetworkBackend, starts: number[]): Kn
 
 /**
  * Sequential round trips among calls by their start times: a call can depend
- * on an earlier one only if it started at least one upstream latency after it
- * (it had to wait for the answer), so calls within one latency of a round's
- * first call are in that round.
+ * on an earlier one only if it started about one upstream latency after it
+ * (it had to wait for the answer). Node's timers run on a millisecond clock
+ * and may fire a fraction of a millisecond early, so calls within half a
+ * latency of a round's first call are in that round.
  */
 function roundTrips(starts: readonly number[]): number {
   const sorted = [...starts].sort((a, b) => a - b);
   let rounds = 0;
   let roundStart = -Infinity;
   for (const s of sorted) {
-    if (s - roundStart >= LATENCY_MS) {
+    if (s - roundStart >= LATENCY_MS / 2) {
       rounds++;
       roundStart = s;
     }
