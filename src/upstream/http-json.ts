@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { setMaxListeners } from "node:events";
 import http from "node:http";
 import https from "node:https";
 import { z } from "zod";
@@ -107,6 +108,9 @@ export function createJsonClient(opts: JsonClientOptions): JsonClient {
       const abort = new AbortController();
       const timeout = setTimeout(() => abort.abort(), budgetMs);
       const callerGone = () => abort.abort(ctx.signal.reason);
+      // A call may have dozens of requests in flight, each listening until it ends (the listener is
+      // removed below): Node's leak warning at 11 listeners would be a false alarm.
+      setMaxListeners(0, ctx.signal);
       ctx.signal.addEventListener("abort", callerGone, { once: true });
       let status = 0;
       try {

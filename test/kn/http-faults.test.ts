@@ -1,3 +1,4 @@
+import { getEventListeners } from "node:events";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { pino } from "pino";
@@ -191,6 +192,24 @@ describe("upstream failures through the simulator", () => {
     await Promise.all(Array.from({ length: 6 }, () => backend.queryObjects(ctx, KN, "symptom", { limit: 1 })));
     expect(sim.requests()).toHaveLength(6);
     expect(new Set(sim.requests().map((r) => r.remotePort)).size).toBe(2);
+  });
+
+  it("lets one call have many requests in flight on its signal without a listener-leak warning, and removes its listeners", async () => {
+    const warnings: Error[] = [];
+    const onWarning = (w: Error) => warnings.push(w);
+    process.on("warning", onWarning);
+    try {
+      const controller = new AbortController();
+      const call = testContext({ signal: controller.signal });
+      const backend = backendAt(sim.url, { maxSockets: 32 });
+      await Promise.all(Array.from({ length: 24 }, () => backend.queryObjects(call, KN, "symptom", { limit: 1 })));
+      // Warnings are emitted on the next tick.
+      await new Promise((r) => setImmediate(r));
+      expect(warnings.map((w) => w.message)).toEqual([]);
+      expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
+    } finally {
+      process.off("warning", onWarning);
+    }
   });
 
   it("answers an ontology-query read without X-HTTP-Method-Override 400 with the platform's error body", async () => {
