@@ -23,10 +23,10 @@ export const parsedJsonObject = z.custom<{ [key: string]: Json }>(
   { message: "expected a JSON object" },
 );
 
-/** A failed parse in one line: its first three issues, each with the path it is at. */
-export function issuesInBrief(error: z.ZodError): string {
+/** A failed parse in one line: its first `count` issues, each with the path it is at. */
+export function issuesInBrief(error: z.ZodError, count = 3): string {
   return error.issues
-    .slice(0, 3)
+    .slice(0, count)
     .map((i) => `${i.path.join(".") || "(top level)"}: ${i.message}`)
     .join("; ");
 }

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { z } from "zod";
-import { type Json, jsonSchema, parsedJson } from "../../core/json";
+import { issuesInBrief, type Json, jsonSchema, parsedJson } from "../../core/json";
 import { actionBindingFields, agentToolProblems, agentToolSections } from "./bundle-extensions";
 
 /**
@@ -131,8 +131,7 @@ export function loadBundleFile(path: string): Bundle {
 export function parseBundle(raw: unknown, where: string): Bundle {
   const parsed = bundleSchema.safeParse(raw);
   if (!parsed.success) {
-    const first = parsed.error.issues.slice(0, 5).map((i) => `${i.path.join(".") || "(top level)"}: ${i.message}`);
-    throw new BundleError(`KN bundle ${where}: ${first.join("; ")}`);
+    throw new BundleError(`KN bundle ${where}: ${issuesInBrief(parsed.error, 5)}`);
   }
   const bundle = parsed.data;
   const problems = referenceProblems(bundle);

@@ -68,11 +68,7 @@ export async function rankWithoutLlm(
   const normalizedQuestion = normalizeText(question);
   const scores = candidates.map((c, i) => {
     const semantic = clamp01(cosine(q!, docs[i]!));
-    const named = c.names.some(
-      (n) => n.length >= 2 && normalizedQuestion.includes(deps.descriptions.words(n).normalized),
-    )
-      ? 1
-      : 0;
+    const named = c.names.some((n) => n.length >= 2 && normalizedQuestion.includes(normalizeText(n))) ? 1 : 0;
     return round3(0.5 * lexical[i]! + 0.3 * semantic + 0.2 * named);
   });
   return withSignalCheck({ scores, method: "embedding_lexical", warnings });
