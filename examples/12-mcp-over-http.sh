@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# MCP over Streamable HTTP at POST /mcp: list the tools, then call one. Tools answer TOON text
+# by default (in result.content[0].text).
+. "$(dirname "$0")/env.sh"
+mcp() {
+  curl -sS "$BASE_URL/mcp" -H 'content-type: application/json' -H 'accept: application/json, text/event-stream' \
+    -H "x-account-id: ex-$RUN" -H 'x-kn-id: kn_medical' -d "$1"
+  echo
+}
+
+mcp '{"jsonrpc":"2.0","id":1,"method":"tools/list"}'
+mcp '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"retrieve_schema","arguments":{"query":"上气道梗阻有哪些症状","kn_ids":[{"knowledge_network_id":"kn_medical"}],"top_k":2,"session_id":"ex-mcp-'"$RUN"'"}}}'
+mcp '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"query_object_instance","arguments":{"ot_id":"disease","condition":{"field":"disease_name","operation":"like","value":"气道"},"limit":2}}}'

@@ -1,0 +1,118 @@
+/**
+ * `npm run examples`: runs every examples/NN-*.sh against BASE_URL (default
+ * http://127.0.0.1:8080, a started service) and checks that each printed the JSON documents
+ * expect.ts describes. Each script runs on its own with names unique to this run, so the
+ * examples can run in any order and any number of times. Exits 1 naming what failed.
+ */
+import { spawnSync } from "node:child_process";
+import { readdirSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { expectations, lastDocument } from "./expect";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const baseUrl = process.env["BASE_URL"] ?? "http://127.0.0.1:8080";
+const SCRIPT_TIMEOUT_MS = 120_000;
+
+const scripts = readdirSync(here)
+  .filter((f) => /^\d\d-.*\.sh$/.test(f))
+  .sort();
+const failures: string[] = [];
+for (const script of scripts) {
+  const started = performance.now();
+  const run = spawnSync("bash", [join(here, script)], {
+    env: { ...process.env, BASE_URL: baseUrl, RUN: `${Date.now().toString(36)}-${process.pid}` },
+    encoding: "utf8",
+    timeout: SCRIPT_TIMEOUT_MS,
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  const problems: string[] = [];
+  if (run.status !== 0) problems.push(`exit ${run.status ?? run.signal}: ${run.stderr.trim().slice(-500)}`);
+  const docs = parseDocuments(run.stdout, problems);
+  const expected = expectations[script];
+  if (expected === undefined) problems.push("no expectations in examples/expect.ts");
+  else {
+    if (docs.length < expected.length)
+      problems.push(`printed ${docs.length} JSON documents, expected ${expected.length}`);
+    expected.forEach((checks, i) => {
+      if (i < docs.length) for (const p of failedChecks(docs[i], checks)) problems.push(`document ${i + 1}: ${p}`);
+    });
+    const last = lastDocument[script];
+    if (last && docs.length > 0) for (const p of failedChecks(docs.at(-1), last)) problems.push(`last document: ${p}`);
+  }
+  const ms = Math.round(performance.now() - started);
+  if (problems.length === 0) console.log(`ok   ${script} (${docs.length} answers, ${ms} ms)`);
+  else {
+    console.log(`FAIL ${script} (${ms} ms)\n  ${problems.join("\n  ")}`);
+    failures.push(script);
+  }
+}
+const unknown = Object.keys(expectations).filter((s) => !scripts.includes(s));
+if (unknown.length > 0) failures.push(...unknown.map((s) => `${s} (expected but missing)`));
+console.log(
+  failures.length === 0 ? `${scripts.length} examples passed against ${baseUrl}` : `failed: ${failures.join(", ")}`,
+);
+process.exit(failures.length === 0 ? 0 : 1);
+
+/** The JSON values printed one after another (compact or pretty-printed); anything else is a problem. */
+function parseDocuments(text: string, problems: string[]): unknown[] {
+  const docs: unknown[] = [];
+  let i = 0;
+  while (i < text.length) {
+    while (i < text.length && /\s/.test(text[i]!)) i++;
+    if (i >= text.length) break;
+    const start = i;
+    let depth = 0;
+    let inString = false;
+    for (; i < text.length; i++) {
+      const c = text[i];
+      if (inString) {
+        if (c === "\\") i++;
+        else if (c === '"') inString = false;
+      } else if (c === '"') inString = true;
+      else if (c === "{" || c === "[") depth++;
+      else if (c === "}" || c === "]") {
+        depth--;
+        if (depth === 0) {
+          i++;
+          break;
+        }
+      } else if (depth === 0) {
+        problems.push(`not JSON at "${text.slice(start, start + 80)}"`);
+        return docs;
+      }
+    }
+    try {
+      docs.push(JSON.parse(text.slice(start, i)));
+    } catch (err) {
+      problems.push(`not JSON (${(err as Error).message}) at "${text.slice(start, start + 80)}"`);
+      return docs;
+    }
+  }
+  return docs;
+}
+
+function failedChecks(doc: unknown, checks: string[]): string[] {
+  const out: string[] = [];
+  for (const check of checks) {
+    const eq = check.indexOf("=");
+    const path = eq < 0 ? check : check.slice(0, eq);
+    const value = at(doc, path);
+    if (value === undefined) out.push(`${path} is missing`);
+    else if (eq >= 0) {
+      const want = check.slice(eq + 1);
+      const got = typeof value === "string" ? value : JSON.stringify(value);
+      if (got !== want) out.push(`${path} is ${JSON.stringify(value)}, expected ${want}`);
+    }
+  }
+  return out;
+}
+
+function at(doc: unknown, path: string): unknown {
+  let value = doc;
+  for (const part of path.match(/[^.[\]]+/g) ?? []) {
+    if (value === null || typeof value !== "object") return undefined;
+    value = (value as Record<string, unknown>)[part];
+  }
+  return value;
+}
