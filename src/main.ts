@@ -50,10 +50,25 @@ function main(): void {
     // Whoever waits for the "listening" line need not wait for the next flush.
     () => destination.flush(),
     (err: unknown) => {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === "EADDRINUSE" || code === "EACCES" || code === "EADDRNOTAVAIL") {
+        // A setting to change, not a crash: one line saying which, as for a bad setting.
+        destination.flushSync();
+        process.stderr.write(`context-loader cannot start: ${listenProblem(code, config.server)}\n`);
+        process.exit(2);
+      }
       log.fatal({ err }, "cannot listen");
       process.exit(1);
     },
   );
+}
+
+/** What to change when the port cannot be bound. */
+function listenProblem(code: string, server: Config["server"]): string {
+  const where = `${server.host}:${server.port}`;
+  if (code === "EADDRINUSE") return `${where} is already in use; stop what listens there or set PORT to another port`;
+  if (code === "EACCES") return `no permission to listen on ${where}; use a port above 1023 (PORT)`;
+  return `${server.host} is not an address of this machine; set HOST to one (127.0.0.1, or 0.0.0.0 for every interface)`;
 }
 
 main();
