@@ -140,7 +140,9 @@ beforeAll(async () => {
     ),
     ...[0, 1, 2].map((c) => loop(grpcCall(`grpc-${c}`))),
   ];
+  // Busy for a second, and long enough on a loaded machine that well over 50 calls were answered.
   await sleep(1000);
+  for (let waited = 0; calls.length < 80 && waited < 20_000; waited += 100) await sleep(100);
   sigtermAt = performance.now();
   service.signal("SIGTERM");
   exitCode = await service.exited;
