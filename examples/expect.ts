@@ -89,6 +89,13 @@ export const expectations: Record<string, string[][]> = {
     ["code=failed_precondition", "details[0].debug.metadata.trace_id"],
     ["code=unauthenticated", "details[0].debug.reason=ACCOUNT_REQUIRED"],
   ],
+  "16-errors-with-buf-curl.sh": [
+    [
+      "code=failed_precondition",
+      "details[0].debug.reason=SCHEMA_NOT_IN_SESSION",
+      "details[1].debug.next_rpc=contextloader.knowledge.v1.KnowledgeRetrievalService/RetrieveSchema",
+    ],
+  ],
 };
 
 /** The last document of a stream that must end a certain way (checked beside the ones above). */

@@ -8,6 +8,7 @@ import { spawnSync } from "node:child_process";
 import { readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { parseJsonStream } from "../src/core/json-stream";
 import { expectations, lastDocument } from "./expect";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -28,7 +29,8 @@ for (const script of scripts) {
   });
   const problems: string[] = [];
   if (run.status !== 0) problems.push(`exit ${run.status ?? run.signal}: ${run.stderr.trim().slice(-500)}`);
-  const docs = parseDocuments(run.stdout, problems);
+  const { values: docs, problem } = parseJsonStream(run.stdout);
+  if (problem) problems.push(problem);
   const expected = expectations[script];
   if (expected === undefined) problems.push("no expectations in examples/expect.ts");
   else {
@@ -53,44 +55,6 @@ console.log(
   failures.length === 0 ? `${scripts.length} examples passed against ${baseUrl}` : `failed: ${failures.join(", ")}`,
 );
 process.exit(failures.length === 0 ? 0 : 1);
-
-/** The JSON values printed one after another (compact or pretty-printed); anything else is a problem. */
-function parseDocuments(text: string, problems: string[]): unknown[] {
-  const docs: unknown[] = [];
-  let i = 0;
-  while (i < text.length) {
-    while (i < text.length && /\s/.test(text[i]!)) i++;
-    if (i >= text.length) break;
-    const start = i;
-    let depth = 0;
-    let inString = false;
-    for (; i < text.length; i++) {
-      const c = text[i];
-      if (inString) {
-        if (c === "\\") i++;
-        else if (c === '"') inString = false;
-      } else if (c === '"') inString = true;
-      else if (c === "{" || c === "[") depth++;
-      else if (c === "}" || c === "]") {
-        depth--;
-        if (depth === 0) {
-          i++;
-          break;
-        }
-      } else if (depth === 0) {
-        problems.push(`not JSON at "${text.slice(start, start + 80)}"`);
-        return docs;
-      }
-    }
-    try {
-      docs.push(JSON.parse(text.slice(start, i)));
-    } catch (err) {
-      problems.push(`not JSON (${(err as Error).message}) at "${text.slice(start, start + 80)}"`);
-      return docs;
-    }
-  }
-  return docs;
-}
 
 function failedChecks(doc: unknown, checks: string[]): string[] {
   const out: string[] = [];

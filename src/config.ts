@@ -22,7 +22,7 @@ import type { AdmissionSettings } from "./server/admission";
  * Every setting of the service, read from the environment once at start-up,
  * in one section per part of the service that uses it (deps.ts hands each
  * section to the clients, stores and features it builds). Nothing else reads
- * process.env. Each setting is documented in README.md ("Settings"); a bad
+ * process.env. Each setting is documented in docs/configuration.md; a bad
  * value stops start-up with a message naming the variable.
  */
 export interface Config {

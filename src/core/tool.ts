@@ -23,7 +23,7 @@ export interface Tool<D> {
   /** Checked before the arguments, as the RPCs check it first (MemRecall: the caller must have an account). */
   before?(ctx: CallContext): void;
   /**
-   * Runs the tool on validated arguments; the answer is plain data (its compact shape, see README "MCP").
+   * Runs the tool on validated arguments; the answer is plain data (its compact shape, see docs/mcp.md).
    * `progress` is given when the caller asked to hear how the call goes.
    */
   run(deps: D, ctx: CallContext, input: never, progress?: Progress): Promise<Json>;

@@ -7,7 +7,7 @@ import type { Vocabulary } from "./matching/vocabulary";
 import type { DescriptionCache } from "./relevance/descriptions";
 import type { KnowledgeSessions } from "./session";
 
-/** Keyword context's settings (KEYWORD_* in the README). */
+/** Keyword context's settings (KEYWORD_* in docs/configuration.md). */
 export interface KeywordContextSettings {
   /** Instances fetched by the fuzzy query before local scoring. */
   candidateLimit: number;

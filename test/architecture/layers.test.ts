@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 
 /**
- * The layout's rules, checked on every file of src/ (README "Architecture"):
+ * The layout's rules, checked on every file of src/ (docs/internals.md, "Architecture"):
  * dependencies point inward, the features never import one another, and only
  * the transport edge knows connect-es.
  */

@@ -44,7 +44,7 @@ const MAX_EDITS = 2;
 /**
  * How well a property value answers a mention, or undefined when it does not
  * at all. The confidence means the same in every match type: about how often
- * a match that good is the instance meant (README "Mention matching"). A
+ * a match that good is the instance meant (docs/internals.md, "Mention matching"). A
  * value listing names separated by "/" is as good as its best name.
  */
 export function scoreValue(m: Mention, value: string): MentionScore | undefined {

@@ -41,7 +41,7 @@ export class VocabularyError extends Error {
   override name = "VocabularyError";
 }
 
-/** Reads the vocabulary files (JSON, see README "Mention matching"); a bad file throws a VocabularyError naming it. */
+/** Reads the vocabulary files (JSON, see docs/internals.md, "Mention matching"); a bad file throws a VocabularyError naming it. */
 export function loadVocabulary(paths: readonly string[]): Vocabulary {
   const equivalents: [string, string][] = [];
   // network → object type → loose term → names

@@ -69,7 +69,7 @@ export class RecallRun {
   private readonly seen = new Map<string, RecallHit>();
   /** Memories opened, by key. */
   private readonly opened = new Map<string, MemoryDetail>();
-  /** The memory verbs as the recall uses them: its searches never ask an LLM to expand a query (see README "Recall"). */
+  /** The memory verbs as the recall uses them: its searches never ask an LLM to expand a query (see docs/memrecall.md, "Recall"). */
   private readonly toolDeps: MemRecallDeps;
 
   constructor(
