@@ -96,6 +96,15 @@ export const expectations: Record<string, string[][]> = {
       "details[1].debug.next_rpc=contextloader.knowledge.v1.KnowledgeRetrievalService/RetrieveSchema",
     ],
   ],
+  "README.md (First calls)": [
+    ["session_id", "objects", "round=1"],
+    ["keyword_context_text"],
+    ["datas[0].approved_drug_count.datas[0].values[0]"],
+    ["memory_key=db_config_001", "created=true"],
+    ["success=true", "results[0].memory_key=db_config_001"],
+    ["result.tools[0].name"],
+    ["result.content[0].text", "id=2"],
+  ],
 };
 
 /** The last document of a stream that must end a certain way (checked beside the ones above). */

@@ -1,11 +1,11 @@
 /**
- * `npm run examples`: runs every examples/NN-*.sh against BASE_URL (default
- * http://127.0.0.1:8080, a started service) and checks that each printed the JSON documents
- * expect.ts describes. Each script runs on its own with names unique to this run, so the
- * examples can run in any order and any number of times. Exits 1 naming what failed.
+ * `npm run examples`: runs every examples/NN-*.sh, and the README's "First calls" block,
+ * against BASE_URL (default http://127.0.0.1:8080, a started service) and checks that each
+ * printed the JSON documents expect.ts describes. Each runs on its own with names unique to this
+ * run, so the examples can run in any order and any number of times. Exits 1 naming what failed.
  */
 import { spawnSync } from "node:child_process";
-import { readdirSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseJsonStream } from "../src/core/json-stream";
@@ -14,14 +14,28 @@ import { expectations, lastDocument } from "./expect";
 const here = dirname(fileURLToPath(import.meta.url));
 const baseUrl = process.env["BASE_URL"] ?? "http://127.0.0.1:8080";
 const SCRIPT_TIMEOUT_MS = 120_000;
+const README_FIRST_CALLS = "README.md (First calls)";
+
+/** The README's first shell block under "## First calls", pointed at BASE_URL. */
+function readmeFirstCalls(): string {
+  const readme = readFileSync(join(here, "..", "README.md"), "utf8");
+  const block = /^## First calls$[\s\S]*?^```sh\n([\s\S]*?)^```$/m.exec(readme)?.[1];
+  if (block === undefined) throw new Error('README.md has no shell block under "## First calls"');
+  return block.replaceAll("http://127.0.0.1:8080", baseUrl);
+}
 
 const scripts = readdirSync(here)
   .filter((f) => /^\d\d-.*\.sh$/.test(f))
   .sort();
+const runs: { name: string; args: string[] }[] = [
+  ...scripts.map((script) => ({ name: script, args: [join(here, script)] })),
+  { name: README_FIRST_CALLS, args: ["-c", `set -euo pipefail\n${readmeFirstCalls()}`] },
+];
 const failures: string[] = [];
-for (const script of scripts) {
+for (const { name, args } of runs) {
   const started = performance.now();
-  const run = spawnSync("bash", [join(here, script)], {
+  const run = spawnSync("bash", args, {
+    cwd: join(here, ".."),
     env: { ...process.env, BASE_URL: baseUrl, RUN: `${Date.now().toString(36)}-${process.pid}` },
     encoding: "utf8",
     timeout: SCRIPT_TIMEOUT_MS,
@@ -31,7 +45,7 @@ for (const script of scripts) {
   if (run.status !== 0) problems.push(`exit ${run.status ?? run.signal}: ${run.stderr.trim().slice(-500)}`);
   const { values: docs, problem } = parseJsonStream(run.stdout);
   if (problem) problems.push(problem);
-  const expected = expectations[script];
+  const expected = expectations[name];
   if (expected === undefined) problems.push("no expectations in examples/expect.ts");
   else {
     if (docs.length < expected.length)
@@ -39,20 +53,20 @@ for (const script of scripts) {
     expected.forEach((checks, i) => {
       if (i < docs.length) for (const p of failedChecks(docs[i], checks)) problems.push(`document ${i + 1}: ${p}`);
     });
-    const last = lastDocument[script];
+    const last = lastDocument[name];
     if (last && docs.length > 0) for (const p of failedChecks(docs.at(-1), last)) problems.push(`last document: ${p}`);
   }
   const ms = Math.round(performance.now() - started);
-  if (problems.length === 0) console.log(`ok   ${script} (${docs.length} answers, ${ms} ms)`);
+  if (problems.length === 0) console.log(`ok   ${name} (${docs.length} answers, ${ms} ms)`);
   else {
-    console.log(`FAIL ${script} (${ms} ms)\n  ${problems.join("\n  ")}`);
-    failures.push(script);
+    console.log(`FAIL ${name} (${ms} ms)\n  ${problems.join("\n  ")}`);
+    failures.push(name);
   }
 }
-const unknown = Object.keys(expectations).filter((s) => !scripts.includes(s));
+const unknown = Object.keys(expectations).filter((s) => !runs.some((r) => r.name === s));
 if (unknown.length > 0) failures.push(...unknown.map((s) => `${s} (expected but missing)`));
 console.log(
-  failures.length === 0 ? `${scripts.length} examples passed against ${baseUrl}` : `failed: ${failures.join(", ")}`,
+  failures.length === 0 ? `${runs.length} examples passed against ${baseUrl}` : `failed: ${failures.join(", ")}`,
 );
 process.exit(failures.length === 0 ? 0 : 1);
 
