@@ -41,6 +41,8 @@ export interface Jwks {
   failing: boolean;
   /** A token signed with the key set's key: the claims given over sensible defaults (sub, iss, aud, an hour of life). */
   sign(claims?: JWTPayload, header?: { kid?: string; alg?: string }): Promise<string>;
+  /** A token of exactly these claims (no defaults), signed with the set's key. */
+  signExactly(claims: JWTPayload): Promise<string>;
   /** A token signed by a key the set does not hold, under the set's key id. */
   signWithStrangerKey(claims?: JWTPayload): Promise<string>;
   close(): Promise<void>;
@@ -80,6 +82,7 @@ export async function startJwks(): Promise<Jwks> {
       state.failing = v;
     },
     sign: (claims = {}, header = {}) => build(claims, privateKey, header),
+    signExactly: (claims) => new SignJWT(claims).setProtectedHeader({ alg: "RS256", kid: "k1" }).sign(privateKey),
     signWithStrangerKey: (claims = {}) => build(claims, stranger.privateKey, {}),
     close: http.close,
   };
