@@ -5,6 +5,7 @@ import type { Config } from "./config";
 import { buildDeps, type ClosableBackend } from "./deps";
 import { httpRoutes, productServices, routes } from "./routes";
 import { Admission } from "./server/admission";
+import { createAuthenticator, logAuthentication, withAuthentication } from "./server/auth";
 import { createCors } from "./server/cors";
 import { HealthState } from "./server/health";
 import { createHttpRoutes } from "./server/http-routes";
@@ -74,9 +75,14 @@ export function createApp(config: Config, log: Logger, overrides: { backend?: Cl
     log,
   });
   const cors = createCors(config.server.corsAllowedOrigins);
+  const authenticated = withAuthentication(
+    createAuthenticator(config.auth, { log }),
+    { settings: config.auth, log },
+    rpc,
+  );
   const listener = new Listener({
     handler: (req, res) => {
-      if (!cors(req, res)) rpc(req, res);
+      if (!cors(req, res)) authenticated(req, res);
     },
     tls: config.server.tls,
     log,
@@ -91,6 +97,7 @@ export function createApp(config: Config, log: Logger, overrides: { backend?: Cl
       const { host, tls } = config.server;
       const port = await listener.listen(config.server.port, host);
       log.info({ port, host, tls: tls !== undefined }, "listening: gRPC, gRPC-web and Connect on one port");
+      logAuthentication(log, config.auth, host);
       return port;
     },
     shutdown() {

@@ -17,6 +17,7 @@ import {
 } from "./config-fields";
 import type { HttpBackendOptions } from "./kn/http/http-backend";
 import type { AdmissionSettings } from "./server/admission";
+import { type AuthSettings, JWT_ALGORITHMS } from "./server/auth/settings";
 
 /**
  * Every setting of the service, read from the environment once at start-up,
@@ -32,8 +33,11 @@ export interface Config {
     port: number;
     /** Interface to bind. */
     host: string;
-    /** PEM certificate and key; when both are set the port speaks TLS (ALPN h2 + http/1.1). */
-    tls: { cert: Buffer; key: Buffer } | undefined;
+    /**
+     * PEM certificate and key; when both are set the port speaks TLS (ALPN h2 + http/1.1).
+     * `clientCa` (AUTH_MODE=mtls): clients are asked for a certificate, checked against it.
+     */
+    tls: { cert: Buffer; key: Buffer; clientCa?: Buffer } | undefined;
     /** Browser origins allowed to call the service; "*" allows any. Empty: no cross-origin calls. */
     corsAllowedOrigins: string[];
     /** Largest request message accepted, bytes. */
@@ -47,6 +51,8 @@ export interface Config {
     /** Calls in progress at most, calls waiting at most, and how long one may wait (ADMISSION_*). */
     admission: AdmissionSettings;
   };
+  /** How a caller's identity is established (AUTH_MODE), and whether /metrics needs it. */
+  auth: AuthSettings;
   /** pino level. */
   logLevel: LogLevel;
   /** Where knowledge networks are read: the platform over HTTP, or the embedded engine over bundle files. */
@@ -121,7 +127,8 @@ const origin = z.string().refine((o) => o === "*" || /^https?:\/\/[^/\s]+$/.test
 const envSchema = z.object({
   // server
   PORT: integer("PORT", 0, 65535).default(8080),
-  HOST: z.string().trim().min(1).default("0.0.0.0"),
+  // Loopback unless a deployment opens it: identity headers are trusted in the default AUTH_MODE.
+  HOST: z.string().trim().min(1).default("127.0.0.1"),
   TLS_CERT: z.string().trim().optional(),
   TLS_KEY: z.string().trim().optional(),
   CORS_ALLOWED_ORIGINS: list.pipe(z.array(origin)).default([]),
@@ -133,6 +140,33 @@ const envSchema = z.object({
   ADMISSION_MAX_QUEUED: integer("ADMISSION_MAX_QUEUED", 0, 1_000_000).default(1000),
   ADMISSION_MAX_WAIT_MS: integer("ADMISSION_MAX_WAIT_MS", 1, 600_000).default(1000),
   LOG_LEVEL: logLevel.default("info"),
+  // auth
+  AUTH_MODE: z
+    .enum(["headers", "mtls", "jwt", "introspection"], {
+      error: 'AUTH_MODE must be "headers", "mtls", "jwt" or "introspection"',
+    })
+    .default("headers"),
+  TLS_CLIENT_CA: z.string().trim().optional(),
+  AUTH_JWKS_URL: httpUrl.optional(),
+  AUTH_ISSUER: z.string().trim().optional(),
+  AUTH_AUDIENCE: z.string().trim().optional(),
+  AUTH_ALGORITHMS: list
+    .pipe(
+      z
+        .array(z.enum(JWT_ALGORITHMS, { error: `each algorithm must be one of ${JWT_ALGORITHMS.join(", ")}` }))
+        .min(1, "AUTH_ALGORITHMS must name at least one algorithm"),
+    )
+    .optional(),
+  AUTH_CLOCK_SKEW_S: integer("AUTH_CLOCK_SKEW_S", 0, 600).default(30),
+  AUTH_ACCOUNT_ID_CLAIM: z.string().trim().min(1).default("sub"),
+  AUTH_ACCOUNT_TYPE_CLAIM: z.string().trim().optional(),
+  AUTH_SCOPES_CLAIM: z.string().trim().min(1).default("scope"),
+  AUTH_INTROSPECTION_URL: httpUrl.optional(),
+  AUTH_INTROSPECTION_CLIENT_ID: z.string().trim().optional(),
+  AUTH_INTROSPECTION_CLIENT_SECRET: z.string().trim().optional(),
+  AUTH_INTROSPECTION_CACHE_MS: integer("AUTH_INTROSPECTION_CACHE_MS", 0, 300_000).default(10_000),
+  AUTH_TIMEOUT_MS: integer("AUTH_TIMEOUT_MS", 100, 60_000).default(5000),
+  METRICS_AUTH: z.enum(["none", "same"], { error: 'METRICS_AUTH must be "none" or "same"' }).default("none"),
   // knowledge
   ONTOLOGY_MANAGER_URL: httpUrl.optional(),
   ONTOLOGY_QUERY_URL: httpUrl.optional(),
@@ -209,6 +243,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   checkPairs(e);
   return {
     server: serverSection(e),
+    auth: authSection(e),
     logLevel: e.LOG_LEVEL,
     knowledge: knowledgeSource(e),
     keywordContext: {
@@ -261,7 +296,11 @@ function serverSection(e: Env): Config["server"] {
     host: e.HOST,
     tls:
       e.TLS_CERT && e.TLS_KEY
-        ? { cert: readPem("TLS_CERT", e.TLS_CERT), key: readPem("TLS_KEY", e.TLS_KEY) }
+        ? {
+            cert: readPem("TLS_CERT", e.TLS_CERT),
+            key: readPem("TLS_KEY", e.TLS_KEY),
+            ...(e.TLS_CLIENT_CA ? { clientCa: readPem("TLS_CLIENT_CA", e.TLS_CLIENT_CA) } : {}),
+          }
         : undefined,
     corsAllowedOrigins: e.CORS_ALLOWED_ORIGINS,
     readMaxBytes: e.READ_MAX_BYTES,
@@ -274,6 +313,80 @@ function serverSection(e: Env): Config["server"] {
       maxWaitMs: e.ADMISSION_MAX_WAIT_MS,
     },
   };
+}
+
+/** Settings each mode needs, and settings of another mode (set by mistake, they would silently do nothing). */
+const AUTH_NEEDS: Record<Env["AUTH_MODE"], (keyof Env)[]> = {
+  headers: [],
+  mtls: ["TLS_CERT", "TLS_KEY", "TLS_CLIENT_CA"],
+  jwt: ["AUTH_JWKS_URL", "AUTH_ISSUER", "AUTH_AUDIENCE"],
+  introspection: ["AUTH_INTROSPECTION_URL"],
+};
+const AUTH_ONLY_FOR: [keyof Env, Env["AUTH_MODE"][]][] = [
+  ["TLS_CLIENT_CA", ["mtls"]],
+  ["AUTH_JWKS_URL", ["jwt"]],
+  ["AUTH_ALGORITHMS", ["jwt"]],
+  ["AUTH_ISSUER", ["jwt", "introspection"]],
+  ["AUTH_AUDIENCE", ["jwt", "introspection"]],
+  ["AUTH_ACCOUNT_TYPE_CLAIM", ["jwt", "introspection"]],
+  ["AUTH_INTROSPECTION_URL", ["introspection"]],
+  ["AUTH_INTROSPECTION_CLIENT_ID", ["introspection"]],
+  ["AUTH_INTROSPECTION_CLIENT_SECRET", ["introspection"]],
+];
+
+function authSection(e: Env): AuthSettings {
+  const mode = e.AUTH_MODE;
+  const problems = [
+    ...AUTH_NEEDS[mode].filter((k) => e[k] === undefined).map((k) => `AUTH_MODE=${mode} needs ${k}`),
+    ...AUTH_ONLY_FOR.filter(([k, modes]) => e[k] !== undefined && !modes.includes(mode)).map(
+      ([k, modes]) => `${k} is for AUTH_MODE=${modes.join(" or ")} (AUTH_MODE is ${mode})`,
+    ),
+  ];
+  if ((e.AUTH_INTROSPECTION_CLIENT_ID === undefined) !== (e.AUTH_INTROSPECTION_CLIENT_SECRET === undefined)) {
+    problems.push(
+      "AUTH_INTROSPECTION_CLIENT_ID and AUTH_INTROSPECTION_CLIENT_SECRET must be set together (or neither)",
+    );
+  }
+  if (problems.length > 0) throw new ConfigError(WHAT, problems);
+  const metricsAuth = e.METRICS_AUTH;
+  const claims = {
+    accountId: e.AUTH_ACCOUNT_ID_CLAIM,
+    accountType: e.AUTH_ACCOUNT_TYPE_CLAIM,
+    scopes: e.AUTH_SCOPES_CLAIM,
+  };
+  switch (mode) {
+    case "headers":
+    case "mtls":
+      return { mode, metricsAuth };
+    case "jwt":
+      return {
+        mode,
+        metricsAuth,
+        jwksUrl: e.AUTH_JWKS_URL!,
+        issuer: e.AUTH_ISSUER!,
+        audience: e.AUTH_AUDIENCE!,
+        algorithms: e.AUTH_ALGORITHMS ?? [...JWT_ALGORITHMS],
+        clockSkewS: e.AUTH_CLOCK_SKEW_S,
+        claims,
+        timeoutMs: e.AUTH_TIMEOUT_MS,
+      };
+    case "introspection":
+      return {
+        mode,
+        metricsAuth,
+        url: e.AUTH_INTROSPECTION_URL!,
+        client:
+          e.AUTH_INTROSPECTION_CLIENT_ID === undefined
+            ? undefined
+            : { id: e.AUTH_INTROSPECTION_CLIENT_ID, secret: e.AUTH_INTROSPECTION_CLIENT_SECRET! },
+        cacheMs: e.AUTH_INTROSPECTION_CACHE_MS,
+        issuer: e.AUTH_ISSUER,
+        audience: e.AUTH_AUDIENCE,
+        clockSkewS: e.AUTH_CLOCK_SKEW_S,
+        claims,
+        timeoutMs: e.AUTH_TIMEOUT_MS,
+      };
+  }
 }
 
 function knowledgeSource(e: Env): KnowledgeSource {

@@ -1,4 +1,6 @@
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { loadConfig } from "../src/config";
@@ -20,11 +22,12 @@ import {
 import { loadSimulatorConfig } from "../src/simulator/config";
 
 describe("loadConfig", () => {
-  it("runs with nothing set: port 8080 on every interface, no TLS, no cross-origin callers, the embedded engine", () => {
+  it("runs with nothing set: port 8080 on loopback, no TLS, identity headers, no cross-origin callers, the embedded engine", () => {
     const c = loadConfig({});
+    expect(c.auth).toEqual({ mode: "headers", metricsAuth: "none" });
     expect(c.server).toEqual({
       port: 8080,
-      host: "0.0.0.0",
+      host: "127.0.0.1",
       tls: undefined,
       corsAllowedOrigins: [],
       readMaxBytes: 4 * 1024 * 1024,
@@ -110,6 +113,7 @@ describe("loadConfig", () => {
       MEMRECALL_GLOSSARY: "/etc/cl/glossary.json, /etc/cl/our-terms.json",
     });
     expect(c).toEqual({
+      auth: { mode: "headers", metricsAuth: "none" },
       server: {
         port: 9090,
         host: "127.0.0.1",
@@ -218,6 +222,31 @@ describe("loadConfig", () => {
       /KN_BUNDLE is for the embedded engine/,
     ],
     [{ MEMORY_STORE: "postgres" }, /MEMORY_STORE=postgres needs DATABASE_URL/],
+    [{ AUTH_MODE: "oauth" }, /AUTH_MODE: AUTH_MODE must be "headers", "mtls", "jwt" or "introspection"/],
+    [{ AUTH_MODE: "mtls" }, /AUTH_MODE=mtls needs TLS_CERT\n.*needs TLS_KEY\n.*needs TLS_CLIENT_CA/],
+    [
+      { AUTH_MODE: "jwt", AUTH_JWKS_URL: "https://idp/jwks" },
+      /AUTH_MODE=jwt needs AUTH_ISSUER\n.*AUTH_MODE=jwt needs AUTH_AUDIENCE/,
+    ],
+    [{ AUTH_MODE: "introspection" }, /AUTH_MODE=introspection needs AUTH_INTROSPECTION_URL/],
+    // A deployment that forgot AUTH_MODE would otherwise trust identity headers while believing tokens are checked.
+    [{ AUTH_JWKS_URL: "https://idp/jwks" }, /AUTH_JWKS_URL is for AUTH_MODE=jwt \(AUTH_MODE is headers\)/],
+    [
+      { AUTH_INTROSPECTION_URL: "https://idp/introspect" },
+      /AUTH_INTROSPECTION_URL is for AUTH_MODE=introspection \(AUTH_MODE is headers\)/,
+    ],
+    [{ TLS_CLIENT_CA: "/tmp/ca.pem" }, /TLS_CLIENT_CA is for AUTH_MODE=mtls/],
+    [{ AUTH_AUDIENCE: "context-loader" }, /AUTH_AUDIENCE is for AUTH_MODE=jwt or introspection/],
+    [
+      { AUTH_MODE: "introspection", AUTH_INTROSPECTION_URL: "http://idp", AUTH_INTROSPECTION_CLIENT_ID: "cl" },
+      /AUTH_INTROSPECTION_CLIENT_ID and AUTH_INTROSPECTION_CLIENT_SECRET must be set together/,
+    ],
+    [
+      { AUTH_MODE: "jwt", AUTH_JWKS_URL: "http://idp", AUTH_ISSUER: "i", AUTH_AUDIENCE: "a", AUTH_ALGORITHMS: "HS256" },
+      /AUTH_ALGORITHMS: each algorithm must be one of RS256/,
+    ],
+    [{ AUTH_CLOCK_SKEW_S: "3600" }, /AUTH_CLOCK_SKEW_S must be between 0 and 600/],
+    [{ METRICS_AUTH: "token" }, /METRICS_AUTH: METRICS_AUTH must be "none" or "same"/],
     [
       { MEMRECALL_SEMANTIC_FLOOR: "0.5", MEMRECALL_SEMANTIC_CEILING: "0.5" },
       /MEMRECALL_SEMANTIC_CEILING \(0.5\) must be above MEMRECALL_SEMANTIC_FLOOR \(0.5\)/,
@@ -229,6 +258,91 @@ describe("loadConfig", () => {
 
   it("treats empty values as unset", () => {
     expect(loadConfig({ PORT: "", CORS_ALLOWED_ORIGINS: " " }).server.port).toBe(8080);
+  });
+});
+
+describe("loadConfig: caller authentication", () => {
+  it("reads AUTH_MODE=jwt: the key set, issuer, audience, algorithms, skew, claims and timeout", () => {
+    const c = loadConfig({
+      AUTH_MODE: "jwt",
+      AUTH_JWKS_URL: "https://idp.example/.well-known/jwks.json",
+      AUTH_ISSUER: "https://idp.example/",
+      AUTH_AUDIENCE: "context-loader",
+      AUTH_ALGORITHMS: "RS256, ES256",
+      AUTH_CLOCK_SKEW_S: "5",
+      AUTH_ACCOUNT_ID_CLAIM: "uid",
+      AUTH_ACCOUNT_TYPE_CLAIM: "ext.visitor_type",
+      AUTH_SCOPES_CLAIM: "scp",
+      AUTH_TIMEOUT_MS: "2000",
+      METRICS_AUTH: "same",
+    });
+    expect(c.auth).toEqual({
+      mode: "jwt",
+      metricsAuth: "same",
+      jwksUrl: "https://idp.example/.well-known/jwks.json",
+      issuer: "https://idp.example/",
+      audience: "context-loader",
+      algorithms: ["RS256", "ES256"],
+      clockSkewS: 5,
+      claims: { accountId: "uid", accountType: "ext.visitor_type", scopes: "scp" },
+      timeoutMs: 2000,
+    });
+  });
+
+  it("defaults AUTH_MODE=jwt to the asymmetric algorithms, 30 s of skew, sub and scope", () => {
+    const c = loadConfig({ AUTH_MODE: "jwt", AUTH_JWKS_URL: "http://idp/jwks", AUTH_ISSUER: "i", AUTH_AUDIENCE: "a" });
+    expect(c.auth).toMatchObject({
+      algorithms: ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA", "Ed25519"],
+      clockSkewS: 30,
+      claims: { accountId: "sub", accountType: undefined, scopes: "scope" },
+      timeoutMs: 5000,
+    });
+  });
+
+  it("reads AUTH_MODE=introspection: the endpoint, its client credentials, the cache and the optional issuer and audience", () => {
+    const c = loadConfig({
+      AUTH_MODE: "introspection",
+      AUTH_INTROSPECTION_URL: "http://hydra-admin:4445/oauth2/introspect",
+      AUTH_INTROSPECTION_CLIENT_ID: "context-loader",
+      AUTH_INTROSPECTION_CLIENT_SECRET: "s3cret",
+      AUTH_INTROSPECTION_CACHE_MS: "0",
+    });
+    expect(c.auth).toEqual({
+      mode: "introspection",
+      metricsAuth: "none",
+      url: "http://hydra-admin:4445/oauth2/introspect",
+      client: { id: "context-loader", secret: "s3cret" },
+      cacheMs: 0,
+      issuer: undefined,
+      audience: undefined,
+      clockSkewS: 30,
+      claims: { accountId: "sub", accountType: undefined, scopes: "scope" },
+      timeoutMs: 5000,
+    });
+    expect(loadConfig({ AUTH_MODE: "introspection", AUTH_INTROSPECTION_URL: "http://idp" }).auth).toMatchObject({
+      client: undefined,
+      cacheMs: 10_000,
+    });
+  });
+
+  it("reads AUTH_MODE=mtls: the client CA goes to the TLS listener", () => {
+    const dir = mkdtempSync(join(tmpdir(), "cl-config-"));
+    const pem = (name: string) => {
+      const path = join(dir, name);
+      writeFileSync(path, `-----BEGIN ${name}-----\n-----END ${name}-----\n`);
+      return path;
+    };
+    const c = loadConfig({
+      AUTH_MODE: "mtls",
+      TLS_CERT: pem("cert"),
+      TLS_KEY: pem("key"),
+      TLS_CLIENT_CA: pem("ca"),
+    });
+    expect(c.auth).toEqual({ mode: "mtls", metricsAuth: "none" });
+    expect(c.server.tls?.clientCa?.toString()).toContain("-----BEGIN ca-----");
+    expect(() =>
+      loadConfig({ AUTH_MODE: "mtls", TLS_CERT: pem("c"), TLS_KEY: pem("k"), TLS_CLIENT_CA: join(dir, "none") }),
+    ).toThrow(/TLS_CLIENT_CA: cannot read/);
   });
 });
 

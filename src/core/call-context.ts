@@ -3,14 +3,20 @@ import type { Logger } from "pino";
 /** Account types the platform knows (`x-account-type`). */
 export type AccountType = "user" | "app" | "anonymous";
 
-/** Who is calling, from the `x-account-id` / `x-account-type` / `x-account-scopes` request headers. */
+/**
+ * Who is calling, as the authentication step established it (AUTH_MODE): the
+ * `x-account-id` / `x-account-type` / `x-account-scopes` request headers in
+ * `headers` mode and from a verified client certificate in `mtls` mode, a
+ * verified token's claims in `jwt` and `introspection` modes. Sessions and
+ * memories belong to this caller.
+ */
 export interface Caller {
   /** "" when the caller sent no x-account-id. */
   accountId: string;
   accountType: AccountType;
   /**
-   * What the gateway lets this caller do beyond its own data (`x-account-scopes`, e.g.
-   * "memories:sensitive"); absent or empty: nothing more.
+   * What the gateway or the token lets this caller do beyond its own data
+   * (`x-account-scopes` or the scopes claim, e.g. "memories:sensitive"); absent or empty: nothing more.
    */
   scopes?: readonly string[];
 }

@@ -2,10 +2,11 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import type { Logger } from "pino";
 import type { CallContext, Caller } from "../core/call-context";
 import { ToolError } from "../errors/tool-error";
-import { callerFromHeaders, knIdFromHeaders } from "../server/caller";
+import { authenticatedCaller, challengeHeaders } from "../server/auth";
+import { knIdFromHeaders } from "../server/caller";
 import type { HttpRoute } from "../server/http-routes";
 import { headersOf } from "../server/http-routes";
-import { readBody } from "../server/json-route";
+import { httpStatusOf, readBody } from "../server/json-route";
 import type { NodeServerResponse } from "../server/node-types";
 import { traceIdFromHeaders } from "../server/trace";
 import { createMcpServer } from "./server";
@@ -40,14 +41,15 @@ export function mcpRoute(opts: {
       let headerKnId: string | undefined;
       let body: Buffer;
       try {
-        caller = callerFromHeaders(headers);
+        caller = authenticatedCaller(req);
         headerKnId = knIdFromHeaders(headers);
         body = await readBody(req, opts.maxBytes);
       } catch (err) {
         if (!(err instanceof ToolError)) throw err;
         // Before any JSON-RPC message is read: a JSON-RPC error without an id, with the status the problem means.
-        const status = err.code === "resource_exhausted" ? 413 : 400;
-        writeJsonRpcError(res, status, err.message, traceId);
+        const status = err.code === "resource_exhausted" ? 413 : httpStatusOf[err.code];
+        const message = err.hint ? `${err.message}. ${err.hint.message}` : err.message;
+        writeJsonRpcError(res, status, message, traceId, challengeHeaders(err));
         log.info({ status, reason: err.reason }, "mcp request refused");
         return;
       }
@@ -143,12 +145,19 @@ async function streamTo(
   }
 }
 
-function writeJsonRpcError(res: NodeServerResponse, status: number, message: string, traceId: string): void {
+function writeJsonRpcError(
+  res: NodeServerResponse,
+  status: number,
+  message: string,
+  traceId: string,
+  headers: Record<string, string> = {},
+): void {
   const text = JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32600, message } });
   res.writeHead(status, {
     "content-type": "application/json",
     "content-length": String(Buffer.byteLength(text)),
     "x-trace-id": traceId,
+    ...headers,
   });
   res.end(text);
 }

@@ -34,9 +34,10 @@ export function knIdFromHeaders(headers: Headers): string | undefined {
  * headers (never from the body), and the permissions the gateway granted from
  * `x-account-scopes` (comma- or space-separated). The type defaults to "user";
  * an unknown type, an unusable id or a malformed scope is INVALID_ARGUMENT
- * rather than a silent guess.
+ * rather than a silent guess. Whether the headers are to be believed is the
+ * authentication mode's decision (src/server/auth), not this function's.
  */
-export function callerFromHeaders(headers: Headers): Caller {
+export function callerFromHeaders(headers: Pick<Headers, "get">): Caller {
   const accountId = (headers.get("x-account-id") ?? "").trim();
   const rawType = (headers.get("x-account-type") ?? "").trim().toLowerCase();
   const scopes = [...new Set((headers.get("x-account-scopes") ?? "").split(/[\s,]+/).filter((s) => s !== ""))];

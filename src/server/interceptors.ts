@@ -4,7 +4,9 @@ import type { CallContext, Caller } from "../core/call-context";
 import { grpcCodeName, toConnectError } from "../errors/connect-mapping";
 import type { ToolError } from "../errors/tool-error";
 import type { Admission, Release } from "./admission";
-import { callerFromHeaders, knIdFromHeaders } from "./caller";
+import type { AuthResult } from "./auth";
+import { identityFromHeaders } from "./auth/headers";
+import { knIdFromHeaders } from "./caller";
 import type { Metrics } from "./metrics";
 import { traceIdFromHeaders } from "./trace";
 
@@ -24,6 +26,14 @@ const kCall = createContextKey<CallValues | undefined>(undefined, { description:
  */
 export const kRequestProblem = createContextKey<ToolError | undefined>(undefined, { description: "request problem" });
 
+/**
+ * The authentication step's result for this call (src/server/auth), set by
+ * the RPC handler from the raw request. A call served without one (the
+ * in-memory router transport of tests, which has no connection) takes the
+ * identity headers, as AUTH_MODE=headers does.
+ */
+export const kAuthResult = createContextKey<AuthResult | undefined>(undefined, { description: "authentication" });
+
 /** Probes and tooling, not agent traffic: logged at debug level, and never queued by admission control. */
 const toolingServices = new Set([
   "grpc.health.v1.Health",
@@ -32,8 +42,9 @@ const toolingServices = new Set([
 ]);
 
 /**
- * The one interceptor every call passes through. It reads the trace id and the
- * caller's identity from the headers, hands them to the handler, maps whatever
+ * The one interceptor every call passes through. It reads the trace id from
+ * the headers and takes the caller the authentication step verified (or
+ * raises its refusal), hands them to the handler, maps whatever
  * the handler throws to the ConnectError the caller sees (src/errors), and
  * writes one log line and one metrics sample per call: rpc, code, ms, trace_id,
  * account. Streams are observed until their last message.
@@ -73,7 +84,9 @@ export function callInterceptor(deps: { log: Logger; metrics: Metrics }): Interc
       return mapped.error;
     };
     try {
-      account = callerFromHeaders(req.header);
+      const auth = req.contextValues.get(kAuthResult) ?? identityFromHeaders(req.header);
+      if (!auth.ok) throw auth.error;
+      account = auth.caller;
       req.contextValues.set(kCall, {
         traceId,
         log: log.child({ account: account.accountId }),

@@ -2,7 +2,8 @@ import type { Logger } from "pino";
 import type { CallContext } from "../core/call-context";
 import { retryAfterSeconds } from "../errors/connect-mapping";
 import { type ErrorCode, ToolError } from "../errors/tool-error";
-import { callerFromHeaders, knIdFromHeaders } from "./caller";
+import { authenticatedCaller, challengeHeaders } from "./auth";
+import { knIdFromHeaders } from "./caller";
 import { type HttpRoute, headersOf, sendJson } from "./http-routes";
 import type { NodeServerRequest, NodeServerResponse } from "./node-types";
 import { traceIdFromHeaders } from "./trace";
@@ -73,7 +74,7 @@ export function jsonRoute(opts: JsonRouteOptions): HttpRoute {
       let log = opts.log.child({ trace_id: traceId, route: opts.path });
       let status = 200;
       try {
-        const identity = callerFromHeaders(headers);
+        const identity = authenticatedCaller(req);
         const headerKnId = knIdFromHeaders(headers);
         log = log.child({ account: identity.accountId });
         const ctx: CallContext = {
@@ -100,7 +101,7 @@ export function jsonRoute(opts: JsonRouteOptions): HttpRoute {
               });
         if (!(err instanceof ToolError)) log.error({ err }, "route failed with an unexpected error");
         status = statusOf(toolError);
-        const headers: Record<string, string> = { "x-trace-id": traceId };
+        const headers: Record<string, string> = { "x-trace-id": traceId, ...challengeHeaders(toolError) };
         if (toolError.retryAfterMs !== undefined) headers["retry-after"] = retryAfterSeconds(toolError.retryAfterMs);
         if (!res.headersSent && !res.destroyed) sendJson(res, status, opts.renderError(toolError, traceId), headers);
       } finally {

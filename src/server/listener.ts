@@ -17,7 +17,8 @@ const FLUSH_AFTER_ABORT_MS = 1_000;
 
 export interface ListenerOptions {
   handler: NodeHandler;
-  tls: { cert: Buffer; key: Buffer } | undefined;
+  /** With `clientCa`, every client is asked for a certificate checked against it, and let in either way (src/server/auth reads the verdict). */
+  tls: { cert: Buffer; key: Buffer; clientCa?: Buffer } | undefined;
   log: Logger;
 }
 
@@ -54,7 +55,9 @@ export class Listener {
     this.h2.on("request", handler);
     this.h2.on("session", (s) => this.trackSession(s));
     if (opts.tls) {
-      const secure = http2.createSecureServer({ cert: opts.tls.cert, key: opts.tls.key, allowHTTP1: true }, handler);
+      const { cert, key, clientCa } = opts.tls;
+      const clientCerts = clientCa ? { requestCert: true, rejectUnauthorized: false, ca: clientCa } : {};
+      const secure = http2.createSecureServer({ cert, key, allowHTTP1: true, ...clientCerts }, handler);
       secure.on("session", (s) => this.trackSession(s));
       secure.on("secureConnection", (socket: TLSSocket) => {
         if (socket.alpnProtocol === "h2") this.h2Sockets.add(socket);

@@ -14,8 +14,9 @@ import {
   universalResponseToNodeResponse,
 } from "@connectrpc/connect-node";
 import type { Logger } from "pino";
+import { authResultOf } from "./auth";
 import { sendJson } from "./http-routes";
-import { kRequestProblem } from "./interceptors";
+import { kAuthResult, kRequestProblem } from "./interceptors";
 import { readUnaryJson } from "./json-body";
 import type { NodeHandler, NodeServerRequest, NodeServerResponse } from "./node-types";
 
@@ -82,6 +83,7 @@ export function createRpcHandler(opts: {
       encodeGrpcMessageBySpec(res);
     }
     const contextValues = createContextValues();
+    contextValues.set(kAuthResult, authResultOf(req));
     const checkJson =
       handler.method.methodKind === "unary" &&
       /^application\/json(;|$)/i.test(contentType) &&

@@ -1,0 +1,21 @@
+import type { ToolError } from "../../errors/tool-error";
+import type { NodeServerRequest } from "../node-types";
+import { tokenRefused, tokenRequired } from "./errors";
+
+/** Longer tokens are refused before any parsing or network call: real access tokens are a few kilobytes at most. */
+export const MAX_TOKEN_BYTES = 8 * 1024;
+
+const BEARER = /^Bearer[ \t]+([A-Za-z0-9\-._~+/]+=*)[ \t]*$/i;
+
+/**
+ * The bearer token of `authorization: Bearer <token>` (RFC 6750 §2.1), or the
+ * refusal: no header, another scheme, a malformed or an oversized token.
+ */
+export function bearerToken(req: NodeServerRequest): string | ToolError {
+  const header = req.headers.authorization;
+  if (header === undefined || header === "") return tokenRequired();
+  if (header.length > MAX_TOKEN_BYTES + 16) return tokenRefused(`it is longer than ${MAX_TOKEN_BYTES} bytes`);
+  const match = BEARER.exec(header);
+  if (!match?.[1]) return tokenRefused('the authorization header must be "Bearer <token>"');
+  return match[1];
+}

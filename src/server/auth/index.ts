@@ -1,0 +1,140 @@
+import { isIP } from "node:net";
+import type { Logger } from "pino";
+import type { Caller } from "../../core/call-context";
+import { ToolError } from "../../errors/tool-error";
+import { sendJson } from "../http-routes";
+import type { NodeHandler, NodeServerRequest } from "../node-types";
+import { challengeHeaders } from "./errors";
+import { headersAuthenticator } from "./headers";
+import { introspectionAuthenticator } from "./introspection";
+import { jwtAuthenticator } from "./jwt";
+import { mtlsAuthenticator } from "./mtls";
+import type { Authenticator, AuthResult } from "./result";
+import type { AuthSettings } from "./settings";
+
+export { challengeHeaders } from "./errors";
+export type { Authenticator, AuthResult } from "./result";
+export type { AuthSettings } from "./settings";
+
+/** The authenticator of the configured AUTH_MODE. */
+export function createAuthenticator(settings: AuthSettings, deps: { log: Logger }): Authenticator {
+  switch (settings.mode) {
+    case "headers":
+      return headersAuthenticator();
+    case "mtls":
+      return mtlsAuthenticator();
+    case "jwt":
+      return jwtAuthenticator(settings, deps.log);
+    case "introspection":
+      return introspectionAuthenticator(settings, deps.log);
+  }
+}
+
+/** Each request's result, set by withAuthentication before the request is routed. */
+const results = new WeakMap<NodeServerRequest, AuthResult>();
+
+/** Probes answer whoever asks: an orchestrator has no token. */
+const EXEMPT_PATHS = new Set(["/healthz", "/readyz"]);
+const HEALTH_RPC_PREFIX = "/grpc.health.v1.Health/";
+const METRICS_PATH = "/metrics";
+/** Who an exempt request is: nobody in particular. */
+const NOBODY: AuthResult = { ok: true, caller: { accountId: "", accountType: "anonymous" } };
+
+/**
+ * Wraps the request handler with the one authentication step: it runs on the
+ * raw request, before routing and before any body is read, and leaves its
+ * result for the places that build a call's context (the RPC interceptor, the
+ * JSON routes, MCP), which answer a refusal in their own protocol. Health,
+ * readiness (and /metrics with METRICS_AUTH=none) are not authenticated;
+ * /metrics with METRICS_AUTH=same is refused here, having no context of its own.
+ */
+export function withAuthentication(
+  authenticator: Authenticator,
+  opts: { settings: AuthSettings; log: Logger },
+  handler: NodeHandler,
+): NodeHandler {
+  const { settings, log } = opts;
+  return (req, res) => {
+    const path = (req.url ?? "/").split("?", 1)[0] ?? "/";
+    if (
+      EXEMPT_PATHS.has(path) ||
+      path.startsWith(HEALTH_RPC_PREFIX) ||
+      (path === METRICS_PATH && settings.metricsAuth === "none")
+    ) {
+      results.set(req, NOBODY);
+      handler(req, res);
+      return;
+    }
+    const proceed = (result: AuthResult) => {
+      if (path === METRICS_PATH && !result.ok) {
+        const { error } = result;
+        const status = error.code === "unavailable" ? 503 : error.code === "unauthenticated" ? 401 : 400;
+        sendJson(res, status, { error: error.message, reason: error.reason }, challengeHeaders(error));
+        return;
+      }
+      results.set(req, result);
+      handler(req, res);
+    };
+    const result = authenticator.authenticate(req);
+    if (result instanceof Promise) {
+      result.then(proceed, (err: unknown) => {
+        log.error({ err }, "authentication failed with an unexpected error");
+        proceed({
+          ok: false,
+          error: new ToolError({ code: "internal", reason: "INTERNAL", message: "internal error" }),
+        });
+      });
+    } else proceed(result);
+  };
+}
+
+/**
+ * The authentication result of a request. A request that did not pass
+ * withAuthentication is refused: identity is never taken on trust by accident.
+ */
+export function authResultOf(req: NodeServerRequest): AuthResult {
+  return results.get(req) ?? NOT_AUTHENTICATED;
+}
+
+/** The verified caller of a request, or the ToolError (UNAUTHENTICATED, UNAVAILABLE, INVALID_ARGUMENT) that refuses it. */
+export function authenticatedCaller(req: NodeServerRequest): Caller {
+  const result = authResultOf(req);
+  if (!result.ok) throw result.error;
+  return result.caller;
+}
+
+const NOT_AUTHENTICATED: AuthResult = {
+  ok: false,
+  error: new ToolError({
+    code: "unauthenticated",
+    reason: "AUTH_REQUIRED",
+    message: "the request was not authenticated",
+  }),
+};
+
+/**
+ * Logs the authentication mode at start-up, and warns when the port is open
+ * beyond this machine while identity headers are trusted from anyone.
+ */
+export function logAuthentication(log: Logger, settings: AuthSettings, host: string): void {
+  if (settings.mode === "headers" && !isLoopback(host)) {
+    log.warn(
+      { auth_mode: settings.mode, host },
+      "AUTH_MODE=headers on a non-loopback address: x-account-id, x-account-type and x-account-scopes are trusted from anyone who reaches the port; set AUTH_MODE=mtls, jwt or introspection, or bind HOST=127.0.0.1",
+    );
+    return;
+  }
+  log.info({ auth_mode: settings.mode, metrics_auth: settings.metricsAuth }, "caller authentication");
+}
+
+/** True when `host` only accepts connections from this machine. */
+function isLoopback(host: string): boolean {
+  const h = host
+    .trim()
+    .toLowerCase()
+    .replace(/^\[|\]$/g, "");
+  if (h === "localhost") return true;
+  if (isIP(h) === 4) return h.startsWith("127.");
+  if (isIP(h) === 6) return h === "::1" || /^::ffff:127\./.test(h);
+  return false;
+}
