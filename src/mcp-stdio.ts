@@ -13,13 +13,21 @@ import { mcpTools } from "./mcp/tools";
 import { callerFromHeaders, knIdFromHeaders } from "./server/caller";
 
 /**
- * `npm run mcp:stdio`: the same tools over MCP's stdio transport, for clients
+ * `npm run --silent mcp:stdio`: the same tools over MCP's stdio transport, for clients
  * that spawn their server as a process. The settings are the service's
  * (knowledge source, LLM, memory store…); the caller is MCP_ACCOUNT_ID /
  * MCP_ACCOUNT_TYPE / MCP_ACCOUNT_SCOPES, checked like the x-account-* headers. stdout carries
  * only MCP messages: the logs go to stderr. Ends when the client closes stdin.
  */
 async function main(): Promise<void> {
+  if (process.env["npm_lifecycle_event"] === "mcp:stdio" && process.env["npm_config_loglevel"] !== "silent") {
+    // Without --silent npm has already written its "> context-loader@… mcp:stdio" banner to stdout,
+    // which an MCP client reads as a broken message; say how to start it instead of half-working.
+    process.stderr.write(
+      "context-loader mcp:stdio cannot start: run it as `npm run --silent mcp:stdio` (or `npx tsx src/mcp-stdio.ts`); without --silent npm writes its banner to stdout, where MCP clients expect only JSON-RPC\n",
+    );
+    process.exit(2);
+  }
   let config: Config;
   let caller: Caller;
   let headerKnId: string | undefined;

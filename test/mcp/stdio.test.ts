@@ -55,9 +55,13 @@ async function spawnStdio(env: Record<string, string>) {
 }
 
 /** Runs the command to its end (bounded): exit code and stderr. */
-function runToExit(env: Record<string, string>, timeoutMs: number): Promise<{ code: number | null; stderr: string }> {
+function runToExit(
+  env: Record<string, string>,
+  timeoutMs: number,
+  args: string[] = COMMAND.args,
+): Promise<{ code: number | null; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(COMMAND.command, COMMAND.args, {
+    const child = spawn(COMMAND.command, args, {
       cwd: REPO,
       env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "", SQLITE_PATH: ":memory:", ...env },
       stdio: ["pipe", "pipe", "pipe"],
@@ -135,6 +139,12 @@ describe("npm run mcp:stdio", () => {
     expect(stderr).toContain("context-loader mcp:stdio cannot start");
     expect(stderr).toContain('MCP_ACCOUNT_TYPE must be one of "user", "app", "anonymous"');
     expect(stderr).not.toContain("x-account");
+  }, 30_000);
+
+  it("refuses to start under npm without --silent, whose banner on stdout would break the client, and says how to run it", async () => {
+    const { code, stderr } = await runToExit({ MCP_ACCOUNT_ID: "u1" }, 20_000, ["run", "mcp:stdio"]);
+    expect(code).toBe(2);
+    expect(stderr).toContain("run it as `npm run --silent mcp:stdio`");
   }, 30_000);
 
   it("exits with code 2 and names the setting when a setting is invalid", async () => {
