@@ -1,4 +1,5 @@
 import { type Json, setAtPath } from "../../core/json";
+import { segment } from "../../core/path-ids";
 import { type FieldViolation, ToolError } from "../../errors/tool-error";
 import type { ActionQueryResult, InstantiatedAction, McpToolDefinition, ToolBoxTool } from "../actions";
 import type { InstanceIdentity } from "../types";
@@ -60,7 +61,7 @@ export class ActionCatalog {
       action_source: action.action_source ?? null,
       actions: selected.slice(0, MAX_ACTIONS).map((i) => instantiate(action, store, i)),
       total_count: selected.length,
-      execute_url: `/api/ontology-query/in/v1/knowledge-networks/${encodeURIComponent(knId)}/action-types/${encodeURIComponent(actionTypeId)}/execute`,
+      execute_url: `/api/ontology-query/in/v1/knowledge-networks/${segment(knId)}/action-types/${segment(actionTypeId)}/execute`,
     };
   }
 

@@ -1,5 +1,6 @@
 import type { CallContext } from "../../core/call-context";
-import { type JsonClient, segment } from "../../upstream/http-json";
+import { segment } from "../../core/path-ids";
+import type { JsonClient } from "../../upstream/http-json";
 import type { KnowledgeNetwork, KnowledgeNetworkSummary, ObjectType } from "../types";
 import { knowledgeNetworkListSchema, knowledgeNetworkSchema, objectTypesResponseSchema } from "./platform-wire";
 
@@ -20,7 +21,7 @@ export class OntologyManagerClient {
   getKnowledgeNetwork(ctx: CallContext, knId: string): Promise<KnowledgeNetwork> {
     return this.http.call(
       ctx,
-      { method: "GET", path: `${BASE}/${segment(knId)}`, query: { mode: "export" } },
+      { method: "GET", path: `${BASE}/${segment(knId)}`, query: { mode: "export" }, what: `knowledge network ${knId}` },
       knowledgeNetworkSchema,
     );
   }
@@ -30,7 +31,12 @@ export class OntologyManagerClient {
     const ids = objectTypeIds.map(segment).join(",");
     return this.http.call(
       ctx,
-      { method: "GET", path: `${BASE}/${segment(knId)}/object-types/${ids}`, query: { include_detail: true } },
+      {
+        method: "GET",
+        path: `${BASE}/${segment(knId)}/object-types/${ids}`,
+        query: { include_detail: true },
+        what: `object types ${objectTypeIds.join(", ")} of knowledge network ${knId}`,
+      },
       objectTypesResponseSchema,
     );
   }

@@ -1,6 +1,7 @@
 import type { CallContext } from "../../core/call-context";
+import { segment } from "../../core/path-ids";
 import { ToolError } from "../../errors/tool-error";
-import { type JsonClient, segment } from "../../upstream/http-json";
+import type { JsonClient } from "../../upstream/http-json";
 import type { OperatorDetail } from "../types";
 import { operatorSchema } from "./platform-wire";
 
@@ -26,6 +27,10 @@ export class OperatorMarketClient {
         }),
       );
     }
-    return this.http.call(ctx, { method: "GET", path: `${BASE}/${segment(operatorId)}` }, operatorSchema);
+    return this.http.call(
+      ctx,
+      { method: "GET", path: `${BASE}/${segment(operatorId)}`, what: `operator ${operatorId}` },
+      operatorSchema,
+    );
   }
 }

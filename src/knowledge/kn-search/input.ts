@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { pathId } from "../../core/path-ids";
 import { nullAsAbsent } from "../../errors/validation";
 import { MAX_OBJECT_LIMIT, MAX_SUB_CONDITIONS } from "../../kn/types";
 
@@ -105,10 +106,9 @@ export const knSearchInput = section("the kn_search request", {
     .array(
       z.strictObject(
         {
-          knowledge_network_id: z
-            .string({ error: "knowledge_network_id is required" })
-            .trim()
-            .min(1, "knowledge_network_id is required"),
+          knowledge_network_id: pathId(
+            z.string({ error: "knowledge_network_id is required" }).trim().min(1, "knowledge_network_id is required"),
+          ),
         },
         {
           error: (issue) =>
