@@ -48,7 +48,7 @@ export class ConceptSearchClient {
     return groups;
   }
 
-  searchConcepts<K extends ConceptKind>(
+  async searchConcepts<K extends ConceptKind>(
     ctx: CallContext,
     knId: string,
     kind: K,

@@ -10,7 +10,7 @@ const BASE = "/api/ontology-manager/in/v1/knowledge-networks";
 export class OntologyManagerClient {
   constructor(private readonly http: JsonClient) {}
 
-  listKnowledgeNetworks(
+  async listKnowledgeNetworks(
     ctx: CallContext,
     query: { name_pattern?: string; limit?: number; offset?: number },
   ): Promise<{ entries: KnowledgeNetworkSummary[]; total_count: number }> {
@@ -18,7 +18,7 @@ export class OntologyManagerClient {
   }
 
   /** The network with its object, relation and action types (`mode=export`). */
-  getKnowledgeNetwork(ctx: CallContext, knId: string): Promise<KnowledgeNetwork> {
+  async getKnowledgeNetwork(ctx: CallContext, knId: string): Promise<KnowledgeNetwork> {
     return this.http.call(
       ctx,
       { method: "GET", path: `${BASE}/${segment(knId)}`, query: { mode: "export" }, what: `knowledge network ${knId}` },
@@ -27,7 +27,7 @@ export class OntologyManagerClient {
   }
 
   /** The definitions, logic properties included, in the platform's order. */
-  getObjectTypes(ctx: CallContext, knId: string, objectTypeIds: string[]): Promise<ObjectType[]> {
+  async getObjectTypes(ctx: CallContext, knId: string, objectTypeIds: string[]): Promise<ObjectType[]> {
     const ids = objectTypeIds.map(segment).join(",");
     return this.http.call(
       ctx,

@@ -28,7 +28,7 @@ export class OntologyQueryClient {
     private readonly spelling: "new" | "old",
   ) {}
 
-  queryObjects(
+  async queryObjects(
     ctx: CallContext,
     knId: string,
     objectTypeId: string,

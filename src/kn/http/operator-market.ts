@@ -12,7 +12,7 @@ export class OperatorMarketClient {
   /** `http` is undefined when OPERATOR_MARKET_URL is not set. */
   constructor(private readonly http: JsonClient | undefined) {}
 
-  getOperator(ctx: CallContext, operatorId: string): Promise<OperatorDetail> {
+  async getOperator(ctx: CallContext, operatorId: string): Promise<OperatorDetail> {
     if (this.http === undefined) {
       return Promise.reject(
         new ToolError({
