@@ -1,6 +1,6 @@
 import type { CallContext } from "../core/call-context";
-import { checkPathId } from "../core/path-ids";
 import { ToolError } from "../errors/tool-error";
+import { checkPathId } from "../upstream/path-ids";
 
 /**
  * The knowledge network a kn-tools call works on: its `kn_id` argument, else

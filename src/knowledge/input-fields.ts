@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { pathId } from "../core/path-ids";
+import { pathId } from "../upstream/path-ids";
 
 /**
  * Request fields several knowledge tools share, with the same limits and

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { isValidTimeZone, MAX_MS, MIN_MS } from "../core/calendar";
-import { pathId } from "../core/path-ids";
 import { nullAsAbsent } from "../errors/validation";
+import { pathId } from "../upstream/path-ids";
 
 export const MAX_IDENTITIES = 1000;
 export const MAX_PROPERTIES = 20;

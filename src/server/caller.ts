@@ -1,6 +1,6 @@
 import type { AccountType, Caller } from "../core/call-context";
-import { pathIdProblem } from "../core/path-ids";
 import { ToolError } from "../errors/tool-error";
+import { pathIdProblem } from "../upstream/path-ids";
 
 const accountTypes: readonly AccountType[] = ["user", "app", "anonymous"];
 const MAX_ACCOUNT_ID_LENGTH = 256;
@@ -10,7 +10,7 @@ const SCOPE = /^[a-z0-9][a-z0-9:._-]{0,63}$/;
 
 /**
  * The knowledge network of the `x-kn-id` header (trimmed), or undefined when
- * the caller sent none; a value that breaks the id rule (src/core/path-ids.ts)
+ * the caller sent none; a value that breaks the id rule (src/upstream/path-ids.ts)
  * is INVALID_ARGUMENT naming the header.
  */
 export function knIdFromHeaders(headers: Headers): string | undefined {

@@ -1,8 +1,8 @@
 import type { z } from "zod";
 import type { CallContext } from "../core/call-context";
-import { segment } from "../core/path-ids";
 import { type FieldViolation, ToolError } from "../errors/tool-error";
 import { createJsonClient, ERROR_CODE, FIELD_NAME, type JsonClient } from "./http-json";
+import { segment } from "./path-ids";
 
 /** The service's name in logs and ErrorInfo metadata. */
 export const DATA_RETRIEVAL = "data-retrieval";

@@ -38,7 +38,7 @@ export interface JsonClientOptions {
 
 export interface JsonRequest {
   method: "GET" | "POST";
-  /** Below the base URL, each segment already encoded with `segment` (src/core/path-ids.ts). */
+  /** Below the base URL, each segment already encoded with `segment` (src/upstream/path-ids.ts). */
   path: string;
   query?: Record<string, string | number | boolean | undefined>;
   /** Sent as JSON. */

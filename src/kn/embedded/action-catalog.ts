@@ -1,6 +1,6 @@
 import { type Json, setAtPath } from "../../core/json";
-import { segment } from "../../core/path-ids";
 import { type FieldViolation, ToolError } from "../../errors/tool-error";
+import { segment } from "../../upstream/path-ids";
 import type { ActionQueryResult, InstantiatedAction, McpToolDefinition, ToolBoxTool } from "../actions";
 import type { InstanceIdentity } from "../types";
 import { type Bundle, BundleError } from "./bundle";

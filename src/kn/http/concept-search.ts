@@ -1,6 +1,6 @@
 import type { CallContext } from "../../core/call-context";
-import { segment } from "../../core/path-ids";
 import type { JsonClient } from "../../upstream/http-json";
+import { segment } from "../../upstream/path-ids";
 import type { ConceptGroup, ConceptHit, ConceptKind, ConceptSearch } from "../concepts";
 import { conceptGroupListSchema, conceptHitSchemas } from "./agent-tools-wire";
 

@@ -1,6 +1,6 @@
 import type { CallContext } from "../../core/call-context";
-import { segment } from "../../core/path-ids";
 import type { JsonClient } from "../../upstream/http-json";
+import { segment } from "../../upstream/path-ids";
 import type { KnowledgeNetwork, KnowledgeNetworkSummary, ObjectType } from "../types";
 import { knowledgeNetworkListSchema, knowledgeNetworkSchema, objectTypesResponseSchema } from "./platform-wire";
 

@@ -1,8 +1,8 @@
 import type { z } from "zod";
 import type { CallContext } from "../../core/call-context";
 import type { Json } from "../../core/json";
-import { segment } from "../../core/path-ids";
 import type { JsonClient } from "../../upstream/http-json";
+import { segment } from "../../upstream/path-ids";
 import type { InstanceIdentity, ObjectQuery, SubgraphQuery, SubgraphResult } from "../types";
 import {
   objectQueryResponseSchema,

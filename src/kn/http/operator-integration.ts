@@ -1,7 +1,7 @@
 import type { CallContext } from "../../core/call-context";
-import { segment } from "../../core/path-ids";
 import { ToolError } from "../../errors/tool-error";
 import type { JsonClient } from "../../upstream/http-json";
+import { segment } from "../../upstream/path-ids";
 import type { McpToolDefinition, ToolBoxTool } from "../actions";
 import { mcpToolListSchema, toolBoxToolSchema } from "./agent-tools-wire";
 

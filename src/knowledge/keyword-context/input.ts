@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { pathId } from "../../core/path-ids";
+import { pathId } from "../../upstream/path-ids";
 import { knIdEntry, MAX_KN_IDS, sessionIdField, sessionTypeField } from "../input-fields";
 
 /**

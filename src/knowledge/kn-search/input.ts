@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { pathId } from "../../core/path-ids";
 import { nullAsAbsent } from "../../errors/validation";
 import { MAX_OBJECT_LIMIT, MAX_SUB_CONDITIONS } from "../../kn/types";
+import { pathId } from "../../upstream/path-ids";
 
 /**
  * kn_search's input (spec kn-search-proxy.zh.md "请求参数"), every default of

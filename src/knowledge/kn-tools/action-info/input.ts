@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { pathId } from "../../../core/path-ids";
+import { pathId } from "../../../upstream/path-ids";
 
 /** Instances one call may name. */
 export const MAX_ACTION_INSTANCES = 1000;

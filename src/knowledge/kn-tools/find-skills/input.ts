@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { pathId } from "../../../core/path-ids";
+import { pathId } from "../../../upstream/path-ids";
 import { identitySchema } from "../action-info/input";
 
 /** Instances one call may name: they become one or-group of the platform's condition (at most 100 sub-conditions). */

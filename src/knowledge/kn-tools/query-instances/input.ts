@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { pathId } from "../../../core/path-ids";
 import { MAX_OBJECT_LIMIT } from "../../../kn/types";
+import { pathId } from "../../../upstream/path-ids";
 import { conditionInput } from "../conditions/condition-input";
 import { knIdArgument, MAX_SORT_KEYS, sortInput } from "../conditions/query-arguments";
 
