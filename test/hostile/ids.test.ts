@@ -167,6 +167,52 @@ describe("ids that could leave their path segment", () => {
     expect(sim.requests()).toEqual([]);
   });
 
+  it.each([
+    [
+      "query_object_instance (ids in the query string)",
+      (id: string) =>
+        `/api/agent-retrieval/in/v1/kn/query_object_instance?kn_id=kn_medical&ot_id=${encodeURIComponent(id)}`,
+      {},
+      "ot_id",
+    ],
+    [
+      "query_object_instance kn_id",
+      (id: string) =>
+        `/api/agent-retrieval/in/v1/kn/query_object_instance?kn_id=${encodeURIComponent(id)}&ot_id=disease`,
+      {},
+      "kn_id",
+    ],
+    ["the resolver's route", () => "/api/kn/logic-property-resolver", "ot_id", "ot_id"],
+    ["kn_search's route", () => "/kn/kn_search", "kn_ids", "kn_ids[0].knowledge_network_id"],
+  ] as [string, (id: string) => string, unknown, string][])(
+    "the REST route of %s refuses them too, naming the field",
+    async (_, url, put, field) => {
+      for (const id of ["..", "a/b", "%2F", "x#y", "k\u0000"]) {
+        const body =
+          put === "ot_id"
+            ? {
+                kn_id: "kn_medical",
+                ot_id: id,
+                query: "q",
+                unique_identities: [{ company_id: "c" }],
+                properties: ["p"],
+              }
+            : put === "kn_ids"
+              ? { query: "q", kn_ids: [{ knowledge_network_id: id }] }
+              : {};
+        const res = await fetch(`${server.baseUrl}${url(id)}`, {
+          method: "POST",
+          headers: { "content-type": "application/json", ...HEADERS },
+          body: JSON.stringify(body),
+        });
+        const text = await res.text();
+        expect({ id, status: res.status }).toEqual({ id, status: 400 });
+        expect(text).toContain(field);
+      }
+      expect(sim.requests()).toEqual([]);
+    },
+  );
+
   it("still calls the platform for good ids, with each segment as given", async () => {
     const answer = await call(
       `${KNTOOLS}/QueryObjectInstances`,
