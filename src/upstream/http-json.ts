@@ -51,11 +51,9 @@ export interface JsonRequest {
 const MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
 const EXCERPT_CHARS = 200;
 
-/** The platform's error body. */
+/** What is read of the platform's error body (its description, solution and link are free text: logged only). */
 const platformErrorSchema = z.object({
   error_code: z.string().min(1),
-  description: z.string().nullish(),
-  solution: z.unknown().optional(),
   error_details: z.unknown().optional(),
 });
 

@@ -89,26 +89,25 @@ function failed(ctx: CallContext, request: PostJsonRequest, failure: PostFailure
   return { ok: false, failure };
 }
 
-/** fetch says "fetch failed"; what happened (ECONNREFUSED and the address) is in its causes. */
-function messageWithCauses(err: unknown): string {
-  const parts: string[] = [];
-  for (
-    let e = err as (Error & { cause?: unknown }) | undefined, i = 0;
-    e instanceof Error && i < 4;
-    e = e.cause as Error, i++
-  )
-    parts.push(e.message);
-  return parts.join(": ") || String(err);
+/** The error and its causes: fetch says "fetch failed", and what happened (ECONNREFUSED, the address) is its cause. */
+function chain(err: unknown): (Error & { code?: unknown })[] {
+  const out: (Error & { code?: unknown })[] = [];
+  for (let e = err; e instanceof Error && out.length < 4; e = e.cause) out.push(e);
+  return out;
 }
 
+function messageWithCauses(err: unknown): string {
+  return (
+    chain(err)
+      .map((e) => e.message)
+      .join(": ") || String(err)
+  );
+}
+
+/** The network error's code (ECONNREFUSED, ETIMEDOUT): says what happened without naming where. */
 function networkCode(err: unknown): string | undefined {
-  for (
-    let e = err as (Error & { code?: unknown; cause?: unknown }) | undefined, i = 0;
-    e && i < 4;
-    e = e.cause as Error, i++
-  )
-    if (typeof e.code === "string" && /^[A-Z][A-Z0-9_]{1,63}$/.test(e.code)) return e.code;
-  return undefined;
+  const code = chain(err).find((e) => typeof e.code === "string" && /^[A-Z][A-Z0-9_]{1,63}$/.test(e.code))?.code;
+  return code as string | undefined;
 }
 
 /** A body shortened for an error message: whitespace collapsed, at most 200 characters. */
