@@ -67,7 +67,7 @@ export class ConceptSearchClient {
         method: "POST",
         path: `${BASE}/${segment(knId)}/${PATH_OF[kind]}`,
         body,
-        what: `${kind} of knowledge network ${knId}`,
+        what: `${kind} of knowledge network ${knId}${query.concept_groups?.length ? ` in concept groups ${query.concept_groups.join(", ")}` : ""}`,
       },
       conceptHitSchemas[kind],
     ) as Promise<ConceptHit<K>[]>;
