@@ -10,11 +10,11 @@ import { ToolError } from "../errors/tool-error";
  * id it makes and refuses what could leave its segment: "." and "..", "/",
  * "\", "%" (so no %2F), "?", "#", white space and control characters.
  */
-export const PATH_ID_MAX_LENGTH = 256;
+const PATH_ID_MAX_LENGTH = 256;
 const PATH_ID = /^[A-Za-z0-9_-][A-Za-z0-9_.-]*$/;
 
 /** What the rule allows, in the words a violation uses. */
-export const PATH_ID_RULE = `ASCII letters, digits, "_", "-" and "." (not first), at most ${PATH_ID_MAX_LENGTH} characters`;
+const PATH_ID_RULE = `ASCII letters, digits, "_", "-" and "." (not first), at most ${PATH_ID_MAX_LENGTH} characters`;
 
 /** Why `id` cannot be a path id, or undefined when it can. */
 export function pathIdProblem(id: string): string | undefined {
