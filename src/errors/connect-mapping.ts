@@ -34,12 +34,14 @@ export interface MappedError {
  * Turns anything a handler threw into the ConnectError the caller receives.
  * ToolErrors keep their code and message and gain ErrorInfo (+ BadRequest,
  * AgentHint, MissingParams, RetryInfo with a Retry-After header). ConnectErrors from the framework (deadline,
- * cancellation, size limits) keep their code. Anything else is our bug: the
- * caller gets INTERNAL with the trace id, never the original text.
+ * cancellation, size limits) keep their code. Anything else, an INTERNAL
+ * ToolError included, is our bug: the caller gets INTERNAL with the trace id,
+ * never the original text.
  */
 export function toConnectError(err: unknown, traceId: string, signal?: AbortSignal): MappedError {
   const headers = { "x-trace-id": traceId };
-  if (err instanceof ToolError) {
+  // An INTERNAL ToolError is our bug too: its words are for the log, the caller gets the trace id.
+  if (err instanceof ToolError && err.code !== "internal") {
     return { error: fromToolError(err, traceId, headers), unexpected: false };
   }
   // The call was ended from outside while the handler ran: its deadline passed,

@@ -58,6 +58,12 @@ export interface ToolErrorInit {
   detail?: Record<string, string>;
   /** When a retry may succeed (an overloaded server): google.rpc.RetryInfo, and Retry-After on HTTP answers. */
   retryAfterMs?: number;
+  /**
+   * What the operators need and the caller must not see (an upstream's error
+   * body, a database's message and address): the edges log it with the trace
+   * id; no rendering of the error ever includes it.
+   */
+  privateDetail?: string;
   cause?: unknown;
 }
 
@@ -71,6 +77,7 @@ export class ToolError extends Error {
   readonly missing: MissingPropertyParams[];
   readonly detail: Record<string, string>;
   readonly retryAfterMs: number | undefined;
+  readonly privateDetail: string | undefined;
 
   constructor(init: ToolErrorInit) {
     super(init.message, init.cause === undefined ? undefined : { cause: init.cause });
@@ -82,6 +89,7 @@ export class ToolError extends Error {
     this.missing = init.missing ?? [];
     this.detail = init.detail ?? {};
     this.retryAfterMs = init.retryAfterMs;
+    this.privateDetail = init.privateDetail;
   }
 }
 

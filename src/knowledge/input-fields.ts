@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { pathId } from "../upstream/path-ids";
 
 /**
  * Request fields several knowledge tools share, with the same limits and
@@ -10,7 +11,7 @@ export const MAX_KN_IDS = 20;
 
 /** One entry of kn_ids. */
 export const knIdEntry = z.object({
-  knowledge_network_id: z.string().trim().min(1, "knowledge_network_id is required"),
+  knowledge_network_id: pathId(z.string().trim().min(1, "knowledge_network_id is required")),
 });
 
 /** kn_ids when the call needs at least one network. */

@@ -100,7 +100,10 @@ export function createMcpServer(opts: {
               message: `internal error; report trace_id ${ctx.traceId} to the service operators`,
             });
       if (err instanceof ToolError)
-        ctx.log.info({ tool: name, ms: elapsed(started), reason: err.reason }, "mcp tool failed");
+        ctx.log.info(
+          { tool: name, ms: elapsed(started), reason: err.reason, detail: err.privateDetail },
+          "mcp tool failed",
+        );
       else ctx.log.error({ err, tool: name }, "mcp tool failed with an unexpected error");
       return { isError: true, content: [{ type: "text", text: errorText(failure, ctx.traceId, args) }] };
     }

@@ -1,6 +1,26 @@
 import { z } from "zod";
 import { parsedJson } from "../core/json";
 
+/** The most characters a memory key has. */
+const MEMORY_KEY_MAX = 128;
+
+/**
+ * The one rule for a memory key wherever a memory RPC takes one (StoreMemory's
+ * memory_key and supersedes, GetMemoryDetail, DeleteMemory, handoff's
+ * relevant_memory_keys, Recall's tool calls): at most MEMORY_KEY_MAX
+ * characters, none of them a control character. PostgreSQL cannot hold NUL,
+ * and a key that one store refuses must be refused by every RPC and store
+ * alike, here, naming the caller's field. "" passes: `min(1)` makes a key
+ * required.
+ */
+const memoryKey = (field: string) =>
+  z
+    .string()
+    .trim()
+    .max(MEMORY_KEY_MAX, `${field} must be at most ${MEMORY_KEY_MAX} characters`)
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
+    .regex(/^[^\u0000-\u001f\u007f]*$/, `${field} must not contain control characters (NUL included)`);
+
 /**
  * The seven MemRecall tool inputs, in the spec's terms (snake_case, the
  * spec's limits and defaults). The service validates every request with them
@@ -82,11 +102,8 @@ export type SearchMemoriesInput = z.output<typeof searchMemoriesInput>;
 
 /** get_memory_detail (spec §2.2). */
 export const getMemoryDetailInput = z.object({
-  memory_key: z
-    .string()
-    .trim()
+  memory_key: memoryKey("memory_key")
     .min(1, "memory_key is required: a key from search_memories results")
-    .max(128)
     .describe("记忆的唯一标识符（从 search_memories 结果中获取）"),
 });
 
@@ -170,9 +187,7 @@ export const handoffInput = z
       .max(20_000, "search_summary must be at most 20000 characters")
       .describe("搜索结果的总结，包括找到的相关记忆和关键信息"),
     relevant_memory_keys: z
-      .array(
-        z.string().trim().min(1, "memory keys must not be empty").max(128, "memory keys are at most 128 characters"),
-      )
+      .array(memoryKey("a memory key").min(1, "memory keys must not be empty"))
       .max(MAX_HANDOFF_KEYS, `at most ${MAX_HANDOFF_KEYS} relevant_memory_keys`)
       .default([])
       .describe("相关记忆的 key 列表"),
@@ -230,13 +245,8 @@ const hasNul = (v: unknown): boolean =>
 /** StoreMemory: what there is to recall. */
 export const storeMemoryInput = z
   .object({
-    memory_key: z
-      .string()
-      .trim()
+    memory_key: memoryKey("memory_key")
       .min(1, "memory_key is required")
-      .max(128, "memory_key must be at most 128 characters")
-      // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
-      .regex(/^[^\u0000-\u001f\u007f]+$/, "memory_key must be printable")
       .describe("记忆的唯一标识（调用方决定，本用户下唯一；同一个 key 再保存即覆盖），如 db_config_prod"),
     memory_type: z
       .string()
@@ -273,12 +283,7 @@ export const storeMemoryInput = z
       .refine((m) => JSON.stringify(m).length <= 16_384, "metadata must be at most 16 KB of JSON")
       .refine((m) => !hasNul(m), nulMessage("metadata"))
       .describe("附加元数据（JSON 对象，至多 16 KB）"),
-    supersedes: z
-      .string()
-      .trim()
-      .max(128, "supersedes must be at most 128 characters: the memory_key of an older memory")
-      // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
-      .regex(/^[^\u0000-\u001f\u007f]*$/, "supersedes must be printable")
+    supersedes: memoryKey("supersedes")
       .default("")
       .describe("这条记忆取代的旧记忆的 memory_key（如偏好改了）：搜索时新的排在前面，旧的标出 superseded_by"),
     sensitive: z
@@ -309,10 +314,7 @@ export type StoreMemoryInput = z.output<typeof storeMemoryInput>;
 
 /** DeleteMemory: the key of the caller's memory to delete. */
 export const deleteMemoryInput = z.object({
-  memory_key: z
-    .string()
-    .trim()
+  memory_key: memoryKey("memory_key")
     .min(1, "memory_key is required")
-    .max(128)
     .describe("要删除的记忆的 memory_key（来自 search_memories 的结果）"),
 });

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { CallContext } from "../core/call-context";
 import { normalizeText, STOP_WORDS, tokenizer } from "../core/text";
+import { ToolError } from "../errors/tool-error";
 import type { LlmClient } from "../upstream/llm-client";
 import { readJsonObject } from "../upstream/llm-json";
 import { idfOf } from "./search-text";
@@ -161,7 +162,8 @@ export async function extractKeywords(
   } catch (err) {
     ctx.signal.throwIfAborted();
     ctx.log.warn({ err }, "keyword extraction: the LLM failed; using the local extraction");
-    return fallback(`LLM 调用失败（${(err as Error).message}），已使用本地提取`);
+    // A ToolError's message is written for callers; anything else may carry what only the log may see.
+    return fallback(`LLM 调用失败（${err instanceof ToolError ? err.message : "内部错误"}），已使用本地提取`);
   }
   const read = readJsonObject(content);
   const parsed = read.ok ? llmAnswer.safeParse(read.value) : undefined;

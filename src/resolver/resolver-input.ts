@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { isValidTimeZone, MAX_MS, MIN_MS } from "../core/calendar";
 import { nullAsAbsent } from "../errors/validation";
+import { pathId } from "../upstream/path-ids";
 
 export const MAX_IDENTITIES = 1000;
 export const MAX_PROPERTIES = 20;
@@ -21,11 +22,9 @@ const identities = z.array(identity).max(MAX_IDENTITIES, `at most ${MAX_IDENTITI
  */
 const fields = z.object({
   kn_id: z.string().trim().default("").describe("业务知识网络 ID，如 kn_medical；不填则用 x-kn-id 请求头"),
-  ot_id: z
-    .string()
-    .trim()
-    .min(1, "ot_id is required, e.g. company")
-    .describe("对象类型 ID（逻辑属性所属的类型），如 company"),
+  ot_id: pathId(z.string().trim().min(1, "ot_id is required, e.g. company")).describe(
+    "对象类型 ID（逻辑属性所属的类型），如 company",
+  ),
   query: z
     .string()
     .trim()

@@ -1,5 +1,6 @@
 import type { AccountType, Caller } from "../core/call-context";
 import { ToolError } from "../errors/tool-error";
+import { pathIdProblem } from "../upstream/path-ids";
 
 const accountTypes: readonly AccountType[] = ["user", "app", "anonymous"];
 const MAX_ACCOUNT_ID_LENGTH = 256;
@@ -7,22 +8,21 @@ const MAX_SCOPES = 32;
 /** A scope is a short lower-case name like "memories:sensitive". */
 const SCOPE = /^[a-z0-9][a-z0-9:._-]{0,63}$/;
 
-const MAX_KN_ID_LENGTH = 256;
-
 /**
  * The knowledge network of the `x-kn-id` header (trimmed), or undefined when
- * the caller sent none; an unusable value is INVALID_ARGUMENT.
+ * the caller sent none; a value that breaks the id rule (src/upstream/path-ids.ts)
+ * is INVALID_ARGUMENT naming the header.
  */
 export function knIdFromHeaders(headers: Headers): string | undefined {
   const knId = (headers.get("x-kn-id") ?? "").trim();
   if (knId === "") return undefined;
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
-  if (knId.length > MAX_KN_ID_LENGTH || /[\u0000-\u001f\u007f]/.test(knId)) {
+  const problem = pathIdProblem(knId);
+  if (problem !== undefined) {
     throw new ToolError({
       code: "invalid_argument",
       reason: "INVALID_KN_HEADER",
-      message: `invalid x-kn-id header: must be at most ${MAX_KN_ID_LENGTH} printable characters`,
-      violations: [{ field: "x-kn-id", description: `must be at most ${MAX_KN_ID_LENGTH} printable characters` }],
+      message: `invalid x-kn-id header: ${problem}`,
+      violations: [{ field: "x-kn-id", description: problem }],
       hint: { message: "Send x-kn-id with a knowledge network id such as kn_medical, or pass kn_id in the call." },
     });
   }

@@ -2,7 +2,7 @@ import { Code, createContextKey, type HandlerContext, type Interceptor } from "@
 import type { Logger } from "pino";
 import type { CallContext, Caller } from "../core/call-context";
 import { grpcCodeName, toConnectError } from "../errors/connect-mapping";
-import type { ToolError } from "../errors/tool-error";
+import { ToolError } from "../errors/tool-error";
 import type { Admission, Release } from "./admission";
 import type { AuthResult } from "./auth";
 import { identityFromHeaders } from "./auth/headers";
@@ -80,6 +80,8 @@ export function callInterceptor(deps: { log: Logger; metrics: Metrics }): Interc
     const fail = (err: unknown) => {
       const mapped = toConnectError(err, traceId, req.signal);
       if (mapped.unexpected) log.error({ err }, "rpc failed with an unexpected error");
+      else if (err instanceof ToolError && err.privateDetail)
+        log.warn({ reason: err.reason, detail: err.privateDetail }, "rpc failed");
       finish(mapped.error.code);
       return mapped.error;
     };

@@ -100,6 +100,7 @@ export function jsonRoute(opts: JsonRouteOptions): HttpRoute {
                 message: `internal error; report trace_id ${traceId} to the service operators`,
               });
         if (!(err instanceof ToolError)) log.error({ err }, "route failed with an unexpected error");
+        else if (err.privateDetail) log.warn({ reason: err.reason, detail: err.privateDetail }, "route failed");
         status = statusOf(toolError);
         const headers: Record<string, string> = { "x-trace-id": traceId, ...challengeHeaders(toolError) };
         if (toolError.retryAfterMs !== undefined) headers["retry-after"] = retryAfterSeconds(toolError.retryAfterMs);

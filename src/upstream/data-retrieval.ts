@@ -1,7 +1,8 @@
 import type { z } from "zod";
 import type { CallContext } from "../core/call-context";
 import { type FieldViolation, ToolError } from "../errors/tool-error";
-import { createJsonClient, type JsonClient, segment } from "./http-json";
+import { createJsonClient, ERROR_CODE, FIELD_NAME, type JsonClient } from "./http-json";
+import { segment } from "./path-ids";
 
 /** The service's name in logs and ErrorInfo metadata. */
 export const DATA_RETRIEVAL = "data-retrieval";
@@ -51,21 +52,21 @@ export function createDataRetrievalClient(opts: DataRetrievalOptions): DataRetri
 }
 
 /**
- * What data-retrieval said when it refused or failed a call. Its error bodies
- * come in two shapes: its own `{"detail": {"code", "description", "detail":
- * {"error"}, "solution", "link"}}` (400 for bad parameters, 500 for a failed
- * run) and FastAPI's `{"detail": [{"loc": ["header", "x-account-id"], "msg"}]}`
- * (422, a missing header or a body that does not fit).
+ * What data-retrieval said when it refused or failed a call, as far as it may
+ * reach the caller. Its error bodies come in two shapes: its own
+ * `{"detail": {"code", "description", "detail": {"error"}, "solution",
+ * "link"}}` (400 for bad parameters, 500 for a failed run) and FastAPI's
+ * `{"detail": [{"loc": ["header", "x-account-id"], "msg"}]}` (422, a missing
+ * header or a body that does not fit). Only the identifiers are kept (the
+ * code, the fields named); the free text (description, cause, msg) may carry
+ * anything and stays in the log.
  */
 export interface DataRetrievalFailure {
   /** The HTTP status; 0 when no answer came (timeout, connection refused). */
   status: number;
   /** data-retrieval's error code, e.g. "KnowledgeNetworkParamError". */
   code: string;
-  description: string;
-  /** The cause data-retrieval gave (its detail.error), possibly cut short. */
-  detail: string;
-  /** FastAPI's per-field complaints: `x-account-id`, `retrieval_config.concept_retrieval.top_k`, ... */
+  /** The fields FastAPI complained of: `x-account-id`, `retrieval_config.concept_retrieval.top_k`, ... */
   fields: FieldViolation[];
 }
 
@@ -74,31 +75,23 @@ export function readFailure(err: ToolError): DataRetrievalFailure {
   return {
     status: Number(err.metadata["upstream_status"] ?? 0),
     code: err.metadata["error_code"] ?? "",
-    description: err.metadata["description"] ?? "",
-    detail: err.metadata["upstream_detail"] ?? "",
     fields: err.violations,
   };
 }
 
 /**
- * Adds data-retrieval's own error fields to the shared client's error. That
- * client keeps only the first 200 characters of an error body that is not in
- * the ontology services' format, in its message; the fields are read from
- * there, a cut-off string kept as far as it goes.
+ * Adds data-retrieval's own error code and the fields it named to the shared
+ * client's error, read from the body excerpt that client keeps for the log
+ * (a cut-off body is read as far as it goes).
  */
 function withFailure(err: ToolError): ToolError {
-  const start = err.message.indexOf("{");
+  const text = err.privateDetail ?? "";
+  const start = text.indexOf("{");
   if (err.metadata["upstream_status"] === undefined || start < 0) return err;
-  const body = err.message.slice(start).replace(/…$/, "");
+  const body = text.slice(start).replace(/…$/, "");
   const metadata: Record<string, string> = { ...err.metadata };
   const code = stringField(body, "code");
-  const description = stringField(body, "description");
-  // FastAPI's own errors (an unknown route) are {"detail": "Not Found"}.
-  const whole = parsed(body);
-  const detail = stringField(body, "error") ?? (typeof whole?.["detail"] === "string" ? whole["detail"] : undefined);
-  if (code) metadata["error_code"] = code;
-  if (description) metadata["description"] = description;
-  if (detail) metadata["upstream_detail"] = detail;
+  if (code && ERROR_CODE.test(code)) metadata["error_code"] = code;
   return new ToolError({
     code: err.code,
     reason: err.reason,
@@ -106,29 +99,15 @@ function withFailure(err: ToolError): ToolError {
     metadata,
     violations: [...err.violations, ...fastApiFields(body)],
     ...(err.hint ? { hint: err.hint } : {}),
+    ...(err.privateDetail ? { privateDetail: err.privateDetail } : {}),
     cause: err,
   });
 }
 
-function parsed(text: string): Record<string, unknown> | undefined {
-  try {
-    const value: unknown = JSON.parse(text);
-    return typeof value === "object" && value !== null && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** The first JSON string value of `name` in (possibly cut-off) JSON text; a cut-off value ends in "…". */
+/** The first JSON string value of `name` in (possibly cut-off) JSON text, when it is complete. */
 function stringField(text: string, name: string): string | undefined {
-  const m = new RegExp(`"${name}"\\s*:\\s*"((?:[^"\\\\]|\\\\.)*)(")?`).exec(text);
-  if (!m) return undefined;
-  const complete = m[2] !== undefined;
-  // A value cut off inside an escape ("\u4e") loses that escape.
-  const value = decodeString(complete ? m[1]! : m[1]!.replace(/\\u[0-9a-fA-F]{0,3}$/, ""));
-  return complete ? value : `${value}…`;
+  const m = new RegExp(`"${name}"\\s*:\\s*"((?:[^"\\\\]|\\\\.)*)"`).exec(text);
+  return m ? decodeString(m[1]!) : undefined;
 }
 
 function decodeString(raw: string): string {
@@ -139,10 +118,10 @@ function decodeString(raw: string): string {
   }
 }
 
-/** FastAPI validation errors: `{"loc": ["body", "retrieval_config", "top_k"], "msg": "..."}` → field violations. */
+/** FastAPI validation errors: `{"loc": ["body", "retrieval_config", "top_k"], "msg": "..."}` → the fields, in our words. */
 function fastApiFields(text: string): FieldViolation[] {
   const out: FieldViolation[] = [];
-  const entry = /"loc"\s*:\s*\[([^\]]*)\][^{}]*?"msg"\s*:\s*"((?:[^"\\]|\\.)*)"/g;
+  const entry = /"loc"\s*:\s*\[([^\]]*)\]/g;
   for (const m of text.matchAll(entry)) {
     let loc: unknown[];
     try {
@@ -152,7 +131,8 @@ function fastApiFields(text: string): FieldViolation[] {
     }
     const path = (["body", "header", "query"].includes(String(loc[0])) ? loc.slice(1) : loc).map(String);
     const field = path.reduce((f, p) => (/^\d+$/.test(p) ? `${f}[${p}]` : f === "" ? p : `${f}.${p}`), "");
-    out.push({ field: field || "request", description: decodeString(m[2]!) });
+    if (field !== "" && !FIELD_NAME.test(field)) continue;
+    out.push({ field: field || "request", description: "data-retrieval rejected this field" });
   }
   return out;
 }

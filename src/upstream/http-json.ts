@@ -13,7 +13,9 @@ import { type ErrorCode, type FieldViolation, ToolError } from "../errors/tool-e
  * caller's remaining deadline when that is shorter), follows the caller's
  * abort signal, forwards the caller's identity and trace, and logs one line.
  * Every failure becomes a ToolError an agent can act on; a caller's abort is
- * rethrown as it came, for the server to map.
+ * rethrown as it came, for the server to map. What the platform said in an
+ * error body is logged with the call's trace id, never passed on: the caller
+ * gets the status, the platform's error code and the fields it named.
  */
 export interface JsonClient {
   /** The service's name in logs and error metadata, e.g. "ontology-query". */
@@ -36,31 +38,33 @@ export interface JsonClientOptions {
 
 export interface JsonRequest {
   method: "GET" | "POST";
-  /** Below the base URL, each segment already encoded (see `segment`). */
+  /** Below the base URL, each segment already encoded with `segment` (src/upstream/path-ids.ts). */
   path: string;
   query?: Record<string, string | number | boolean | undefined>;
   /** Sent as JSON. */
   body?: unknown;
+  /** What is asked for, in the caller's terms ("object type disease of kn_medical"): errors name it. */
+  what?: string;
 }
 
 /** A larger answer is refused rather than buffered. */
 const MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
 const EXCERPT_CHARS = 200;
 
-/** Encodes one path segment (an id may hold "/", "?", "," or non-ASCII). */
-export function segment(value: string): string {
-  return encodeURIComponent(value);
-}
-
-/** The platform's error body. */
+/** What is read of the platform's error body (its description, solution and link are free text: logged only). */
 const platformErrorSchema = z.object({
   error_code: z.string().min(1),
-  description: z.string().nullish(),
-  solution: z.unknown().optional(),
   error_details: z.unknown().optional(),
 });
 
 const violationListSchema = z.array(z.object({ field: z.string(), description: z.string() })).min(1);
+
+/**
+ * What of an error body may reach the caller: an error code or a field name of
+ * this shape (a stable identifier, no free text that could carry a secret).
+ */
+export const ERROR_CODE = /^[A-Za-z][A-Za-z0-9_.:-]{0,127}$/;
+export const FIELD_NAME = /^[A-Za-z_][A-Za-z0-9_.[\]-]{0,127}$/;
 
 export function createJsonClient(opts: JsonClientOptions): JsonClient {
   const base = new URL(opts.baseUrl);
@@ -76,7 +80,12 @@ export function createJsonClient(opts: JsonClientOptions): JsonClient {
     async call(ctx, request, schema) {
       const url = new URL(base.origin + basePath + request.path);
       for (const [k, v] of Object.entries(request.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
-      const where: Where = { upstream: opts.upstream, method: request.method, path: basePath + request.path };
+      const where: Where = {
+        upstream: opts.upstream,
+        method: request.method,
+        path: basePath + request.path,
+        what: request.what,
+      };
       const started = performance.now();
       const elapsed = () => Math.round(performance.now() - started);
 
@@ -130,7 +139,10 @@ export function createJsonClient(opts: JsonClientOptions): JsonClient {
             : abort.signal.aborted
               ? timedOut(where, budgetMs, callerBound)
               : unreachable(where, err);
-        ctx.log.warn({ ...where, status, ms: elapsed(), reason: failure.reason }, "upstream call failed");
+        ctx.log.warn(
+          { ...where, status, ms: elapsed(), reason: failure.reason, detail: failure.privateDetail },
+          "upstream call failed",
+        );
         throw failure;
       } finally {
         clearTimeout(timeout);
@@ -144,6 +156,7 @@ interface Where {
   upstream: string;
   method: string;
   path: string;
+  what: string | undefined;
 }
 
 interface RawResponse {
@@ -191,6 +204,7 @@ function readBody<S extends z.ZodType>(where: Where, res: RawResponse, schema: S
       where.upstream,
       `${where.method} ${where.path} answered HTTP ${res.status} with a body that is not JSON: ${excerpt(text)}`,
       res.status,
+      "a body that is not JSON",
     );
   }
   const parsed = schema.safeParse(json);
@@ -200,6 +214,8 @@ function readBody<S extends z.ZodType>(where: Where, res: RawResponse, schema: S
       where.upstream,
       `${where.method} ${where.path} answered with a body of an unexpected shape (${issues}): ${excerpt(text)}`,
       res.status,
+      // The issues are the schema's words and the answer's structure (paths), never its values.
+      `a body of an unexpected shape: ${issues}`,
     );
   }
   return parsed.data;
@@ -274,7 +290,13 @@ function mappingOf(status: number): StatusMapping {
   };
 }
 
-/** The ToolError for a non-2xx answer, keeping the platform's error_code and description. */
+/**
+ * The ToolError for a non-2xx answer. The caller learns the status, the
+ * platform's error_code and the fields its error_details named (identifiers
+ * of a bounded shape: they tell an agent what to fix); the description,
+ * solution and the rest of the body are free text that may carry anything
+ * (addresses, tokens echoed back) and go only to the log, as privateDetail.
+ */
 function fromStatus(where: Where, status: number, text: string): ToolError {
   const m = mappingOf(status);
   let platform: z.output<typeof platformErrorSchema> | undefined;
@@ -282,34 +304,33 @@ function fromStatus(where: Where, status: number, text: string): ToolError {
     const parsed = platformErrorSchema.safeParse(JSON.parse(text));
     if (parsed.success) platform = parsed.data;
   } catch {
-    // Not JSON: a proxy's page or an empty body; its excerpt goes into the message.
+    // Not JSON: a proxy's page or an empty body; the log has its excerpt.
   }
-  const description = platform?.description?.trim() || "";
+  const errorCode = platform && ERROR_CODE.test(platform.error_code) ? platform.error_code : undefined;
   const metadata: Record<string, string> = { upstream: where.upstream, upstream_status: String(status) };
-  if (platform) {
-    metadata["error_code"] = platform.error_code;
-    metadata["description"] = description;
-  }
-  const solution = typeof platform?.solution === "string" ? platform.solution.trim() : "";
-  // error_details is free-form; when it lists field violations, the agent gets them as such.
+  if (errorCode) metadata["error_code"] = errorCode;
+  // error_details is free-form; when it lists fields, the agent learns which (in our words, not the platform's).
   const listed = violationListSchema.safeParse(platform?.error_details);
-  const violations: FieldViolation[] = listed.success ? listed.data : [];
+  const fields = listed.success ? [...new Set(listed.data.map((v) => v.field).filter((f) => FIELD_NAME.test(f)))] : [];
+  const violations: FieldViolation[] = fields.map((field) => ({
+    field,
+    description: `${where.upstream} rejected this field${errorCode ? ` (${errorCode})` : ""}`,
+  }));
   const retry =
     m.code === "unavailable" || m.code === "deadline_exceeded"
       ? "retrying in a moment may help"
       : "retrying will not help";
+  const said = [errorCode ? `error_code ${errorCode}` : "", fields.length > 0 ? `fields ${fields.join(", ")}` : ""]
+    .filter((p) => p !== "")
+    .join("; ");
   return new ToolError({
     code: m.code,
     reason: m.reason,
-    message:
-      description === ""
-        ? `${where.upstream} ${m.what} (HTTP ${status} on ${where.method} ${where.path}; ${retry}): ${excerpt(text)}`
-        : m.code === "invalid_argument"
-          ? description
-          : `${description} (${where.upstream} answered HTTP ${status}; ${retry})`,
+    message: `${where.upstream} ${m.what} (${where.what ? `asked for ${where.what}; ` : ""}HTTP ${status}${said ? `; ${said}` : ""}; ${retry})`,
     metadata,
     violations,
-    hint: { message: solution ? `${solution} ${m.hint}` : m.hint },
+    hint: { message: m.hint },
+    privateDetail: `${where.method} ${where.path} answered HTTP ${status}: ${excerpt(text)}`,
   });
 }
 
@@ -318,8 +339,8 @@ function timedOut(where: Where, budgetMs: number, callerBound: boolean): ToolErr
     code: "deadline_exceeded",
     reason: "UPSTREAM_TIMEOUT",
     message: callerBound
-      ? `${where.upstream} did not answer ${where.method} ${where.path} within the ${budgetMs} ms left of the caller's deadline; retrying needs a longer deadline`
-      : `${where.upstream} did not answer ${where.method} ${where.path} within ${budgetMs} ms; retrying in a moment may help`,
+      ? `${where.upstream} did not answer within the ${budgetMs} ms left of the caller's deadline; retrying needs a longer deadline`
+      : `${where.upstream} did not answer within ${budgetMs} ms; retrying in a moment may help`,
     metadata: {
       upstream: where.upstream,
       timeout_ms: String(budgetMs),
@@ -331,28 +352,35 @@ function timedOut(where: Where, budgetMs: number, callerBound: boolean): ToolErr
 
 function unreachable(where: Where, err: unknown): ToolError {
   const e = err as NodeJS.ErrnoException;
-  if (e instanceof ResponseTooLarge) return badResponse(where.upstream, `${where.method} ${where.path}: ${e.message}`);
+  if (e instanceof ResponseTooLarge)
+    return badResponse(where.upstream, `${where.method} ${where.path}: ${e.message}`, undefined, "an answer too large");
   const cause = [e?.code, e?.message].filter(Boolean).join(" ") || String(err);
+  // The network error's code (ECONNREFUSED) says what happened; its message names the address.
+  const network = typeof e?.code === "string" && /^[A-Z][A-Z0-9_]{1,63}$/.test(e.code) ? e.code : undefined;
   return new ToolError({
     code: "unavailable",
     reason: "UPSTREAM_UNREACHABLE",
-    message: `${where.upstream} cannot be reached for ${where.method} ${where.path} (${cause}); retrying in a moment may help`,
-    metadata: { upstream: where.upstream, ...(e?.code ? { network_error: e.code } : {}) },
+    message: `${where.upstream} cannot be reached${network ? ` (${network})` : ""}; retrying in a moment may help`,
+    metadata: { upstream: where.upstream, ...(network ? { network_error: network } : {}) },
     hint: { message: RETRY_LATER },
+    privateDetail: `${where.method} ${where.path}: ${cause}`,
     cause: err,
   });
 }
 
 /**
  * UNAVAILABLE for an answer this service cannot read (not JSON, or not the
- * shape the platform documents); `detail` says what was wrong, with an excerpt.
+ * shape the platform documents); `detail` says what was wrong, with an
+ * excerpt, for the log only; `what` ("a body that is not JSON") is what the
+ * caller is told.
  */
-export function badResponse(upstream: string, detail: string, status?: number): ToolError {
+export function badResponse(upstream: string, detail: string, status?: number, what?: string): ToolError {
   return new ToolError({
     code: "unavailable",
     reason: "UPSTREAM_BAD_RESPONSE",
-    message: `${upstream} gave an answer this service cannot read (retrying may help if it was restarting): ${detail}`,
+    message: `${upstream} gave an answer this service cannot read${what ? ` (${what}${status === undefined ? "" : `, HTTP ${status}`})` : ""}; retrying may help if it was restarting`,
     metadata: { upstream, ...(status === undefined ? {} : { upstream_status: String(status) }) },
+    privateDetail: detail,
     hint: {
       message: "Retrying may help if the platform was restarting; otherwise its version does not match this service.",
     },

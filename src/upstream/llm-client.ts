@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { CallContext } from "../core/call-context";
 import { ToolError } from "../errors/tool-error";
-import { excerpt, type PostFailure, postJson } from "./post-json";
+import { failureMessage, type PostFailure, postJson } from "./post-json";
 
 export interface ChatMessage {
   role: "system" | "user" | "assistant";
@@ -204,29 +204,25 @@ function isRetryable(failure: PostFailure): boolean {
   return failure.kind === "timeout" || (failure.kind === "status" && (failure.status === 429 || failure.status >= 500));
 }
 
+/** The LLM's failure in our words: the status class, never the endpoint's text (postJson logged that). */
 function llmError(failure: PostFailure): ToolError {
   switch (failure.kind) {
     case "timeout":
       return toolError("deadline_exceeded", "LLM_TIMEOUT", `the LLM did not answer within ${failure.budgetMs} ms`);
     case "unreachable":
-      return toolError("unavailable", "LLM_UNREACHABLE", `the LLM endpoint cannot be reached: ${failure.message}`);
+      return toolError("unavailable", "LLM_UNREACHABLE", failureMessage("the LLM endpoint", failure));
     case "status":
       if (isRetryable(failure)) {
-        const message = `the LLM answered HTTP ${failure.status}: ${excerpt(failure.body)}`;
-        return toolError("unavailable", "LLM_UNAVAILABLE", message, failure.status);
+        return toolError("unavailable", "LLM_UNAVAILABLE", failureMessage("the LLM endpoint", failure), failure.status);
       }
       return toolError(
         "failed_precondition",
         "LLM_REJECTED",
-        `the LLM refused the request with HTTP ${failure.status}: ${excerpt(failure.body)}; check LLM_BASE_URL, LLM_API_KEY and LLM_MODEL`,
+        `the LLM endpoint refused the request with HTTP ${failure.status}; check LLM_BASE_URL, LLM_API_KEY and LLM_MODEL`,
         failure.status,
       );
     case "bad_body":
-      return toolError(
-        "unavailable",
-        "LLM_BAD_RESPONSE",
-        `the LLM answered with an unexpected body: ${excerpt(failure.body)} (${failure.problem})`,
-      );
+      return toolError("unavailable", "LLM_BAD_RESPONSE", failureMessage("the LLM endpoint", failure), failure.status);
   }
 }
 

@@ -14,13 +14,17 @@ export interface PostJsonRequest {
 
 /**
  * Why a POST gave no usable answer. Each client turns this into its own
- * ToolError (its reasons, its words) and decides what is worth retrying.
+ * ToolError (its reasons, its words) and decides what is worth retrying. The
+ * bodies and messages here are the endpoint's own text: postJson logs them
+ * (with the call's trace id); they never go into a ToolError, since an
+ * endpoint's error may echo anything, its caller's Authorization header
+ * included.
  */
 export type PostFailure =
   /** No answer within `budgetMs`: the configured timeout or, when shorter, what was left of the caller's deadline. */
   | { kind: "timeout"; budgetMs: number }
-  /** The connection failed (refused, reset, DNS) before or while the answer arrived. */
-  | { kind: "unreachable"; message: string }
+  /** The connection failed (refused, reset, DNS) before or while the answer arrived; `code` as ECONNREFUSED, when known. */
+  | { kind: "unreachable"; code: string | undefined; message: string }
   /** A status outside 2xx; `body` as it came. */
   | { kind: "status"; status: number; body: string }
   /** A 2xx whose body is not JSON or not of the expected shape; `problem` is the parser's message. */
@@ -32,8 +36,8 @@ export type Posted<T> = { ok: true; value: T } | { ok: false; failure: PostFailu
  * POSTs `request.body` as JSON and reads the answer with `schema`. The call
  * follows the caller's abort signal and times out after `timeoutMs` or the
  * caller's remaining deadline, whichever is shorter. A caller's abort is
- * rethrown as it came (the server maps it); every other failure is returned as
- * a value, never thrown, so the client can map and retry it.
+ * rethrown as it came (the server maps it); every other failure is logged
+ * and returned as a value, never thrown, so the client can map and retry it.
  */
 export async function postJson<S extends z.ZodType>(
   ctx: CallContext,
@@ -61,15 +65,49 @@ export async function postJson<S extends z.ZodType>(
     ctx.signal.throwIfAborted();
     const failure: PostFailure = timeout.aborted
       ? { kind: "timeout", budgetMs }
-      : { kind: "unreachable", message: (err as Error).message };
-    return { ok: false, failure };
+      : { kind: "unreachable", code: networkCode(err), message: messageWithCauses(err) };
+    return failed(ctx, request, failure);
   }
-  if (status < 200 || status > 299) return { ok: false, failure: { kind: "status", status, body } };
+  if (status < 200 || status > 299) return failed(ctx, request, { kind: "status", status, body });
   try {
     return { ok: true, value: schema.parse(JSON.parse(body)) };
   } catch (err) {
-    return { ok: false, failure: { kind: "bad_body", status, body, problem: (err as Error).message } };
+    return failed(ctx, request, { kind: "bad_body", status, body, problem: (err as Error).message });
   }
+}
+
+function failed(ctx: CallContext, request: PostJsonRequest, failure: PostFailure): { ok: false; failure: PostFailure } {
+  const detail =
+    failure.kind === "timeout"
+      ? `no answer within ${failure.budgetMs} ms`
+      : failure.kind === "unreachable"
+        ? failure.message
+        : failure.kind === "status"
+          ? `HTTP ${failure.status}: ${excerpt(failure.body)}`
+          : `HTTP ${failure.status}, ${failure.problem}: ${excerpt(failure.body)}`;
+  ctx.log.warn({ url: request.url, kind: failure.kind, detail }, "upstream POST failed");
+  return { ok: false, failure };
+}
+
+/** The error and its causes: fetch says "fetch failed", and what happened (ECONNREFUSED, the address) is its cause. */
+function chain(err: unknown): (Error & { code?: unknown })[] {
+  const out: (Error & { code?: unknown })[] = [];
+  for (let e = err; e instanceof Error && out.length < 4; e = e.cause) out.push(e);
+  return out;
+}
+
+function messageWithCauses(err: unknown): string {
+  return (
+    chain(err)
+      .map((e) => e.message)
+      .join(": ") || String(err)
+  );
+}
+
+/** The network error's code (ECONNREFUSED, ETIMEDOUT): says what happened without naming where. */
+function networkCode(err: unknown): string | undefined {
+  const code = chain(err).find((e) => typeof e.code === "string" && /^[A-Z][A-Z0-9_]{1,63}$/.test(e.code))?.code;
+  return code as string | undefined;
 }
 
 /** A body shortened for an error message: whitespace collapsed, at most 200 characters. */
@@ -80,17 +118,18 @@ export function excerpt(text: string): string {
 
 /**
  * The failure in plain words about `subject` ("the reranker timed out", "the
- * reranker answered HTTP 503: …"), for clients that need no words of their own.
+ * reranker answered HTTP 503"), for clients that need no words of their own:
+ * the status class and the network error's code, never the endpoint's text.
  */
 export function failureMessage(subject: string, failure: PostFailure): string {
   switch (failure.kind) {
     case "timeout":
-      return `${subject} timed out`;
+      return `${subject} timed out after ${failure.budgetMs} ms`;
     case "unreachable":
-      return `${subject} cannot be reached: ${failure.message}`;
+      return `${subject} cannot be reached${failure.code ? ` (${failure.code})` : ""}`;
     case "status":
-      return `${subject} answered HTTP ${failure.status}: ${failure.body.slice(0, 200)}`;
+      return `${subject} answered HTTP ${failure.status}`;
     case "bad_body":
-      return `${subject} answered with an unexpected body: ${failure.problem}`;
+      return `${subject} answered HTTP ${failure.status} with a body this service cannot read`;
   }
 }

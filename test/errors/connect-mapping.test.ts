@@ -51,6 +51,37 @@ describe("toConnectError", () => {
     expect(error.findDetails(ErrorInfoSchema)[0]?.reason).toBe("INTERNAL");
   });
 
+  it("answers an INTERNAL ToolError with the trace id only: its words, metadata and private detail are for the log", () => {
+    const err = new ToolError({
+      code: "internal",
+      reason: "MEMORY_STORE_FAILED",
+      message: "the memory store failed at db.internal:5432",
+      metadata: { sqlstate: "42P01" },
+      privateDetail: "PostgreSQL at db.internal:5432/prod: relation memories does not exist",
+    });
+    const { error, unexpected } = toConnectError(err, TRACE);
+    expect(unexpected).toBe(true);
+    expect(error.code).toBe(Code.Internal);
+    expect(error.rawMessage).toBe(`internal error; report trace_id ${TRACE} to the service operators`);
+    expect(error.details).toHaveLength(1);
+    expect(error.findDetails(ErrorInfoSchema)[0]).toMatchObject({ reason: "INTERNAL", metadata: { trace_id: TRACE } });
+    expect(JSON.stringify(error.findDetails(ErrorInfoSchema))).not.toMatch(/db\.internal|42P01/);
+  });
+
+  it("never renders a ToolError's private detail", () => {
+    const err = new ToolError({
+      code: "unavailable",
+      reason: "LLM_UNAVAILABLE",
+      message: "the LLM endpoint answered HTTP 503",
+      privateDetail: "HTTP 503: Bearer sk-secret",
+    });
+    const { error } = toConnectError(err, TRACE);
+    const told = [error.rawMessage, ...error.findDetails(ErrorInfoSchema).map((i) => JSON.stringify(i.metadata))].join(
+      " ",
+    );
+    expect(told).not.toContain("sk-secret");
+  });
+
   it("reports a call ended from outside by why it ended, not as our bug", () => {
     const deadline = new AbortController();
     deadline.abort(new ConnectError("the operation timed out", Code.DeadlineExceeded));

@@ -54,6 +54,8 @@ export function describeKnowledgeBackendContract(
     afterAll(() => teardown());
 
     const query = (objectTypeId: string, q: ObjectQuery) => backend.queryObjects(ctx, KN, objectTypeId, q);
+    // A violation's words: the engine's own; over HTTP the platform's text stays in the log (the field is what the caller gets).
+    const saying = (text: string) => (backend.kind === "http" ? expect.any(String) : expect.stringContaining(text));
     const diseases = async (condition: Condition) => ids((await query("disease", { condition, limit: 100 })).datas);
 
     describe("knowledge networks", () => {
@@ -314,7 +316,7 @@ export function describeKnowledgeBackendContract(
         );
         expect(err.code).toBe("invalid_argument");
         expect(err.violations).toEqual([
-          { field: "condition.operation", description: expect.stringContaining("disease_name does not support match") },
+          { field: "condition.operation", description: saying("disease_name does not support match") },
         ]);
       });
 
@@ -324,7 +326,7 @@ export function describeKnowledgeBackendContract(
         );
         expect(err.code).toBe("invalid_argument");
         expect(err.violations).toEqual([
-          { field: "condition.sub_conditions[0].field", description: expect.stringContaining("no_such_field") },
+          { field: "condition.sub_conditions[0].field", description: saying("no_such_field") },
         ]);
       });
 
@@ -487,7 +489,7 @@ export function describeKnowledgeBackendContract(
         expect(err.violations).toEqual([
           {
             field: "relation_type_paths[0].relation_types[0].relation_type_id",
-            description: expect.stringContaining("treats"),
+            description: saying("treats"),
           },
         ]);
       });
@@ -621,7 +623,7 @@ export function describeKnowledgeBackendContract(
         expect(err.code).toBe("invalid_argument");
         expect(err.violations).toContainEqual({
           field: "_instance_identities[0]",
-          description: "missing primary key form",
+          description: saying("missing primary key form"),
         });
       });
 

@@ -75,19 +75,19 @@ describe("upstream failures through the simulator", () => {
     sim.clearRequests();
   });
 
-  it("keeps the platform's error_code and description: an unknown object type is NOT_FOUND", async () => {
+  it("keeps the platform's error_code, its description only for the log: an unknown object type is NOT_FOUND", async () => {
     const err = await failureOf(backendAt(sim.url).queryObjects(ctx, KN, "no_such_type", { limit: 1 }));
     expect(err.code).toBe("not_found");
     expect(err.reason).toBe("UPSTREAM_NOT_FOUND");
     expect(err.message).toBe(
-      "object type no_such_type does not exist in knowledge network kn_mini (ontology-query answered HTTP 404; retrying will not help)",
+      "ontology-query does not have it (asked for instances of object type no_such_type in knowledge network kn_mini; HTTP 404; error_code OntologyQuery.ObjectType.NotFound; retrying will not help)",
     );
     expect(err.metadata).toEqual({
       upstream: "ontology-query",
       upstream_status: "404",
       error_code: "OntologyQuery.ObjectType.NotFound",
-      description: "object type no_such_type does not exist in knowledge network kn_mini",
     });
+    expect(err.privateDetail).toContain("object type no_such_type does not exist in knowledge network kn_mini");
   });
 
   it("reports a 503 as UNAVAILABLE, worth retrying", async () => {
@@ -122,12 +122,14 @@ describe("upstream failures through the simulator", () => {
     expect(err.code).toBe("unavailable");
   });
 
-  it("reports a body that is not JSON as UNAVAILABLE UPSTREAM_BAD_RESPONSE with an excerpt", async () => {
+  it("reports a body that is not JSON as UNAVAILABLE UPSTREAM_BAD_RESPONSE, its excerpt only for the log", async () => {
     sim.setFaults({ malformedRate: 1 });
     const err = await failureOf(backendAt(sim.url).querySubgraph(ctx, KN, { relation_type_paths: [] }));
     expect(err.code).toBe("unavailable");
     expect(err.reason).toBe("UPSTREAM_BAD_RESPONSE");
-    expect(err.message).toContain('not JSON: {"datas":[{"truncated');
+    expect(err.message).toContain("a body that is not JSON, HTTP 200");
+    expect(err.message).not.toContain("truncated");
+    expect(err.privateDetail).toContain('not JSON: {"datas":[{"truncated');
     expect(err.metadata).toMatchObject({ upstream: "ontology-query", upstream_status: "200" });
   });
 
@@ -316,7 +318,7 @@ describe("upstream failures from any HTTP server", () => {
   ];
 
   it.each(statuses)(
-    "maps HTTP %i to %s (%s), keeping the platform's error_code and description",
+    "maps HTTP %i to %s (%s), keeping the platform's error_code, its description and solution only for the log",
     async (status, code, reason) => {
       stub.answer(status, platformError("OntologyManager.Test.Failure", "说明文字"));
       const err = await failureOf(backendAt(stub.url).listKnowledgeNetworks(ctx, {}));
@@ -325,27 +327,32 @@ describe("upstream failures from any HTTP server", () => {
         upstream: "ontology-manager",
         upstream_status: String(status),
         error_code: "OntologyManager.Test.Failure",
-        description: "说明文字",
       });
       const retry =
         code === "unavailable" || code === "deadline_exceeded"
           ? "retrying in a moment may help"
           : "retrying will not help";
-      expect(err.message).toBe(
-        code === "invalid_argument" ? "说明文字" : `说明文字 (ontology-manager answered HTTP ${status}; ${retry})`,
+      expect(err.message).toMatch(
+        new RegExp(`^ontology-manager .+ \\(HTTP ${status}; error_code OntologyManager\\.Test\\.Failure; ${retry}\\)$`),
       );
-      expect(err.hint?.message).toContain("联系管理员");
+      for (const said of ["说明文字", "联系管理员"]) {
+        expect([err.message, err.hint?.message].join(" ")).not.toContain(said);
+        expect(err.privateDetail).toContain(said);
+      }
     },
   );
 
-  it("quotes a non-JSON error page when there is no platform error body", async () => {
+  it("keeps a non-JSON error page for the log, telling the caller the status", async () => {
     stub.answer(502, "<html><body>Bad Gateway</body></html>");
     const err = await failureOf(backendAt(stub.url).getOperator(ctx, "op_x"));
     expect(err.code).toBe("unavailable");
     expect(err.message).toBe(
-      "operator-market failed (HTTP 502 on GET /api/agent-operator-integration/internal-v1/operator/market/op_x; retrying in a moment may help): <html><body>Bad Gateway</body></html>",
+      "operator-market failed (asked for operator op_x; HTTP 502; retrying in a moment may help)",
     );
     expect(err.metadata).toEqual({ upstream: "operator-market", upstream_status: "502" });
+    expect(err.privateDetail).toBe(
+      "GET /api/agent-operator-integration/internal-v1/operator/market/op_x answered HTTP 502: <html><body>Bad Gateway</body></html>",
+    );
   });
 
   it("reports a JSON answer of the wrong shape as UPSTREAM_BAD_RESPONSE, naming what is wrong, never as an empty result", async () => {
@@ -354,7 +361,8 @@ describe("upstream failures from any HTTP server", () => {
     expect(err.code).toBe("unavailable");
     expect(err.reason).toBe("UPSTREAM_BAD_RESPONSE");
     expect(err.message).toContain("datas:");
-    expect(err.message).toContain('{"rows":[]}');
+    expect(err.message).not.toContain('{"rows":[]}');
+    expect(err.privateDetail).toContain('{"rows":[]}');
   });
 
   const goodObject = {

@@ -142,7 +142,9 @@ describe("KnSearch forwarded to data-retrieval", () => {
   it("reports a network data-retrieval does not know as NOT_FOUND on kn_ids, keeping its error code in ErrorInfo", async () => {
     const err = await failure(client.knSearch({ query: "肺炎", knIds: [{ knowledgeNetworkId: "kn_nope" }] }));
     expect(err.code).toBe(Code.NotFound);
-    expect(err.rawMessage).toContain("knowledge network kn_nope does not exist");
+    expect(err.rawMessage).toBe(
+      "data-retrieval found no knowledge network kn_nope (error code KnowledgeNetworkNotFound)",
+    );
     expect(err.findDetails(BadRequestSchema)[0]!.fieldViolations).toEqual([
       expect.objectContaining({ field: "kn_ids[0].knowledge_network_id" }),
     ]);
@@ -152,8 +154,9 @@ describe("KnSearch forwarded to data-retrieval", () => {
       upstream: "data-retrieval",
       upstream_status: "404",
       error_code: "KnowledgeNetworkNotFound",
-      description: "知识网络不存在",
     });
+    // data-retrieval's own words stay in the log.
+    expect(JSON.stringify(info.metadata)).not.toContain("知识网络不存在");
     expect(err.findDetails(AgentHintSchema)[0]!.message).toContain("kn_ids");
   });
 

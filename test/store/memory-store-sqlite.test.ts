@@ -76,7 +76,7 @@ describe("sqlite memory store", () => {
     await second.close();
   });
 
-  it("reports UNAVAILABLE naming the file when the database cannot be opened", () => {
+  it("reports UNAVAILABLE when the database cannot be opened, naming the file for the log only", () => {
     const notADirectory = join(dir, "plain-file");
     writeFileSync(notADirectory, "x");
     const path = join(notADirectory, "memories.db");
@@ -89,6 +89,7 @@ describe("sqlite memory store", () => {
     expect(err).toBeInstanceOf(ToolError);
     expect((err as ToolError).code).toBe("unavailable");
     expect((err as ToolError).reason).toBe("MEMORY_STORE_UNAVAILABLE");
-    expect((err as ToolError).message).toContain(path);
+    expect((err as ToolError).message).not.toContain(path);
+    expect((err as ToolError).privateDetail).toContain(path);
   });
 });

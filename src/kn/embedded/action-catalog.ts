@@ -1,5 +1,6 @@
 import { type Json, setAtPath } from "../../core/json";
 import { type FieldViolation, ToolError } from "../../errors/tool-error";
+import { segment } from "../../upstream/path-ids";
 import type { ActionQueryResult, InstantiatedAction, McpToolDefinition, ToolBoxTool } from "../actions";
 import type { InstanceIdentity } from "../types";
 import { type Bundle, BundleError } from "./bundle";
@@ -60,7 +61,7 @@ export class ActionCatalog {
       action_source: action.action_source ?? null,
       actions: selected.slice(0, MAX_ACTIONS).map((i) => instantiate(action, store, i)),
       total_count: selected.length,
-      execute_url: `/api/ontology-query/in/v1/knowledge-networks/${encodeURIComponent(knId)}/action-types/${encodeURIComponent(actionTypeId)}/execute`,
+      execute_url: `/api/ontology-query/in/v1/knowledge-networks/${segment(knId)}/action-types/${segment(actionTypeId)}/execute`,
     };
   }
 

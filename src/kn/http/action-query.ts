@@ -1,5 +1,6 @@
 import type { CallContext } from "../../core/call-context";
-import { type JsonClient, segment } from "../../upstream/http-json";
+import type { JsonClient } from "../../upstream/http-json";
+import { segment } from "../../upstream/path-ids";
 import type { ActionQueryResult } from "../actions";
 import type { InstanceIdentity } from "../types";
 import { actionQueryResponseSchema } from "./agent-tools-wire";
@@ -35,6 +36,7 @@ export class ActionQueryClient {
         path,
         query: { include_type_info: true },
         body: { [this.spelling === "new" ? "_instance_identities" : "unique_identities"]: identities },
+        what: `action type ${actionTypeId} of knowledge network ${knId}`,
       },
       actionQueryResponseSchema,
     );

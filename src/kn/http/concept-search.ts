@@ -1,5 +1,6 @@
 import type { CallContext } from "../../core/call-context";
-import { type JsonClient, segment } from "../../upstream/http-json";
+import type { JsonClient } from "../../upstream/http-json";
+import { segment } from "../../upstream/path-ids";
 import type { ConceptGroup, ConceptHit, ConceptKind, ConceptSearch } from "../concepts";
 import { conceptGroupListSchema, conceptHitSchemas } from "./agent-tools-wire";
 
@@ -37,6 +38,7 @@ export class ConceptSearchClient {
           method: "GET",
           path: `${BASE}/${segment(knId)}/concept-groups`,
           query: { limit: GROUP_PAGE, offset: page * GROUP_PAGE },
+          what: `the concept groups of knowledge network ${knId}`,
         },
         conceptGroupListSchema,
       );
@@ -46,7 +48,7 @@ export class ConceptSearchClient {
     return groups;
   }
 
-  searchConcepts<K extends ConceptKind>(
+  async searchConcepts<K extends ConceptKind>(
     ctx: CallContext,
     knId: string,
     kind: K,
@@ -61,7 +63,12 @@ export class ConceptSearchClient {
     };
     return this.search.call(
       ctx,
-      { method: "POST", path: `${BASE}/${segment(knId)}/${PATH_OF[kind]}`, body },
+      {
+        method: "POST",
+        path: `${BASE}/${segment(knId)}/${PATH_OF[kind]}`,
+        body,
+        what: `${kind} of knowledge network ${knId}${query.concept_groups?.length ? ` in concept groups ${query.concept_groups.join(", ")}` : ""}`,
+      },
       conceptHitSchemas[kind],
     ) as Promise<ConceptHit<K>[]>;
   }

@@ -1,5 +1,6 @@
 import type { CallContext } from "../../core/call-context";
-import { type JsonClient, segment } from "../../upstream/http-json";
+import type { JsonClient } from "../../upstream/http-json";
+import { segment } from "../../upstream/path-ids";
 import type { KnowledgeNetwork, KnowledgeNetworkSummary, ObjectType } from "../types";
 import { knowledgeNetworkListSchema, knowledgeNetworkSchema, objectTypesResponseSchema } from "./platform-wire";
 
@@ -9,7 +10,7 @@ const BASE = "/api/ontology-manager/in/v1/knowledge-networks";
 export class OntologyManagerClient {
   constructor(private readonly http: JsonClient) {}
 
-  listKnowledgeNetworks(
+  async listKnowledgeNetworks(
     ctx: CallContext,
     query: { name_pattern?: string; limit?: number; offset?: number },
   ): Promise<{ entries: KnowledgeNetworkSummary[]; total_count: number }> {
@@ -17,20 +18,25 @@ export class OntologyManagerClient {
   }
 
   /** The network with its object, relation and action types (`mode=export`). */
-  getKnowledgeNetwork(ctx: CallContext, knId: string): Promise<KnowledgeNetwork> {
+  async getKnowledgeNetwork(ctx: CallContext, knId: string): Promise<KnowledgeNetwork> {
     return this.http.call(
       ctx,
-      { method: "GET", path: `${BASE}/${segment(knId)}`, query: { mode: "export" } },
+      { method: "GET", path: `${BASE}/${segment(knId)}`, query: { mode: "export" }, what: `knowledge network ${knId}` },
       knowledgeNetworkSchema,
     );
   }
 
   /** The definitions, logic properties included, in the platform's order. */
-  getObjectTypes(ctx: CallContext, knId: string, objectTypeIds: string[]): Promise<ObjectType[]> {
+  async getObjectTypes(ctx: CallContext, knId: string, objectTypeIds: string[]): Promise<ObjectType[]> {
     const ids = objectTypeIds.map(segment).join(",");
     return this.http.call(
       ctx,
-      { method: "GET", path: `${BASE}/${segment(knId)}/object-types/${ids}`, query: { include_detail: true } },
+      {
+        method: "GET",
+        path: `${BASE}/${segment(knId)}/object-types/${ids}`,
+        query: { include_detail: true },
+        what: `object types ${objectTypeIds.join(", ")} of knowledge network ${knId}`,
+      },
       objectTypesResponseSchema,
     );
   }

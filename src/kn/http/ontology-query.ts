@@ -1,7 +1,8 @@
 import type { z } from "zod";
 import type { CallContext } from "../../core/call-context";
 import type { Json } from "../../core/json";
-import { type JsonClient, segment } from "../../upstream/http-json";
+import type { JsonClient } from "../../upstream/http-json";
+import { segment } from "../../upstream/path-ids";
 import type { InstanceIdentity, ObjectQuery, SubgraphQuery, SubgraphResult } from "../types";
 import {
   objectQueryResponseSchema,
@@ -27,7 +28,7 @@ export class OntologyQueryClient {
     private readonly spelling: "new" | "old",
   ) {}
 
-  queryObjects(
+  async queryObjects(
     ctx: CallContext,
     knId: string,
     objectTypeId: string,
@@ -48,6 +49,7 @@ export class OntologyQueryClient {
         path: `${BASE}/${segment(knId)}/object-types/${segment(objectTypeId)}`,
         query: logicParamsQuery(query.include_logic_params),
         body,
+        what: `instances of object type ${objectTypeId} in knowledge network ${knId}`,
       },
       objectQueryResponseSchema,
     );
@@ -61,6 +63,7 @@ export class OntologyQueryClient {
         path: `${BASE}/${segment(knId)}/subgraph`,
         query: { query_type: "relation_path", ...logicParamsQuery(query.include_logic_params) },
         body: { relation_type_paths: query.relation_type_paths },
+        what: `a subgraph of knowledge network ${knId}`,
       },
       subgraphResponseSchema,
     );
@@ -85,7 +88,12 @@ export class OntologyQueryClient {
     };
     const answer = await this.http.call(
       ctx,
-      { method: "POST", path: `${BASE}/${segment(knId)}/object-types/${segment(objectTypeId)}/properties`, body },
+      {
+        method: "POST",
+        path: `${BASE}/${segment(knId)}/object-types/${segment(objectTypeId)}/properties`,
+        body,
+        what: `property values of object type ${objectTypeId} in knowledge network ${knId}`,
+      },
       propertiesResponseSchema,
     );
     return answer.datas ?? [];

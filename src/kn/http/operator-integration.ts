@@ -1,6 +1,7 @@
 import type { CallContext } from "../../core/call-context";
 import { ToolError } from "../../errors/tool-error";
-import { type JsonClient, segment } from "../../upstream/http-json";
+import type { JsonClient } from "../../upstream/http-json";
+import { segment } from "../../upstream/path-ids";
 import type { McpToolDefinition, ToolBoxTool } from "../actions";
 import { mcpToolListSchema, toolBoxToolSchema } from "./agent-tools-wire";
 
@@ -12,17 +13,19 @@ export class OperatorIntegrationClient {
   constructor(private readonly http: JsonClient | undefined) {}
 
   async getToolBoxTool(ctx: CallContext, boxId: string, toolId: string): Promise<ToolBoxTool> {
-    return this.client(`tool ${toolId} of tool box ${boxId}`).call(
+    const what = `tool ${toolId} of tool box ${boxId}`;
+    return this.client(what).call(
       ctx,
-      { method: "GET", path: `${BASE}/tool-box/${segment(boxId)}/tool/${segment(toolId)}` },
+      { method: "GET", path: `${BASE}/tool-box/${segment(boxId)}/tool/${segment(toolId)}`, what },
       toolBoxToolSchema,
     );
   }
 
   async listMcpTools(ctx: CallContext, mcpId: string): Promise<McpToolDefinition[]> {
-    return this.client(`the tools of MCP server ${mcpId}`).call(
+    const what = `the tools of MCP server ${mcpId}`;
+    return this.client(what).call(
       ctx,
-      { method: "GET", path: `${BASE}/mcp/proxy/${segment(mcpId)}/tools` },
+      { method: "GET", path: `${BASE}/mcp/proxy/${segment(mcpId)}/tools`, what },
       mcpToolListSchema,
     );
   }

@@ -1,6 +1,7 @@
 import type { CallContext } from "../../core/call-context";
 import { ToolError } from "../../errors/tool-error";
-import { type JsonClient, segment } from "../../upstream/http-json";
+import type { JsonClient } from "../../upstream/http-json";
+import { segment } from "../../upstream/path-ids";
 import type { OperatorDetail } from "../types";
 import { operatorSchema } from "./platform-wire";
 
@@ -11,7 +12,7 @@ export class OperatorMarketClient {
   /** `http` is undefined when OPERATOR_MARKET_URL is not set. */
   constructor(private readonly http: JsonClient | undefined) {}
 
-  getOperator(ctx: CallContext, operatorId: string): Promise<OperatorDetail> {
+  async getOperator(ctx: CallContext, operatorId: string): Promise<OperatorDetail> {
     if (this.http === undefined) {
       return Promise.reject(
         new ToolError({
@@ -26,6 +27,10 @@ export class OperatorMarketClient {
         }),
       );
     }
-    return this.http.call(ctx, { method: "GET", path: `${BASE}/${segment(operatorId)}` }, operatorSchema);
+    return this.http.call(
+      ctx,
+      { method: "GET", path: `${BASE}/${segment(operatorId)}`, what: `operator ${operatorId}` },
+      operatorSchema,
+    );
   }
 }

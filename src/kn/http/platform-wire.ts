@@ -258,6 +258,8 @@ export function toSubgraphEntry(entry: WireSubgraphEntry): SubgraphEntry {
       throw badResponse(
         "ontology-query",
         `subgraph object ${key} has neither _instance_identity nor unique_identities`,
+        undefined,
+        "a subgraph object without _instance_identity or unique_identities",
       );
     }
     idOfKey.set(key, id);
@@ -310,6 +312,8 @@ export function toRow(raw: Record<string, Json>, shape: RowShape | undefined): R
     throw badResponse(
       "ontology-query",
       `a ${shape.id} row has no system fields and no value for primary key ${missing.join(", ")}: ${JSON.stringify(raw).slice(0, 200)}`,
+      undefined,
+      `a ${shape.id} row without system fields or primary key ${missing.join(", ")}`,
     );
   }
   const identity: InstanceIdentity = {};

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { pathId } from "../../upstream/path-ids";
 import { knIdEntry, MAX_KN_IDS, sessionIdField, sessionTypeField } from "../input-fields";
 
 /**
@@ -19,10 +20,7 @@ export const keywordContextInput = z.object({
     .default([])
     .describe('与 retrieve_schema 相同的知识网络，如 [{"knowledge_network_id": "kn_medical"}]'),
   session_id: sessionIdField,
-  object_type_id: z
-    .string()
-    .trim()
-    .max(256, "object_type_id must be at most 256 characters")
+  object_type_id: pathId(z.string().trim().max(256, "object_type_id must be at most 256 characters"))
     .default("")
     .describe("关键词所属的对象类型 ID，须在本会话的 Schema 中，如 disease、person"),
   compact_format: z.boolean().default(true).describe("RPC：true（默认）返回紧凑的 YAML 文本，false 返回结构化结果"),

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { nullAsAbsent } from "../../errors/validation";
 import { MAX_OBJECT_LIMIT, MAX_SUB_CONDITIONS } from "../../kn/types";
+import { pathId } from "../../upstream/path-ids";
 
 /**
  * kn_search's input (spec kn-search-proxy.zh.md "请求参数"), every default of
@@ -105,10 +106,9 @@ export const knSearchInput = section("the kn_search request", {
     .array(
       z.strictObject(
         {
-          knowledge_network_id: z
-            .string({ error: "knowledge_network_id is required" })
-            .trim()
-            .min(1, "knowledge_network_id is required"),
+          knowledge_network_id: pathId(
+            z.string({ error: "knowledge_network_id is required" }).trim().min(1, "knowledge_network_id is required"),
+          ),
         },
         {
           error: (issue) =>

@@ -10,7 +10,10 @@ import type { KnSearchInput } from "./input";
  * caller's identity, deadline and abort signal; its answer is checked and
  * read into the typed answer. Its failures are told to the agent in terms of
  * kn_search: what went wrong, which parameter, what to try — with
- * data-retrieval's own error code and text kept in ErrorInfo metadata.
+ * data-retrieval's status and error code in ErrorInfo metadata. Its error
+ * text is not passed on (the log has it, under the call's trace id): only the
+ * identifiers the spec's LLM-readable rewriting needs, the code and the
+ * fields named, reach the agent.
  */
 export async function knSearchProxy(
   client: DataRetrievalClient,
@@ -35,14 +38,20 @@ const RETRY = "Retry in a moment; if it keeps failing, data-retrieval needs atte
 /** The agent's version of a data-retrieval failure. */
 function explain(err: ToolError, input: KnSearchInput): ToolError {
   const failure = readFailure(err);
-  const said = [[failure.code, failure.description].filter((s) => s !== "").join(" "), failure.detail]
-    .filter((s) => s !== "")
-    .join(" — ");
-  const cause = said === "" ? "" : `: ${said}`;
+  const cause = failure.code === "" ? "" : ` (error code ${failure.code})`;
   const kns = input.kn_ids.map((k) => k.knowledge_network_id).join(", ");
-  const metadata = { ...err.metadata, upstream_message: err.message };
+  const metadata = err.metadata;
   const make = (code: ErrorCode, reason: string, message: string, hint: string, violations: FieldViolation[] = []) =>
-    new ToolError({ code, reason, message, hint: { message: hint }, metadata, violations, cause: err });
+    new ToolError({
+      code,
+      reason,
+      message,
+      hint: { message: hint },
+      metadata,
+      violations,
+      ...(err.privateDetail ? { privateDetail: err.privateDetail } : {}),
+      cause: err,
+    });
 
   if (err.reason === "UPSTREAM_UNREACHABLE") {
     return make(
@@ -74,17 +83,22 @@ function explain(err: ToolError, input: KnSearchInput): ToolError {
     return make(
       "invalid_argument",
       "ACCOUNT_REQUIRED",
-      `data-retrieval needs to know who is calling kn_search: the ${identity.field} header is missing or invalid (${identity.description})`,
+      `data-retrieval needs to know who is calling kn_search: the ${identity.field} header is missing or invalid`,
       "Call again with the x-account-id header (the user's account) and x-account-type user, app or anonymous.",
-      [{ field: identity.field.startsWith("x-") ? identity.field : "x-account-id", description: identity.description }],
+      [
+        {
+          field: identity.field.startsWith("x-") ? identity.field : "x-account-id",
+          description: "missing or invalid, data-retrieval says",
+        },
+      ],
     );
   }
   if (failure.status === 400 || failure.status === 422) {
-    const fields = failure.fields.map((f) => `${f.field}: ${f.description}`).join("; ");
+    const fields = failure.fields.map((f) => f.field).join(", ");
     return make(
       "invalid_argument",
       "KN_SEARCH_PARAMETERS_REJECTED",
-      `data-retrieval rejected the kn_search parameters${cause}${fields === "" ? "" : ` (${fields})`}`,
+      `data-retrieval rejected the kn_search parameters${cause}${fields === "" ? "" : `: ${fields}`}`,
       "Correct the parameters named; leaving retrieval_config out uses the defaults.",
       failure.fields,
     );

@@ -102,7 +102,7 @@ interface VectorRow {
 export class PostgresMemoryStore implements MemoryStore {
   readonly kind = "postgres";
   private readonly pool: pg.Pool;
-  /** host:port/database, for messages: never the user or the password. */
+  /** host:port/database, for the log: never the user or the password. */
   private readonly target: string;
 
   constructor(private readonly opts: PostgresMemoryStoreOptions) {
@@ -287,7 +287,7 @@ export class PostgresMemoryStore implements MemoryStore {
     return this.run(what, () => this.pool.query<R>(sql, params));
   }
 
-  /** Runs `op`, turning a database failure into a ToolError that names the server and what failed. */
+  /** Runs `op`, turning a database failure into a ToolError that says what failed (the server's words go to the log). */
   private async run<T>(what: string, op: () => Promise<T>): Promise<T> {
     try {
       return await op();
@@ -328,13 +328,15 @@ function storeError(err: unknown, what: string, target: string): ToolError {
   const misconfigured = sqlstate !== undefined && MISCONFIGURED_SQLSTATE_CLASSES.has(sqlstate.slice(0, 2));
   // A refused connection to a name with several addresses is an AggregateError with an empty message.
   const detail = e.message || e.errors?.map((x) => x.message).join("; ") || e.code || String(err);
+  // The server, database and the server's message (which may quote SQL or values) are for the operators' log only.
   return new ToolError({
     code: unavailable ? "unavailable" : "internal",
     reason: unavailable ? "MEMORY_STORE_UNAVAILABLE" : "MEMORY_STORE_FAILED",
     message: unavailable
-      ? `the memory store (PostgreSQL at ${target}) could not ${what}: ${detail}; ${misconfigured ? "its connection settings need fixing" : "retry shortly"}`
-      : `the memory store (PostgreSQL at ${target}) failed to ${what}: SQLSTATE ${sqlstate}: ${detail}`,
-    metadata: { store: "postgres", ...(sqlstate ? { sqlstate } : {}) },
+      ? `the memory store could not ${what}; ${misconfigured ? "its connection settings need fixing" : "retry shortly"}`
+      : `internal error: the memory store failed to ${what}; report the trace_id to the service operators`,
+    metadata: unavailable ? { store: "postgres" } : {},
+    privateDetail: `PostgreSQL at ${target}: ${what}: ${sqlstate ? `SQLSTATE ${sqlstate}: ` : ""}${detail}`,
     ...(unavailable && !misconfigured
       ? {
           hint: {

@@ -342,7 +342,7 @@ export class SqliteMemoryStore implements MemoryStore {
     return s;
   }
 
-  /** Runs `op`, turning a database failure into a ToolError that names the file and what failed. */
+  /** Runs `op`, turning a database failure into a ToolError that says what failed (SQLite's words go to the log). */
   private run<T>(what: string, op: () => T): T {
     try {
       return op();
@@ -380,10 +380,12 @@ function storeError(err: unknown, what: string, path: string): ToolError {
   return new ToolError({
     code: unavailable ? "unavailable" : "internal",
     reason: unavailable ? "MEMORY_STORE_UNAVAILABLE" : "MEMORY_STORE_FAILED",
+    // The file and SQLite's message (which may quote SQL) are for the operators' log only.
     message: unavailable
-      ? `the memory store (SQLite file ${path}) could not ${what}: ${e.code ? `${e.code}: ` : ""}${e.message}; retry shortly`
-      : `the memory store (SQLite file ${path}) failed to ${what}: ${e.code ? `${e.code}: ` : ""}${e.message}`,
-    metadata: { store: "sqlite" },
+      ? `the memory store could not ${what}; retry shortly`
+      : `internal error: the memory store failed to ${what}; report the trace_id to the service operators`,
+    metadata: unavailable ? { store: "sqlite" } : {},
+    privateDetail: `SQLite file ${path}: ${what}: ${e.code ? `${e.code}: ` : ""}${e.message}`,
     cause: err,
   });
 }

@@ -647,7 +647,7 @@ describe("the platform's own refusals (HTTP backend)", () => {
     [404, Code.NotFound, "UPSTREAM_NOT_FOUND", "has no such thing"],
     [409, Code.FailedPrecondition, "UPSTREAM_FAILED_PRECONDITION", "cannot do"],
   ])(
-    "keeps a %i as what it is, with the platform's reason and no internal address",
+    "keeps a %i as what it is, with the platform's error code and fields, none of its text",
     async (status, code, reason, words) => {
       platform.answer(status, {
         error_code: "OntologyQuery.InvalidParameter.Condition",
@@ -659,12 +659,20 @@ describe("the platform's own refusals (HTTP backend)", () => {
       expect(f.code).toBe(code);
       expect(f.reason).toBe(reason);
       expect(f.message).toContain(words);
-      expect(f.message).toContain("field disease_name has no keyword index");
       expect(f.message).toContain("OntologyQuery.InvalidParameter.Condition");
+      expect(f.message).toContain("condition.field");
       expect(f.message).not.toContain("dependency");
       expect(f.metadata["error_code"]).toBe("OntologyQuery.InvalidParameter.Condition");
-      expect(f.violations).toEqual([{ field: "condition.field", description: "not indexed" }]);
-      expectNoInternalAddress(`${f.message} ${f.hint} ${JSON.stringify(f.metadata)}`);
+      expect(f.violations).toEqual([
+        {
+          field: "condition.field",
+          description: "ontology-query rejected this field (OntologyQuery.InvalidParameter.Condition)",
+        },
+      ]);
+      const told = `${f.message} ${f.hint} ${JSON.stringify(f.metadata)} ${JSON.stringify(f.violations)}`;
+      for (const text of ["has no keyword index", "Use another operation", "not indexed"])
+        expect(told).not.toContain(text);
+      expectNoInternalAddress(told);
     },
   );
 

@@ -505,7 +505,7 @@ describe("POST /api/agent-retrieval/in/v1/kn/query_instance_subgraph", () => {
 });
 
 describe("the platform's own refusal of a subgraph (HTTP backend)", () => {
-  it("keeps a 400 INVALID_ARGUMENT with the platform's reason, never a dependency failure, no internal address", async () => {
+  it("keeps a 400 INVALID_ARGUMENT with the platform's error code (its text only in the log), never a dependency failure", async () => {
     const platform = await startRefusingPlatform(byName.get("http (simulator)")!.sim!);
     const server = await startServer({
       ONTOLOGY_MANAGER_URL: platform.url,
@@ -533,7 +533,7 @@ describe("the platform's own refusal of a subgraph (HTTP backend)", () => {
       );
       expect(f.code).toBe(Code.InvalidArgument);
       expect(f.message).toBe(
-        "the platform (ontology-query) rejected the subgraph query: 路径长度为 0 (OntologyQuery.KnowledgeNetwork.InvalidParameter.TypePath)",
+        "the platform (ontology-query) rejected the subgraph query (OntologyQuery.KnowledgeNetwork.InvalidParameter.TypePath)",
       );
       expectNoInternalAddress(`${f.message} ${f.hint}`);
     } finally {

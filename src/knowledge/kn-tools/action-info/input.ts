@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { pathId } from "../../../upstream/path-ids";
 
 /** Instances one call may name. */
 export const MAX_ACTION_INSTANCES = 1000;
@@ -14,11 +15,12 @@ export const identitySchema = z.record(
 /** Input of GetActionInfo (the platform's get_action_info). */
 export const getActionInfoInput = z.object({
   kn_id: z.string().trim().default("").describe("业务知识网络 ID，如 kn_medical；不传时使用连接的 x-kn-id 请求头"),
-  at_id: z
-    .string({ error: "at_id is required: an action type id from search_schema's action_types" })
-    .trim()
-    .min(1, "at_id is required: an action type id from search_schema's action_types")
-    .describe("行动类型 ID，取自 search_schema 返回的 action_types，如 generate_treatment_plan"),
+  at_id: pathId(
+    z
+      .string({ error: "at_id is required: an action type id from search_schema's action_types" })
+      .trim()
+      .min(1, "at_id is required: an action type id from search_schema's action_types"),
+  ).describe("行动类型 ID，取自 search_schema 返回的 action_types，如 generate_treatment_plan"),
   instance_identities: z
     .array(identitySchema)
     .max(MAX_ACTION_INSTANCES, `at most ${MAX_ACTION_INSTANCES} instances`)

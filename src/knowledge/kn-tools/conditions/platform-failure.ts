@@ -4,16 +4,17 @@ import { ToolError } from "../../../errors/tool-error";
  * A backend failure as the agent reads it. The platform's own verdicts keep
  * their code (a 400 stays INVALID_ARGUMENT, 404 NOT_FOUND, 409
  * FAILED_PRECONDITION: the caller can fix the call, it is no dependency
- * failure), its reason (the platform's description and error_code), its field
- * violations and next step; the message is rewritten without the internal
- * addresses the HTTP client names in its logs. Anything else passes through.
+ * failure), its reason, the platform's error_code, the fields it named and
+ * the next step; the message is rewritten in terms of the tool. The
+ * platform's free text (description, solution) never reaches the agent: the
+ * HTTP client logged it with the trace id. Anything else passes through.
  */
 export function platformFailure(err: unknown, what: string): unknown {
   if (!(err instanceof ToolError) || err.metadata["upstream"] === undefined) return err;
   const upstream = err.metadata["upstream"];
-  const description = scrub(err.metadata["description"] ?? "");
   const code = err.metadata["error_code"];
-  const said = description !== "" ? `: ${description}${code ? ` (${code})` : ""}` : code ? ` (${code})` : "";
+  const fields = err.violations.map((v) => v.field).join(", ");
+  const said = [code ? ` (${code})` : "", fields ? `: check ${fields}` : ""].join("");
   const message = (() => {
     switch (err.code) {
       case "invalid_argument":
@@ -37,14 +38,10 @@ export function platformFailure(err: unknown, what: string): unknown {
     code: err.code,
     reason: err.reason,
     message,
-    violations: err.violations.map((v) => ({ field: v.field, description: scrub(v.description) })),
-    metadata: Object.fromEntries(Object.entries(err.metadata).map(([k, v]) => [k, scrub(v)])),
-    ...(err.hint ? { hint: { ...err.hint, message: scrub(err.hint.message) } } : {}),
+    violations: err.violations,
+    metadata: err.metadata,
+    ...(err.hint ? { hint: err.hint } : {}),
+    ...(err.privateDetail ? { privateDetail: err.privateDetail } : {}),
     cause: err,
   });
-}
-
-/** A platform text without addresses: URLs and API paths are this deployment's internals, not the agent's business. */
-function scrub(text: string): string {
-  return text.replace(/https?:\/\/\S+/g, "(internal address)").replace(/\/api\/[^\s,;)]+/g, "(internal path)");
 }

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { pathId } from "../../../upstream/path-ids";
 import { identitySchema } from "../action-info/input";
 
 /** Instances one call may name: they become one or-group of the platform's condition (at most 100 sub-conditions). */
@@ -8,11 +9,14 @@ export const MAX_TOP_K = 20;
 /** Input of FindSkills (the platform's find_skills). */
 export const findSkillsInput = z.object({
   kn_id: z.string().trim().default("").describe("业务知识网络 ID，如 kn_medical；不传时使用连接的 x-kn-id 请求头"),
-  object_type_id: z
-    .string({ error: 'object_type_id is required: an object type id from search_schema, or "skills" for every skill' })
-    .trim()
-    .min(1, 'object_type_id is required: an object type id from search_schema, or "skills" for every skill')
-    .describe("要找技能的对象类型 ID（取自 search_schema），如 disease；传 skills 则在全部技能中查找"),
+  object_type_id: pathId(
+    z
+      .string({
+        error: 'object_type_id is required: an object type id from search_schema, or "skills" for every skill',
+      })
+      .trim()
+      .min(1, 'object_type_id is required: an object type id from search_schema, or "skills" for every skill'),
+  ).describe("要找技能的对象类型 ID（取自 search_schema），如 disease；传 skills 则在全部技能中查找"),
   instance_identities: z
     .array(identitySchema)
     .max(MAX_SKILL_INSTANCES, `at most ${MAX_SKILL_INSTANCES} instances`)

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { MAX_OBJECT_LIMIT } from "../../../kn/types";
+import { pathId } from "../../../upstream/path-ids";
 import { conditionInput } from "../conditions/condition-input";
 import { knIdArgument, MAX_SORT_KEYS, sortInput } from "../conditions/query-arguments";
 
@@ -11,11 +12,12 @@ const DEFAULT_INSTANCE_LIMIT = 10;
  */
 export const queryObjectInstancesInput = z.object({
   kn_id: knIdArgument,
-  ot_id: z
-    .string({ error: "ot_id is required: the object type to query (an object type id from search_schema)" })
-    .trim()
-    .min(1, "ot_id is required: the object type to query (an object type id from search_schema)")
-    .describe("对象类 ID（search_schema 返回的 object_types[].concept_id，如 disease）"),
+  ot_id: pathId(
+    z
+      .string({ error: "ot_id is required: the object type to query (an object type id from search_schema)" })
+      .trim()
+      .min(1, "ot_id is required: the object type to query (an object type id from search_schema)"),
+  ).describe("对象类 ID（search_schema 返回的 object_types[].concept_id，如 disease）"),
   condition: conditionInput
     .optional()
     .describe("过滤条件；不填返回全部实例。调用前按该对象类校验字段、操作符与值的形状"),

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { MAX_OBJECT_LIMIT } from "../../../kn/types";
+import { pathId } from "../../../upstream/path-ids";
 import { conditionInput } from "../conditions/condition-input";
 import { knIdArgument, MAX_SORT_KEYS, sortInput } from "../conditions/query-arguments";
 
@@ -19,7 +20,7 @@ const limit = (what: string, fallback: number) =>
 
 const pathNode = z
   .object({
-    id: z.string().trim().min(1, "a path node needs id: an object type id").describe("该节点的对象类 ID"),
+    id: pathId(z.string().trim().min(1, "a path node needs id: an object type id")).describe("该节点的对象类 ID"),
     condition: conditionInput.optional().describe("该节点实例的过滤条件（不填不过滤）；调用前按该对象类校验"),
     limit: limit("a node's limit", DEFAULT_NODE_LIMIT).describe(
       `该节点最多取多少个实例，1–${MAX_OBJECT_LIMIT}，默认 ${DEFAULT_NODE_LIMIT}`,
@@ -34,15 +35,11 @@ const pathNode = z
 
 const pathEdge = z
   .object({
-    relation_type_id: z.string().trim().min(1, "an edge needs relation_type_id").describe("关系类 ID"),
-    source_object_type_id: z
-      .string()
-      .trim()
+    relation_type_id: pathId(z.string().trim().min(1, "an edge needs relation_type_id")).describe("关系类 ID"),
+    source_object_type_id: pathId(z.string().trim())
       .default("")
       .describe("行走方向的起点：object_types[i].id（可不填，自动补上）。不是关系定义的起点"),
-    target_object_type_id: z
-      .string()
-      .trim()
+    target_object_type_id: pathId(z.string().trim())
       .default("")
       .describe("行走方向的终点：object_types[i+1].id（可不填，自动补上）"),
   })

@@ -1,0 +1,373 @@
+import { randomUUID } from "node:crypto";
+import * as http from "node:http";
+import type { AddressInfo } from "node:net";
+import type { Client as McpClient } from "@modelcontextprotocol/sdk/client/index.js";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type LogLine, startServer, type TestServer } from "../helpers/server";
+import { connectHttp } from "../mcp/mcp-client";
+
+/**
+ * What an upstream says when it fails (an LLM endpoint echoing the caller's
+ * Authorization header, a platform error naming its internals) and what a
+ * database says (its host, database, SQL) is logged with the call's trace id
+ * and reaches no caller: not the RPC answer (message or any detail), not the
+ * REST envelope, not the MCP tool text, not a successful answer's notes.
+ */
+
+const SECRET = "sk-LEAK-7f3a9c0e41";
+const HEADERS = { "x-account-id": "u-private", "x-account-type": "user" };
+const MEMRECALL = "contextloader.memrecall.v1.MemRecallService";
+const KNOWLEDGE = "contextloader.knowledge.v1.KnowledgeRetrievalService";
+const KNTOOLS = "contextloader.kntools.v1.KnowledgeToolsService";
+const RESOLVER = "contextloader.resolver.v1.LogicPropertyResolverService";
+
+/** An upstream that fails every request with `status`, its body quoting the secret (as an LLM gateway echoing headers does). */
+async function startLeakyUpstream(status: () => number, body: () => unknown) {
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on("end", () => res.writeHead(status(), { "content-type": "application/json" }).end(JSON.stringify(body())));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return { url, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}
+
+interface Answer {
+  status: number;
+  traceId: string;
+  /** The whole answer as the caller can read it: the body, and every error detail decoded. */
+  text: string;
+}
+
+/** The protobuf bytes of an error detail hold its strings as UTF-8: reading them as text finds any string in it. */
+function readable(body: string): string {
+  try {
+    const json = JSON.parse(body) as { details?: { value?: string }[]; error?: { details?: { value?: string }[] } };
+    const details = json.details ?? json.error?.details ?? [];
+    return [body, ...details.map((d) => Buffer.from(d.value ?? "", "base64").toString("utf8"))].join("\n");
+  } catch {
+    return body;
+  }
+}
+
+async function unary(server: TestServer, rpc: string, body: unknown, headers = HEADERS): Promise<Answer> {
+  const res = await fetch(`${server.baseUrl}/${rpc}`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: JSON.stringify(body),
+  });
+  return { status: res.status, traceId: res.headers.get("x-trace-id") ?? "", text: readable(await res.text()) };
+}
+
+/** A Connect server-streaming call read frame by frame (the end frame carries the error, if any). */
+async function stream(server: TestServer, rpc: string, body: unknown): Promise<Answer> {
+  const json = Buffer.from(JSON.stringify(body));
+  const head = Buffer.alloc(5);
+  head.writeUInt32BE(json.length, 1);
+  const res = await fetch(`${server.baseUrl}/${rpc}`, {
+    method: "POST",
+    headers: { "content-type": "application/connect+json", ...HEADERS },
+    body: Buffer.concat([head, json]),
+  });
+  const bytes = Buffer.from(await res.arrayBuffer());
+  const frames: string[] = [];
+  for (let at = 0; at + 5 <= bytes.length; ) {
+    const size = bytes.readUInt32BE(at + 1);
+    frames.push(readable(bytes.subarray(at + 5, at + 5 + size).toString("utf8")));
+    at += 5 + size;
+  }
+  return { status: res.status, traceId: res.headers.get("x-trace-id") ?? "", text: frames.join("\n") };
+}
+
+async function rest(server: TestServer, path: string, body: unknown): Promise<Answer> {
+  const res = await fetch(`${server.baseUrl}${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...HEADERS },
+    body: JSON.stringify(body),
+  });
+  return { status: res.status, traceId: res.headers.get("x-trace-id") ?? "", text: await res.text() };
+}
+
+async function mcpText(client: McpClient, name: string, args: Record<string, unknown>): Promise<string> {
+  const result = await client.callTool({ name, arguments: { ...args, output_format: "json" } });
+  return JSON.stringify(result.content);
+}
+
+/** The log lines of one call (its trace id) that hold `text`. */
+const logged = (server: TestServer, traceId: string, text: string): LogLine[] =>
+  server.logs.filter((l) => l["trace_id"] === traceId && JSON.stringify(l).includes(text));
+
+const TALK = [{ role: "user", content: "帮我把新的报表服务接到生产库上，按照我之前的数据库配置来" }];
+const RESOLVE = {
+  kn_id: "kn_medical",
+  ot_id: "company",
+  query: "这家企业的经营健康分，按行业均值口径",
+  unique_identities: [{ company_id: "company_000001" }],
+  // An operator: its parameters are generated by the LLM.
+  properties: ["business_health_score"],
+};
+const RERANK = (action: string) => ({
+  query_understanding: { origin_query: "上气道梗阻有哪些症状", processed_query: "上气道梗阻 症状" },
+  concepts: [
+    { concept_type: "object_type", concept_id: "disease", concept_name: "疾病" },
+    { concept_type: "object_type", concept_id: "symptom", concept_name: "症状" },
+  ],
+  action,
+});
+
+describe("an LLM, embeddings and reranker endpoint whose error bodies echo the caller's key", () => {
+  let status = 401;
+  let leaky: Awaited<ReturnType<typeof startLeakyUpstream>>;
+  let server: TestServer;
+  let mcp: McpClient;
+  beforeAll(async () => {
+    leaky = await startLeakyUpstream(
+      () => status,
+      () => ({ error: { message: `Incorrect API key provided: Bearer ${SECRET}`, authorization: `Bearer ${SECRET}` } }),
+    );
+    server = await startServer({
+      LLM_BASE_URL: `${leaky.url}/v1`,
+      LLM_API_KEY: SECRET,
+      EMBEDDINGS_BASE_URL: `${leaky.url}/v1`,
+      RERANKER_URL: `${leaky.url}/rerank`,
+    });
+    mcp = await connectHttp(server.baseUrl, HEADERS);
+  });
+  afterAll(async () => {
+    await mcp.close();
+    await server.close();
+    await leaky.close();
+  });
+
+  const calls: [string, () => Promise<Answer>][] = [
+    [
+      "ExtractSearchKeywords",
+      () => unary(server, `${MEMRECALL}/ExtractSearchKeywords`, { query: "我之前的数据库配置" }),
+    ],
+    [
+      "SearchMemories (semantic)",
+      () => unary(server, `${MEMRECALL}/SearchMemories`, { query: "数据库配置", search_mode: "semantic" }),
+    ],
+    ["SearchMemories (hybrid)", () => unary(server, `${MEMRECALL}/SearchMemories`, { query: "数据库配置" })],
+    ["Recall", () => stream(server, `${MEMRECALL}/Recall`, { messages: TALK })],
+    ["ResolveLogicProperties", () => unary(server, `${RESOLVER}/ResolveLogicProperties`, RESOLVE)],
+    ["the resolver's REST route", () => rest(server, "/api/kn/logic-property-resolver", RESOLVE)],
+    ["RerankConcepts (llm)", () => unary(server, `${KNOWLEDGE}/RerankConcepts`, RERANK("llm"))],
+    ["RerankConcepts (vector)", () => unary(server, `${KNOWLEDGE}/RerankConcepts`, RERANK("vector"))],
+    ["knowledge_rerank's REST route", () => rest(server, "/tools/knowledge_rerank", RERANK("llm"))],
+    [
+      "RetrieveSchema (skip_llm=false)",
+      () =>
+        unary(server, `${KNOWLEDGE}/RetrieveSchema`, {
+          query: "上气道梗阻有哪些症状",
+          kn_ids: [{ knowledge_network_id: "kn_medical" }],
+          skip_llm: false,
+        }),
+    ],
+  ];
+
+  for (const code of [401, 503]) {
+    it.each(calls)(
+      `HTTP ${code}: %s answers without the endpoint's words, which the log keeps under the trace id`,
+      async (_, call) => {
+        status = code;
+        const answer = await call();
+        expect(answer.text).not.toContain(SECRET);
+        expect(answer.text).not.toContain("Incorrect API key");
+        expect(answer.traceId).toMatch(/^[0-9a-f]{32}$/);
+        expect(logged(server, answer.traceId, SECRET).length).toBeGreaterThan(0);
+      },
+    );
+  }
+
+  it("says the status class where it fails: 'the LLM endpoint ... HTTP 401'", async () => {
+    status = 401;
+    const answer = await unary(server, `${KNOWLEDGE}/RerankConcepts`, RERANK("llm"));
+    expect(answer.status).not.toBe(200);
+    expect(answer.text).toMatch(/HTTP 401/);
+  });
+
+  it.each([
+    ["extract_search_keywords", { query: "我之前的数据库配置" }],
+    ["search_memories", { query: "数据库配置", search_mode: "semantic" }],
+    ["knowledge_rerank", RERANK("llm")],
+    [
+      "get_logic_properties_values",
+      { ...RESOLVE, _instance_identities: RESOLVE.unique_identities, unique_identities: undefined },
+    ],
+  ])("the MCP tool %s does not tell it either", async (name, args) => {
+    status = 401;
+    expect(await mcpText(mcp, name, args as Record<string, unknown>)).not.toContain(SECRET);
+  });
+});
+
+describe("a platform whose error bodies name its internals", () => {
+  let platform: Awaited<ReturnType<typeof startLeakyUpstream>>;
+  let status = 400;
+  let server: TestServer;
+  let mcp: McpClient;
+  beforeAll(async () => {
+    platform = await startLeakyUpstream(
+      () => status,
+      () => ({
+        error_code: "OntologyQuery.InvalidParameter.Condition",
+        description: `condition rejected by opensearch at http://10.0.0.7:9200 (token ${SECRET})`,
+        solution: `retry with Authorization: Bearer ${SECRET}`,
+        error_details: [{ field: "condition.field", description: `not indexed (${SECRET})` }],
+        detail: { code: "KnSearch.Failed", description: SECRET, detail: { error: SECRET } },
+      }),
+    );
+    server = await startServer({
+      ONTOLOGY_MANAGER_URL: platform.url,
+      ONTOLOGY_QUERY_URL: platform.url,
+      OPERATOR_MARKET_URL: platform.url,
+      DATA_RETRIEVAL_URL: platform.url,
+    });
+    mcp = await connectHttp(server.baseUrl, HEADERS);
+  });
+  afterAll(async () => {
+    await mcp.close();
+    await server.close();
+    await platform.close();
+  });
+
+  const calls: [string, () => Promise<Answer>][] = [
+    [
+      "QueryObjectInstances",
+      () => unary(server, `${KNTOOLS}/QueryObjectInstances`, { kn_id: "kn_medical", ot_id: "disease" }),
+    ],
+    ["SearchSchema", () => unary(server, `${KNTOOLS}/SearchSchema`, { kn_id: "kn_medical", query: "疾病" })],
+    [
+      "KnSearch (data-retrieval)",
+      () =>
+        unary(server, `${KNOWLEDGE}/KnSearch`, {
+          query: "上气道梗阻",
+          kn_ids: [{ knowledge_network_id: "kn_medical" }],
+        }),
+    ],
+    [
+      "RetrieveSchema",
+      () =>
+        unary(server, `${KNOWLEDGE}/RetrieveSchema`, {
+          query: "上气道梗阻",
+          kn_ids: [{ knowledge_network_id: "kn_medical" }],
+        }),
+    ],
+    ["ResolveLogicProperties", () => unary(server, `${RESOLVER}/ResolveLogicProperties`, RESOLVE)],
+    [
+      "kn_search's REST route",
+      () => rest(server, "/kn/kn_search", { query: "上气道梗阻", kn_ids: [{ knowledge_network_id: "kn_medical" }] }),
+    ],
+    [
+      "query_object_instance's REST route",
+      () => rest(server, "/api/agent-retrieval/in/v1/kn/query_object_instance?kn_id=kn_medical&ot_id=disease", {}),
+    ],
+  ];
+
+  for (const code of [400, 404, 500]) {
+    it.each(calls)(`HTTP ${code}: %s keeps the platform's text for the log`, async (_, call) => {
+      status = code;
+      const answer = await call();
+      expect(answer.status).not.toBe(200);
+      for (const said of [SECRET, "10.0.0.7", "opensearch"]) expect(answer.text).not.toContain(said);
+      expect(logged(server, answer.traceId, SECRET).length).toBeGreaterThan(0);
+    });
+  }
+
+  it("still tells the agent the platform's error code and the field it named", async () => {
+    status = 400;
+    const answer = await unary(server, `${KNTOOLS}/SearchSchema`, { kn_id: "kn_medical", query: "疾病" });
+    expect(answer.text).toContain("OntologyQuery.InvalidParameter.Condition");
+    expect(answer.text).toContain("condition.field");
+  });
+
+  it("the MCP tool query_object_instance does not tell it either", async () => {
+    status = 400;
+    expect(await mcpText(mcp, "query_object_instance", { kn_id: "kn_medical", ot_id: "disease" })).not.toContain(
+      SECRET,
+    );
+  });
+});
+
+describe("PostgreSQL (MEMORY_STORE=postgres against 127.0.0.1:5432, db test)", () => {
+  const DATABASE_URL = "postgres://postgres@127.0.0.1:5432/test";
+  const schema = `hostile_${randomUUID().replaceAll("-", "")}`;
+  let admin: pg.Client;
+  let server: TestServer;
+  let mcp: McpClient;
+  beforeAll(async () => {
+    admin = new pg.Client({ connectionString: DATABASE_URL });
+    await admin.connect();
+    await admin.query(`CREATE SCHEMA ${schema}`);
+    server = await startServer({
+      MEMORY_STORE: "postgres",
+      DATABASE_URL: `${DATABASE_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`,
+    });
+    mcp = await connectHttp(server.baseUrl, HEADERS);
+  });
+  afterAll(async () => {
+    await mcp.close();
+    await server.close();
+    await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    await admin.end();
+  });
+
+  const NUL_CASES: [string, string, unknown, string][] = [
+    ["StoreMemory", "StoreMemory", { memory_key: "k\u0000", summary: "s", content: "c" }, "memory_key"],
+    ["StoreMemory supersedes", "StoreMemory", { memory_key: "k", content: "c", supersedes: "old\u0007" }, "supersedes"],
+    ["GetMemoryDetail", "GetMemoryDetail", { memory_key: "k\u0000" }, "memory_key"],
+    ["DeleteMemory", "DeleteMemory", { memory_key: "k\u0000" }, "memory_key"],
+    ["DeleteMemory (a control character)", "DeleteMemory", { memory_key: "k\u001b[31m" }, "memory_key"],
+    [
+      "Handoff",
+      "Handoff",
+      { reason: "done", search_summary: "s", confidence: 0.5, relevant_memory_keys: ["ok", "k\u0000"] },
+      "relevant_memory_keys[1]",
+    ],
+  ];
+
+  it.each(NUL_CASES)(
+    "%s refuses a memory key holding NUL or a control character, naming the field",
+    async (_, rpc, body, field) => {
+      const answer = await unary(server, `${MEMRECALL}/${rpc}`, body);
+      expect(answer.status).toBe(400);
+      expect(answer.text).toContain("invalid_argument");
+      expect(answer.text).toContain(field);
+      expect(answer.text).toContain("control characters");
+    },
+  );
+
+  it("answers a failing statement with the trace id only, the server's words in the log", async () => {
+    expect((await unary(server, `${MEMRECALL}/StoreMemory`, { memory_key: "k1", content: "数据库配置" })).status).toBe(
+      200,
+    );
+    await admin.query(`DROP TABLE ${schema}.memories CASCADE`);
+    const answers = [
+      await unary(server, `${MEMRECALL}/GetMemoryDetail`, { memory_key: "k1" }),
+      await unary(server, `${MEMRECALL}/SearchMemories`, { query: "数据库配置", search_mode: "keyword" }),
+      await unary(server, `${MEMRECALL}/StoreMemory`, { memory_key: "k2", content: "c" }),
+      await unary(server, `${MEMRECALL}/DeleteMemory`, { memory_key: "k1" }),
+    ];
+    for (const answer of answers) {
+      expect(answer.text).toContain('"code":"internal"');
+      expect(answer.text).toContain(answer.traceId);
+      for (const said of [
+        "127.0.0.1",
+        "5432",
+        schema,
+        "does not exist",
+        "relation",
+        "SQLSTATE",
+        "42P01",
+        "SELECT",
+        "INSERT",
+      ])
+        expect(answer.text).not.toContain(said);
+      expect(logged(server, answer.traceId, "does not exist").length).toBeGreaterThan(0);
+    }
+    const viaMcp = await mcpText(mcp, "get_memory_detail", { memory_key: "k1" });
+    expect(viaMcp).toContain("INTERNAL");
+    for (const said of ["127.0.0.1", schema, "does not exist", "SQLSTATE"]) expect(viaMcp).not.toContain(said);
+  });
+});
