@@ -150,8 +150,10 @@ export class RedisSessionStore implements SessionStore {
       throw new ToolError({
         code: "unavailable",
         reason: "SESSION_STORE_UNAVAILABLE",
-        message: `the session store (Redis) did not answer: ${(err as Error).message}; retry shortly`,
+        message: "the session store (Redis) did not answer; retry shortly",
         metadata: { store: "redis" },
+        // Redis's own words can name its host and port: logged under the trace id, never answered.
+        privateDetail: (err as Error).message,
         hint: {
           message:
             "Retry the same call in a few seconds. If the session's schema is gone once the session store is back, call RetrieveSchema again in that session.",
