@@ -13,7 +13,13 @@ beforeAll(async () => {
 });
 afterAll(() => llm.close());
 
-const client = () => new LlmClient({ baseUrl: llm.baseUrl, apiKey: "sk-test", model: "test-model", timeoutMs: 300 });
+/**
+ * 300 ms where a test is about timeouts (the scripted answers wait 400-600 ms); otherwise long
+ * enough that a loaded machine's first request (a new connection, modules still loading) is not
+ * taken for a timeout and retried.
+ */
+const client = (timeoutMs = 5000) =>
+  new LlmClient({ baseUrl: llm.baseUrl, apiKey: "sk-test", model: "test-model", timeoutMs });
 /** The ToolError a client call failed with (test/helpers/rpc.ts `failure` is for RPCs, which fail with a ConnectError). */
 const toolError = (p: Promise<unknown>) =>
   p.then(
@@ -130,7 +136,7 @@ describe("LLM client (OpenAI-compatible chat completions)", () => {
   ] as [string, Reply[], Partial<ToolError>, number][])("%s", async (_what, replies, error, calls) => {
     llm.queue(...replies);
     const before = llm.requests.length;
-    const err = await toolError(client().complete(testContext(), [{ role: "user", content: "x" }]));
+    const err = await toolError(client(300).complete(testContext(), [{ role: "user", content: "x" }]));
     expect(err).toBeInstanceOf(ToolError);
     expect(err).toMatchObject(error);
     expect(llm.requests.length - before).toBe(calls);
@@ -138,7 +144,7 @@ describe("LLM client (OpenAI-compatible chat completions)", () => {
 
   it("retries a timeout", async () => {
     llm.queue({ delayMs: 600, content: "slow" }, { content: "fast" });
-    const out = await client().complete(testContext(), [{ role: "user", content: "x" }]);
+    const out = await client(300).complete(testContext(), [{ role: "user", content: "x" }]);
     expect(out).toMatchObject({ content: "fast", attempts: 2 });
   });
 
@@ -148,7 +154,7 @@ describe("LLM client (OpenAI-compatible chat completions)", () => {
     const reason = new Error("the caller went away");
     setTimeout(() => caller.abort(reason), 50);
     await expect(
-      client().complete(testContext({ signal: caller.signal }), [{ role: "user", content: "x" }]),
+      client(300).complete(testContext({ signal: caller.signal }), [{ role: "user", content: "x" }]),
     ).rejects.toBe(reason);
   });
 
@@ -157,7 +163,7 @@ describe("LLM client (OpenAI-compatible chat completions)", () => {
     const started = Date.now();
     const deadline = started + 150;
     const ctx = testContext({ remainingMs: () => deadline - Date.now() });
-    const err = await toolError(client().complete(ctx, [{ role: "user", content: "x" }]));
+    const err = await toolError(client(300).complete(ctx, [{ role: "user", content: "x" }]));
     expect(err).toBeInstanceOf(ToolError);
     expect(Date.now() - started).toBeLessThan(900);
   });
