@@ -17,6 +17,7 @@ import {
 } from "./config-fields";
 import type { HttpBackendOptions } from "./kn/http/http-backend";
 import type { AdmissionSettings } from "./server/admission";
+import type { ConnectionTimeouts } from "./server/listener";
 
 /**
  * Every setting of the service, read from the environment once at start-up,
@@ -46,6 +47,10 @@ export interface Config {
     shutdownGraceMs: number;
     /** Calls in progress at most, calls waiting at most, and how long one may wait (ADMISSION_*). */
     admission: AdmissionSettings;
+    /** JSON request bodies nested deeper than this are refused before they are parsed. */
+    jsonMaxDepth: number;
+    /** How long a connection may take to send what it must (HTTP_*_TIMEOUT_MS, HTTP2_IDLE_TIMEOUT_MS). */
+    timeouts: ConnectionTimeouts;
   };
   /** pino level. */
   logLevel: LogLevel;
@@ -132,6 +137,11 @@ const envSchema = z.object({
   ADMISSION_MAX_IN_FLIGHT: integer("ADMISSION_MAX_IN_FLIGHT", 1, 100_000).default(64),
   ADMISSION_MAX_QUEUED: integer("ADMISSION_MAX_QUEUED", 0, 1_000_000).default(1000),
   ADMISSION_MAX_WAIT_MS: integer("ADMISSION_MAX_WAIT_MS", 1, 600_000).default(1000),
+  HTTP_HEADERS_TIMEOUT_MS: integer("HTTP_HEADERS_TIMEOUT_MS", 100, 600_000).default(10_000),
+  HTTP_REQUEST_TIMEOUT_MS: integer("HTTP_REQUEST_TIMEOUT_MS", 100, 3_600_000).default(30_000),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: integer("HTTP_KEEP_ALIVE_TIMEOUT_MS", 100, 3_600_000).default(65_000),
+  HTTP2_IDLE_TIMEOUT_MS: integer("HTTP2_IDLE_TIMEOUT_MS", 100, 3_600_000).default(65_000),
+  JSON_MAX_DEPTH: integer("JSON_MAX_DEPTH", 8, 10_000).default(64),
   LOG_LEVEL: logLevel.default("info"),
   // knowledge
   ONTOLOGY_MANAGER_URL: httpUrl.optional(),
@@ -272,6 +282,14 @@ function serverSection(e: Env): Config["server"] {
       maxInFlight: e.ADMISSION_MAX_IN_FLIGHT,
       maxQueued: e.ADMISSION_MAX_QUEUED,
       maxWaitMs: e.ADMISSION_MAX_WAIT_MS,
+    },
+    jsonMaxDepth: e.JSON_MAX_DEPTH,
+    timeouts: {
+      // The whole request includes its headers: a longer headers timeout could never fire.
+      headersMs: Math.min(e.HTTP_HEADERS_TIMEOUT_MS, e.HTTP_REQUEST_TIMEOUT_MS),
+      requestMs: e.HTTP_REQUEST_TIMEOUT_MS,
+      keepAliveMs: e.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+      http2IdleMs: e.HTTP2_IDLE_TIMEOUT_MS,
     },
   };
 }

@@ -4,8 +4,7 @@ import type { CallContext, Caller } from "../core/call-context";
 import { ToolError } from "../errors/tool-error";
 import { callerFromHeaders, knIdFromHeaders } from "../server/caller";
 import type { HttpRoute } from "../server/http-routes";
-import { headersOf } from "../server/http-routes";
-import { readBody } from "../server/json-route";
+import { headersOf, refusalStatus } from "../server/http-routes";
 import type { NodeServerResponse } from "../server/node-types";
 import { traceIdFromHeaders } from "../server/trace";
 import { createMcpServer } from "./server";
@@ -31,22 +30,22 @@ export function mcpRoute(opts: {
   return {
     method: "POST",
     path: MCP_PATH,
-    async handle(req, res) {
+    jsonBody: { maxBytes: opts.maxBytes },
+    // Refused before any JSON-RPC message is read: a JSON-RPC error without an id, with the status the problem means.
+    renderRefusal: (err) => ({ status: refusalStatus(err), body: jsonRpcError(err.message) }),
+    async handle(req, res, body) {
       const started = performance.now();
       const headers = headersOf(req);
       const traceId = traceIdFromHeaders(headers);
       const log = opts.log.child({ trace_id: traceId, route: MCP_PATH });
       let caller: Caller;
       let headerKnId: string | undefined;
-      let body: Buffer;
       try {
         caller = callerFromHeaders(headers);
         headerKnId = knIdFromHeaders(headers);
-        body = await readBody(req, opts.maxBytes);
       } catch (err) {
         if (!(err instanceof ToolError)) throw err;
-        // Before any JSON-RPC message is read: a JSON-RPC error without an id, with the status the problem means.
-        const status = err.code === "resource_exhausted" ? 413 : 400;
+        const status = refusalStatus(err);
         writeJsonRpcError(res, status, err.message, traceId);
         log.info({ status, reason: err.reason }, "mcp request refused");
         return;
@@ -77,6 +76,7 @@ export function mcpRoute(opts: {
       try {
         await server.connect(transport);
         const answer = await transport.handleRequest(
+          // http-routes refused a malformed Host, so the URL is well-formed.
           new Request(`http://${headers.get("host") ?? "localhost"}${MCP_PATH}`, {
             method: "POST",
             headers,
@@ -143,8 +143,12 @@ async function streamTo(
   }
 }
 
+function jsonRpcError(message: string) {
+  return { jsonrpc: "2.0", id: null, error: { code: -32600, message } };
+}
+
 function writeJsonRpcError(res: NodeServerResponse, status: number, message: string, traceId: string): void {
-  const text = JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32600, message } });
+  const text = JSON.stringify(jsonRpcError(message));
   res.writeHead(status, {
     "content-type": "application/json",
     "content-length": String(Buffer.byteLength(text)),
