@@ -25,6 +25,11 @@ export const httpStatusOf: Record<ErrorCode, number> = {
   internal: 500,
 };
 
+/** The HTTP status of an error: httpStatusOf its code, except a body over READ_MAX_BYTES, 413 (429 would say "retry later"; the same body never fits). */
+export function httpStatusFor(err: ToolError): number {
+  return err.reason === REQUEST_TOO_LARGE ? 413 : httpStatusOf[err.code];
+}
+
 /** An answer written as text with its own content type (TOON, YAML) instead of JSON. */
 export class TextAnswer {
   constructor(
@@ -56,9 +61,7 @@ export interface JsonRouteOptions {
  * with the trace id only.
  */
 export function jsonRoute(opts: JsonRouteOptions): HttpRoute {
-  // Too large is not "retry later" (429): the same body will never fit.
-  const statusOf = (err: ToolError) =>
-    opts.statusOf?.(err) ?? (err.reason === REQUEST_TOO_LARGE ? 413 : httpStatusOf[err.code]);
+  const statusOf = (err: ToolError) => opts.statusOf?.(err) ?? httpStatusFor(err);
   return {
     method: "POST",
     path: opts.path,
