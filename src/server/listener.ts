@@ -69,6 +69,9 @@ export class Listener {
       // Node checks the two timeouts above this often (30 s by default): a tenth of the shorter one.
       connectionsCheckingInterval: Math.max(10, Math.min(1000, Math.floor(t.headersMs / 10))),
     });
+    // The h1 server never listens itself (the front server hands it connections), and Node starts
+    // the checks of headersTimeout and requestTimeout on 'listening': start them here.
+    this.h1.emit("listening");
     const handler = (req: NodeServerRequest, res: NodeServerResponse) => this.onRequest(req, res);
     this.h1.on("request", handler);
     this.h2.on("request", handler);
@@ -124,6 +127,8 @@ export class Listener {
   async shutdown(graceMs: number, abortInFlight: () => void): Promise<void> {
     this.closing = true;
     this.front.close();
+    // Stops the h1 server's timeout checks (it holds no listening socket).
+    this.h1.close();
     for (const res of this.h1Responses) if (!res.headersSent) res.setHeader("connection", "close");
     for (const session of this.sessions) session.close();
     for (const socket of this.sockets) {
