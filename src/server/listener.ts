@@ -62,13 +62,14 @@ export class Listener {
 
   constructor(private readonly opts: ListenerOptions) {
     const t = opts.timeouts;
-    this.h1 = http.createServer({
+    const h1Timeouts = {
       keepAliveTimeout: t.keepAliveMs,
       headersTimeout: t.headersMs,
       requestTimeout: t.requestMs,
       // Node checks the two timeouts above this often (30 s by default): a tenth of the shorter one.
       connectionsCheckingInterval: Math.max(10, Math.min(1000, Math.floor(t.headersMs / 10))),
-    });
+    };
+    this.h1 = http.createServer(h1Timeouts);
     // The h1 server never listens itself (the front server hands it connections), and Node starts
     // the checks of headersTimeout and requestTimeout on 'listening': start them here.
     this.h1.emit("listening");
@@ -78,6 +79,8 @@ export class Listener {
     this.h2.on("session", (s) => this.trackSession(s));
     if (opts.tls) {
       const secure = http2.createSecureServer({ cert: opts.tls.cert, key: opts.tls.key, allowHTTP1: true }, handler);
+      // Its HTTP/1.1 fallback reads these as the h1 server does (createSecureServer does not take them as options).
+      Object.assign(secure, h1Timeouts);
       secure.on("session", (s) => this.trackSession(s));
       secure.on("secureConnection", (socket: TLSSocket) => {
         if (socket.alpnProtocol === "h2") this.h2Sockets.add(socket);

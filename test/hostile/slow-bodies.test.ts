@@ -1,5 +1,10 @@
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
 import * as http2 from "node:http2";
 import * as net from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import * as tls from "node:tls";
 import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -270,5 +275,48 @@ describe("connection timeouts", () => {
     expect(performance.now() - started).toBeGreaterThan(SIM_LATENCY_MS);
     expect(res.status).toBe(200);
     expect(schema.sessionId).not.toBe("");
+  });
+});
+
+describe("connection timeouts with TLS", () => {
+  let dir: string;
+  let server: TestServer;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), "cl-slow-tls-"));
+    execFileSync(
+      "openssl",
+      ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost"].concat([
+        "-keyout",
+        join(dir, "key.pem"),
+        "-out",
+        join(dir, "cert.pem"),
+      ]),
+      { stdio: "ignore" },
+    );
+    server = await startServer({
+      TLS_CERT: join(dir, "cert.pem"),
+      TLS_KEY: join(dir, "key.pem"),
+      HTTP_HEADERS_TIMEOUT_MS: "500",
+      HTTP_REQUEST_TIMEOUT_MS: "1000",
+    });
+  });
+  afterAll(async () => {
+    await server?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("closes an HTTP/1.1-over-TLS connection whose headers stop half-way", async () => {
+    const socket = tls.connect({
+      port: server.port,
+      host: "127.0.0.1",
+      rejectUnauthorized: false,
+      ALPNProtocols: ["http/1.1"],
+    });
+    sockets.add(socket);
+    socket.on("error", () => undefined);
+    socket.on("data", () => undefined);
+    await new Promise((resolve) => socket.once("secureConnect", resolve));
+    socket.write("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n");
+    await closedWithin(socket, 4000);
   });
 });
