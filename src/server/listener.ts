@@ -96,10 +96,16 @@ export class Listener {
     }
     this.h1.on("clientError", (err: Error & { code?: string }, socket: net.Socket) => {
       opts.log.debug({ err }, "client connection error");
-      // As Node answers without a listener: 408 for a request not received in time, 400 for bad framing.
+      // As Node answers without a listener: 408 for a request not received in time, 431 for headers
+      // over the size limit, 400 for bad framing.
       const response = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage;
       if (socket.writable && !response?.headersSent) {
-        const status = err.code === "ERR_HTTP_REQUEST_TIMEOUT" ? "408 Request Timeout" : "400 Bad Request";
+        const status =
+          err.code === "ERR_HTTP_REQUEST_TIMEOUT"
+            ? "408 Request Timeout"
+            : err.code === "HPE_HEADER_OVERFLOW"
+              ? "431 Request Header Fields Too Large"
+              : "400 Bad Request";
         socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
       }
       socket.destroy();

@@ -179,3 +179,12 @@ describe("a malformed Host header", () => {
     expect(server.logs.filter((l) => (l.level ?? 0) >= 50)).toEqual([]);
   });
 });
+
+describe("bad framing", () => {
+  it("answers headers over Node's size limit 431 and garbage 400, and closes the connection", async () => {
+    const big = await raw(server.port, `GET /healthz HTTP/1.1\r\nHost: t\r\nx-big: ${"a".repeat(20_000)}\r\n\r\n`);
+    expect(big).toMatch(/^HTTP\/1\.1 431 /);
+    expect(await raw(server.port, "NOT HTTP AT ALL\r\n\r\n")).toMatch(/^HTTP\/1\.1 400 /);
+    expect((await fetch(`${server.baseUrl}/healthz`)).status).toBe(200);
+  });
+});
