@@ -5,8 +5,8 @@ import type { Admission } from "./admission";
 import type { Metrics } from "./metrics";
 import type { NodeHandler, NodeServerRequest, NodeServerResponse } from "./node-types";
 import {
+  type BodyRead,
   isClientGone,
-  JSON_TOO_DEEP,
   jsonDeeperThan,
   malformedHost,
   REQUEST_TOO_LARGE,
@@ -107,7 +107,7 @@ export function createHttpRoutes(opts: {
   /** The checked body of a route that takes one; undefined when the call was answered (refused) or the client left. */
   const bodyOf = async (route: HttpRoute, req: NodeServerRequest, res: NodeServerResponse) => {
     if (!route.jsonBody) return Buffer.alloc(0);
-    let read: Awaited<ReturnType<typeof readRequestBody>>;
+    let read: BodyRead;
     try {
       read = await readRequestBody(req, res, route.jsonBody.maxBytes);
     } catch (err) {
@@ -193,7 +193,7 @@ export function hostRefusal(host: string): ToolError {
  */
 export function refusalStatus(err: ToolError): number {
   if (err.reason === REQUEST_TOO_LARGE) return 413;
-  if (err.reason === JSON_TOO_DEEP || err.code === "invalid_argument") return 400;
+  if (err.code === "invalid_argument") return 400;
   return err.code === "resource_exhausted" ? 429 : 503;
 }
 
