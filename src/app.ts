@@ -70,8 +70,10 @@ export function createApp(config: Config, log: Logger, overrides: { backend?: Cl
       metrics,
       log,
       admission,
+      jsonMaxDepth: config.server.jsonMaxDepth,
       stopping: stopping.signal,
     }),
+    jsonMaxDepth: config.server.jsonMaxDepth,
     log,
   });
   const cors = createCors(config.server.corsAllowedOrigins);
@@ -85,6 +87,7 @@ export function createApp(config: Config, log: Logger, overrides: { backend?: Cl
       if (!cors(req, res)) authenticated(req, res);
     },
     tls: config.server.tls,
+    timeouts: config.server.timeouts,
     log,
   });
 

@@ -18,6 +18,7 @@ import {
 import type { HttpBackendOptions } from "./kn/http/http-backend";
 import type { AdmissionSettings } from "./server/admission";
 import { type AuthSettings, JWT_ALGORITHMS } from "./server/auth/settings";
+import type { ConnectionTimeouts } from "./server/listener";
 
 /**
  * Every setting of the service, read from the environment once at start-up,
@@ -50,6 +51,10 @@ export interface Config {
     shutdownGraceMs: number;
     /** Calls in progress at most, calls waiting at most, and how long one may wait (ADMISSION_*). */
     admission: AdmissionSettings;
+    /** JSON request bodies nested deeper than this are refused before they are parsed. */
+    jsonMaxDepth: number;
+    /** How long a connection may take to send what it must (HTTP_*_TIMEOUT_MS, HTTP2_IDLE_TIMEOUT_MS). */
+    timeouts: ConnectionTimeouts;
   };
   /** How a caller's identity is established (AUTH_MODE), and whether /metrics needs it. */
   auth: AuthSettings;
@@ -139,6 +144,11 @@ const envSchema = z.object({
   ADMISSION_MAX_IN_FLIGHT: integer("ADMISSION_MAX_IN_FLIGHT", 1, 100_000).default(64),
   ADMISSION_MAX_QUEUED: integer("ADMISSION_MAX_QUEUED", 0, 1_000_000).default(1000),
   ADMISSION_MAX_WAIT_MS: integer("ADMISSION_MAX_WAIT_MS", 1, 600_000).default(1000),
+  HTTP_HEADERS_TIMEOUT_MS: integer("HTTP_HEADERS_TIMEOUT_MS", 100, 600_000).default(10_000),
+  HTTP_REQUEST_TIMEOUT_MS: integer("HTTP_REQUEST_TIMEOUT_MS", 100, 3_600_000).default(30_000),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: integer("HTTP_KEEP_ALIVE_TIMEOUT_MS", 100, 3_600_000).default(65_000),
+  HTTP2_IDLE_TIMEOUT_MS: integer("HTTP2_IDLE_TIMEOUT_MS", 100, 3_600_000).default(65_000),
+  JSON_MAX_DEPTH: integer("JSON_MAX_DEPTH", 8, 10_000).default(64),
   LOG_LEVEL: logLevel.default("info"),
   // auth
   AUTH_MODE: z
@@ -311,6 +321,14 @@ function serverSection(e: Env): Config["server"] {
       maxInFlight: e.ADMISSION_MAX_IN_FLIGHT,
       maxQueued: e.ADMISSION_MAX_QUEUED,
       maxWaitMs: e.ADMISSION_MAX_WAIT_MS,
+    },
+    jsonMaxDepth: e.JSON_MAX_DEPTH,
+    timeouts: {
+      // The whole request includes its headers: a longer headers timeout could never fire.
+      headersMs: Math.min(e.HTTP_HEADERS_TIMEOUT_MS, e.HTTP_REQUEST_TIMEOUT_MS),
+      requestMs: e.HTTP_REQUEST_TIMEOUT_MS,
+      keepAliveMs: e.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+      http2IdleMs: e.HTTP2_IDLE_TIMEOUT_MS,
     },
   };
 }

@@ -35,6 +35,8 @@ describe("loadConfig", () => {
       compressMinBytes: 64 * 1024,
       shutdownGraceMs: 10_000,
       admission: { maxInFlight: 64, maxQueued: 1000, maxWaitMs: 1000 },
+      jsonMaxDepth: 64,
+      timeouts: { headersMs: 10_000, requestMs: 30_000, keepAliveMs: 65_000, http2IdleMs: 65_000 },
     });
     expect(c.logLevel).toBe("info");
     expect(c.knowledge).toEqual({ kind: "embedded", bundlePaths: [DEFAULT_BUNDLE], timeZone: "Asia/Shanghai" });
@@ -75,6 +77,11 @@ describe("loadConfig", () => {
       ADMISSION_MAX_IN_FLIGHT: "8",
       ADMISSION_MAX_QUEUED: "0",
       ADMISSION_MAX_WAIT_MS: "250",
+      HTTP_HEADERS_TIMEOUT_MS: "3000",
+      HTTP_REQUEST_TIMEOUT_MS: "2000",
+      HTTP_KEEP_ALIVE_TIMEOUT_MS: "5000",
+      HTTP2_IDLE_TIMEOUT_MS: "7000",
+      JSON_MAX_DEPTH: "16",
       UPSTREAM_ID_SPELLING: "old",
       KEYWORD_CANDIDATE_LIMIT: "20",
       KEYWORD_NEIGHBOR_CONCURRENCY: "2",
@@ -124,6 +131,9 @@ describe("loadConfig", () => {
         compressMinBytes: 0,
         shutdownGraceMs: 0,
         admission: { maxInFlight: 8, maxQueued: 0, maxWaitMs: 250 },
+        jsonMaxDepth: 16,
+        // The headers timeout is capped by the request timeout.
+        timeouts: { headersMs: 2000, requestMs: 2000, keepAliveMs: 5000, http2IdleMs: 7000 },
       },
       logLevel: "warn",
       knowledge: {

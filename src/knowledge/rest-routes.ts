@@ -7,7 +7,7 @@ import {
 import { invalidArgument, type ToolError } from "../errors/tool-error";
 import { parseOrThrow } from "../errors/validation";
 import type { HttpRoute } from "../server/http-routes";
-import { httpStatusOf, type JsonRouteOptions, jsonRoute } from "../server/json-route";
+import { httpStatusFor, type JsonRouteOptions, jsonRoute } from "../server/json-route";
 import type { KnowledgeDeps } from "./deps";
 import { keywordContextResponse, schemaResponse } from "./encode";
 import { keywordContextInput } from "./keyword-context/input";
@@ -146,7 +146,7 @@ function knowledgeError(err: ToolError, traceId: string) {
   const { message, suggestion, ...extra } = err.detail;
   return {
     error: err.message,
-    status_code: httpStatusOf[err.code],
+    status_code: httpStatusFor(err),
     detail: {
       message: message ?? err.message,
       ...((suggestion ?? err.hint?.message) ? { suggestion: suggestion ?? err.hint!.message } : {}),

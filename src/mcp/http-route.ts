@@ -5,8 +5,8 @@ import { ToolError } from "../errors/tool-error";
 import { authenticatedCaller, challengeHeaders } from "../server/auth";
 import { knIdFromHeaders } from "../server/caller";
 import type { HttpRoute } from "../server/http-routes";
-import { headersOf } from "../server/http-routes";
-import { httpStatusOf, readBody } from "../server/json-route";
+import { headersOf, refusalStatus } from "../server/http-routes";
+import { httpStatusOf } from "../server/json-route";
 import type { NodeServerResponse } from "../server/node-types";
 import { traceIdFromHeaders } from "../server/trace";
 import { createMcpServer } from "./server";
@@ -32,22 +32,24 @@ export function mcpRoute(opts: {
   return {
     method: "POST",
     path: MCP_PATH,
-    async handle(req, res) {
+    jsonBody: { maxBytes: opts.maxBytes },
+    // Refused before any JSON-RPC message is read: a JSON-RPC error without an id, with the status the problem means.
+    renderRefusal: (err) => ({ status: refusalStatus(err), body: jsonRpcError(err.message) }),
+    async handle(req, res, body) {
       const started = performance.now();
       const headers = headersOf(req);
       const traceId = traceIdFromHeaders(headers);
       const log = opts.log.child({ trace_id: traceId, route: MCP_PATH });
       let caller: Caller;
       let headerKnId: string | undefined;
-      let body: Buffer;
       try {
         caller = authenticatedCaller(req);
         headerKnId = knIdFromHeaders(headers);
-        body = await readBody(req, opts.maxBytes);
       } catch (err) {
         if (!(err instanceof ToolError)) throw err;
-        // Before any JSON-RPC message is read: a JSON-RPC error without an id, with the status the problem means.
-        const status = err.code === "resource_exhausted" ? 413 : httpStatusOf[err.code];
+        // Before any JSON-RPC message is read (the caller or its x-kn-id refused): a JSON-RPC error
+        // without an id, with the status the problem means.
+        const status = httpStatusOf[err.code];
         const message = err.hint ? `${err.message}. ${err.hint.message}` : err.message;
         writeJsonRpcError(res, status, message, traceId, challengeHeaders(err));
         log.info({ status, reason: err.reason }, "mcp request refused");
@@ -79,6 +81,7 @@ export function mcpRoute(opts: {
       try {
         await server.connect(transport);
         const answer = await transport.handleRequest(
+          // http-routes refused a malformed Host, so the URL is well-formed.
           new Request(`http://${headers.get("host") ?? "localhost"}${MCP_PATH}`, {
             method: "POST",
             headers,
@@ -145,6 +148,10 @@ async function streamTo(
   }
 }
 
+function jsonRpcError(message: string) {
+  return { jsonrpc: "2.0", id: null, error: { code: -32600, message } };
+}
+
 function writeJsonRpcError(
   res: NodeServerResponse,
   status: number,
@@ -152,7 +159,7 @@ function writeJsonRpcError(
   traceId: string,
   headers: Record<string, string> = {},
 ): void {
-  const text = JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32600, message } });
+  const text = JSON.stringify(jsonRpcError(message));
   res.writeHead(status, {
     "content-type": "application/json",
     "content-length": String(Buffer.byteLength(text)),

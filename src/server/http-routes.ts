@@ -4,20 +4,40 @@ import { ToolError } from "../errors/tool-error";
 import type { Admission } from "./admission";
 import type { Metrics } from "./metrics";
 import type { NodeHandler, NodeServerRequest, NodeServerResponse } from "./node-types";
+import {
+  type BodyRead,
+  isClientGone,
+  jsonDeeperThan,
+  malformedHost,
+  REQUEST_TOO_LARGE,
+  readRequestBody,
+  tooDeep,
+} from "./request-body";
 import { traceIdFromHeaders } from "./trace";
 
 /** A plain HTTP route on the RPC port: probes, metrics, the REST aliases of the specs. */
 export interface HttpRoute {
   method: "GET" | "POST";
   path: string;
-  handle(req: NodeServerRequest, res: NodeServerResponse): void | Promise<void>;
+  /**
+   * The route takes a JSON body of at most this many bytes. It is read whole
+   * (and its nesting checked) before the call waits for a slot, and handed to
+   * `handle`; a route without it reads no body.
+   */
+  jsonBody?: { maxBytes: number };
+  /** The route's work; `body` is the request body when the route takes one (jsonBody), else empty. */
+  handle(req: NodeServerRequest, res: NodeServerResponse, body: Buffer): void | Promise<void>;
   /**
    * Answered at once even when the server is at its limit of calls in
    * progress: probes and metrics, which must tell an overloaded server from a
    * dead one. Every other route waits its turn like an RPC.
    */
   unqueued?: boolean;
-  /** The status and body of a refusal (overloaded, shutting down) in the route's own error shape; a plain JSON body when absent. */
+  /**
+   * The status and body of a refusal before the route runs (body too large or
+   * too deep, malformed Host, overloaded, shutting down) in the route's own
+   * error shape; a plain JSON body with the status of refusalStatus when absent.
+   */
   renderRefusal?(err: ToolError, traceId: string): { status: number; body: unknown };
 }
 
@@ -53,13 +73,16 @@ export function headersOf(req: NodeServerRequest): Headers {
  * naming what exists) otherwise. Each answer is counted in /metrics. A route
  * that is not `unqueued` runs only once `admission` gives it a slot, as RPCs
  * do; refused, it answers 429 with Retry-After (503 when the server stops
- * while it waits).
+ * while it waits). A route's body is read and checked (size, nesting) before
+ * it asks for a slot: a slow sender never holds one.
  */
 export function createHttpRoutes(opts: {
   routes: readonly HttpRoute[];
   metrics: Metrics;
   log: Logger;
   admission: Admission;
+  /** JSON bodies nested deeper than this are refused (JSON_MAX_DEPTH). */
+  jsonMaxDepth: number;
   /** Aborted when the server shuts down past its grace period: a route still waiting for a slot is refused. */
   stopping: AbortSignal;
 }): NodeHandler {
@@ -71,14 +94,35 @@ export function createHttpRoutes(opts: {
   }
   const known = [...byPath.keys()].sort();
 
-  const run = (route: HttpRoute, path: string, req: NodeServerRequest, res: NodeServerResponse) =>
+  const run = (route: HttpRoute, path: string, req: NodeServerRequest, res: NodeServerResponse, body: Buffer) =>
     Promise.resolve()
-      .then(() => route.handle(req, res))
+      .then(() => route.handle(req, res, body))
       .catch((err: unknown) => {
-        opts.log.error({ err, path }, "http route failed");
-        if (!res.headersSent) sendJson(res, 500, { error: "internal error" });
+        if (isClientGone(err) || res.destroyed) opts.log.debug({ err, path }, "http route: the client went away");
+        else opts.log.error({ err, path }, "http route failed");
+        if (!res.headersSent && !res.destroyed) sendJson(res, 500, { error: "internal error" });
         else res.destroy();
       });
+
+  /** The checked body of a route that takes one; undefined when the call was answered (refused) or the client left. */
+  const bodyOf = async (route: HttpRoute, req: NodeServerRequest, res: NodeServerResponse) => {
+    if (!route.jsonBody) return Buffer.alloc(0);
+    let read: BodyRead;
+    try {
+      read = await readRequestBody(req, res, route.jsonBody.maxBytes);
+    } catch (err) {
+      opts.log.debug({ err, path: route.path }, "the client went away while sending its body");
+      return undefined;
+    }
+    const problem =
+      read.problem ??
+      (jsonDeeperThan(read.body.toString("utf8"), opts.jsonMaxDepth) ? tooDeep(opts.jsonMaxDepth) : undefined);
+    if (problem) {
+      refuse(route, req, res, problem);
+      return undefined;
+    }
+    return read.body;
+  };
 
   return (req, res) => {
     const path = (req.url ?? "/").split("?", 1)[0] ?? "/";
@@ -104,24 +148,53 @@ export function createHttpRoutes(opts: {
       );
       return;
     }
+    const badHost = malformedHost(req);
+    if (badHost !== undefined) {
+      refuse(route, req, res, hostRefusal(badHost));
+      return;
+    }
     if (route.unqueued) {
-      void run(route, path, req, res);
+      void run(route, path, req, res, Buffer.alloc(0));
       return;
     }
     const gone = new AbortController();
     res.once("close", () => gone.abort(new ToolError({ code: "cancelled", reason: "CANCELLED", message: "gone" })));
-    opts.admission.enter(AbortSignal.any([gone.signal, opts.stopping])).then(
-      (release) => {
-        res.once("close", release);
-        if (res.destroyed) release();
-        void run(route, path, req, res);
-      },
-      (reason: unknown) => {
-        if (gone.signal.aborted || res.headersSent) return;
-        refuse(route, req, res, reason);
-      },
-    );
+    void bodyOf(route, req, res).then((body) => {
+      if (body === undefined) return;
+      opts.admission.enter(AbortSignal.any([gone.signal, opts.stopping])).then(
+        (release) => {
+          res.once("close", release);
+          if (res.destroyed) release();
+          void run(route, path, req, res, body);
+        },
+        (reason: unknown) => {
+          if (gone.signal.aborted || res.headersSent) return;
+          refuse(route, req, res, reason);
+        },
+      );
+    });
   };
+}
+
+/** The refusal of a Host header no URL can be built from. */
+export function hostRefusal(host: string): ToolError {
+  return new ToolError({
+    code: "invalid_argument",
+    reason: "MALFORMED_HOST",
+    message: `the Host header ${JSON.stringify(host)} is not a host name or address with an optional port`,
+    violations: [{ field: "host", description: "not host[:port]" }],
+  });
+}
+
+/**
+ * The HTTP status of a refusal before a route runs: 413 for a body over
+ * READ_MAX_BYTES, 400 for a bad request (too deep, malformed Host), 429 when
+ * overloaded, 503 when shutting down.
+ */
+export function refusalStatus(err: ToolError): number {
+  if (err.reason === REQUEST_TOO_LARGE) return 413;
+  if (err.code === "invalid_argument") return 400;
+  return err.code === "resource_exhausted" ? 429 : 503;
 }
 
 /** Answers a call that did not get a slot: overloaded (429, Retry-After) or the server stopping (503). */
@@ -138,7 +211,7 @@ function refuse(route: HttpRoute, req: NodeServerRequest, res: NodeServerRespons
   const headers: Record<string, string> = { "x-trace-id": traceId };
   if (err.retryAfterMs !== undefined) headers["retry-after"] = retryAfterSeconds(err.retryAfterMs);
   const rendered = route.renderRefusal?.(err, traceId) ?? {
-    status: err.code === "resource_exhausted" ? 429 : 503,
+    status: refusalStatus(err),
     body: { error: err.message, code: err.code, reason: err.reason, trace_id: traceId },
   };
   sendJson(res, rendered.status, rendered.body, headers);

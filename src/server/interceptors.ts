@@ -120,6 +120,12 @@ export function callInterceptor(deps: { log: Logger; metrics: Metrics }): Interc
 export function admissionInterceptor(admission: Admission): Interceptor {
   return (next) => async (req) => {
     if (toolingServices.has(req.service.typeName)) return next(req);
+    // A server stream's one request message is read before the slot, as unary ones are by the framework: a slow sender holds no slot.
+    if (req.stream && req.method.methodKind === "server_streaming") {
+      const messages: unknown[] = [];
+      for await (const m of req.message) messages.push(m);
+      req = { ...req, message: replay(messages) } as typeof req;
+    }
     const release = await admission.enter(req.signal);
     try {
       const res = await next(req);
@@ -133,6 +139,10 @@ export function admissionInterceptor(admission: Admission): Interceptor {
       throw err;
     }
   };
+}
+
+async function* replay<T>(messages: readonly T[]): AsyncIterable<T> {
+  yield* messages;
 }
 
 async function* releasingAtEnd<T>(messages: AsyncIterable<T>, release: Release): AsyncIterable<T> {

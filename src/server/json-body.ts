@@ -1,6 +1,7 @@
 import { type DescField, type DescMessage, fromJson, type JsonValue } from "@bufbuild/protobuf";
 import { type FieldViolation, ToolError } from "../errors/tool-error";
-import type { NodeServerRequest } from "./node-types";
+import type { NodeServerRequest, NodeServerResponse } from "./node-types";
+import { jsonDeeperThan, readRequestBody, tooDeep } from "./request-body";
 
 /** Messages whose JSON form is free-form or not an object of fields. */
 const opaqueJsonTypes = new Set([
@@ -19,31 +20,22 @@ const opaqueJsonTypes = new Set([
  * request: INVALID_ARGUMENT with a field violation per unknown or mistyped
  * field (naming the valid fields), through the interceptor that logs, counts
  * and adds the trace id. The framework would answer such bodies without any
- * detail. Returns the parsed body, or the error to raise.
+ * detail. The body is read whole before the call takes an admission slot; one
+ * over `maxBytes` is RESOURCE_EXHAUSTED (answered before the rest arrives),
+ * one nested deeper than `maxDepth` INVALID_ARGUMENT (before any parsing).
+ * Returns the parsed body, or the error to raise; rejects when the client
+ * goes away first.
  */
 export async function readUnaryJson(
   req: NodeServerRequest,
+  res: NodeServerResponse,
   input: DescMessage,
-  maxBytes: number,
+  limits: { maxBytes: number; maxDepth: number },
 ): Promise<{ body: JsonValue; problem?: ToolError }> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > maxBytes) {
-      return {
-        body: {},
-        problem: new ToolError({
-          code: "resource_exhausted",
-          reason: "REQUEST_TOO_LARGE",
-          message: `the request body is larger than ${maxBytes} bytes (READ_MAX_BYTES)`,
-          hint: { message: "Send less data in one call, for example fewer items or shorter texts." },
-        }),
-      };
-    }
-    chunks.push(chunk);
-  }
-  const text = Buffer.concat(chunks).toString("utf8");
+  const read = await readRequestBody(req, res, limits.maxBytes);
+  if (read.problem) return { body: {}, problem: read.problem };
+  const text = read.body.toString("utf8");
+  if (jsonDeeperThan(text, limits.maxDepth)) return { body: {}, problem: tooDeep(limits.maxDepth) };
   let body: JsonValue;
   try {
     body = text.trim() === "" ? {} : (JSON.parse(text) as JsonValue);

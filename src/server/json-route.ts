@@ -6,6 +6,7 @@ import { authenticatedCaller, challengeHeaders } from "./auth";
 import { knIdFromHeaders } from "./caller";
 import { type HttpRoute, headersOf, sendJson } from "./http-routes";
 import type { NodeServerRequest, NodeServerResponse } from "./node-types";
+import { REQUEST_TOO_LARGE } from "./request-body";
 import { traceIdFromHeaders } from "./trace";
 
 /** The HTTP status a JSON route answers for each error code. */
@@ -25,6 +26,11 @@ export const httpStatusOf: Record<ErrorCode, number> = {
   internal: 500,
 };
 
+/** The HTTP status of an error: httpStatusOf its code, except a body over READ_MAX_BYTES, 413 (429 would say "retry later"; the same body never fits). */
+export function httpStatusFor(err: ToolError): number {
+  return err.reason === REQUEST_TOO_LARGE ? 413 : httpStatusOf[err.code];
+}
+
 /** An answer written as text with its own content type (TOON, YAML) instead of JSON. */
 export class TextAnswer {
   constructor(
@@ -36,6 +42,7 @@ export class TextAnswer {
 export interface JsonRouteOptions {
   path: string;
   log: Logger;
+  /** The largest body taken, bytes (READ_MAX_BYTES): read before the call waits for a slot (http-routes.ts). */
   maxBytes: number;
   /** Aborted when the server shuts down past its grace period. */
   stopping: AbortSignal;
@@ -55,12 +62,13 @@ export interface JsonRouteOptions {
  * with the trace id only.
  */
 export function jsonRoute(opts: JsonRouteOptions): HttpRoute {
-  const statusOf = (err: ToolError) => opts.statusOf?.(err) ?? httpStatusOf[err.code];
+  const statusOf = (err: ToolError) => opts.statusOf?.(err) ?? httpStatusFor(err);
   return {
     method: "POST",
     path: opts.path,
+    jsonBody: { maxBytes: opts.maxBytes },
     renderRefusal: (err, traceId) => ({ status: statusOf(err), body: opts.renderError(err, traceId) }),
-    async handle(req, res) {
+    async handle(req, res, raw) {
       const started = performance.now();
       const headers = headersOf(req);
       const traceId = traceIdFromHeaders(headers);
@@ -85,7 +93,7 @@ export function jsonRoute(opts: JsonRouteOptions): HttpRoute {
           signal: AbortSignal.any([gone.signal, opts.stopping]),
           remainingMs: () => undefined,
         };
-        const body = await readJson(req, opts.maxBytes);
+        const body = parseJson(req, raw);
         const query = new URL(req.url ?? "/", "http://localhost").searchParams;
         const answer = await opts.handle(body, ctx, query);
         if (answer instanceof TextAnswer) sendText(res, answer, traceId);
@@ -112,7 +120,7 @@ export function jsonRoute(opts: JsonRouteOptions): HttpRoute {
   };
 }
 
-async function readJson(req: NodeServerRequest, maxBytes: number): Promise<unknown> {
+function parseJson(req: NodeServerRequest, raw: Buffer): unknown {
   const type = String(req.headers["content-type"] ?? "").trim();
   // No content-type means JSON (spec kn-search-proxy: Content-Type 可选, 默认 application/json).
   if (type !== "" && !/^application\/json(;|$)/i.test(type)) {
@@ -123,9 +131,8 @@ async function readJson(req: NodeServerRequest, maxBytes: number): Promise<unkno
       hint: { message: "Send content-type: application/json (or no content-type) with a JSON body." },
     });
   }
-  const body = await readBody(req, maxBytes);
   try {
-    return JSON.parse(body.toString("utf8") || "null");
+    return JSON.parse(raw.toString("utf8") || "null");
   } catch (err) {
     throw new ToolError({
       code: "invalid_argument",
@@ -134,24 +141,6 @@ async function readJson(req: NodeServerRequest, maxBytes: number): Promise<unkno
       violations: [{ field: "request", description: "not valid JSON" }],
     });
   }
-}
-
-/** The request body, refused (RESOURCE_EXHAUSTED REQUEST_TOO_LARGE) past maxBytes without reading the rest into memory. */
-export async function readBody(req: NodeServerRequest, maxBytes: number): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > maxBytes) {
-      throw new ToolError({
-        code: "resource_exhausted",
-        reason: "REQUEST_TOO_LARGE",
-        message: `the request body is larger than ${maxBytes} bytes`,
-      });
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
 }
 
 function sendText(res: NodeServerResponse, answer: TextAnswer, traceId: string): void {

@@ -8,17 +8,26 @@ import type { NodeHandler, NodeServerRequest, NodeServerResponse } from "./node-
 
 /** The first bytes of every HTTP/2 connection (RFC 9113 §3.4). */
 const H2_PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", "latin1");
-/** A connection that sends nothing this long is dropped before it is routed. */
-const SNIFF_TIMEOUT_MS = 30_000;
-/** Longer than the idle timeout of common load balancers (60 s), so they close first. */
-const KEEP_ALIVE_TIMEOUT_MS = 65_000;
 /** After the grace period and the abort, how long responses get to flush before sockets are cut. */
 const FLUSH_AFTER_ABORT_MS = 1_000;
+
+/** How long a connection may take to send what it must, ms (the HTTP_*_TIMEOUT_MS settings). */
+export interface ConnectionTimeouts {
+  /** The first bytes and a request's headers; an HTTP/2 connection's first stream. */
+  headersMs: number;
+  /** A request whole, headers and body; the answer is not bound by it. */
+  requestMs: number;
+  /** An idle HTTP/1.1 keep-alive connection. */
+  keepAliveMs: number;
+  /** An HTTP/2 connection with no open stream. */
+  http2IdleMs: number;
+}
 
 export interface ListenerOptions {
   handler: NodeHandler;
   /** With `clientCa`, every client is asked for a certificate checked against it, and let in either way (src/server/auth reads the verdict). */
   tls: { cert: Buffer; key: Buffer; clientCa?: Buffer } | undefined;
+  timeouts: ConnectionTimeouts;
   log: Logger;
 }
 
@@ -31,13 +40,16 @@ export interface ListenerOptions {
  * Shutdown is graceful: stop accepting, GOAWAY to HTTP/2 sessions, close idle
  * HTTP/1.1 connections and the busy ones after their response, wait up to the
  * grace period, then abort what still runs and cut what is left.
+ *
+ * Slow or silent clients are cut by the timeouts: a connection that sends no
+ * headers, a request body that does not arrive whole in time (HTTP/1.1 408;
+ * HTTP/2 stream reset), idle keep-alive connections and HTTP/2 sessions with
+ * no open stream. Answers are never cut: a long stream or a slow upstream
+ * call runs as long as its own deadline allows.
  */
 export class Listener {
   private readonly front: net.Server;
-  private readonly h1 = http.createServer({
-    keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
-    headersTimeout: KEEP_ALIVE_TIMEOUT_MS + 1000,
-  });
+  private readonly h1: http.Server;
   private readonly h2 = http2.createServer();
   private readonly sockets = new Set<net.Socket>();
   private readonly h2Sockets = new WeakSet<net.Socket>();
@@ -50,6 +62,18 @@ export class Listener {
   private readonly allClosedWaiters = new Set<() => void>();
 
   constructor(private readonly opts: ListenerOptions) {
+    const t = opts.timeouts;
+    const h1Timeouts = {
+      keepAliveTimeout: t.keepAliveMs,
+      headersTimeout: t.headersMs,
+      requestTimeout: t.requestMs,
+      // Node checks the two timeouts above this often (30 s by default): a tenth of the shorter one.
+      connectionsCheckingInterval: Math.max(10, Math.min(1000, Math.floor(t.headersMs / 10))),
+    };
+    this.h1 = http.createServer(h1Timeouts);
+    // The h1 server never listens itself (the front server hands it connections), and Node starts
+    // the checks of headersTimeout and requestTimeout on 'listening': start them here.
+    this.h1.emit("listening");
     const handler = (req: NodeServerRequest, res: NodeServerResponse) => this.onRequest(req, res);
     this.h1.on("request", handler);
     this.h2.on("request", handler);
@@ -58,6 +82,8 @@ export class Listener {
       const { cert, key, clientCa } = opts.tls;
       const clientCerts = clientCa ? { requestCert: true, rejectUnauthorized: false, ca: clientCa } : {};
       const secure = http2.createSecureServer({ cert, key, allowHTTP1: true, ...clientCerts }, handler);
+      // Its HTTP/1.1 fallback reads these as the h1 server does (createSecureServer does not take them as options).
+      Object.assign(secure, h1Timeouts);
       secure.on("session", (s) => this.trackSession(s));
       secure.on("secureConnection", (socket: TLSSocket) => {
         if (socket.alpnProtocol === "h2") this.h2Sockets.add(socket);
@@ -71,7 +97,23 @@ export class Listener {
         this.sniff(socket);
       });
     }
-    for (const server of [this.h1, this.h2, this.front]) {
+    this.h1.on("clientError", (err: Error & { code?: string }, socket: net.Socket) => {
+      opts.log.debug({ err }, "client connection error");
+      // As Node answers without a listener: 408 for a request not received in time, 431 for headers
+      // over the size limit, 400 for bad framing.
+      const response = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+      if (socket.writable && !response?.headersSent) {
+        const status =
+          err.code === "ERR_HTTP_REQUEST_TIMEOUT"
+            ? "408 Request Timeout"
+            : err.code === "HPE_HEADER_OVERFLOW"
+              ? "431 Request Header Fields Too Large"
+              : "400 Bad Request";
+        socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+      }
+      socket.destroy();
+    });
+    for (const server of [this.h2, this.front]) {
       server.on("clientError", (err: Error, socket: net.Socket) => {
         opts.log.debug({ err }, "client connection error");
         socket.destroy();
@@ -97,6 +139,8 @@ export class Listener {
   async shutdown(graceMs: number, abortInFlight: () => void): Promise<void> {
     this.closing = true;
     this.front.close();
+    // Stops the h1 server's timeout checks (it holds no listening socket).
+    this.h1.close();
     for (const res of this.h1Responses) if (!res.headersSent) res.setHeader("connection", "close");
     for (const session of this.sessions) session.close();
     for (const socket of this.sockets) {
@@ -111,7 +155,8 @@ export class Listener {
   }
 
   private onRequest(req: NodeServerRequest, res: NodeServerResponse): void {
-    if (req.httpVersionMajor < 2) {
+    if ("stream" in req) this.limitBodyTime(req);
+    else {
       const socket = req.socket;
       this.busy.set(socket, (this.busy.get(socket) ?? 0) + 1);
       this.h1Responses.add(res);
@@ -126,9 +171,27 @@ export class Listener {
     this.opts.handler(req, res);
   }
 
+  /**
+   * HTTP/2's counterpart of the HTTP/1.1 request timeout: a stream whose
+   * body has not arrived whole in time is reset (CANCEL), so its call ends
+   * before it took a slot. The answer is not timed.
+   */
+  private limitBodyTime(req: http2.Http2ServerRequest): void {
+    if (req.complete) return;
+    const timer = setTimeout(() => {
+      if (req.complete || req.stream.destroyed) return;
+      this.opts.log.debug({ path: req.url }, "request body not received in time: stream reset");
+      req.stream.close(http2.constants.NGHTTP2_CANCEL);
+    }, this.opts.timeouts.requestMs);
+    timer.unref();
+    const clear = () => clearTimeout(timer);
+    req.once("end", clear);
+    req.stream.once("close", clear);
+  }
+
   private sniff(socket: net.Socket): void {
     let head: Buffer = Buffer.alloc(0);
-    socket.setTimeout(SNIFF_TIMEOUT_MS, () => socket.destroy());
+    socket.setTimeout(this.opts.timeouts.headersMs, () => socket.destroy());
     const onData = (chunk: Buffer) => {
       head = head.length === 0 ? chunk : Buffer.concat([head, chunk]);
       const n = Math.min(head.length, H2_PREFACE.length);
@@ -163,11 +226,37 @@ export class Listener {
     });
   }
 
+  /**
+   * Follows a session until it closes, and closes it (GOAWAY) once it has had
+   * no open stream for HTTP2_IDLE_TIMEOUT_MS, or opened none within the
+   * headers timeout (a client that sent SETTINGS and nothing else).
+   */
   private trackSession(session: http2.Http2Session): void {
     this.sessions.add(session);
-    session.once("close", () => this.sessions.delete(session));
     session.on("error", (err) => this.opts.log.debug({ err }, "http/2 session error"));
     if (this.closing) session.close();
+    let open = 0;
+    let timer: NodeJS.Timeout | undefined;
+    const idleAfter = (ms: number) => {
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        if (open === 0 && !session.closed) session.close();
+      }, ms);
+      timer.unref();
+    };
+    idleAfter(this.opts.timeouts.headersMs);
+    session.on("stream", (stream: http2.ServerHttp2Stream) => {
+      open++;
+      clearTimeout(timer);
+      stream.once("close", () => {
+        open--;
+        if (open === 0) idleAfter(this.opts.timeouts.http2IdleMs);
+      });
+    });
+    session.once("close", () => {
+      clearTimeout(timer);
+      this.sessions.delete(session);
+    });
   }
 
   private allClosedWithin(ms: number): Promise<boolean> {

@@ -15,10 +15,11 @@ import {
 } from "@connectrpc/connect-node";
 import type { Logger } from "pino";
 import { authResultOf } from "./auth";
-import { sendJson } from "./http-routes";
+import { hostRefusal, sendJson } from "./http-routes";
 import { kAuthResult, kRequestProblem } from "./interceptors";
 import { readUnaryJson } from "./json-body";
 import type { NodeHandler, NodeServerRequest, NodeServerResponse } from "./node-types";
+import { isClientGone, malformedHost } from "./request-body";
 
 const RPC_PATH = /^\/[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)+\/[A-Za-z_]\w*$/;
 
@@ -36,6 +37,8 @@ export function createRpcHandler(opts: {
   routes: (router: ConnectRouter) => void;
   routerOptions: ConnectRouterOptions & { readMaxBytes: number };
   fallback: NodeHandler;
+  /** Connect JSON bodies nested deeper than this are refused (JSON_MAX_DEPTH). */
+  jsonMaxDepth: number;
   log: Logger;
 }): NodeHandler {
   const router = createConnectRouter({
@@ -49,6 +52,12 @@ export function createRpcHandler(opts: {
   return (req: NodeServerRequest, res: NodeServerResponse) => {
     const path = (req.url ?? "").split("?", 1)[0] ?? "";
     const handler = byPath.get(path);
+    const badHost = handler ? malformedHost(req) : undefined;
+    if (badHost !== undefined) {
+      // connect-node builds the call's URL from the Host: answer before it throws.
+      sendJson(res, 400, { error: hostRefusal(badHost).message });
+      return;
+    }
     if (!handler) {
       if (req.method === "POST" && RPC_PATH.test(path)) {
         sendJson(res, 404, {
@@ -89,7 +98,10 @@ export function createRpcHandler(opts: {
       /^application\/json(;|$)/i.test(contentType) &&
       !["gzip", "br", "deflate"].includes(String(req.headers["content-encoding"] ?? "").toLowerCase());
     const body = checkJson
-      ? readUnaryJson(req, handler.method.input, opts.routerOptions.readMaxBytes).then(({ body, problem }) => {
+      ? readUnaryJson(req, res, handler.method.input, {
+          maxBytes: opts.routerOptions.readMaxBytes,
+          maxDepth: opts.jsonMaxDepth,
+        }).then(({ body, problem }) => {
           if (problem) contextValues.set(kRequestProblem, problem);
           return body;
         })
@@ -98,12 +110,13 @@ export function createRpcHandler(opts: {
       .then((parsed) => handler(universalRequestFromNodeRequest(req, res, parsed, contextValues)))
       .then((uRes) => universalResponseToNodeResponse(uRes, res))
       .catch((reason: unknown) => {
+        const rpc = `${handler.service.typeName}/${handler.method.name}`;
         // The client went away: nothing to answer and nothing wrong with us.
-        if (ConnectError.from(reason).code === Code.Aborted) return;
-        opts.log.warn(
-          { err: reason, rpc: `${handler.service.typeName}/${handler.method.name}` },
-          "could not write the rpc response",
-        );
+        if (isClientGone(reason) || res.destroyed || ConnectError.from(reason).code === Code.Aborted) {
+          opts.log.debug({ err: reason, rpc }, "the client went away before the rpc was answered");
+          return;
+        }
+        opts.log.warn({ err: reason, rpc }, "could not write the rpc response");
         if (!res.headersSent) res.destroy();
       });
   };

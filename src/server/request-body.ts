@@ -1,0 +1,158 @@
+import * as http2 from "node:http2";
+import { ToolError } from "../errors/tool-error";
+import type { NodeServerRequest, NodeServerResponse } from "./node-types";
+
+/** The reason of a body over READ_MAX_BYTES: answered 413 on plain routes, RESOURCE_EXHAUSTED on RPCs. */
+export const REQUEST_TOO_LARGE = "REQUEST_TOO_LARGE";
+/** The reason of a JSON body nested deeper than JSON_MAX_DEPTH. */
+export const JSON_TOO_DEEP = "JSON_TOO_DEEP";
+
+/** What reading a body gave: the bytes, or why they are refused. */
+export type BodyRead = { body: Buffer; problem?: undefined } | { body?: undefined; problem: ToolError };
+
+/**
+ * Reads a request body whole, before the call takes an admission slot, so a
+ * slow sender holds a socket and not a slot (the listener's request timeout
+ * ends it). Past `maxBytes` it stops keeping the bytes and resolves with
+ * REQUEST_TOO_LARGE; the rest of the body is discarded as it comes (not
+ * left unread, which resets an HTTP/1.1 connection before the answer is
+ * read) and the connection or stream is closed once the answer is written.
+ * Rejects when the client goes away first (see isClientGone).
+ */
+export function readRequestBody(req: NodeServerRequest, res: NodeServerResponse, maxBytes: number): Promise<BodyRead> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const done = () => {
+      req.off("data", onData);
+      req.off("end", onEnd);
+      req.off("error", onError);
+      req.off("aborted", onAborted);
+      res.off("close", onClose);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= maxBytes) {
+        chunks.push(chunk);
+        return;
+      }
+      done();
+      // Keep reading (and dropping) so the client can read the answer.
+      req.on("data", () => undefined);
+      req.on("error", () => undefined);
+      closeAfterAnswer(req, res);
+      resolve({ problem: tooLarge(maxBytes) });
+    };
+    const onEnd = () => {
+      done();
+      resolve({ body: Buffer.concat(chunks) });
+    };
+    const onError = (err: Error) => {
+      done();
+      reject(err);
+    };
+    const onAborted = () => onError(Object.assign(new Error("the client aborted the request"), { code: "ECONNRESET" }));
+    const onClose = () => {
+      if (!req.complete) onAborted();
+    };
+    req.on("data", onData);
+    req.once("end", onEnd);
+    req.once("error", onError);
+    req.once("aborted", onAborted);
+    res.once("close", onClose);
+  });
+}
+
+/** The refusal of a body over maxBytes, naming the setting. */
+export function tooLarge(maxBytes: number): ToolError {
+  return new ToolError({
+    code: "resource_exhausted",
+    reason: REQUEST_TOO_LARGE,
+    message: `the request body is larger than ${maxBytes} bytes (READ_MAX_BYTES)`,
+    metadata: { limit_bytes: String(maxBytes) },
+    hint: { message: "Send less data in one call, for example fewer items or shorter texts." },
+  });
+}
+
+/**
+ * After the answer, ends a request whose body was not read to its end:
+ * HTTP/1.1 closes the connection (its next request would start mid-body);
+ * HTTP/2 resets the stream with NO_ERROR, which asks the client to stop
+ * sending (RFC 9113 §8.1).
+ */
+export function closeAfterAnswer(req: NodeServerRequest, res: NodeServerResponse): void {
+  if ("stream" in req) {
+    res.once("finish", () => {
+      if (!req.complete && !req.stream.destroyed) req.stream.close(http2.constants.NGHTTP2_NO_ERROR);
+    });
+    return;
+  }
+  if (!res.headersSent) res.setHeader("connection", "close");
+}
+
+/**
+ * Whether a JSON text nests arrays and objects deeper than `maxDepth`,
+ * counted on the text itself (brackets outside strings), so a hostile body
+ * is refused before any parser or validator recurses into it.
+ */
+export function jsonDeeperThan(text: string, maxDepth: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) {
+      inString = true;
+    } else if (c === 0x5b || c === 0x7b) {
+      if (++depth > maxDepth) return true;
+    } else if (c === 0x5d || c === 0x7d) {
+      depth--;
+    }
+  }
+  return false;
+}
+
+/** The refusal of a JSON body nested deeper than maxDepth, naming the setting. */
+export function tooDeep(maxDepth: number): ToolError {
+  return new ToolError({
+    code: "invalid_argument",
+    reason: JSON_TOO_DEEP,
+    message: `the JSON body nests arrays or objects deeper than ${maxDepth} levels (JSON_MAX_DEPTH)`,
+    metadata: { limit_depth: String(maxDepth) },
+    violations: [{ field: "request", description: `nested deeper than ${maxDepth} levels` }],
+    hint: { message: `Flatten the data so no value nests more than ${maxDepth} levels deep.` },
+  });
+}
+
+/**
+ * True for the ways a client going away shows up on the server (reset,
+ * aborted body, stream closed early): not our failure, logged at debug.
+ */
+export function isClientGone(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return (
+    code === "ECONNRESET" ||
+    code === "EPIPE" ||
+    code === "ECONNABORTED" ||
+    code === "ERR_STREAM_PREMATURE_CLOSE" ||
+    code === "ERR_STREAM_DESTROYED" ||
+    code === "ERR_HTTP2_STREAM_ERROR" ||
+    code === "ERR_HTTP2_INVALID_STREAM" ||
+    code === "ERR_STREAM_WRITE_AFTER_END"
+  );
+}
+
+/**
+ * The Host (HTTP/1.1) or :authority (HTTP/2) when it is not a host name or
+ * address with an optional port, which no URL can be built from; undefined
+ * when it is well-formed or absent (Node refuses an HTTP/1.1 request without one).
+ */
+export function malformedHost(req: NodeServerRequest): string | undefined {
+  const host = "authority" in req ? req.authority : req.headers.host;
+  if (host === undefined || host === "") return undefined;
+  return HOST.test(host) ? undefined : host;
+}
+
+const HOST = /^(?:[A-Za-z0-9._~!$&'()*+,;=-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
