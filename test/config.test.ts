@@ -34,7 +34,12 @@ describe("loadConfig", () => {
       admission: { maxInFlight: 64, maxQueued: 1000, maxWaitMs: 1000 },
     });
     expect(c.logLevel).toBe("info");
-    expect(c.knowledge).toEqual({ kind: "embedded", bundlePaths: [DEFAULT_BUNDLE], timeZone: "Asia/Shanghai" });
+    expect(c.knowledge).toEqual({
+      kind: "embedded",
+      bundlePaths: [DEFAULT_BUNDLE],
+      timeZone: "Asia/Shanghai",
+      scanBudget: 20_000_000,
+    });
     expect(c.memrecall).toMatchObject({
       store: { kind: "sqlite", path: "./data/memories.sqlite" },
       maxContextWindow: 200,

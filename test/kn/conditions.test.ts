@@ -4,6 +4,7 @@ import { ToolError } from "../../src/errors/tool-error";
 import { evaluateCondition } from "../../src/kn/embedded/conditions";
 import { EmbeddedBackend } from "../../src/kn/embedded/engine";
 import { ObjectStore } from "../../src/kn/embedded/object-store";
+import { ScanBudget } from "../../src/kn/embedded/scan-budget";
 import {
   type Condition,
   type DataProperty,
@@ -73,8 +74,11 @@ const store = new ObjectStore(type, [
 
 const LN4 = Math.log(4);
 
-function select(condition: Condition | undefined): { ids: number[]; scores: Record<number, number> } {
-  const m = evaluateCondition(store, condition);
+/** A budget without a caller: the conditions of these tests are small. */
+const budget = () => ScanBudget.unlimited(type.id);
+
+async function select(condition: Condition | undefined): Promise<{ ids: number[]; scores: Record<number, number> }> {
+  const m = await evaluateCondition(store, condition, budget());
   const id = (i: number) => store.rows[i]!.id as number;
   return { ids: m.rows.map(id), scores: Object.fromEntries([...m.scores].map(([i, s]) => [id(i), s])) };
 }
@@ -230,12 +234,12 @@ describe("evaluateCondition: one row per leaf operation", () => {
       ids: [1, 3],
     },
   ];
-  it.each(rows)("$name", ({ condition, ids }) => {
-    expect(select(condition).ids).toEqual(ids);
+  it.each(rows)("$name", async ({ condition, ids }) => {
+    expect((await select(condition)).ids).toEqual(ids);
   });
 
-  it("selects every row without a condition", () => {
-    expect(select(undefined)).toEqual({ ids: [1, 2, 3, 4, 5], scores: {} });
+  it("selects every row without a condition", async () => {
+    expect(await select(undefined)).toEqual({ ids: [1, 2, 3, 4, 5], scores: {} });
   });
 });
 
@@ -331,8 +335,8 @@ describe("evaluateCondition: and / or", () => {
       scores: {},
     },
   ];
-  it.each(rows)("$name", ({ condition, ids, scores }) => {
-    const out = select(condition);
+  it.each(rows)("$name", async ({ condition, ids, scores }) => {
+    const out = await select(condition);
     expect(out.ids).toEqual(ids);
     if (scores) {
       expect(Object.keys(out.scores)).toEqual(Object.keys(scores));
@@ -452,10 +456,10 @@ describe("evaluateCondition: INVALID_ARGUMENT", () => {
       ],
     },
   ];
-  it.each(rows)("$name", ({ condition, violations }) => {
+  it.each(rows)("$name", async ({ condition, violations }) => {
     let error: unknown;
     try {
-      evaluateCondition(store, condition);
+      await evaluateCondition(store, condition, budget());
     } catch (err) {
       error = err;
     }
@@ -468,15 +472,16 @@ describe("evaluateCondition: INVALID_ARGUMENT", () => {
     expect(e.message).toContain("invalid condition on object type drug");
   });
 
-  it("names the path below the one it is given", () => {
+  it("names the path below the one it is given", async () => {
     // Conditions inside a subgraph path are checked with their own prefix.
-    expect(() =>
+    await expect(
       evaluateCondition(
         store,
         { operation: "==", field: "price", value: 1 },
+        budget(),
         "relation_type_paths[0].object_types[1].condition",
       ),
-    ).toThrow(
+    ).rejects.toThrow(
       expect.objectContaining({
         violations: [expect.objectContaining({ field: "relation_type_paths[0].object_types[1].condition.field" })],
       }),
