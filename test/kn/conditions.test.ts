@@ -489,6 +489,83 @@ describe("evaluateCondition: INVALID_ARGUMENT", () => {
   });
 });
 
+describe("evaluateCondition: conditions that cannot run away", () => {
+  const refusal = async (condition: Condition, b = budget()) => {
+    try {
+      await evaluateCondition(store, condition, b);
+    } catch (err) {
+      expect(err).toBeInstanceOf(ToolError);
+      return err as ToolError;
+    }
+    throw new Error("the condition was not refused");
+  };
+
+  it("refuses 20,000 leaves before compiling any, naming the limit", async () => {
+    const leaf: Condition = { operation: "regex", field: "code", value: "(\\w)\\1" };
+    const groups = Array.from({ length: 200 }, () => ({
+      operation: "or" as const,
+      sub_conditions: Array(100).fill(leaf),
+    }));
+    const e = await refusal({ operation: "or", sub_conditions: groups });
+    // Not one leaf was compiled: the regex every leaf holds would have been a violation of its own.
+    expect(e.violations).toEqual([
+      { field: "condition", description: expect.stringContaining("more than 10000 leaf conditions") },
+    ]);
+  });
+
+  it("refuses a condition nested 100,000 deep without overflowing the stack", async () => {
+    let deep: Condition = { operation: "exist", field: "name" };
+    for (let i = 0; i < 100_000; i++) deep = { operation: "and", sub_conditions: [deep] };
+    const e = await refusal(deep);
+    expect(e.violations[0]!.description).toContain("more than 32 deep");
+  });
+
+  it("charges a scan before running it: past the budget, RESOURCE_EXHAUSTED with what to narrow", async () => {
+    // 5 rows × 3 leaves: 15 row checks.
+    const three: Condition = {
+      operation: "and",
+      sub_conditions: [
+        { operation: "exist", field: "name" },
+        { operation: "!=", field: "category", value: "x" },
+        { operation: "not_exist", field: "status" },
+      ],
+    };
+    const e = await refusal(three, new ScanBudget(14, undefined, type.id));
+    expect({ code: e.code, reason: e.reason }).toEqual({ code: "resource_exhausted", reason: "SCAN_BUDGET_EXCEEDED" });
+    expect(e.hint?.message).toContain("indexed leaf");
+    await expect(evaluateCondition(store, three, new ScanBudget(15, undefined, type.id))).resolves.toMatchObject({
+      rows: [2],
+    });
+  });
+
+  it("checks only the rows an indexed leaf leaves, even when the tests sit in a nested group", async () => {
+    // == picks two rows; the nested and's two tests then check those two rows only: 2 + 2 × 2 = 6 units.
+    const narrowed: Condition = {
+      operation: "and",
+      sub_conditions: [
+        { operation: "==", field: "category", value: "药品" },
+        {
+          operation: "and",
+          sub_conditions: [
+            { operation: "exist", field: "name" },
+            { operation: "!=", field: "dose", value: 7 },
+          ],
+        },
+      ],
+    };
+    await expect(evaluateCondition(store, narrowed, new ScanBudget(6, undefined, type.id))).resolves.toMatchObject({
+      rows: [0, 1],
+    });
+  });
+
+  it("ends a scan at the caller's deadline with DEADLINE_EXCEEDED saying what to narrow", async () => {
+    const ended = { signal: new AbortController().signal, remainingMs: () => 0 };
+    const e = await refusal({ operation: "exist", field: "name" }, new ScanBudget(1000, ended, type.id));
+    expect({ code: e.code, reason: e.reason }).toEqual({ code: "deadline_exceeded", reason: "SCAN_DEADLINE_EXCEEDED" });
+    expect(e.hint?.message).toContain("Or allow the call more time");
+  });
+});
+
 describe("queries the engine takes as they are", () => {
   const leaf = { operation: "like", field: "name", value: "阿莫西林", value_from: "const" };
   const canonical: { name: string; query: unknown }[] = [

@@ -205,9 +205,25 @@ function compile(
       compile(store, sub, `${path}.sub_conditions[${i}]`, violations, budget),
     );
     if (parts.length === 0) return c.operation === "and" ? ALWAYS : NEVER;
-    return { kind: c.operation, parts };
+    return group(c.operation, parts);
   }
   return compileLeaf(store, c, path, violations, budget);
+}
+
+/**
+ * An and/or of compiled parts, shaped so that tests run only on the rows
+ * they must: an and inside an and is one and (its tests then check only
+ * what the outer lookups left), and a group of tests alone is one test, so
+ * that inside an and it too checks only those rows instead of scanning all.
+ */
+function group(op: "and" | "or", given: Plan[]): Plan {
+  const parts = given.flatMap((p) => (p.kind === op ? p.parts : [p]));
+  if (!parts.every((p): p is TestPlan => p.kind === "test")) return { kind: op, parts };
+  const tests = parts;
+  const units = tests.reduce((n, t) => n + t.units, 0);
+  return op === "and"
+    ? testPlan((i) => tests.every((t) => t.test(i)), units)
+    : testPlan((i) => tests.some((t) => t.test(i)), units);
 }
 
 function compileLeaf(
