@@ -5,7 +5,7 @@ import { measureTree } from "../../core/tree-size";
 import { type FieldViolation, ToolError } from "../../errors/tool-error";
 import { embedLocally, LOCAL_EMBEDDING_DIMENSIONS } from "../../upstream/local-embedder";
 import { type Condition, isLogical, type LeafCondition } from "../types";
-import { compareValues, intersectSorted, type ObjectStore, valueKey } from "./object-store";
+import { compareValues, type IndexNeed, intersectSorted, type ObjectStore, valueKey } from "./object-store";
 import { SCAN_CHUNK, type ScanBudget } from "./scan-budget";
 
 /** Rows that satisfy a condition, ascending, with a `_score` for those a text or vector match scored. */
@@ -80,7 +80,10 @@ export async function evaluateCondition(
   path = "condition",
 ): Promise<Matches> {
   if (condition === undefined) return { rows: allRows(store), scores: new Map() };
-  return run(store, compileCondition(store, condition, budget, path), budget);
+  const plan = compileCondition(store, condition, budget, path);
+  // Indexes are built on first use, here, pausing as a scan does: on a large store that takes seconds.
+  await store.prepare(indexNeeds(store, condition), () => budget.pause());
+  return run(store, plan, budget);
 }
 
 /** The condition compiled, or INVALID_ARGUMENT (INVALID_CONDITION) listing its problems. */
@@ -118,6 +121,47 @@ function invalidCondition(store: ObjectStore, violations: FieldViolation[]): Too
       message: "Use only data properties of the object type and the condition_operations each property lists.",
     },
   });
+}
+
+/** The indexes the leaves of a (compiled, so valid) condition read. */
+function indexNeeds(store: ObjectStore, condition: Condition): IndexNeed[] {
+  const needs: IndexNeed[] = [];
+  const stack: Condition[] = [condition];
+  const fieldsOf = (c: LeafCondition): string[] => {
+    const named = c.operation === "multi_match" ? (c.fields ?? ["*"]) : c.field === undefined ? [] : [c.field];
+    if (!named.includes("*")) return named;
+    return store.type.data_properties.map((p) => p.name).filter((n) => store.operationsOf(n).has(c.operation));
+  };
+  while (stack.length > 0) {
+    const c = stack.pop()!;
+    if (isLogical(c)) {
+      stack.push(...c.sub_conditions);
+      continue;
+    }
+    if (c.field === "__id") continue;
+    const kinds: IndexNeed["kind"][] = (() => {
+      switch (c.operation) {
+        case "==":
+        case "in":
+          return ["exact"];
+        case "like":
+          return ["grams"];
+        case "not_like":
+          return ["texts"];
+        case "match":
+        case "multi_match":
+          return ["tokens"];
+        case "match_phrase":
+          return ["tokens", "texts"];
+        case "knn":
+          return ["vectors"];
+        default:
+          return [];
+      }
+    })();
+    for (const property of fieldsOf(c)) for (const kind of kinds) needs.push({ property, kind });
+  }
+  return needs;
 }
 
 function allRows(store: ObjectStore): number[] {
@@ -301,8 +345,12 @@ function compileLeaf(
     case "not_like": {
       if (typeof value !== "string") return violation(violations, path, "value", "not_like needs a string value");
       const needle = normalizeText(value);
-      const texts = store.normalizedTexts(field);
-      return testPlan((i) => texts[i] !== undefined && !texts[i]!.includes(needle));
+      // Read when the scan starts, not when compiling: prepare builds the texts first, pausing.
+      let texts: readonly (string | undefined)[] | undefined;
+      return testPlan((i) => {
+        texts ??= store.normalizedTexts(field);
+        return texts[i] !== undefined && !texts[i]!.includes(needle);
+      });
     }
     case ">":
     case ">=":
