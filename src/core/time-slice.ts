@@ -5,8 +5,8 @@
  * the whole work. Only code already on an async path can use it.
  */
 
-/** How long work runs before it lets the event loop run: well under what a health check may take (100 ms). */
-export const DEFAULT_SLICE_MS = 10;
+/** How long work runs before it lets the event loop run: a health check needs a few turns of the loop, each waiting up to one slice, and must answer within 100 ms. */
+export const DEFAULT_SLICE_MS = 5;
 
 /** Resolves after the event loop has handled what was waiting (I/O, timers), via setImmediate. */
 export function yieldToEventLoop(): Promise<void> {

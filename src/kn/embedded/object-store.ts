@@ -166,12 +166,15 @@ export class ObjectStore {
       if (need.kind === "grams") await this.prepare([{ property: need.property, kind: "texts" }], pause);
       if (this.built(need)) continue;
       const key = `${need.kind} ${need.property}`;
-      let pending = this.pending.get(key);
-      if (!pending) {
-        pending = this.runBuild(need, pause).finally(() => this.pending.delete(key));
-        this.pending.set(key, pending);
+      const shared = this.pending.get(key);
+      if (shared) {
+        // Another call's build ended with that call (its deadline, its cancel): then build it here.
+        await shared.catch(() => (this.built(need) ? undefined : this.runBuild(need, pause)));
+        continue;
       }
-      await pending;
+      const own = this.runBuild(need, pause).finally(() => this.pending.delete(key));
+      this.pending.set(key, own);
+      await own;
     }
   }
 
