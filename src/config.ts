@@ -15,6 +15,7 @@ import {
   readEnv,
   timeZone,
 } from "./config-fields";
+import { DEFAULT_SCAN_BUDGET } from "./kn/embedded/scan-budget";
 import type { HttpBackendOptions } from "./kn/http/http-backend";
 import type { AdmissionSettings } from "./server/admission";
 import { type AuthSettings, JWT_ALGORITHMS } from "./server/auth/settings";
@@ -123,6 +124,8 @@ export type KnowledgeSource =
       bundlePaths: string[];
       /** Time zone of metric calendar buckets. */
       timeZone: string;
+      /** Row checks one call may make (rows scanned × condition leaves). */
+      scanBudget: number;
     };
 
 const origin = z.string().refine((o) => o === "*" || /^https?:\/\/[^/\s]+$/.test(o), {
@@ -186,6 +189,7 @@ const envSchema = z.object({
   UPSTREAM_ID_SPELLING: z.enum(["new", "old"]).default("new"),
   KN_BUNDLE: bundles.optional(),
   EMBEDDED_TIMEZONE: timeZone("EMBEDDED_TIMEZONE").default("Asia/Shanghai"),
+  EMBEDDED_SCAN_BUDGET: integer("EMBEDDED_SCAN_BUDGET", 1000, 1_000_000_000_000).default(DEFAULT_SCAN_BUDGET),
   // keywordContext
   KEYWORD_CANDIDATE_LIMIT: integer("KEYWORD_CANDIDATE_LIMIT", 10, 10_000).default(200),
   KEYWORD_NEIGHBOR_CONCURRENCY: integer("KEYWORD_NEIGHBOR_CONCURRENCY", 1, 64).default(4),
@@ -409,7 +413,12 @@ function authSection(e: Env): AuthSettings {
 
 function knowledgeSource(e: Env): KnowledgeSource {
   if (e.ONTOLOGY_MANAGER_URL === undefined || e.ONTOLOGY_QUERY_URL === undefined) {
-    return { kind: "embedded", bundlePaths: e.KN_BUNDLE ?? [DEFAULT_BUNDLE], timeZone: e.EMBEDDED_TIMEZONE };
+    return {
+      kind: "embedded",
+      bundlePaths: e.KN_BUNDLE ?? [DEFAULT_BUNDLE],
+      timeZone: e.EMBEDDED_TIMEZONE,
+      scanBudget: e.EMBEDDED_SCAN_BUDGET,
+    };
   }
   return {
     kind: "http",

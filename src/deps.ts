@@ -184,7 +184,10 @@ export function createKnowledgeBackend(source: KnowledgeSource, log: Logger): Cl
     return createHttpBackend(source);
   }
   const started = performance.now();
-  const engine = EmbeddedBackend.fromFiles(source.bundlePaths, { timeZone: source.timeZone });
+  const engine = EmbeddedBackend.fromFiles(source.bundlePaths, {
+    timeZone: source.timeZone,
+    scanBudget: source.scanBudget,
+  });
   log.info(
     { bundles: source.bundlePaths, instances: engine.stats(), ms: Math.round(performance.now() - started) },
     "knowledge networks: the embedded engine over KN bundles",

@@ -39,7 +39,12 @@ describe("loadConfig", () => {
       timeouts: { headersMs: 10_000, requestMs: 30_000, keepAliveMs: 65_000, http2IdleMs: 65_000 },
     });
     expect(c.logLevel).toBe("info");
-    expect(c.knowledge).toEqual({ kind: "embedded", bundlePaths: [DEFAULT_BUNDLE], timeZone: "Asia/Shanghai" });
+    expect(c.knowledge).toEqual({
+      kind: "embedded",
+      bundlePaths: [DEFAULT_BUNDLE],
+      timeZone: "Asia/Shanghai",
+      scanBudget: 20_000_000,
+    });
     expect(c.memrecall).toMatchObject({
       store: { kind: "sqlite", path: "./data/memories.sqlite" },
       maxContextWindow: 200,

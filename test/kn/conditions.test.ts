@@ -4,6 +4,7 @@ import { ToolError } from "../../src/errors/tool-error";
 import { evaluateCondition } from "../../src/kn/embedded/conditions";
 import { EmbeddedBackend } from "../../src/kn/embedded/engine";
 import { ObjectStore } from "../../src/kn/embedded/object-store";
+import { ScanBudget } from "../../src/kn/embedded/scan-budget";
 import {
   type Condition,
   type DataProperty,
@@ -73,8 +74,11 @@ const store = new ObjectStore(type, [
 
 const LN4 = Math.log(4);
 
-function select(condition: Condition | undefined): { ids: number[]; scores: Record<number, number> } {
-  const m = evaluateCondition(store, condition);
+/** A budget without a caller: the conditions of these tests are small. */
+const budget = () => ScanBudget.unlimited(type.id);
+
+async function select(condition: Condition | undefined): Promise<{ ids: number[]; scores: Record<number, number> }> {
+  const m = await evaluateCondition(store, condition, budget());
   const id = (i: number) => store.rows[i]!.id as number;
   return { ids: m.rows.map(id), scores: Object.fromEntries([...m.scores].map(([i, s]) => [id(i), s])) };
 }
@@ -230,12 +234,12 @@ describe("evaluateCondition: one row per leaf operation", () => {
       ids: [1, 3],
     },
   ];
-  it.each(rows)("$name", ({ condition, ids }) => {
-    expect(select(condition).ids).toEqual(ids);
+  it.each(rows)("$name", async ({ condition, ids }) => {
+    expect((await select(condition)).ids).toEqual(ids);
   });
 
-  it("selects every row without a condition", () => {
-    expect(select(undefined)).toEqual({ ids: [1, 2, 3, 4, 5], scores: {} });
+  it("selects every row without a condition", async () => {
+    expect(await select(undefined)).toEqual({ ids: [1, 2, 3, 4, 5], scores: {} });
   });
 });
 
@@ -331,8 +335,8 @@ describe("evaluateCondition: and / or", () => {
       scores: {},
     },
   ];
-  it.each(rows)("$name", ({ condition, ids, scores }) => {
-    const out = select(condition);
+  it.each(rows)("$name", async ({ condition, ids, scores }) => {
+    const out = await select(condition);
     expect(out.ids).toEqual(ids);
     if (scores) {
       expect(Object.keys(out.scores)).toEqual(Object.keys(scores));
@@ -452,10 +456,10 @@ describe("evaluateCondition: INVALID_ARGUMENT", () => {
       ],
     },
   ];
-  it.each(rows)("$name", ({ condition, violations }) => {
+  it.each(rows)("$name", async ({ condition, violations }) => {
     let error: unknown;
     try {
-      evaluateCondition(store, condition);
+      await evaluateCondition(store, condition, budget());
     } catch (err) {
       error = err;
     }
@@ -468,19 +472,97 @@ describe("evaluateCondition: INVALID_ARGUMENT", () => {
     expect(e.message).toContain("invalid condition on object type drug");
   });
 
-  it("names the path below the one it is given", () => {
+  it("names the path below the one it is given", async () => {
     // Conditions inside a subgraph path are checked with their own prefix.
-    expect(() =>
+    await expect(
       evaluateCondition(
         store,
         { operation: "==", field: "price", value: 1 },
+        budget(),
         "relation_type_paths[0].object_types[1].condition",
       ),
-    ).toThrow(
+    ).rejects.toThrow(
       expect.objectContaining({
         violations: [expect.objectContaining({ field: "relation_type_paths[0].object_types[1].condition.field" })],
       }),
     );
+  });
+});
+
+describe("evaluateCondition: conditions that cannot run away", () => {
+  const refusal = async (condition: Condition, b = budget()) => {
+    try {
+      await evaluateCondition(store, condition, b);
+    } catch (err) {
+      expect(err).toBeInstanceOf(ToolError);
+      return err as ToolError;
+    }
+    throw new Error("the condition was not refused");
+  };
+
+  it("refuses 20,000 leaves before compiling any, naming the limit", async () => {
+    const leaf: Condition = { operation: "regex", field: "code", value: "(\\w)\\1" };
+    const groups = Array.from({ length: 200 }, () => ({
+      operation: "or" as const,
+      sub_conditions: Array(100).fill(leaf),
+    }));
+    const e = await refusal({ operation: "or", sub_conditions: groups });
+    // Not one leaf was compiled: the regex every leaf holds would have been a violation of its own.
+    expect(e.violations).toEqual([
+      { field: "condition", description: expect.stringContaining("more than 10000 leaf conditions") },
+    ]);
+  });
+
+  it("refuses a condition nested 100,000 deep without overflowing the stack", async () => {
+    let deep: Condition = { operation: "exist", field: "name" };
+    for (let i = 0; i < 100_000; i++) deep = { operation: "and", sub_conditions: [deep] };
+    const e = await refusal(deep);
+    expect(e.violations[0]!.description).toContain("more than 32 deep");
+  });
+
+  it("charges a scan before running it: past the budget, RESOURCE_EXHAUSTED with what to narrow", async () => {
+    // 5 rows × 3 leaves: 15 row checks.
+    const three: Condition = {
+      operation: "and",
+      sub_conditions: [
+        { operation: "exist", field: "name" },
+        { operation: "!=", field: "category", value: "x" },
+        { operation: "not_exist", field: "status" },
+      ],
+    };
+    const e = await refusal(three, new ScanBudget(14, undefined, type.id));
+    expect({ code: e.code, reason: e.reason }).toEqual({ code: "resource_exhausted", reason: "SCAN_BUDGET_EXCEEDED" });
+    expect(e.hint?.message).toContain("indexed leaf");
+    await expect(evaluateCondition(store, three, new ScanBudget(15, undefined, type.id))).resolves.toMatchObject({
+      rows: [2],
+    });
+  });
+
+  it("checks only the rows an indexed leaf leaves, even when the tests sit in a nested group", async () => {
+    // == picks two rows; the nested and's two tests then check those two rows only: 2 + 2 × 2 = 6 units.
+    const narrowed: Condition = {
+      operation: "and",
+      sub_conditions: [
+        { operation: "==", field: "category", value: "药品" },
+        {
+          operation: "and",
+          sub_conditions: [
+            { operation: "exist", field: "name" },
+            { operation: "!=", field: "dose", value: 7 },
+          ],
+        },
+      ],
+    };
+    await expect(evaluateCondition(store, narrowed, new ScanBudget(6, undefined, type.id))).resolves.toMatchObject({
+      rows: [0, 1],
+    });
+  });
+
+  it("ends a scan at the caller's deadline with DEADLINE_EXCEEDED saying what to narrow", async () => {
+    const ended = { signal: new AbortController().signal, remainingMs: () => 0 };
+    const e = await refusal({ operation: "exist", field: "name" }, new ScanBudget(1000, ended, type.id));
+    expect({ code: e.code, reason: e.reason }).toEqual({ code: "deadline_exceeded", reason: "SCAN_DEADLINE_EXCEEDED" });
+    expect(e.hint?.message).toContain("Or allow the call more time");
   });
 });
 

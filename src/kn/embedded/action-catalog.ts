@@ -4,8 +4,9 @@ import { segment } from "../../upstream/path-ids";
 import type { ActionQueryResult, InstantiatedAction, McpToolDefinition, ToolBoxTool } from "../actions";
 import type { InstanceIdentity } from "../types";
 import { type Bundle, BundleError } from "./bundle";
-import { evaluateCondition } from "./conditions";
+import { compileCondition, evaluateCondition } from "./conditions";
 import type { ObjectStore } from "./object-store";
+import { ScanBudget } from "./scan-budget";
 
 type BundleActionType = Bundle["action_types"][number];
 
@@ -19,32 +20,36 @@ const MAX_ACTIONS = 1000;
  * properties, constants) and those left to the caller (inputs).
  */
 export class ActionCatalog {
-  private readonly types: Map<string, { action: BundleActionType; applies: Set<number> | undefined }>;
+  private readonly types: Map<string, BundleActionType>;
+  /** The instances each action type's condition selects, worked out on first use (undefined: no condition). */
+  private readonly applying = new Map<string, Promise<Set<number> | undefined>>();
 
   constructor(
     bundle: Bundle,
     private readonly stores: ReadonlyMap<string, ObjectStore>,
     source: string,
   ) {
-    this.types = new Map(
-      bundle.action_types.map((action) => {
-        const store = stores.get(action.object_type_id)!;
-        let applies: Set<number> | undefined;
-        if (action.condition) {
-          try {
-            applies = new Set(evaluateCondition(store, action.condition, `action type ${action.id}: condition`).rows);
-          } catch (err) {
-            throw new BundleError(`KN bundle ${source}: ${(err as Error).message}`);
-          }
-        }
-        return [action.id, { action, applies }];
-      }),
-    );
+    // A bundle whose conditions do not fit its object types is refused at start-up; they run on first use.
+    for (const action of bundle.action_types) {
+      if (!action.condition) continue;
+      const store = stores.get(action.object_type_id)!;
+      try {
+        compileCondition(
+          store,
+          action.condition,
+          ScanBudget.unlimited(store.type.id),
+          `action type ${action.id}: condition`,
+        );
+      } catch (err) {
+        throw new BundleError(`KN bundle ${source}: ${(err as Error).message}`);
+      }
+    }
+    this.types = new Map(bundle.action_types.map((action) => [action.id, action]));
   }
 
-  query(knId: string, actionTypeId: string, identities: InstanceIdentity[]): ActionQueryResult {
-    const entry = this.types.get(actionTypeId);
-    if (!entry) {
+  async query(knId: string, actionTypeId: string, identities: InstanceIdentity[]): Promise<ActionQueryResult> {
+    const action = this.types.get(actionTypeId);
+    if (!action) {
       throw new ToolError({
         code: "not_found",
         reason: "ACTION_TYPE_NOT_FOUND",
@@ -52,8 +57,8 @@ export class ActionCatalog {
         hint: { message: "Use an action type id of this network.", validValues: [...this.types.keys()] },
       });
     }
-    const { action, applies } = entry;
     const store = this.stores.get(action.object_type_id)!;
+    const applies = await this.applies(action, store);
     const rows = identities.length > 0 ? this.rowsOf(store, identities) : store.rows.map((_, i) => i);
     const selected = rows.filter((i) => applies === undefined || applies.has(i));
     return {
@@ -63,6 +68,24 @@ export class ActionCatalog {
       total_count: selected.length,
       execute_url: `/api/ontology-query/in/v1/knowledge-networks/${segment(knId)}/action-types/${segment(actionTypeId)}/execute`,
     };
+  }
+
+  /** The rows the action's condition selects: the bundle's own condition, so no budget but the pauses. */
+  private applies(action: BundleActionType, store: ObjectStore): Promise<Set<number> | undefined> {
+    let found = this.applying.get(action.id);
+    if (!found) {
+      const condition = action.condition;
+      found = condition
+        ? evaluateCondition(
+            store,
+            condition,
+            ScanBudget.unlimited(store.type.id),
+            `action type ${action.id}: condition`,
+          ).then((m) => new Set(m.rows))
+        : Promise.resolve(undefined);
+      this.applying.set(action.id, found);
+    }
+    return found;
   }
 
   /** The rows of the identities that name an instance, in their order, once each; malformed identities are INVALID_ARGUMENT. */

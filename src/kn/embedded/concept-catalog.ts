@@ -13,6 +13,7 @@ import type { DataProperty, KnowledgeNetwork, ObjectType } from "../types";
 import type { Bundle } from "./bundle";
 import { evaluateCondition } from "./conditions";
 import { ObjectStore } from "./object-store";
+import type { ScanBudget } from "./scan-budget";
 
 /** Texts: exact, contains, full-text and vector search. */
 const TEXT_OPS = ["==", "!=", "in", "not_in", "like", "not_like", "match", "match_phrase", "knn", "exist", "not_exist"];
@@ -66,7 +67,13 @@ export class ConceptCatalog {
     return structuredClone(this.groups);
   }
 
-  search<K extends ConceptKind>(knId: string, kind: K, query: ConceptSearch): ConceptHit<K>[] {
+  /** `budgetOf` gives the call's scan budget over a kind's store. */
+  async search<K extends ConceptKind>(
+    knId: string,
+    kind: K,
+    query: ConceptSearch,
+    budgetOf: (store: ObjectStore) => ScanBudget,
+  ): Promise<ConceptHit<K>[]> {
     if (!Number.isInteger(query.limit) || query.limit < 1 || query.limit > MAX_CONCEPT_LIMIT) {
       throw new ToolError({
         code: "invalid_argument",
@@ -77,7 +84,7 @@ export class ConceptCatalog {
     }
     const k = this.kinds[kind] as unknown as KindIndex<K>;
     const inGroups = this.groupFilter(knId, query.concept_groups ?? []);
-    const matches = evaluateCondition(k.store, query.condition);
+    const matches = await evaluateCondition(k.store, query.condition, budgetOf(k.store));
     const scored = matches.scores.size > 0;
     const rows = matches.rows.filter((i) => inGroups(k.anchors(k.concepts[i]!)));
     if (scored) rows.sort((a, b) => (matches.scores.get(b) ?? 0) - (matches.scores.get(a) ?? 0) || a - b);

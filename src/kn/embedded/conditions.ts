@@ -1,9 +1,12 @@
 import type { Json } from "../../core/json";
+import { compilePattern } from "../../core/safe-regex";
 import { normalizeText, textOf, tokenize } from "../../core/text";
+import { measureTree } from "../../core/tree-size";
 import { type FieldViolation, ToolError } from "../../errors/tool-error";
 import { embedLocally, LOCAL_EMBEDDING_DIMENSIONS } from "../../upstream/local-embedder";
 import { type Condition, isLogical, type LeafCondition } from "../types";
-import { compareValues, intersectSorted, type ObjectStore, valueKey } from "./object-store";
+import { compareValues, type IndexNeed, intersectSorted, type ObjectStore, valueKey } from "./object-store";
+import { SCAN_CHUNK, type ScanBudget } from "./scan-budget";
 
 /** Rows that satisfy a condition, ascending, with a `_score` for those a text or vector match scored. */
 export interface Matches {
@@ -18,9 +21,16 @@ export interface Matches {
  */
 type Plan =
   | { kind: "lookup"; run(): Matches }
-  | { kind: "test"; test(row: number): boolean }
+  | TestPlan
   | { kind: "and"; parts: Plan[] }
   | { kind: "or"; parts: Plan[] };
+
+/** A row-by-row check; `units` is what checking one row costs against the call's scan budget. */
+interface TestPlan {
+  kind: "test";
+  test(row: number): boolean;
+  units: number;
+}
 
 /*
  * Plans are built with the helpers below and the module's constants, never
@@ -29,7 +39,7 @@ type Plan =
  * per call.
  */
 const lookupPlan = (run: () => Matches): Plan => ({ kind: "lookup", run });
-const testPlan = (test: (row: number) => boolean): Plan => ({ kind: "test", test });
+const testPlan = (test: (row: number) => boolean, units = 1): Plan => ({ kind: "test", test, units });
 const NEVER: Plan = testPlan(() => false);
 const ALWAYS: Plan = testPlan(() => true);
 
@@ -39,62 +49,187 @@ function violation(violations: FieldViolation[], path: string, field: string, de
   return NEVER;
 }
 
-const MAX_REGEX_LENGTH = 512;
 const DEFAULT_KNN_K = 100;
+/**
+ * Leaves, and/or groups and nesting one condition may have in the engine:
+ * far beyond what a query needs (kn_search's largest are a few hundred
+ * leaves), low enough that a condition is refused before it is compiled,
+ * whatever it holds.
+ */
+export const MAX_CONDITION_LEAVES = 10_000;
+const MAX_CONDITION_GROUPS = 10_000;
+const MAX_CONDITION_DEPTH = 32;
+/** What one row checked by a regex costs beyond a plain check, and per how many characters of its text one more unit. */
+const REGEX_UNITS = 16;
+const REGEX_CHARS_PER_UNIT = 32;
+/** What a knn costs per row: a cosine over the row's embedding. */
+const KNN_UNITS = 4;
 
 /**
  * Checks a condition against the object type (every field a data property,
  * every operation one the property allows, every value of the right shape) and
- * evaluates it. Problems are INVALID_ARGUMENT with one violation per problem,
- * at paths like `condition.sub_conditions[1].operation`.
+ * evaluates it within the call's scan budget, letting the event loop run
+ * between chunks of rows. Problems are INVALID_ARGUMENT with one violation per
+ * problem, at paths like `condition.sub_conditions[1].operation`; a condition
+ * larger than the engine takes is refused before anything else is done.
  */
-export function evaluateCondition(store: ObjectStore, condition: Condition | undefined, path = "condition"): Matches {
-  if (condition === undefined) return { rows: store.rows.map((_, i) => i), scores: new Map() };
-  const violations: FieldViolation[] = [];
-  const plan = compile(store, condition, path, violations);
-  if (violations.length > 0) {
-    throw new ToolError({
-      code: "invalid_argument",
-      reason: "INVALID_CONDITION",
-      message: `invalid condition on object type ${store.type.id}: ${violations.map((v) => `${v.field}: ${v.description}`).join("; ")}`,
-      violations,
-      hint: {
-        message: "Use only data properties of the object type and the condition_operations each property lists.",
-      },
-    });
-  }
-  return run(store, plan);
+export async function evaluateCondition(
+  store: ObjectStore,
+  condition: Condition | undefined,
+  budget: ScanBudget,
+  path = "condition",
+): Promise<Matches> {
+  if (condition === undefined) return { rows: allRows(store), scores: new Map() };
+  const plan = compileCondition(store, condition, budget, path);
+  // Indexes are built on first use, here, pausing as a scan does: on a large store that takes seconds.
+  await store.prepare(indexNeeds(store, condition), () => budget.pause());
+  return run(store, plan, budget);
 }
 
-function run(store: ObjectStore, plan: Plan): Matches {
+/** The condition compiled, or INVALID_ARGUMENT (INVALID_CONDITION) listing its problems. */
+export function compileCondition(store: ObjectStore, condition: Condition, budget: ScanBudget, path: string): Plan {
+  const size = measureTree(condition, (c) => (isLogical(c) ? c.sub_conditions : undefined), {
+    leaves: MAX_CONDITION_LEAVES,
+    groups: MAX_CONDITION_GROUPS,
+    depth: MAX_CONDITION_DEPTH,
+  });
+  if (size.over !== undefined) throw invalidCondition(store, [{ field: path, description: tooLarge(size.over) }]);
+  const violations: FieldViolation[] = [];
+  const plan = compile(store, condition, path, violations, budget);
+  if (violations.length > 0) throw invalidCondition(store, violations);
+  return plan;
+}
+
+function tooLarge(over: "leaves" | "groups" | "depth"): string {
+  switch (over) {
+    case "leaves":
+      return `has more than ${MAX_CONDITION_LEAVES} leaf conditions, the most one condition may have; use in for several values of one field`;
+    case "groups":
+      return `has more than ${MAX_CONDITION_GROUPS} and/or groups, the most one condition may have`;
+    case "depth":
+      return `nests and/or groups more than ${MAX_CONDITION_DEPTH} deep, the most one condition may; flatten them`;
+  }
+}
+
+function invalidCondition(store: ObjectStore, violations: FieldViolation[]): ToolError {
+  return new ToolError({
+    code: "invalid_argument",
+    reason: "INVALID_CONDITION",
+    message: `invalid condition on object type ${store.type.id}: ${violations.map((v) => `${v.field}: ${v.description}`).join("; ")}`,
+    violations,
+    hint: {
+      message: "Use only data properties of the object type and the condition_operations each property lists.",
+    },
+  });
+}
+
+/** The indexes the leaves of a (compiled, so valid) condition read. */
+function indexNeeds(store: ObjectStore, condition: Condition): IndexNeed[] {
+  const needs: IndexNeed[] = [];
+  const stack: Condition[] = [condition];
+  const fieldsOf = (c: LeafCondition): string[] => {
+    const named = c.operation === "multi_match" ? (c.fields ?? ["*"]) : c.field === undefined ? [] : [c.field];
+    if (!named.includes("*")) return named;
+    return store.type.data_properties.map((p) => p.name).filter((n) => store.operationsOf(n).has(c.operation));
+  };
+  while (stack.length > 0) {
+    const c = stack.pop()!;
+    if (isLogical(c)) {
+      stack.push(...c.sub_conditions);
+      continue;
+    }
+    if (c.field === "__id") continue;
+    const kinds: IndexNeed["kind"][] = (() => {
+      switch (c.operation) {
+        case "==":
+        case "in":
+          return ["exact"];
+        case "like":
+          return ["grams"];
+        case "not_like":
+          return ["texts"];
+        case "match":
+        case "multi_match":
+          return ["tokens"];
+        case "match_phrase":
+          return ["tokens", "texts"];
+        case "knn":
+          return ["vectors"];
+        default:
+          return [];
+      }
+    })();
+    for (const property of fieldsOf(c)) for (const kind of kinds) needs.push({ property, kind });
+  }
+  return needs;
+}
+
+function allRows(store: ObjectStore): number[] {
+  return Array.from({ length: store.size }, (_, i) => i);
+}
+
+/** The rows of `rows` every test keeps, in order, checked in chunks within the budget. */
+async function filterRows(rows: ArrayLike<number>, tests: TestPlan[], budget: ScanBudget): Promise<number[]> {
+  // The whole scan is charged before it starts: a scan over the budget is refused without being run.
+  budget.charge(rows.length * tests.reduce((n, t) => n + t.units, 0));
+  const kept: number[] = [];
+  for (let start = 0; start < rows.length; start += SCAN_CHUNK) {
+    const pause = budget.pause();
+    if (pause) await pause;
+    const end = Math.min(rows.length, start + SCAN_CHUNK);
+    for (let j = start; j < end; j++) {
+      const i = rows[j]!;
+      let keep = true;
+      for (const t of tests) {
+        if (!t.test(i)) {
+          keep = false;
+          break;
+        }
+      }
+      if (keep) kept.push(i);
+    }
+  }
+  return kept;
+}
+
+async function run(store: ObjectStore, plan: Plan, budget: ScanBudget): Promise<Matches> {
   switch (plan.kind) {
-    case "lookup":
-      return plan.run();
+    case "lookup": {
+      const pause = budget.pause();
+      if (pause) await pause;
+      const found = plan.run();
+      budget.charge(found.rows.length);
+      return found;
+    }
     case "test":
-      return { rows: store.rows.map((_, i) => i).filter(plan.test), scores: new Map() };
+      return { rows: await filterRows(allRows(store), [plan], budget), scores: new Map() };
     case "or": {
-      const results = plan.parts.map((p) => run(store, p));
-      const rows = new Set<number>();
+      const seen = new Uint8Array(store.size);
       const scores = new Map<number, number>();
-      for (const r of results) {
-        for (const i of r.rows) rows.add(i);
+      for (const part of plan.parts) {
+        const r = await run(store, part, budget);
+        budget.charge(r.rows.length);
+        for (const i of r.rows) seen[i] = 1;
         for (const [i, s] of r.scores) scores.set(i, (scores.get(i) ?? 0) + s);
       }
-      return { rows: [...rows].sort((a, b) => a - b), scores };
+      // Marks, then one pass in row order: the union comes out sorted without a sort.
+      const rows: number[] = [];
+      for (let i = 0; i < seen.length; i++) if (seen[i] === 1) rows.push(i);
+      return { rows, scores };
     }
     case "and": {
-      const tests = plan.parts.filter((p): p is Extract<Plan, { kind: "test" }> => p.kind === "test");
+      const tests = plan.parts.filter((p): p is TestPlan => p.kind === "test");
       const others = plan.parts.filter((p) => p.kind !== "test");
       let rows: number[] | undefined;
       const scores = new Map<number, number>();
       for (const part of others) {
-        const r = run(store, part);
+        const r = await run(store, part, budget);
         rows = rows === undefined ? r.rows : intersectSorted(rows, r.rows);
         for (const [i, s] of r.scores) scores.set(i, (scores.get(i) ?? 0) + s);
         if (rows.length === 0) break;
       }
-      const base = rows ?? store.rows.map((_, i) => i);
-      const kept = tests.length === 0 ? base : base.filter((i) => tests.every((t) => t.test(i)));
+      const base = rows ?? allRows(store);
+      const kept = tests.length === 0 ? base : await filterRows(base, tests, budget);
       const keptScores = new Map<number, number>();
       for (const i of kept) if (scores.has(i)) keptScores.set(i, scores.get(i)!);
       return { rows: kept, scores: keptScores };
@@ -102,16 +237,46 @@ function run(store: ObjectStore, plan: Plan): Matches {
   }
 }
 
-function compile(store: ObjectStore, c: Condition, path: string, violations: FieldViolation[]): Plan {
+function compile(
+  store: ObjectStore,
+  c: Condition,
+  path: string,
+  violations: FieldViolation[],
+  budget: ScanBudget,
+): Plan {
   if (isLogical(c)) {
-    const parts = c.sub_conditions.map((sub, i) => compile(store, sub, `${path}.sub_conditions[${i}]`, violations));
+    const parts = c.sub_conditions.map((sub, i) =>
+      compile(store, sub, `${path}.sub_conditions[${i}]`, violations, budget),
+    );
     if (parts.length === 0) return c.operation === "and" ? ALWAYS : NEVER;
-    return { kind: c.operation, parts };
+    return group(c.operation, parts);
   }
-  return compileLeaf(store, c, path, violations);
+  return compileLeaf(store, c, path, violations, budget);
 }
 
-function compileLeaf(store: ObjectStore, c: LeafCondition, path: string, violations: FieldViolation[]): Plan {
+/**
+ * An and/or of compiled parts, shaped so that tests run only on the rows
+ * they must: an and inside an and is one and (its tests then check only
+ * what the outer lookups left), and a group of tests alone is one test, so
+ * that inside an and it too checks only those rows instead of scanning all.
+ */
+function group(op: "and" | "or", given: Plan[]): Plan {
+  const parts = given.flatMap((p) => (p.kind === op ? p.parts : [p]));
+  if (!parts.every((p): p is TestPlan => p.kind === "test")) return { kind: op, parts };
+  const tests = parts;
+  const units = tests.reduce((n, t) => n + t.units, 0);
+  return op === "and"
+    ? testPlan((i) => tests.every((t) => t.test(i)), units)
+    : testPlan((i) => tests.some((t) => t.test(i)), units);
+}
+
+function compileLeaf(
+  store: ObjectStore,
+  c: LeafCondition,
+  path: string,
+  violations: FieldViolation[],
+  budget: ScanBudget,
+): Plan {
   const op = c.operation;
 
   if (op === "multi_match") {
@@ -125,7 +290,9 @@ function compileLeaf(store: ObjectStore, c: LeafCondition, path: string, violati
   if (field === "*" && (op === "match" || op === "match_phrase" || op === "knn")) {
     const props = expandFields(store, ["*"], op, path, violations);
     if (!props) return NEVER;
-    return op === "knn" ? knn(store, props, c, path, violations) : textMatch(store, props, c, op, path, violations);
+    return op === "knn"
+      ? knn(store, props, c, path, violations, budget)
+      : textMatch(store, props, c, op, path, violations);
   }
   if (field === "__id") return idCondition(store, c, path, violations);
   if (!store.hasProperty(field)) {
@@ -178,8 +345,12 @@ function compileLeaf(store: ObjectStore, c: LeafCondition, path: string, violati
     case "not_like": {
       if (typeof value !== "string") return violation(violations, path, "value", "not_like needs a string value");
       const needle = normalizeText(value);
-      const texts = store.normalizedTexts(field);
-      return testPlan((i) => texts[i] !== undefined && !texts[i]!.includes(needle));
+      // Read when the scan starts, not when compiling: prepare builds the texts first, pausing.
+      let texts: readonly (string | undefined)[] | undefined;
+      return testPlan((i) => {
+        texts ??= store.normalizedTexts(field);
+        return texts[i] !== undefined && !texts[i]!.includes(needle);
+      });
     }
     case ">":
     case ">=":
@@ -203,24 +374,23 @@ function compileLeaf(store: ObjectStore, c: LeafCondition, path: string, violati
     case "not_exist":
       return testPlan((i) => !present(rows[i]![field]));
     case "regex": {
-      if (typeof value !== "string" || value.length > MAX_REGEX_LENGTH)
-        return violation(violations, path, "value", `regex needs a pattern of at most ${MAX_REGEX_LENGTH} characters`);
-      let re: RegExp;
-      try {
-        re = new RegExp(value, "u");
-      } catch (err) {
-        return violation(violations, path, "value", `invalid regular expression: ${(err as Error).message}`);
-      }
+      if (typeof value !== "string") return violation(violations, path, "value", "regex needs a string pattern");
+      const compiled = compilePattern(value);
+      if (!compiled.ok) return violation(violations, path, "value", compiled.problem);
+      const re = compiled.regex;
       return testPlan((i) => {
         const t = textOf(rows[i]![field]);
-        return t !== undefined && re.test(t);
-      });
+        if (t === undefined) return false;
+        // Linear in the text: a long text costs more of the budget.
+        budget.charge(Math.floor(t.length / REGEX_CHARS_PER_UNIT));
+        return re.test(t);
+      }, REGEX_UNITS);
     }
     case "match":
     case "match_phrase":
       return textMatch(store, [field], c, op, path, violations);
     case "knn":
-      return knn(store, [field], c, path, violations);
+      return knn(store, [field], c, path, violations, budget);
     default:
       return violation(violations, path, "operation", `unsupported operation ${String(op)}`);
   }
@@ -271,7 +441,14 @@ function fullText(store: ObjectStore, fields: string[], query: string, phrase: b
   });
 }
 
-function knn(store: ObjectStore, fields: string[], c: LeafCondition, path: string, violations: FieldViolation[]): Plan {
+function knn(
+  store: ObjectStore,
+  fields: string[],
+  c: LeafCondition,
+  path: string,
+  violations: FieldViolation[],
+  budget: ScanBudget,
+): Plan {
   let query: Float32Array;
   if (typeof c.value === "string" && c.value.trim() !== "") query = embedLocally(c.value);
   else if (
@@ -291,6 +468,8 @@ function knn(store: ObjectStore, fields: string[], c: LeafCondition, path: strin
   const key = c.limit_key ?? "k";
   const limit = c.limit_value ?? DEFAULT_KNN_K;
   return lookupPlan(() => {
+    // Every row's embedding is compared: a scan, charged as one.
+    budget.charge(store.size * fields.length * KNN_UNITS);
     const best = new Map<number, number>();
     for (const field of fields) {
       store.similarities(field, query).forEach((s, i) => {

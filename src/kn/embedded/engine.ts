@@ -38,6 +38,7 @@ import { evaluateMetric } from "./metric-values";
 import { compareValues, ObjectStore, valueKey } from "./object-store";
 import { builtInOperators, type OperatorCall, type OperatorEnv, type RegisteredOperator } from "./operators";
 import { countPaths } from "./path-count";
+import { DEFAULT_SCAN_BUDGET, ScanBudget } from "./scan-budget";
 
 interface RelationIndex {
   id: string;
@@ -64,6 +65,8 @@ export interface EmbeddedOptions {
   timeZone: string;
   /** Operators by id; default: the built-in ones. */
   operators?: Map<string, RegisteredOperator>;
+  /** Row checks one call may make (EMBEDDED_SCAN_BUDGET); default DEFAULT_SCAN_BUDGET. */
+  scanBudget?: number;
 }
 
 const DEFAULT_PATH_LIMIT = 10;
@@ -168,13 +171,16 @@ export class EmbeddedBackend implements KnowledgeNetworkBackend {
     const store = this.store(knId, objectTypeId);
     const q = isCanonicalObjectQuery(query) ? query : parseOr(objectQuerySchema, query, "INVALID_QUERY");
     const projection = projectionOf(store, q.properties);
-    const matches = evaluateCondition(store, q.condition);
+    const budget = this.scanBudget(ctx, store);
+    const matches = await evaluateCondition(store, q.condition, budget);
     const sortKeys = sortKeysOf(store, q.sort);
     const scored = matches.scores.size > 0;
     const directions = [...sortKeys.map((s) => s.direction), ...store.type.primary_keys.map(() => "asc" as const)];
     // Rows come in primary-key order; only a score or an explicit sort needs a sort.
     let ordered = matches.rows;
     if (scored || q.sort !== undefined) {
+      // A sort cannot pause: it is charged whole before it starts (n log n comparisons).
+      budget.charge(ordered.length * Math.ceil(Math.log2(ordered.length + 1)));
       const keys = new Map(ordered.map((i) => [i, sortKeyOf(store, sortKeys, matches.scores, i)]));
       ordered = [...ordered].sort((a, b) => compareKeys(keys.get(a)!, keys.get(b)!, directions));
     }
@@ -218,11 +224,13 @@ export class EmbeddedBackend implements KnowledgeNetworkBackend {
     ctx.signal.throwIfAborted();
     const n = this.network(knId);
     const q = isCanonicalSubgraphQuery(query) ? query : parseOr(subgraphQuerySchema, query, "INVALID_SUBGRAPH_QUERY");
-    return {
-      entries: q.relation_type_paths.map((path, i) =>
-        this.walkPath(n, knId, path, `relation_type_paths[${i}]`, q.include_logic_params === true),
-      ),
-    };
+    const entries: SubgraphEntry[] = [];
+    for (const [i, path] of q.relation_type_paths.entries()) {
+      entries.push(
+        await this.walkPath(ctx, n, knId, path, `relation_type_paths[${i}]`, q.include_logic_params === true),
+      );
+    }
+    return { entries };
   }
 
   async queryProperties(
@@ -330,7 +338,8 @@ export class EmbeddedBackend implements KnowledgeNetworkBackend {
     query: ConceptSearch,
   ): Promise<ConceptHit<K>[]> {
     ctx.signal.throwIfAborted();
-    return this.catalog(knId).concepts.search(knId, kind, query);
+    const { concepts } = this.catalog(knId);
+    return concepts.search(knId, kind, query, (store) => this.scanBudget(ctx, store));
   }
 
   async queryActions(
@@ -383,13 +392,19 @@ export class EmbeddedBackend implements KnowledgeNetworkBackend {
     return store;
   }
 
-  private walkPath(
+  /** The scan budget of one call on one object type. */
+  private scanBudget(ctx: CallContext, store: ObjectStore): ScanBudget {
+    return new ScanBudget(this.options.scanBudget ?? DEFAULT_SCAN_BUDGET, ctx, store.type.id);
+  }
+
+  private async walkPath(
+    ctx: CallContext,
     n: Network,
     knId: string,
     path: z.output<typeof subgraphQuerySchema>["relation_type_paths"][number],
     at: string,
     withLogicParams: boolean,
-  ): SubgraphEntry {
+  ): Promise<SubgraphEntry> {
     const violations: FieldViolation[] = [];
     if (path.relation_types.length !== path.object_types.length - 1) {
       violations.push({
@@ -438,11 +453,16 @@ export class EmbeddedBackend implements KnowledgeNetworkBackend {
     const ok = stores as ObjectStore[];
     const steps = edges as { rel: RelationIndex; walk: Map<number, number[]>; back: Map<number, number[]> }[];
     // Candidates per node (undefined: every instance), then keep only those on a complete path.
-    const candidates = path.object_types.map((node, i) =>
-      node.condition === undefined
-        ? undefined
-        : new Set(evaluateCondition(ok[i]!, node.condition, `${at}.object_types[${i}].condition`).rows),
-    );
+    const candidates: (Set<number> | undefined)[] = [];
+    for (const [i, node] of path.object_types.entries()) {
+      if (node.condition === undefined) {
+        candidates.push(undefined);
+        continue;
+      }
+      const where = `${at}.object_types[${i}].condition`;
+      const matches = await evaluateCondition(ok[i]!, node.condition, this.scanBudget(ctx, ok[i]!), where);
+      candidates.push(new Set(matches.rows));
+    }
     const onPath: (Set<number> | undefined)[] = [];
     onPath[ok.length - 1] = candidates[ok.length - 1];
     for (let i = ok.length - 2; i >= 0; i--) {

@@ -34,6 +34,20 @@ const defaultOperations: { types: RegExp; ops: string[] }[] = [
   { types: /^(vector)$/i, ops: ["knn", "exist", "not_exist"] },
 ];
 
+/** An index a condition needs on a property, built on first use (see ObjectStore.prepare). */
+export type IndexNeed = { property: string; kind: "exact" | "texts" | "grams" | "tokens" | "vectors" };
+
+/** Rows an index build handles between two looks at the clock. */
+const BUILD_CHUNK = 256;
+
+/** Runs a build to the end at once (a caller that cannot pause). */
+function drain<T>(build: Generator<void, T>): T {
+  for (;;) {
+    const step = build.next();
+    if (step.done) return step.value;
+  }
+}
+
 /** Token statistics of one property, for full-text scoring. */
 interface TokenIndex {
   /** Distinct tokens of each row's value. */
@@ -62,6 +76,8 @@ export class ObjectStore {
   private readonly texts = new Map<string, (string | undefined)[]>();
   private readonly tokens = new Map<string, TokenIndex>();
   private readonly vectors = new Map<string, (Float32Array | undefined)[]>();
+  /** Index builds under way (prepare), by kind and property. */
+  private readonly pending = new Map<string, Promise<void>>();
 
   constructor(
     readonly type: ObjectType,
@@ -119,29 +135,120 @@ export class ObjectStore {
   equalTo(property: string, value: Json): readonly number[] {
     let index = this.exact.get(property);
     if (!index) {
-      index = new Map();
-      this.rows.forEach((row, i) => {
-        const v = row[property];
-        if (v === undefined || v === null) return;
-        const k = valueKey(v);
-        const list = index!.get(k);
-        if (list) list.push(i);
-        else index!.set(k, [i]);
-      });
+      index = drain(this.buildExact(property));
       this.exact.set(property, index);
     }
     return index.get(valueKey(value)) ?? [];
+  }
+
+  private *buildExact(property: string): Generator<void, Map<string, number[]>> {
+    const index = new Map<string, number[]>();
+    for (let i = 0; i < this.rows.length; i++) {
+      if (i % BUILD_CHUNK === 0) yield;
+      const v = this.rows[i]![property];
+      if (v === undefined || v === null) continue;
+      const k = valueKey(v);
+      const list = index.get(k);
+      if (list) list.push(i);
+      else index.set(k, [i]);
+    }
+    return index;
+  }
+
+  /**
+   * Builds the indexes `needs` names that are not built yet, pausing between
+   * chunks of rows (`pause`, as a scan does): on a large store the first
+   * like, match or knn on a property builds for seconds, and the event loop
+   * runs meanwhile. Calls preparing the same index share one build.
+   */
+  async prepare(needs: readonly IndexNeed[], pause: () => Promise<void> | undefined): Promise<void> {
+    for (const need of needs) {
+      if (need.kind === "grams") await this.prepare([{ property: need.property, kind: "texts" }], pause);
+      if (this.built(need)) continue;
+      const key = `${need.kind} ${need.property}`;
+      const shared = this.pending.get(key);
+      if (shared) {
+        // Another call's build ended with that call (its deadline, its cancel): then build it here.
+        await shared.catch(() => (this.built(need) ? undefined : this.runBuild(need, pause)));
+        continue;
+      }
+      const own = this.runBuild(need, pause).finally(() => this.pending.delete(key));
+      this.pending.set(key, own);
+      await own;
+    }
+  }
+
+  private built({ property, kind }: IndexNeed): boolean {
+    const maps = {
+      exact: this.exact,
+      texts: this.texts,
+      grams: this.grams,
+      tokens: this.tokens,
+      vectors: this.vectors,
+    };
+    return maps[kind].has(property);
+  }
+
+  private async runBuild(need: IndexNeed, pause: () => Promise<void> | undefined): Promise<void> {
+    const { property } = need;
+    const build = (() => {
+      switch (need.kind) {
+        case "exact":
+          return this.buildExact(property);
+        case "texts":
+          return this.buildTexts(property);
+        case "grams":
+          return this.buildGrams(property);
+        case "tokens":
+          return this.buildTokens(property);
+        case "vectors":
+          return this.buildVectors(property);
+      }
+    })() as Generator<void, unknown>;
+    let step = build.next();
+    while (!step.done) {
+      const wait = pause();
+      if (wait) await wait;
+      step = build.next();
+    }
+    // Another caller may have built it at once meanwhile (a caller that cannot pause): keep the first.
+    if (this.built(need)) return;
+    const value = step.value;
+    switch (need.kind) {
+      case "exact":
+        this.exact.set(property, value as Map<string, number[]>);
+        break;
+      case "texts":
+        this.texts.set(property, value as (string | undefined)[]);
+        break;
+      case "grams":
+        this.grams.set(property, value as Map<string, Int32Array>);
+        break;
+      case "tokens":
+        this.tokens.set(property, value as TokenIndex);
+        break;
+      case "vectors":
+        this.vectors.set(property, value as (Float32Array | undefined)[]);
+        break;
+    }
   }
 
   /** The normalised text of every row's `property` (undefined where it has none). */
   normalizedTexts(property: string): readonly (string | undefined)[] {
     let texts = this.texts.get(property);
     if (!texts) {
-      texts = this.rows.map((row) => {
-        const t = textOf(row[property]);
-        return t === undefined ? undefined : normalizeText(t);
-      });
+      texts = drain(this.buildTexts(property));
       this.texts.set(property, texts);
+    }
+    return texts;
+  }
+
+  private *buildTexts(property: string): Generator<void, (string | undefined)[]> {
+    const texts: (string | undefined)[] = [];
+    for (let i = 0; i < this.rows.length; i++) {
+      if (i % BUILD_CHUNK === 0) yield;
+      const t = textOf(this.rows[i]![property]);
+      texts.push(t === undefined ? undefined : normalizeText(t));
     }
     return texts;
   }
@@ -185,18 +292,31 @@ export class ObjectStore {
   private gramIndex(property: string): Map<string, Int32Array> {
     let index = this.grams.get(property);
     if (!index) {
-      const building = new Map<string, number[]>();
-      this.normalizedTexts(property).forEach((text, i) => {
-        if (text === undefined) return;
-        const grams = new Set([...bigrams(text), ...text]);
-        for (const g of grams) {
-          const list = building.get(g);
-          if (list) list.push(i);
-          else building.set(g, [i]);
-        }
-      });
-      index = new Map([...building].map(([g, list]) => [g, Int32Array.from(list)]));
+      index = drain(this.buildGrams(property));
       this.grams.set(property, index);
+    }
+    return index;
+  }
+
+  private *buildGrams(property: string): Generator<void, Map<string, Int32Array>> {
+    const building = new Map<string, number[]>();
+    const texts = this.normalizedTexts(property);
+    for (let i = 0; i < texts.length; i++) {
+      if (i % BUILD_CHUNK === 0) yield;
+      const text = texts[i];
+      if (text === undefined) continue;
+      const grams = new Set([...bigrams(text), ...text]);
+      for (const g of grams) {
+        const list = building.get(g);
+        if (list) list.push(i);
+        else building.set(g, [i]);
+      }
+    }
+    const index = new Map<string, Int32Array>();
+    let n = 0;
+    for (const [g, list] of building) {
+      if (++n % BUILD_CHUNK === 0) yield;
+      index.set(g, Int32Array.from(list));
     }
     return index;
   }
@@ -205,35 +325,51 @@ export class ObjectStore {
   tokenIndex(property: string): TokenIndex {
     let index = this.tokens.get(property);
     if (!index) {
-      const postings = new Map<string, number[]>();
-      const docs = this.rows.map((row, i) => {
-        const t = textOf(row[property]);
-        if (t === undefined) return undefined;
-        const set = new Set(tokenize(t));
-        for (const token of set) {
-          const list = postings.get(token);
-          if (list) list.push(i);
-          else postings.set(token, [i]);
-        }
-        return set;
-      });
-      index = { docs, postings };
+      index = drain(this.buildTokens(property));
       this.tokens.set(property, index);
     }
     return index;
+  }
+
+  private *buildTokens(property: string): Generator<void, TokenIndex> {
+    const postings = new Map<string, number[]>();
+    const docs: (Set<string> | undefined)[] = [];
+    for (let i = 0; i < this.rows.length; i++) {
+      if (i % BUILD_CHUNK === 0) yield;
+      const t = textOf(this.rows[i]![property]);
+      if (t === undefined) {
+        docs.push(undefined);
+        continue;
+      }
+      const set = new Set(tokenize(t));
+      for (const token of set) {
+        const list = postings.get(token);
+        if (list) list.push(i);
+        else postings.set(token, [i]);
+      }
+      docs.push(set);
+    }
+    return { docs, postings };
   }
 
   /** Cosine similarity of every row's `property` embedding with `query` (undefined where it has no text). */
   similarities(property: string, query: Float32Array): (number | undefined)[] {
     let vectors = this.vectors.get(property);
     if (!vectors) {
-      vectors = this.rows.map((row) => {
-        const t = textOf(row[property]);
-        return t === undefined ? undefined : embedLocally(t);
-      });
+      vectors = drain(this.buildVectors(property));
       this.vectors.set(property, vectors);
     }
     return vectors.map((v) => (v === undefined ? undefined : cosine(v, query)));
+  }
+
+  private *buildVectors(property: string): Generator<void, (Float32Array | undefined)[]> {
+    const vectors: (Float32Array | undefined)[] = [];
+    for (let i = 0; i < this.rows.length; i++) {
+      if (i % BUILD_CHUNK === 0) yield;
+      const t = textOf(this.rows[i]![property]);
+      vectors.push(t === undefined ? undefined : embedLocally(t));
+    }
+    return vectors;
   }
 }
 

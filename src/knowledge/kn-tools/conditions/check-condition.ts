@@ -1,4 +1,5 @@
 import type { Json } from "../../../core/json";
+import { MAX_PATTERN_LENGTH } from "../../../core/safe-regex";
 import type { FieldViolation } from "../../../errors/tool-error";
 import {
   type Condition,
@@ -338,6 +339,8 @@ class Checker {
       case "text":
         if (typeof v !== "string" || v.trim() === "") {
           this.bad(at, `${op} needs ${words}, not ${given(v)}`, isScalar(v) ? fix(String(v)) : undefined);
+        } else if (op === "regex" && v.length > MAX_PATTERN_LENGTH) {
+          this.bad(at, `a regex pattern takes at most ${MAX_PATTERN_LENGTH} characters, not ${v.length}`);
         } else if ((op === "like" || op === "not_like") && /^%|%$/.test(v)) {
           const plain = v.replace(/^%+|%+$/g, "");
           this.bad(at, `${op} already matches a substring and % is taken literally: drop the % wildcards`, fix(plain));

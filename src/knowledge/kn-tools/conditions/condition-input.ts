@@ -1,11 +1,13 @@
 import { z } from "zod";
 import { type Json, jsonSchema } from "../../../core/json";
+import { measureTree } from "../../../core/tree-size";
 import { MAX_SUB_CONDITIONS } from "../../../kn/types";
 import {
   ALL_OPERATIONS,
   DEFAULT_KNN_K,
   KNN_LIMIT_KEYS,
   MAX_CONDITION_DEPTH,
+  MAX_CONDITION_LEAVES,
   VALUE_SHAPES,
   type ValueShape,
 } from "./operators";
@@ -115,10 +117,48 @@ const VARIANTS = [
  * The condition argument: parsed loosely (any operation name, any value), so
  * that every problem is reported by the check against the object type with
  * its path, what the property allows and a corrected example (see
- * validate-condition.ts), never as a bare schema error; and shown to agents as
- * a recursive JSON Schema of one variant per kind of node.
+ * check-condition.ts), never as a bare schema error; and shown to agents as
+ * a recursive JSON Schema of one variant per kind of node. Its size is
+ * measured first, without recursion: a condition of more than
+ * MAX_CONDITION_LEAVES leaves or groups, or nested deeper than the checker
+ * reads, is refused before any of it is parsed.
  */
-export const conditionInput: z.ZodType<ConditionInput> = z.lazy(() =>
+export const conditionInput = z.preprocess(
+  (value, ctx) => {
+    const problem = sizeProblem(value);
+    if (problem !== undefined) ctx.addIssue({ code: "custom", message: problem, input: value });
+    return value;
+  },
+  z.lazy(() => conditionNode),
+);
+
+/** Nesting the size check lets through to the parser: one level past the checker's limit, so the checker names it. */
+const PARSED_DEPTH = MAX_CONDITION_DEPTH + 2;
+
+function sizeProblem(value: unknown): string | undefined {
+  const subConditions = (node: unknown): readonly unknown[] | undefined => {
+    const subs =
+      node !== null && typeof node === "object" ? (node as { sub_conditions?: unknown }).sub_conditions : undefined;
+    return Array.isArray(subs) ? subs : undefined;
+  };
+  const size = measureTree(value, subConditions, {
+    leaves: MAX_CONDITION_LEAVES,
+    groups: MAX_CONDITION_LEAVES,
+    depth: PARSED_DEPTH,
+  });
+  switch (size.over) {
+    case undefined:
+      return undefined;
+    case "leaves":
+      return `has more than ${MAX_CONDITION_LEAVES} leaf conditions; a condition takes at most ${MAX_CONDITION_LEAVES}: compare one field with several values using in, or query in several calls`;
+    case "groups":
+      return `has more than ${MAX_CONDITION_LEAVES} and/or groups; a condition takes at most ${MAX_CONDITION_LEAVES}`;
+    case "depth":
+      return `and/or groups are nested more than ${MAX_CONDITION_DEPTH} deep; flatten them (an and inside an and is one and)`;
+  }
+}
+
+const conditionNode: z.ZodType<ConditionInput> = z.lazy(() =>
   z
     .object({
       operation: z
@@ -129,7 +169,7 @@ export const conditionInput: z.ZodType<ConditionInput> = z.lazy(() =>
         .optional()
         .describe("数据属性名；* 表示所有支持该操作的属性（match、match_phrase、knn）；__id 表示实例 ID（== 或 in）"),
       sub_conditions: z
-        .array(conditionInput)
+        .array(conditionNode)
         .optional()
         .describe(
           `and/or 的子条件，每组最多 ${MAX_SUB_CONDITIONS} 个，嵌套最多 ${MAX_CONDITION_DEPTH} 层；{"operation":"and","sub_conditions":[]} 表示不过滤`,

@@ -86,6 +86,13 @@ export const MAX_KNN_K = 10_000;
 /** At most this many and/or groups nested in one another. */
 export const MAX_CONDITION_DEPTH = 10;
 
+/**
+ * At most this many leaves (and as many and/or groups) in one condition: an
+ * agent's filter has a handful, and a condition is checked against the
+ * object type leaf by leaf; larger ones are refused before that, unread.
+ */
+export const MAX_CONDITION_LEAVES = 1000;
+
 /** Each shape in words, for messages. */
 export const SHAPE_WORDS: Record<ValueShape, string> = {
   scalar: "a string, number or boolean",
