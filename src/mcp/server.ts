@@ -13,7 +13,8 @@ import { z } from "zod";
 import type { CallContext } from "../core/call-context";
 import { render } from "../core/output-format";
 import { compact, table } from "../core/tables";
-import { ToolError } from "../errors/tool-error";
+import { publicError } from "../errors/public-error";
+import type { ToolError } from "../errors/tool-error";
 import type { McpTool } from "./tools";
 import { formatOf } from "./tools";
 
@@ -91,20 +92,13 @@ export function createMcpServer(opts: {
       ctx.log.info({ tool: name, ms: elapsed(started), chars: text.length }, "mcp tool");
       return { content: [{ type: "text", text }] };
     } catch (err) {
-      const failure =
-        err instanceof ToolError
-          ? err
-          : new ToolError({
-              code: "internal",
-              reason: "INTERNAL",
-              message: `internal error; report trace_id ${ctx.traceId} to the service operators`,
-            });
-      if (err instanceof ToolError)
+      const { error: failure, unexpected } = publicError(err, ctx.traceId);
+      if (unexpected) ctx.log.error({ err, tool: name }, "mcp tool failed with an unexpected error");
+      else
         ctx.log.info(
-          { tool: name, ms: elapsed(started), reason: err.reason, detail: err.privateDetail },
+          { tool: name, ms: elapsed(started), reason: failure.reason, detail: failure.privateDetail },
           "mcp tool failed",
         );
-      else ctx.log.error({ err, tool: name }, "mcp tool failed with an unexpected error");
       return { isError: true, content: [{ type: "text", text: errorText(failure, ctx.traceId, args) }] };
     }
   });

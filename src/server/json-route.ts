@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import type { CallContext } from "../core/call-context";
 import { retryAfterSeconds } from "../errors/connect-mapping";
+import { publicError } from "../errors/public-error";
 import { type ErrorCode, ToolError } from "../errors/tool-error";
 import { authenticatedCaller, challengeHeaders } from "./auth";
 import { knIdFromHeaders } from "./caller";
@@ -99,16 +100,10 @@ export function jsonRoute(opts: JsonRouteOptions): HttpRoute {
         if (answer instanceof TextAnswer) sendText(res, answer, traceId);
         else sendJson(res, 200, answer, { "x-trace-id": traceId });
       } catch (err) {
-        const toolError =
-          err instanceof ToolError
-            ? err
-            : new ToolError({
-                code: "internal",
-                reason: "INTERNAL",
-                message: `internal error; report trace_id ${traceId} to the service operators`,
-              });
-        if (!(err instanceof ToolError)) log.error({ err }, "route failed with an unexpected error");
-        else if (err.privateDetail) log.warn({ reason: err.reason, detail: err.privateDetail }, "route failed");
+        const { error: toolError, unexpected } = publicError(err, traceId);
+        if (unexpected) log.error({ err }, "route failed with an unexpected error");
+        else if (toolError.privateDetail)
+          log.warn({ reason: toolError.reason, detail: toolError.privateDetail }, "route failed");
         status = statusOf(toolError);
         const headers: Record<string, string> = { "x-trace-id": traceId, ...challengeHeaders(toolError) };
         if (toolError.retryAfterMs !== undefined) headers["retry-after"] = retryAfterSeconds(toolError.retryAfterMs);
