@@ -64,7 +64,7 @@ export function createApp(config: Config, log: Logger, overrides: { backend?: Cl
     },
     fallback: createHttpRoutes({
       routes: [
-        ...probeRoutes({ health, metrics, checks: deps.readiness }),
+        ...probeRoutes({ health, metrics, checks: deps.readiness, log }),
         ...httpRoutes(deps, { log, maxBytes: config.server.readMaxBytes, stopping: stopping.signal }),
       ],
       metrics,

@@ -1,3 +1,4 @@
+import type { Logger } from "pino";
 import type { HealthState } from "./health";
 import { type HttpRoute, sendJson } from "./http-routes";
 import type { Metrics } from "./metrics";
@@ -19,6 +20,7 @@ export function probeRoutes(deps: {
   health: HealthState;
   metrics: Metrics;
   checks: readonly ReadinessCheck[];
+  log: Logger;
 }): HttpRoute[] {
   return [
     {
@@ -42,7 +44,9 @@ export function probeRoutes(deps: {
               checks[c.name] = "ok";
               return true;
             } catch (err) {
-              checks[c.name] = `failing: ${(err as Error).message}`;
+              // The probe answers anyone: a dependency's own words (its host, port, database) go to the log only.
+              checks[c.name] = "failing";
+              deps.log.warn({ err, check: c.name }, "readiness check failing");
               return false;
             }
           }),
