@@ -13,5 +13,10 @@ export default defineConfig({
     // separate processes, a few at a time.
     pool: "forks",
     maxWorkers: 2,
+    // A worker runs its files one after another on one module cache: importing the service
+    // (jieba's dictionary, the generated descriptors) once per worker, not once per file, halves
+    // the suite (3 min 29 s → 1 min 43 s). Every file builds its own app and servers and restores
+    // what it changes; the suite passes with the files in shuffled order.
+    isolate: false,
   },
 });
