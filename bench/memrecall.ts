@@ -20,6 +20,7 @@ import { InProcessSessionStore } from "../src/store/in-process-session-store";
 import type { MemoryStore, MemoryWrite } from "../src/store/memories/memory-store";
 import { PostgresMemoryStore } from "../src/store/memories/postgres-memory-store";
 import { SqliteMemoryStore } from "../src/store/memories/sqlite-memory-store";
+import { type ChartId, point } from "./record";
 import { formatMicros, line, percentile, timeEach } from "./stats";
 
 const DATABASE_URL = process.env["DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/test";
@@ -112,7 +113,7 @@ export async function benchMemRecall(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "bench-memrecall-"));
   try {
     await quality("issue-6 set", first, join(dir, "quality-6.db"));
-    await quality("work set", work, join(dir, "quality-17.db"));
+    await quality("work set", work, join(dir, "quality-17.db"), "memrecall-work-recall-at-5");
     if (process.env["BENCH_QUALITY_ONLY"] === "1") return;
     for (const make of [
       () => new SqliteMemoryStore({ path: join(dir, "latency.db"), log }),
@@ -159,7 +160,8 @@ interface Tally {
   n: number;
 }
 
-async function quality(label: string, data: EvalSet, path: string): Promise<void> {
+/** Prints a set's figures per search mode; with `chart`, its recall@5 per kind goes there too. */
+async function quality(label: string, data: EvalSet, path: string, chart?: ChartId): Promise<void> {
   const owner = `eval-${randomUUID()}`;
   await storeDated(data, path, owner);
   // A fresh store, caches and index: what a process started after those writes sees.
@@ -228,6 +230,10 @@ async function quality(label: string, data: EvalSet, path: string): Promise<void
     );
     const kinds = Object.entries(tallies)
       .filter(([k]) => k.startsWith(`${mode}/`))
+      .map(([k, t]) => {
+        if (chart) point(chart, mode, k.slice(mode.length + 1), t.recall / t.n);
+        return [k, t] as const;
+      })
       .map(([k, t]) => `${k.slice(mode.length + 1)} ${(t.recall / t.n).toFixed(2)}/${(t.rr / t.n).toFixed(2)}`);
     line("  by kind (recall@5/MRR)", kinds.join(", "));
     const share = (c: { relevant: number; all: number } | undefined) =>

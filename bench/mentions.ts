@@ -23,6 +23,7 @@ import { loadVocabulary } from "../src/knowledge/matching/vocabulary";
 import type { RecalledObjectType } from "../src/knowledge/session";
 import { startSimulator } from "../src/simulator/simulator";
 import { localEmbedder } from "../src/upstream/embeddings";
+import { point } from "./record";
 import { formatMicros, line, percentile } from "./stats";
 
 const evalSet = z.object({
@@ -209,9 +210,14 @@ export async function benchMentions(): Promise<void> {
   const kn = await engine.getKnowledgeNetwork(ctx, "kn_medical");
   await runMentionEval(engine, kn, rows.slice(0, 20), ctx); // warm-up: jieba, pinyin, the engine's indexes
   const embedded = await runMentionEval(engine, kn, rows, ctx);
-  report("mentions (embedded)", embedded, true);
+  report("mentions (embedded)", embedded, true, "set tuned on");
   // A second set, written after the tuning by someone who saw neither the first set nor the matcher.
-  report("held-out mentions (embedded)", await runMentionEval(engine, kn, loadMentionEval("holdout"), ctx), true);
+  report(
+    "held-out mentions (embedded)",
+    await runMentionEval(engine, kn, loadMentionEval("holdout"), ctx),
+    true,
+    "held-out set",
+  );
 
   const sim = await startSimulator({ backend: engine, log });
   const http = createHttpBackend({
@@ -300,12 +306,14 @@ async function keywordContextAtScale(rows: MentionEval, log: Logger): Promise<vo
   }
 }
 
-function report(label: string, results: readonly MentionResult[], detail: boolean): void {
+/** Prints a set's figures; with `series`, its per-class recall@1 goes to the chart under that name. */
+function report(label: string, results: readonly MentionResult[], detail: boolean, series?: string): void {
   const f = figures(results);
   const pct = (x: number) => x.toFixed(3);
   if (detail) {
     for (const [cls, c] of [...f.entries()].sort((a, b) => a[0].localeCompare(b[0]))) {
       if (cls === "none" || cls === "all (naming)") continue;
+      if (series) point("mentions-recall-at-1", series, cls, c.recallAt1);
       line(
         `${label}: ${cls} (${c.n})`,
         `recall@1 ${pct(c.recallAt1)}  recall@5 ${pct(c.recallAt5)}  MRR ${pct(c.mrr)}`,

@@ -22,6 +22,7 @@ import { storeMemory } from "../src/memrecall/write";
 import { InProcessSessionStore } from "../src/store/in-process-session-store";
 import type { MemoryWrite } from "../src/store/memories/memory-store";
 import { SqliteMemoryStore } from "../src/store/memories/sqlite-memory-store";
+import { point } from "./record";
 import { line, percentile } from "./stats";
 
 /** Issue 16 targets: the deterministic strategy's relevant keys, and its own time per conversation at 10 k memories. */
@@ -174,6 +175,8 @@ async function quality(data: EvalSet, deps: MemRecallDeps, owner: string): Promi
     `iterations ${(iterations / n).toFixed(2)}, searches ${(searches / n).toFixed(2)} per conversation`,
   );
   for (const [cls, t] of byClass) {
+    // not-found is measured by keys given, not by recall: it has no bar.
+    if (cls !== "not-found") point("recall-recall-at-3", "recall@3", cls, t.recall / t.n);
     line(
       `  ${cls} (${t.n})`,
       cls === "not-found"

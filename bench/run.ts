@@ -1,8 +1,11 @@
 /**
  * npm run bench: every benchmark, one after another, printing ratios measured
  * side by side in one run (absolute times are information only).
- * `npm run bench -- engine` runs the ones whose name contains "engine".
+ * `npm run bench -- engine` runs the ones whose name contains "engine";
+ * `--record` also writes what each printed, and its charts, into
+ * docs/evaluation.md and docs/evaluation/ (see bench/record.ts).
  */
+import { fileURLToPath } from "node:url";
 import { benchEngine } from "./engine";
 import { benchKeywordContext } from "./keyword-context";
 import { benchKnSearch } from "./kn-search";
@@ -12,12 +15,13 @@ import { benchMemoryStore } from "./memory-store";
 import { benchMemRecall } from "./memrecall";
 import { benchMentions } from "./mentions";
 import { benchRecall } from "./recall";
+import { captureStdout, stampOf, writeRecord } from "./record";
 import { benchResolver } from "./resolver";
 import { benchTimeFacts } from "./time-facts";
 import { benchTokens } from "./tokens";
 import { benchUnary } from "./unary";
 
-const benches: Record<string, () => Promise<void>> = {
+export const benches: Record<string, () => Promise<void>> = {
   engine: benchEngine,
   mentions: benchMentions,
   "keyword-context": benchKeywordContext,
@@ -33,16 +37,27 @@ const benches: Record<string, () => Promise<void>> = {
   unary: benchUnary,
 };
 
+const root = fileURLToPath(new URL("..", import.meta.url));
+
 async function main(): Promise<void> {
-  const filter = process.argv[2] ?? "";
+  const args = process.argv.slice(2);
+  const record = args.includes("--record");
+  const filter = args.find((a) => !a.startsWith("--")) ?? "";
   for (const [name, run] of Object.entries(benches)) {
     if (!name.includes(filter)) continue;
     process.stdout.write(`\n== ${name}\n`);
+    const printed = record ? captureStdout() : undefined;
     await run();
+    if (printed) {
+      const charts = writeRecord(root, name, printed(), stampOf(root));
+      process.stdout.write(`(recorded in docs/evaluation.md${charts.map((c) => `, ${c}`).join("")})\n`);
+    }
   }
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(`${(err as Error).stack ?? String(err)}\n`);
-  process.exit(1);
-});
+// Only as the entry point: the docs test imports the list of benches.
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1])
+  main().catch((err: unknown) => {
+    process.stderr.write(`${(err as Error).stack ?? String(err)}\n`);
+    process.exit(1);
+  });

@@ -12,6 +12,7 @@ import { parseBundle } from "../src/kn/embedded/bundle";
 import { EmbeddedBackend } from "../src/kn/embedded/engine";
 import { manyMetricsBundle } from "../test/fixtures/many-metrics-bundle";
 import { startScriptedLlm } from "../test/helpers/scripted-llm";
+import { point } from "./record";
 import { line } from "./stats";
 
 const KN = [{ knowledge_network_id: "kn_medical" }];
@@ -288,6 +289,14 @@ export async function benchTokens(): Promise<void> {
         });
         const body = (await res.json()) as unknown;
         rpc = ` | ${countTokens(JSON.stringify(body, null, 2))} / ${countTokens(JSON.stringify(body))}`;
+      }
+      for (const format of ["pretty", "minified", "yaml", "toon"] as const) {
+        point(
+          "tokens-by-format",
+          format === "pretty" || format === "minified" ? `${format} JSON` : format.toUpperCase(),
+          c.tool,
+          n[format],
+        );
       }
       process.stdout.write(
         `${c.tool.padEnd(44)} ${[n.pretty, n.minified, n.yaml, n.toon].map((x) => String(x).padStart(7)).join(" ")}  ${saving(n.toon, n.pretty)} / ${saving(n.toon, n.minified)} / ${saving(n.toon, n.yaml)}${rpc}\n`,
