@@ -164,10 +164,31 @@ interface RawResponse {
   body: Buffer;
 }
 
-function send(url: URL, options: http.RequestOptions, payload: Buffer | undefined): Promise<RawResponse> {
-  return new Promise((resolve, reject) => {
+/**
+ * One request and its whole answer. A request written to a kept-alive socket
+ * that the server had just closed for being idle (Node's and Go's servers do
+ * after a few seconds) fails with ECONNRESET or EPIPE before any answer: the
+ * server never read it, so it is sent once more on a new socket, as Node's
+ * documentation advises. Any other failure, or one on a new socket, is the
+ * caller's to see.
+ */
+async function send(url: URL, options: http.RequestOptions, payload: Buffer | undefined): Promise<RawResponse> {
+  const first = await sendOnce(url, options, payload);
+  if (first.ok) return first.response;
+  if (!first.staleSocket) throw first.error;
+  const second = await sendOnce(url, options, payload);
+  if (second.ok) return second.response;
+  throw second.error;
+}
+
+type Sent = { ok: true; response: RawResponse } | { ok: false; error: unknown; staleSocket: boolean };
+
+function sendOnce(url: URL, options: http.RequestOptions, payload: Buffer | undefined): Promise<Sent> {
+  return new Promise((resolve) => {
     const transport = url.protocol === "https:" ? https : http;
+    let answered = false;
     const req = transport.request(url, options, (res) => {
+      answered = true;
       const chunks: Buffer[] = [];
       let size = 0;
       res.on("data", (chunk: Buffer) => {
@@ -175,13 +196,27 @@ function send(url: URL, options: http.RequestOptions, payload: Buffer | undefine
         if (size > MAX_RESPONSE_BYTES) req.destroy(new ResponseTooLarge());
         else chunks.push(chunk);
       });
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks) }));
-      res.on("error", reject);
+      res.on("end", () =>
+        resolve({ ok: true, response: { status: res.statusCode ?? 0, body: Buffer.concat(chunks) } }),
+      );
+      res.on("error", (error) => resolve({ ok: false, error, staleSocket: false }));
       res.on("close", () => {
-        if (!res.complete) reject(new Error("the connection closed before the whole answer arrived"));
+        if (!res.complete)
+          resolve({
+            ok: false,
+            error: new Error("the connection closed before the whole answer arrived"),
+            staleSocket: false,
+          });
       });
     });
-    req.on("error", reject);
+    req.on("error", (error: NodeJS.ErrnoException) => {
+      const staleSocket =
+        req.reusedSocket &&
+        !answered &&
+        !options.signal?.aborted &&
+        (error.code === "ECONNRESET" || error.code === "EPIPE");
+      resolve({ ok: false, error, staleSocket });
+    });
     req.end(payload);
   });
 }
