@@ -29,6 +29,17 @@ export function escapeXml(text: string): string {
   return text.replace(/[<>&"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
+/**
+ * The axis for values up to `largest`: a step of 1, 2, 2.5 or 5 times a power
+ * of ten, the smallest that reaches it in at most six steps, so the grid reads
+ * in round numbers and the bars use most of the width.
+ */
+export function roundAxis(largest: number): { end: number; step: number } {
+  const power = 10 ** Math.floor(Math.log10(largest / 6));
+  const step = [1, 2, 2.5, 5, 10].map((m) => m * power).find((s) => Math.ceil(largest / s) <= 6) ?? 10 * power;
+  return { end: Math.ceil(largest / step) * step, step };
+}
+
 /** A value as its bar's label: fractions to two decimals, counts as integers. */
 function formatValue(value: number, max: number): string {
   return max <= 1 ? value.toFixed(2) : String(Math.round(value));
@@ -36,7 +47,8 @@ function formatValue(value: number, max: number): string {
 
 export function barChartSvg(chart: ChartData): string {
   const values = chart.series.flatMap((s) => s.values.filter((v): v is number => v !== undefined));
-  const max = chart.max ?? Math.max(1, ...values);
+  const axis = chart.max === undefined ? roundAxis(Math.max(1, ...values)) : { end: chart.max, step: chart.max / 5 };
+  const max = axis.end;
   const groupHeight = chart.series.length * BAR + GROUP_GAP;
   const height = TOP + chart.categories.length * groupHeight + 40;
   const x = (v: number) => LABEL_WIDTH + (Math.min(v, max) / max) * PLOT_WIDTH;
@@ -52,10 +64,10 @@ export function barChartSvg(chart: ChartData): string {
       `<text x="${lx + 16}" y="42">${escapeXml(s.name)}</text>`,
     );
   });
-  // Grid lines at each fifth of the axis, labelled below the plot.
+  // Grid lines at each step of the axis, labelled below the plot.
   const bottom = TOP + chart.categories.length * groupHeight;
-  for (let i = 0; i <= 5; i++) {
-    const v = (max * i) / 5;
+  for (let i = 0; i * axis.step <= max * (1 + 1e-9); i++) {
+    const v = i * axis.step;
     out.push(
       `<line x1="${x(v)}" y1="${TOP - 4}" x2="${x(v)}" y2="${bottom}" stroke="#dddddd"/>`,
       `<text x="${x(v)}" y="${bottom + 14}" text-anchor="middle" fill="#555555">${formatValue(v, max)}</text>`,
