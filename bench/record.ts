@@ -22,6 +22,11 @@ export const CHARTS = {
     unit: "recall@5",
     max: 1,
   },
+  "memrecall-hybrid-dev-vs-holdout": {
+    title: "SearchMemories, hybrid: recall@5 per kind, the development set beside the held-out set",
+    unit: "recall@5",
+    max: 1,
+  },
   "recall-recall-at-3": {
     title: "Recall (deterministic strategy): recall@3 per class of conversation",
     unit: "recall@3",
