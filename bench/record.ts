@@ -28,7 +28,7 @@ export const CHARTS = {
     max: 1,
   },
   "recall-recall-at-3": {
-    title: "Recall (deterministic strategy): recall@3 per class of conversation",
+    title: "Recall (deterministic strategy): recall@3 per class, the development set beside the held-out set",
     unit: "recall@3",
     max: 1,
   },
