@@ -7,7 +7,7 @@ import type { KnowledgeNetwork, ObjectType } from "../../src/kn/types";
 import { aliasLinksOf } from "../../src/knowledge/matching/aliases";
 import { looseKey, mentionOf, writtenForms } from "../../src/knowledge/matching/mention";
 import { relaxedConditions, searchFieldsOf } from "../../src/knowledge/matching/queries";
-import { scoreValue } from "../../src/knowledge/matching/score";
+import { MENTION_THRESHOLD, scoreValue } from "../../src/knowledge/matching/score";
 import { anchoredSpan, editDistance, lcsLength } from "../../src/knowledge/matching/similarity";
 import { loadVocabulary, VocabularyError } from "../../src/knowledge/matching/vocabulary";
 
@@ -36,6 +36,8 @@ describe("scoreValue: one confidence for every kind of match", () => {
     ["甲亢", "甲状腺功能亢进症", "abbreviation", 0.65], // 0.55 + 0.3 × 2/6 (甲…亢 spans 6)
     ["慢阻肺", "慢性阻塞性肺疾病", "abbreviation", 0.775], // spans 慢阻塞肺 once 性 is dropped: 0.55 + 0.3 × 3/4
     ["AKI", "Acute Kidney Injury", "abbreviation", 0.8], // the initials of its words
+    ["diabetes", "Type 2 Diabetes", "contains", 0.815], // from the start of one of its words: 0.6 + 0.35 × 8/13
+    ["heart fail", "Acute Heart Failure", "contains", 0.785], // across words, ending inside one: 0.6 + 0.35 × 9/17
     ["上气道梗阻有哪些症状", "上、下气道梗阻", "tokens", 0.387], // a question holding some of the name's words
   ])("%s → %s: %s %s", (mention, value, type, confidence) => {
     const s = scoreValue(mentionOf(mention), value);
@@ -51,6 +53,12 @@ describe("scoreValue: one confidence for every kind of match", () => {
     ["今天天气怎么样", "天疱疮"],
   ])("%s is no match for %s", (mention, value) => {
     expect(scoreValue(mentionOf(mention), value)).toBeUndefined();
+  });
+
+  it("does not take Latin letters inside another word for the mention: RA is not in Tetralogy of Fallot", () => {
+    const s = scoreValue(mentionOf("RA"), "Tetralogy of Fallot");
+    expect(s === undefined || s.confidence < MENTION_THRESHOLD).toBe(true);
+    expect(s?.type).not.toBe("contains");
   });
 
   it("doubts an abbreviation whose first character only sounds the same: 晕动病 is not 运动神经元病", () => {

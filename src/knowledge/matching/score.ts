@@ -34,6 +34,8 @@ interface ValueForms {
   key: string;
   loose: string;
   chars: string[];
+  /** The value's words, each comparable: where a Latin mention inside it may begin. */
+  words: string[];
 }
 
 /** A name property may list several names: "艾滋病/HIV感染", "手癣/足癣". */
@@ -105,7 +107,12 @@ function valueForms(value: string): ValueForms {
   let f = forms.get(value);
   if (f === undefined) {
     const loose = looseKey(value);
-    f = { key: comparable(value), loose, chars: [...loose] };
+    const words = value
+      .normalize("NFKC")
+      .split(/[^\p{L}\p{N}]+/u)
+      .map(comparable)
+      .filter((w) => w !== "");
+    f = { key: comparable(value), loose, chars: [...loose], words };
     if (forms.size >= FORMS_CACHED) forms.clear();
     forms.set(value, f);
   }
@@ -116,14 +123,30 @@ function valueForms(value: string): ValueForms {
 function contained(m: Mention, v: ValueForms): MentionScore | undefined {
   const lm = m.chars.length;
   const lv = v.chars.length;
-  // The name holds the mention (阑尾炎 in 急性阑尾炎); a single character is a weak mention.
-  if (v.loose.includes(m.loose))
+  // The name holds the mention (阑尾炎 in 急性阑尾炎); a single character is a weak mention. Latin letters
+  // count only from the start of one of the name's words: "as" inside "measles" is another word's letters.
+  if (v.loose.includes(m.loose) && (!m.latin || beginsAWord(m.key, v.words)))
     return { type: "contains", confidence: (0.6 + (0.35 * lm) / lv) * (lm === 1 ? 0.85 : 1) };
   // The mention holds the whole name (a longer everyday form, or a question naming it): less sure,
   // since the mention may name something more specific (肺部 names 肺; 心内科 is not 内科).
   if ((lv >= 2 || lm === 2) && m.loose.includes(v.loose))
     return { type: "contains", confidence: 0.45 + (0.4 * lv) / lm };
   return undefined;
+}
+
+/** Whether `key` begins at one of `words` and runs on through the words after it (diabetes in "type 2 diabetes"). */
+function beginsAWord(key: string, words: readonly string[]): boolean {
+  for (let i = 0; i < words.length; i++) {
+    let rest = key;
+    for (let j = i; j < words.length && rest !== ""; j++) {
+      const w = words[j]!;
+      if (rest.startsWith(w)) rest = rest.slice(w.length);
+      else if (w.startsWith(rest)) rest = "";
+      else break;
+    }
+    if (rest === "") return true;
+  }
+  return false;
 }
 
 /**
