@@ -40,6 +40,13 @@ export function roundAxis(largest: number): { end: number; step: number } {
   return { end: Math.ceil(largest / step) * step, step };
 }
 
+/** About how wide `text` is at 12 px in a sans-serif font: wide characters (CJK) about a square, others about 7 px. */
+function textWidth(text: string): number {
+  let width = 0;
+  for (const c of text) width += /[\u2E80-\uFFEF]/u.test(c) ? 12 : 7;
+  return width;
+}
+
 /** A value as its bar's label: fractions to two decimals, counts as integers. */
 function formatValue(value: number, max: number): string {
   return max <= 1 ? value.toFixed(2) : String(Math.round(value));
@@ -57,12 +64,14 @@ export function barChartSvg(chart: ChartData): string {
     `<rect width="${WIDTH}" height="${height}" fill="#ffffff"/>`,
     `<text x="10" y="20" font-size="14" font-weight="bold">${escapeXml(chart.title)}</text>`,
   ];
+  // The legend in one row, each entry as wide as its name (no font metrics in SVG: estimated).
+  let lx = LABEL_WIDTH;
   chart.series.forEach((s, i) => {
-    const lx = LABEL_WIDTH + i * 130;
     out.push(
       `<rect x="${lx}" y="32" width="12" height="12" fill="${PALETTE[i % PALETTE.length]}"/>`,
       `<text x="${lx + 16}" y="42">${escapeXml(s.name)}</text>`,
     );
+    lx += 16 + textWidth(s.name) + 20;
   });
   // Grid lines at each step of the axis, labelled below the plot.
   const bottom = TOP + chart.categories.length * groupHeight;
