@@ -1,7 +1,8 @@
 /**
  * npm run bench: every benchmark, one after another, printing ratios measured
  * side by side in one run (absolute times are information only).
- * `npm run bench -- engine` runs the ones whose name contains "engine";
+ * `npm run bench -- recall` runs that bench alone, `npm run bench -- kn` the
+ * ones whose name contains "kn";
  * `--record` also writes what each printed, and its charts, into
  * docs/evaluation.md and docs/evaluation/ (see bench/record.ts).
  */
@@ -43,8 +44,10 @@ async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const record = args.includes("--record");
   const filter = args.find((a) => !a.startsWith("--")) ?? "";
+  // A bench's whole name runs that bench only ("recall", not "memrecall" too); a part of names runs every bench it is part of.
+  const exact = filter in benches;
   for (const [name, run] of Object.entries(benches)) {
-    if (!name.includes(filter)) continue;
+    if (exact ? name !== filter : !name.includes(filter)) continue;
     process.stdout.write(`\n== ${name}\n`);
     const printed = record ? captureStdout() : undefined;
     await run();
