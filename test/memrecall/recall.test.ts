@@ -109,6 +109,22 @@ describe("Recall, deterministic strategy", () => {
     expect(handoff.message).toContain("### 需要进一步澄清");
   });
 
+  it("takes one subject word as a finding when one memory clears the bar and stands out", async () => {
+    const stream = await events(client(), { messages: [{ role: "user", content: "按之前的 ClickHouse 来" }] });
+    const handoff = handoffOf(stream);
+    expect(handoff.relevantMemoryKeys).toEqual(["plan_b"]);
+    expect(handoff.needsMoreInfo).toBe(false);
+    // Found by the first search, in the first iteration.
+    expect(ofKind(stream, "toolCall").filter((c) => c.name === "search_memories")).toHaveLength(1);
+  });
+
+  it("does not take one subject word that fits two memories alike for either of them", async () => {
+    const stream = await events(client(), { messages: [{ role: "user", content: "按之前的 PostgreSQL 来" }] });
+    const handoff = handoffOf(stream);
+    expect(handoff.relevantMemoryKeys).not.toEqual(["db_config_prod"]);
+    expect(handoff.relevantMemoryKeys).not.toEqual(["db_config_staging"]);
+  });
+
   it("widens the window when the subject is further back, ending the iteration (window_expanded) and finding it in the next", async () => {
     const stream = await events(client(), { messages: FAR_BACK_TALK });
     expect(ofKind(stream, "iterationStarted").map((i) => [i.iteration, i.windowSize, i.messagesTotal])).toEqual([

@@ -14,7 +14,7 @@ const FIRST = { min_relevance_score: RELEVANT_SCORE, limit: 5 };
 const WIDENED_MIN_SCORE = 0.3;
 /** Words of the rest of the window added to the widened search: the rarest, who name a subject more than chatter does. */
 const WINDOW_WORDS = 8;
-/** A search by fewer words than this cannot alone say which memory is meant ("按之前的格式" fits every format). */
+/** A search by fewer words than this says which memory is meant only when one result stands out ("按之前的格式" fits every format). */
 const CONFIRMING_WORDS = 2;
 /**
  * A widened search's best result is taken as a guess — named, with its low
@@ -125,12 +125,16 @@ export async function* deterministicStrategy(run: RecallRun): AsyncGenerator<Rec
       if (!outcome.ok || outcome.tool !== "search_memories") continue;
       queries.push(query);
       const found = outcome.out.results;
-      // One word names too little to tell memories apart ("按之前的格式": every format fits).
       if (words.length >= CONFIRMING_WORDS) {
         const relevant = pickRelevant(found);
         if (relevant.length > 0) return yield* conclude(run, relevant, query);
         const lead = wide ? clearLead(found) : undefined;
         if (lead) guess = { hit: lead, query };
+      } else {
+        // One word usually names too little to tell memories apart ("按之前的格式": every format fits); it is
+        // a finding when one memory clears the bar and stands out from the rest ("按之前的 Grafana 来").
+        const lead = clearLead(found);
+        if (lead && lead.relevance_score >= RELEVANT_SCORE) return yield* conclude(run, [lead], query);
       }
       guesses = [...guesses, ...found].sort((a, b) => b.relevance_score - a.relevance_score);
     }
