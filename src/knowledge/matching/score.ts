@@ -34,8 +34,9 @@ interface ValueForms {
   key: string;
   loose: string;
   chars: string[];
-  /** The value's words, each comparable: where a Latin mention inside it may begin. */
-  words: string[];
+  /** The value as stored: its words are split from it when a Latin mention needs them (valueWords). */
+  source: string;
+  words?: string[];
 }
 
 /** A name property may list several names: "艾滋病/HIV感染", "手癣/足癣". */
@@ -107,12 +108,7 @@ function valueForms(value: string): ValueForms {
   let f = forms.get(value);
   if (f === undefined) {
     const loose = looseKey(value);
-    const words = value
-      .normalize("NFKC")
-      .split(/[^\p{L}\p{N}]+/u)
-      .map(comparable)
-      .filter((w) => w !== "");
-    f = { key: comparable(value), loose, chars: [...loose], words };
+    f = { key: comparable(value), loose, chars: [...loose], source: value };
     if (forms.size >= FORMS_CACHED) forms.clear();
     forms.set(value, f);
   }
@@ -125,13 +121,23 @@ function contained(m: Mention, v: ValueForms): MentionScore | undefined {
   const lv = v.chars.length;
   // The name holds the mention (阑尾炎 in 急性阑尾炎); a single character is a weak mention. Latin letters
   // count only from the start of one of the name's words: "as" inside "measles" is another word's letters.
-  if (v.loose.includes(m.loose) && (!m.latin || beginsAWord(m.key, v.words)))
+  if (v.loose.includes(m.loose) && (!m.latin || beginsAWord(m.key, valueWords(v))))
     return { type: "contains", confidence: (0.6 + (0.35 * lm) / lv) * (lm === 1 ? 0.85 : 1) };
   // The mention holds the whole name (a longer everyday form, or a question naming it): less sure,
   // since the mention may name something more specific (肺部 names 肺; 心内科 is not 内科).
   if ((lv >= 2 || lm === 2) && m.loose.includes(v.loose))
     return { type: "contains", confidence: 0.45 + (0.4 * lv) / lm };
   return undefined;
+}
+
+/** The value's words, each comparable; split once, and only for the few values a Latin mention is found inside. */
+function valueWords(v: ValueForms): string[] {
+  v.words ??= v.source
+    .normalize("NFKC")
+    .split(/[^\p{L}\p{N}]+/u)
+    .map(comparable)
+    .filter((w) => w !== "");
+  return v.words;
 }
 
 /** Whether `key` begins at one of `words` and runs on through the words after it (diabetes in "type 2 diabetes"). */
