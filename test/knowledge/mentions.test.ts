@@ -86,6 +86,23 @@ describe.each([
     expect(instances[0]!.matchedFields).toEqual(["has_alias:disease_alias_name"]);
   });
 
+  it.each([
+    // [mention, object type, the near name it must not be taken for]
+    ["肝纤维化", "disease", "肺纤维化"], // 肝 is in the network's names (肝硬化): another organ, not a typo
+    ["三尖瓣狭窄", "disease", "二尖瓣狭窄"],
+    ["性腺功能减退症", "disease", "甲状腺功能减退症"], // 性 here is no filler
+    ["维生素E", "drugs", "维生素C"], // a letter in a Chinese name designates
+    ["右肩放射痛", "symptom", "左肩放射痛"],
+  ])("does not take %s (%s) for %s, a name a character away", async (mention, objectTypeId, near) => {
+    const { instances } = await find(mention, objectTypeId);
+    expect(instances.map((i) => i.instanceName)).not.toContain(near);
+  });
+
+  it("still takes a misspelling for the name: a character the network's names never use", async () => {
+    const { instances } = await find("类风湿关节灸");
+    expect(instances[0]?.instanceName).toBe("类风湿关节炎");
+  });
+
   it.each(["量子纠缠", "今天天气怎么样", "12345", "股票代码"])(
     "finds nothing for %s, and says so and what to try",
     async (mention) => {

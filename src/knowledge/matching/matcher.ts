@@ -1,14 +1,14 @@
 import type { CallContext } from "../../core/call-context";
-import { textOf } from "../../core/text";
+import { comparable, textOf } from "../../core/text";
 import { ToolError } from "../../errors/tool-error";
 import type { KnowledgeNetworkBackend } from "../../kn/backend";
 import type { Condition, ObjectQueryResult, RelationTypePath, Row, SubgraphObject } from "../../kn/types";
 import type { Embedder } from "../../upstream/embeddings";
 import type { AliasLink } from "./aliases";
 import type { CandidateMatch, MentionMatch } from "./candidates";
-import type { Alternate, Mention } from "./mention";
+import { type Alternate, formsOf, type Mention } from "./mention";
 import { anyOf, directCondition, exactCondition, relaxedConditions, type SearchField } from "./queries";
-import { type MatchType, scoreValue } from "./score";
+import { type MatchType, MENTION_THRESHOLD, scoreValue, unlikeSubstitutions } from "./score";
 import { bySemantics } from "./semantic";
 
 /** The object type searched, as the session recorded it. */
@@ -147,6 +147,21 @@ export async function matchInstances(
       candidates = scoreAll(found, mentions, opts.fields);
     }
   }
+  // A near name with a character the lookups have not seen in any name: ask whether the network uses it.
+  const unseen = unseenSubstitutes(found, mentions, opts.fields, candidates);
+  if (unseen.length > 0) {
+    const probes = await Promise.allSettled(unseen.map((c) => namesWith(backend, ctx, target, opts.fields, c)));
+    const names = new Set<string>();
+    probes.forEach((r, i) => {
+      if (r.status === "fulfilled") {
+        if (r.value) names.add(unseen[i]!);
+      } else {
+        if (!(r.reason instanceof ToolError)) throw r.reason;
+        failures.push({ lookup: "names", error: r.reason });
+      }
+    });
+    if (names.size > 0) candidates = scoreAll(found, mentions, opts.fields, names);
+  }
   if (opts.embedder) {
     try {
       await bySemantics(ctx, opts.embedder, mentions, candidates, opts.fields);
@@ -194,8 +209,10 @@ function scoreAll(
   found: Map<string, Found>,
   mentions: readonly Mention[],
   fields: readonly SearchField[],
+  alsoUsed: ReadonlySet<string> = new Set(),
 ): CandidateMatch[] {
   const best = Math.max(0, ...[...found.values()].map((f) => Number(f.row["_score"] ?? 0)));
+  const used = charactersUsed(found, fields, alsoUsed);
   return [...found.values()].map(({ row, aliases }) => ({
     row,
     engine: best > 0 ? Number(row["_score"] ?? 0) / best : 0,
@@ -217,16 +234,114 @@ function scoreAll(
           const text = textOf(row[f.name]);
           if (text === undefined || text === "") continue;
           const s = scoreValue(form.mention, text);
-          if (s) consider(typeOf(s.type), round(s.confidence * f.weight * form.weight), f.name);
+          if (s && !anotherName(form.mention, text, s.type, used))
+            consider(typeOf(s.type), round(s.confidence * f.weight * form.weight), f.name);
         }
         for (const a of aliases) {
           const s = scoreValue(form.mention, a.name);
-          if (s) consider("alias", round(s.confidence * ALIAS_WEIGHT * form.weight), `${a.relation}:${a.field}`);
+          if (s && !anotherName(form.mention, a.name, s.type, used))
+            consider("alias", round(s.confidence * ALIAS_WEIGHT * form.weight), `${a.relation}:${a.field}`);
         }
       }
       return match;
     }),
   }));
+}
+
+/**
+ * The characters the network writes its names with, as far as this lookup
+ * has seen them: every searched property and alias name of the instances found.
+ */
+function charactersUsed(
+  found: Map<string, Found>,
+  fields: readonly SearchField[],
+  alsoUsed: ReadonlySet<string>,
+): ReadonlySet<string> {
+  const used = new Set<string>(alsoUsed);
+  const add = (text: string | undefined) => {
+    if (text) for (const c of comparable(text)) used.add(c);
+  };
+  for (const { row, aliases } of found.values()) {
+    for (const f of fields) add(textOf(row[f.name]));
+    for (const a of aliases) add(a.name);
+  }
+  return used;
+}
+
+/**
+ * A mention that is a name but for a character that sounds nothing like the
+ * name's, where the network writes its names with that character too, names
+ * something else (肝纤维化 is not 肺纤维化, 三尖瓣狭窄 not 二尖瓣狭窄): a typo
+ * puts a character that sounds alike (帕金深病), or one the network's names
+ * do not use (座疮 for 痤疮), and still matches.
+ */
+function anotherName(m: Mention, value: string, type: MatchType, used: ReadonlySet<string>): boolean {
+  return type !== "exact" && unlikeSubstitutions(m, value).some((c) => used.has(c) || DESIGNATION.test(c));
+}
+
+/**
+ * A letter or digit in a Chinese name designates (维生素E, 2型糖尿病, IgA肾病):
+ * another one is another thing, whatever the network's other names use.
+ */
+const DESIGNATION = /^[a-z0-9]$/;
+
+/** Names probed for a character per call at most: a mention is a name, not a paragraph. */
+const MAX_PROBES = 6;
+
+/**
+ * The characters that would make a candidate another name (anotherName) if
+ * the network used them, that no instance found so far shows: for the
+ * candidates that match a mention well enough to be returned.
+ */
+function unseenSubstitutes(
+  found: Map<string, Found>,
+  mentions: readonly Mention[],
+  fields: readonly SearchField[],
+  candidates: readonly CandidateMatch[],
+): string[] {
+  const used = charactersUsed(found, fields, new Set());
+  const out = new Set<string>();
+  const check = (m: Mention, text: string | undefined) => {
+    if (!text) return;
+    const s = scoreValue(m, text);
+    if (!s || s.type === "exact" || s.confidence < MENTION_THRESHOLD) return;
+    for (const c of unlikeSubstitutions(m, text)) if (!used.has(c) && !DESIGNATION.test(c)) out.add(c);
+  };
+  for (const c of candidates) {
+    if (!c.mentions.some((m) => m && m.confidence >= MENTION_THRESHOLD)) continue;
+    const f = found.get(c.row._instance_id);
+    for (const m of mentions.flatMap(formsOf)) {
+      for (const field of fields) check(m, textOf(c.row[field.name]));
+      for (const a of f?.aliases ?? []) check(m, a.name);
+    }
+  }
+  return [...out].slice(0, MAX_PROBES);
+}
+
+/** Whether any instance's name holds the character (one instance asked for). */
+async function namesWith(
+  backend: KnowledgeNetworkBackend,
+  ctx: CallContext,
+  target: MatchTarget,
+  fields: readonly SearchField[],
+  char: string,
+): Promise<boolean> {
+  const condition = anyOf(
+    fields
+      .filter((f) => f.text && f.nameLike && f.ops.has("like"))
+      // The platform's like is case-sensitive: a letter is asked for in both cases.
+      .flatMap((f) =>
+        [...new Set([char, char.toUpperCase()])].map((value) => ({
+          field: f.name,
+          operation: "like" as const,
+          value,
+          value_from: "const" as const,
+        })),
+      ),
+  );
+  if (!condition) return false;
+  const r = await query(backend, ctx, target, condition, 1);
+  return r.datas.length > 0;
 }
 
 const round = (x: number) => Math.round(x * 1000) / 1000;

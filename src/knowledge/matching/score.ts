@@ -246,3 +246,69 @@ function acronym(m: Mention, raw: string): MentionScore | undefined {
     .join("");
   return initials === m.key ? { type: "abbreviation", confidence: 0.8 } : undefined;
 }
+
+/**
+ * The characters of the mention that stand where the name has a different
+ * character that does not sound like it (肝 for 肺 in 肝纤维化 → 肺纤维化, 三
+ * for 二 in 三尖瓣狭窄 → 二尖瓣狭窄), in the cheapest alignment of the two;
+ * for a value listing names, against the name closest to the mention; none
+ * when more than two edits apart. Characters dropped or added are not substitutions, nor are same-sounding
+ * ones (people type by pinyin). The matcher decides with them whether the
+ * mention is a misspelling of the name or another name (matcher.ts).
+ */
+export function unlikeSubstitutions(m: Mention, value: string): readonly string[] {
+  if (m.latin) return [];
+  let best: { cost: number; subs: string[] } | undefined;
+  for (const part of [value, ...value.split(NAME_LIST).filter((p) => p !== "" && p !== value)]) {
+    // On the comparable forms, fillers kept: 性 in 性腺 is no filler.
+    const a = align([...m.key], [...valueForms(part).key]);
+    if (!best || a.cost < best.cost) best = a;
+  }
+  // Further apart, it is a related name at best (梗阻 in 肠梗阻 for 上气道梗阻), not a near one.
+  return best && best.cost <= MAX_EDITS ? best.subs : [];
+}
+
+/**
+ * Edit distance with same-sounding substitutions cheap and adjacent swaps one
+ * edit (高血脂症 for 高脂血症), and the characters of `a` substituted on one
+ * cheapest path by a character of the same kind (Han for Han, a Latin letter
+ * for a letter, a digit for a digit: "a" for "α", "h" for "小时" are the same
+ * thing written otherwise).
+ */
+function align(a: readonly string[], b: readonly string[]): { cost: number; subs: string[] } {
+  const cols = b.length + 1;
+  const d = new Float64Array((a.length + 1) * cols);
+  const sub = (i: number, j: number) => (a[i - 1] === b[j - 1] ? 0 : soundDistance(a[i - 1]!, b[j - 1]!));
+  const swap = (i: number, j: number) => i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1];
+  for (let i = 0; i <= a.length; i++) d[i * cols] = i;
+  for (let j = 0; j <= b.length; j++) d[j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      let best = Math.min(d[(i - 1) * cols + j]! + 1, d[i * cols + j - 1]! + 1, d[(i - 1) * cols + j - 1]! + sub(i, j));
+      if (swap(i, j)) best = Math.min(best, d[(i - 2) * cols + j - 2]! + 1);
+      d[i * cols + j] = best;
+    }
+  }
+  const subs: string[] = [];
+  let i = a.length;
+  let j = b.length;
+  while (i > 0 && j > 0) {
+    const here = d[i * cols + j]!;
+    if (swap(i, j) && here === d[(i - 2) * cols + j - 2]! + 1) {
+      i -= 2;
+      j -= 2;
+    } else if (here === d[(i - 1) * cols + j - 1]! + sub(i, j)) {
+      if (sub(i, j) === 1 && kindOf(a[i - 1]!) === kindOf(b[j - 1]!)) subs.push(a[i - 1]!);
+      i--;
+      j--;
+    } else if (here === d[(i - 1) * cols + j]! + 1) i--;
+    else j--;
+  }
+  return { cost: d[a.length * cols + b.length]!, subs };
+}
+
+function kindOf(c: string): "han" | "latin" | "digit" | "other" {
+  if (/\p{Script=Han}/u.test(c)) return "han";
+  if (/[a-z]/.test(c)) return "latin";
+  return /\d/.test(c) ? "digit" : "other";
+}
