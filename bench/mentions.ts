@@ -9,6 +9,7 @@ import { createApp } from "../src/app";
 import { loadConfig } from "../src/config";
 import { DEFAULT_VOCABULARY } from "../src/config-fields";
 import type { CallContext } from "../src/core/call-context";
+import { loadLexicon } from "../src/core/lexicon";
 import type { KnowledgeNetworkBackend } from "../src/kn/backend";
 import { parseBundle } from "../src/kn/embedded/bundle";
 import { EmbeddedBackend } from "../src/kn/embedded/engine";
@@ -97,6 +98,7 @@ export async function runMentionEval(
     keywordContext: { candidateLimit: 200, concurrency: 4, pathsPerRequest: 50 },
     vocabulary: loadVocabulary(DEFAULT_VOCABULARY),
     embedder: localEmbedder,
+    lexicon: () => loadLexicon(),
   };
   const types = new Map(kn.object_types.map((o) => [o.id, recalled(kn, o.id)]));
   const out: MentionResult[] = [];

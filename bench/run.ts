@@ -12,6 +12,7 @@ import { benchKeywordContext } from "./keyword-context";
 import { benchKnSearch } from "./kn-search";
 import { benchKnToolsQuery } from "./kntools-query";
 import { benchKnToolsSchema } from "./kntools-schema";
+import { benchLexicon } from "./lexicon";
 import { benchMemoryStore } from "./memory-store";
 import { benchMemRecall } from "./memrecall";
 import { benchMentions } from "./mentions";
@@ -36,6 +37,7 @@ export const benches: Record<string, () => Promise<void>> = {
   recall: benchRecall,
   tokens: benchTokens,
   unary: benchUnary,
+  lexicon: benchLexicon,
 };
 
 const root = fileURLToPath(new URL("..", import.meta.url));

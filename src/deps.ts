@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import type { Config, KnowledgeSource } from "./config";
 import { newTraceId } from "./core/ids";
+import { loadLexicon } from "./core/lexicon";
 import { tokenize } from "./core/text";
 import type { KnowledgeNetworkBackend } from "./kn/backend";
 import { EmbeddedBackend } from "./kn/embedded/engine";
@@ -72,6 +73,12 @@ export function buildDeps(config: Config, log: Logger, overrides: { backend?: Cl
   const glossary = loadGlossary(config.memrecall.glossaryPaths);
   const memoryEmbeddings = config.clients.embeddings ? embedder : memoryEmbedder(glossary);
   const index = new MemoryIndex(memories, config.memrecall.indexUsers);
+  // Loaded in the background from the start (parsed in slices, the service answers meanwhile); the first search waits for it.
+  const lexicon = loadLexicon();
+  lexicon.then(
+    (l) => log.info({ lexicon: l.summary }, "lexicon loaded"),
+    (err: unknown) => log.warn({ err }, "lexicon not loaded: memory search runs without translations and synonyms"),
+  );
   log.info(
     {
       sessions: redis ? "redis (default) + in_memory" : "in_memory",
@@ -98,6 +105,7 @@ export function buildDeps(config: Config, log: Logger, overrides: { backend?: Cl
       keywordContext: config.keywordContext,
       aliasRelations: config.matching.aliasRelations,
       vocabulary,
+      lexicon: () => loadLexicon(),
     },
     resolver: {
       backend,
@@ -111,6 +119,7 @@ export function buildDeps(config: Config, log: Logger, overrides: { backend?: Cl
       sessions: redis ?? inProcess,
       embedder: memoryEmbeddings,
       glossary,
+      lexicon: () => loadLexicon(),
       llm,
       index,
       maxSearchesPerSession: config.memrecall.maxSearchesPerSession,

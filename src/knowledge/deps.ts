@@ -1,3 +1,4 @@
+import type { Lexicon } from "../core/lexicon";
 import type { KnowledgeNetworkBackend } from "../kn/backend";
 import type { DataRetrievalClient } from "../upstream/data-retrieval";
 import type { Embedder } from "../upstream/embeddings";
@@ -35,6 +36,8 @@ export interface KnowledgeDeps {
   aliasRelations: readonly string[];
   /** What mentions may stand for beyond the network's data (MENTION_VOCABULARY). */
   vocabulary: Vocabulary;
+  /** CC-CEDICT and WordNet (core/lexicon.ts), loaded once: a mention's translations are looked up beside it. */
+  lexicon?: () => Promise<Lexicon>;
 }
 
 /** What schema recall reads (also concept recall in kn_search). */
@@ -47,7 +50,7 @@ export type KnSearchDeps = SchemaDeps & Pick<KnowledgeDeps, "dataRetrieval" | "v
 /** What keyword context reads. */
 export type KeywordContextDeps = Pick<
   KnowledgeDeps,
-  "backend" | "sessions" | "keywordContext" | "vocabulary" | "embedder"
+  "backend" | "sessions" | "keywordContext" | "vocabulary" | "embedder" | "lexicon"
 >;
 /** What concept rerank reads. */
 export type RerankDeps = Pick<KnowledgeDeps, "llm" | "descriptions">;

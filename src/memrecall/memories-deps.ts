@@ -1,3 +1,4 @@
+import type { Lexicon } from "../core/lexicon";
 import type { MemoryStore } from "../store/memories/memory-store";
 import type { SessionStore } from "../store/session-store";
 import type { Embedder } from "../upstream/embeddings";
@@ -14,6 +15,12 @@ export interface MemoriesDeps {
   embedder: Embedder;
   /** Equivalent terms, applied when memories are stored and searched. */
   glossary: Glossary;
+  /**
+   * CC-CEDICT and WordNet (core/lexicon.ts), loaded once on first use: a
+   * search also finds a query's words in the other language and as synonyms,
+   * weighted below the glossary (lexicon-bridge.ts). Without it, no bridge.
+   */
+  lexicon?: () => Promise<Lexicon>;
   llm: LlmClient | undefined;
   /** The in-process search index of each user's memories. */
   index: MemoryIndex;

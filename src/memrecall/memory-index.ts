@@ -1,6 +1,6 @@
 import { ToolError } from "../errors/tool-error";
 import type { MemoryFilters, MemoryStore, MemoryVector } from "../store/memories/memory-store";
-import { EQUIVALENT_CREDIT, idfOf, type KeywordQuery } from "./search-text";
+import { EQUIVALENT_CREDIT, idfOf, type KeywordQuery, LEXICON_CREDIT } from "./search-text";
 
 /** A loaded index is dropped after this long even without a write (a safety net for missed versions). */
 const MAX_AGE_MS = 10 * 60_000;
@@ -175,6 +175,18 @@ class UserIndex {
    * list, and EQUIVALENT_CREDIT of it to those on its equivalents' lists that
    * do not hold it, so a search touches only those memories, not every one.
    */
+  /** The slots holding every token of one of the phrases. */
+  private phraseSlots(phrases: readonly string[][]): Set<number> {
+    const out = new Set<number>();
+    for (const p of phrases) {
+      const lists = p.map((t) => this.postingsOf(t)).sort((a, b) => a.length - b.length);
+      if (lists[0]!.length === 0) continue;
+      const others = lists.slice(1).map((l) => new Set(l));
+      for (const slot of lists[0]!) if (others.every((o) => o.has(slot))) out.add(slot);
+    }
+    return out;
+  }
+
   shares(q: KeywordQuery, lookup: string[]): Float64Array {
     const n = this.size;
     const scores = new Float64Array(n);
@@ -197,6 +209,11 @@ class UserIndex {
             scores[slot]! += EQUIVALENT_CREDIT * w;
             creditedFor[slot] = i;
           }
+        }
+        for (const slot of this.phraseSlots(q.phrases[i]!)) {
+          if (creditedFor[slot] === i) continue;
+          scores[slot]! += LEXICON_CREDIT * w;
+          creditedFor[slot] = i;
         }
       });
     }

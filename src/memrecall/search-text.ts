@@ -1,6 +1,7 @@
 import { idf as idfTable } from "@node-rs/jieba/dict";
 import { normalizeText, STOP_WORDS, tokenize, tokenizer } from "../core/text";
 import type { Glossary } from "./glossary";
+import type { LexiconBridge } from "./lexicon-bridge";
 
 /**
  * How memories are found by words: both the stored text and the query are cut
@@ -103,6 +104,12 @@ function idfTableOf(): Map<string, number> {
 
 /** What an equivalent counts for, against the word typed: a translation or a synonym is not the same word. */
 export const EQUIVALENT_CREDIT = 0.8;
+/**
+ * What a dictionary's phrase counts for (lexicon-bridge.ts): less than the
+ * glossary's equivalents, which a deployment wrote for its users' words; a
+ * dictionary knows every sense of a word, not the one meant.
+ */
+export const LEXICON_CREDIT = 0.75;
 
 /**
  * A query as keyword search weighs it: every search token of the query with
@@ -119,6 +126,12 @@ export interface KeywordQuery {
    * English word, its singular or plural.
    */
   equivalents: string[][];
+  /**
+   * For each of `tokens`, the dictionary's phrases for it (lexicon-bridge.ts):
+   * a memory holding every token of one, and neither the word nor an
+   * equivalent, is credited LEXICON_CREDIT of it.
+   */
+  phrases: string[][][];
   /** The agent's keywords and the LLM's terms beyond the query: their coverage counts at EQUIVALENT_CREDIT. */
   extra: string[];
 }
@@ -132,6 +145,7 @@ export function keywordQueryOf(
   query: string,
   extra: string,
   glossary: Glossary,
+  bridge?: LexiconBridge,
 ): { query: KeywordQuery; expansion: string[] } {
   const tokens = searchTokens(query);
   const at = new Map(tokens.map((t, i) => [t, i]));
@@ -155,6 +169,7 @@ export function keywordQueryOf(
     query: {
       tokens,
       equivalents: equivalents.map((s) => [...s]),
+      phrases: bridge ? bridge.phrasesFor(query, tokens) : tokens.map(() => []),
       extra: searchTokens(extra).filter((t) => !at.has(t)),
     },
     expansion: [...expansion],
@@ -192,6 +207,7 @@ export function keywordShare(q: KeywordQuery, has: (token: string) => boolean): 
     total += w;
     if (has(t)) held += w;
     else if (q.equivalents[i]!.some(has)) held += EQUIVALENT_CREDIT * w;
+    else if (q.phrases[i]!.some((p) => p.every(has))) held += LEXICON_CREDIT * w;
   });
   let extraTotal = 0;
   let extraHeld = 0;
@@ -207,7 +223,7 @@ export function keywordShare(q: KeywordQuery, has: (token: string) => boolean): 
 
 /** Below this IDF a word is in most texts: looking it up costs much and finds nothing particular. */
 const MIN_LOOKUP_IDF = 2;
-const MAX_LOOKUP_TOKENS = 32;
+const MAX_LOOKUP_TOKENS = 48;
 
 /**
  * The tokens worth looking up in the full-text index: the query's own before
@@ -217,7 +233,15 @@ const MAX_LOOKUP_TOKENS = 32;
  */
 export function lookupTokens(q: KeywordQuery): string[] {
   const rarestFirst = (tokens: readonly string[]) => [...new Set(tokens)].sort((a, b) => idfOf(b) - idfOf(a));
-  const all = [...new Set([...rarestFirst(q.tokens), ...rarestFirst([...q.equivalents.flat(), ...q.extra])])];
+  // A phrase is looked up by its rarest token: a memory holding the phrase holds that one.
+  const phrases = q.phrases.flat().map((p) => rarestFirst(p)[0]!);
+  const all = [
+    ...new Set([
+      ...rarestFirst(q.tokens),
+      ...rarestFirst([...q.equivalents.flat(), ...q.extra]),
+      ...rarestFirst(phrases),
+    ]),
+  ];
   const useful = all.filter((t) => idfOf(t) >= MIN_LOOKUP_IDF);
   return (useful.length > 0 ? useful : all).slice(0, MAX_LOOKUP_TOKENS);
 }

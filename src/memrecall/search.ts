@@ -5,11 +5,12 @@ import type { MemoryFilters } from "../store/memories/memory-store";
 import { accountKey, sessionKey } from "../store/session-store";
 import type { SearchMemoriesInput } from "./inputs";
 import { latestWins, type Shown } from "./latest-wins";
+import { type LexiconBridge, lexiconBridge } from "./lexicon-bridge";
 import type { MemoriesDeps } from "./memories-deps";
 import type { Hit, IndexQuery } from "./memory-index";
 import { cached, digest, maySeeSensitive, ownerOf, versionOf } from "./owner";
 import { expandQuery } from "./query-expansion";
-import { type KeywordQuery, keywordQueryOf, keywordShare, lookupTokens } from "./search-text";
+import { type KeywordQuery, keywordQueryOf, keywordShare, lookupTokens, searchTokens } from "./search-text";
 
 /** Spec §6.1: a search's answer is cached for a minute. */
 const SEARCH_TTL_MS = 60_000;
@@ -150,12 +151,14 @@ async function runSearch(
   // Semantic and hybrid search look for meaning: the LLM's expansion (when one is configured) joins the query.
   const llmTerms =
     input.search_mode === "keyword" ? [] : await expandQuery(deps, ctx, input.query, input.keywords, notes);
-  const expansionFailed = notes.length > 0;
   const { query: keywordQuery, expansion } = keywordQueryOf(
     input.query,
     [...input.keywords, ...llmTerms].join(" "),
     deps.glossary,
+    await bridgeOf(deps, ctx, notes),
   );
+  // A search the LLM or the dictionaries could not help is not cached: the next one tries again.
+  const degraded = notes.length > 0;
   const ranked = await rank(deps, ctx, owner, version, input, keywordQuery, llmTerms, filters);
   const window = ranked.slice(0, 2 * input.limit + 5);
   const records = new Map(
@@ -185,8 +188,20 @@ async function runSearch(
     results,
     search_query_expanded: [...new Set([...input.keywords, ...expansion, ...llmTerms])].join(", "),
     message: notes.join("；"),
-    ...(expansionFailed ? { degraded: true } : {}),
+    ...(degraded ? { degraded: true } : {}),
   };
+}
+
+/** The dictionaries' bridge, once they are loaded; a load that fails leaves the search to the user's words and says so. */
+async function bridgeOf(deps: MemoriesDeps, ctx: CallContext, notes: string[]): Promise<LexiconBridge | undefined> {
+  if (!deps.lexicon) return undefined;
+  try {
+    return lexiconBridge(await deps.lexicon(), searchTokens);
+  } catch (err) {
+    ctx.log.warn({ err }, "lexicon not loaded: searching without translations and synonyms");
+    notes.push("词典未能加载，本次搜索未做跨语言和同义词匹配");
+    return undefined;
+  }
 }
 
 /** The candidates of the search's mode, best first, with their relevance (three decimals). */

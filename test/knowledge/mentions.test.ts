@@ -194,4 +194,15 @@ describe("with an embeddings endpoint", () => {
     const lexical = await ask(withoutMeaning);
     expect(lexical.keywordContext!.instances).toEqual([]);
   });
+
+  it("reaches a Chinese name from its English one through the dictionary, on a network that has no English names", async () => {
+    const client = clientOf(withoutMeaning);
+    const sessionId = await session(client, MINI, "疾病的症状");
+    const find = (query: string) =>
+      client.retrieveKeywordContext({ query, knIds: MINI, sessionId, objectTypeId: "disease", compactFormat: false });
+    const pneumonia = await find("Pneumonia");
+    expect(pneumonia.keywordContext!.instances[0]).toMatchObject({ instanceName: "肺炎", matchType: "alias" });
+    // A translation is looked up, not trusted: the dictionary knows "weather", no disease is named 天气.
+    expect((await find("weather")).keywordContext!.instances).toEqual([]);
+  });
 });

@@ -19,7 +19,12 @@ const vector = (key: string, d: number, extra: Partial<MemoryVector> = {}): Memo
 });
 /** A keyword query of these tokens (equivalents per token), looked up by all of them. */
 const words = (tokens: string[], equivalents: string[][] = [], extra: string[] = []): IndexQuery => {
-  const query: KeywordQuery = { tokens, equivalents: tokens.map((_, i) => equivalents[i] ?? []), extra };
+  const query: KeywordQuery = {
+    tokens,
+    equivalents: tokens.map((_, i) => equivalents[i] ?? []),
+    phrases: tokens.map(() => []),
+    extra,
+  };
   return { keyword: { query, lookup: [...tokens, ...equivalents.flat(), ...extra] } };
 };
 const byCosine: Scoring = (_, cosine) => cosine;

@@ -16,7 +16,9 @@ import {
 
 /** The share of `query` (its own words only) that a memory holding `text`'s tokens holds. */
 const coverage = (tokens: string[], text: string) =>
-  keywordShare({ tokens, equivalents: tokens.map(() => []), extra: [] }, (t) => text.split(" ").includes(t));
+  keywordShare({ tokens, equivalents: tokens.map(() => []), phrases: tokens.map(() => []), extra: [] }, (t) =>
+    text.split(" ").includes(t),
+  );
 
 describe("extractLocally", () => {
   it("keeps time expressions whole and typed time, in Chinese and English", () => {
@@ -135,10 +137,11 @@ describe("keywordShare without equivalents: the share of the query's IDF weight 
 });
 
 describe("lookupTokens: the words looked up in the full-text index", () => {
-  const thirty = Array.from({ length: 40 }, (_, i) => `w${String(i).padStart(2, "0")}`);
+  const thirty = Array.from({ length: 60 }, (_, i) => `w${String(i).padStart(2, "0")}`);
   const q = (tokens: string[], equivalents: string[][] = [], extra: string[] = []): KeywordQuery => ({
     tokens,
     equivalents: tokens.map((_, i) => equivalents[i] ?? []),
+    phrases: tokens.map(() => []),
     extra,
   });
   it.each([
@@ -162,8 +165,8 @@ describe("lookupTokens: the words looked up in the full-text index", () => {
     },
     {
       query: q(thirty, [], ["pg"]),
-      expected: thirty.slice(0, 32),
-      why: "at most 32; equal IDFs (7.2) keep their order",
+      expected: thirty.slice(0, 48),
+      why: "at most 48; equal IDFs (7.2) keep their order",
     },
   ])("$why", ({ query, expected }) => {
     expect(lookupTokens(query)).toEqual(expected);

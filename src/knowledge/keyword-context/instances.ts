@@ -1,4 +1,5 @@
 import type { CallContext } from "../../core/call-context";
+import type { Lexicon } from "../../core/lexicon";
 import type { Row } from "../../kn/types";
 import { LOCAL_EMBEDDER_NAME } from "../../upstream/local-embedder";
 import type { KeywordContextDeps } from "../deps";
@@ -6,6 +7,7 @@ import { matchInstances } from "../matching/matcher";
 import { mentionOf } from "../matching/mention";
 import { searchFieldsOf } from "../matching/queries";
 import { type MatchType, MENTION_THRESHOLD } from "../matching/score";
+import { withTranslations } from "../matching/translations";
 import type { RecalledObjectType } from "../session";
 import type { KeywordContextWarning } from "./result";
 
@@ -44,7 +46,7 @@ export async function findInstances(
     deps.backend,
     ctx,
     { kn_id: ot.kn_id, object_type_id: ot.id, alias_links: ot.alias_links ?? [] },
-    [deps.vocabulary.expand(ot.kn_id, ot.id, mentionOf(keyword))],
+    [withTranslations(deps.vocabulary.expand(ot.kn_id, ot.id, mentionOf(keyword)), await lexiconOf(deps, ctx))],
     {
       fields: searchFieldsOf(ot.data_properties, ot.display_key),
       candidateLimit,
@@ -97,6 +99,17 @@ export async function findInstances(
     chosen: chosen.slice(0, MAX_INSTANCES),
     total: outcome.cut ? Math.max(outcome.total, chosen.length) : chosen.length,
   };
+}
+
+/** The dictionaries, once loaded; a load that failed leaves the mention untranslated (the start-up log said why). */
+async function lexiconOf(deps: KeywordContextDeps, ctx: CallContext): Promise<Lexicon | undefined> {
+  if (!deps.lexicon) return undefined;
+  try {
+    return await deps.lexicon();
+  } catch (err) {
+    ctx.log.warn({ err }, "lexicon not loaded: mentions are not translated");
+    return undefined;
+  }
 }
 
 /** Best first (scores within a hundredth ordered by meaning, when known); then the shorter name (the keyword covers more of it), then the id. */

@@ -1,0 +1,77 @@
+import type { Lexicon } from "../core/lexicon";
+import { normalizeText, STOP_WORDS } from "../core/text";
+
+/**
+ * What a query's words may be written as in a memory that the user's words
+ * do not reach: the other language (CC-CEDICT: 堡垒机 ↔ "bastion host",
+ * "migraine" ↔ 偏头痛), a synonym (WordNet: "car" ↔ "automobile"), and a
+ * Chinese word's Chinese synonyms through its English sense (健身房 → "gym"
+ * → 体育馆). Each is a phrase: a memory holds it when it holds all of its
+ * search tokens. They count below the glossary's equivalents (search-text.ts):
+ * a dictionary knows the words, not the user's meaning.
+ */
+export interface LexiconBridge {
+  /** For each of `tokens`, the phrases (search tokens, all needed) that stand for it. */
+  phrasesFor(query: string, tokens: readonly string[]): string[][][];
+}
+
+/** Senses of a Chinese word taken, at most: the dictionary lists the commonest first. */
+const MAX_SENSES = 3;
+/** Chinese words per English sense or phrase, at most. */
+const MAX_CHINESE = 3;
+/** Synonyms per English word, at most. */
+const MAX_SYNONYMS = 6;
+/** Phrases per query token, at most: a common word has dozens of senses and synonyms. */
+const MAX_PHRASES = 12;
+/** English spans of the query looked up whole, in words: "bastion host", "high blood pressure". */
+const MAX_SPAN = 3;
+
+export function lexiconBridge(lexicon: Lexicon, tokensOf: (text: string) => string[]): LexiconBridge {
+  const phrase = (text: string): string[] => tokensOf(text).filter((t) => !STOP_WORDS.has(t));
+
+  function fromChinese(word: string): string[][] {
+    const out: string[][] = [];
+    for (const sense of lexicon.englishFor(word).slice(0, MAX_SENSES)) {
+      out.push(phrase(sense));
+      for (const other of lexicon.chineseFor(sense).slice(0, MAX_CHINESE)) if (other !== word) out.push(phrase(other));
+    }
+    return out;
+  }
+
+  function fromEnglish(span: string, single: boolean): string[][] {
+    const out = lexicon
+      .chineseFor(span)
+      .slice(0, MAX_CHINESE)
+      .map((w) => phrase(w));
+    if (single) for (const s of lexicon.synonymsOf(span).slice(0, MAX_SYNONYMS)) out.push(phrase(s));
+    return out;
+  }
+
+  return {
+    phrasesFor(query, tokens) {
+      const at = new Map(tokens.map((t, i) => [t, i]));
+      const found = tokens.map(() => new Map<string, string[]>());
+      const add = (i: number, phrases: string[][]) => {
+        for (const p of phrases) {
+          if (p.length === 0 || p.every((t) => at.has(t))) continue;
+          if (found[i]!.size < MAX_PHRASES) found[i]!.set(p.join(" "), p);
+        }
+      };
+      tokens.forEach((t, i) => {
+        if (/^\p{Script=Han}{2,}$/u.test(t) && !STOP_WORDS.has(t)) add(i, fromChinese(t));
+      });
+      // English words, and runs of up to three of them, as the query writes them.
+      const words = normalizeText(query).match(/[a-z][a-z0-9-]*/g) ?? [];
+      for (let start = 0; start < words.length; start++) {
+        for (let len = Math.min(MAX_SPAN, words.length - start); len >= 1; len--) {
+          const span = words.slice(start, start + len);
+          const covered = span.map((w) => at.get(w)).filter((i): i is number => i !== undefined);
+          if (covered.length === 0 || (len === 1 && STOP_WORDS.has(span[0]!))) continue;
+          const phrases = fromEnglish(span.join(" "), len === 1);
+          for (const i of covered) add(i, phrases);
+        }
+      }
+      return found.map((m) => [...m.values()]);
+    },
+  };
+}
