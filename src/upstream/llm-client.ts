@@ -94,12 +94,13 @@ export class LlmClient {
     return this.opts.model;
   }
 
+  /** One completion; `retries` (at most 2, the default) lowers the retries for a caller bounded in time. */
   async complete(
     ctx: CallContext,
     messages: ChatMessage[],
-    options: { json?: boolean; temperature?: number } = {},
+    options: { json?: boolean; temperature?: number; retries?: number } = {},
   ): Promise<Completion> {
-    const answer = await this.post(ctx, RETRY_DELAYS_MS.length, {
+    const answer = await this.post(ctx, options.retries ?? RETRY_DELAYS_MS.length, {
       messages,
       temperature: options.temperature ?? 0,
       ...(options.json ? { response_format: { type: "json_object" } } : {}),

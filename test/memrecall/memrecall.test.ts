@@ -379,6 +379,50 @@ describe("MemRecall with an LLM", () => {
     expect(res.searchQueryExpanded.split(", ")).toContain("database");
     expect(res.message).toContain("查询扩展不可用");
   });
+
+  it("rewrites a paraphrase into the words a memory uses, and finds a memory the query shares no word with", async () => {
+    const c = clientFor(server, account());
+    await c.storeMemory({
+      memoryKey: "bastion_001",
+      memoryType: "project_fact",
+      summary: "Production access",
+      content: "SSH to production goes through the bastion host at 10.20.0.5.",
+    });
+    const query = "上生产之前要先连的那台跳转机器";
+    const before = llm.requests.length;
+    llm.setFallback((req) =>
+      req.messages[0]!.content.includes(query)
+        ? {
+            content: JSON.stringify({ terms: ["堡垒机", "bastion host", "jump server"], expanded_query: "堡垒机地址" }),
+          }
+        : { content: "{}" },
+    );
+    const withRewrite = await c.searchMemories({ query, minRelevanceScore: 0.3 });
+    expect(withRewrite.results[0]?.memoryKey).toBe("bastion_001");
+    expect(withRewrite.searchQueryExpanded.split(", ")).toEqual(
+      expect.arrayContaining(["堡垒机", "bastion host", "jump server", "堡垒机地址"]),
+    );
+    // One request, with the rewrite's prompt: the other language, synonyms, the name of what is described.
+    expect(llm.requests.length - before).toBe(1);
+    expect(llm.requests.at(-1)!.messages[0]!.content).toContain("没有说出名字的事物的常用名称");
+    // Keyword mode asks no LLM, and the query alone shares no word with the memory.
+    const keywordOnly = await c.searchMemories({ query, searchMode: "keyword", minRelevanceScore: 0.3 });
+    expect(keywordOnly.results.map((r) => r.memoryKey)).not.toContain("bastion_001");
+  });
+
+  it("gives a slow LLM one attempt within its timeout, then searches on the query and says so", async () => {
+    const c = clientFor(server, account());
+    await c.storeMemory(DB_CONFIG);
+    llm.setFallback(() => ({ delayMs: 1500, content: JSON.stringify({ terms: ["too late"] }) }));
+    const before = llm.requests.length;
+    const started = Date.now();
+    const res = await c.searchMemories({ query: "数据库连接池的大小" });
+    expect(Date.now() - started).toBeLessThan(1400);
+    expect(llm.requests.length - before).toBe(1);
+    expect(res.results[0]?.memoryKey).toBe("db_config_001");
+    expect(res.message).toContain("查询扩展不可用");
+    expect(res.searchQueryExpanded).not.toContain("too late");
+  });
 });
 
 describe("MemRecall search before and after the user's index loads", () => {
