@@ -99,6 +99,7 @@ export async function runMentionEval(
     vocabulary: loadVocabulary(DEFAULT_VOCABULARY),
     embedder: localEmbedder,
     lexicon: () => loadLexicon(),
+    llm: undefined,
   };
   const types = new Map(kn.object_types.map((o) => [o.id, recalled(kn, o.id)]));
   const out: MentionResult[] = [];

@@ -50,7 +50,7 @@ export type KnSearchDeps = SchemaDeps & Pick<KnowledgeDeps, "dataRetrieval" | "v
 /** What keyword context reads. */
 export type KeywordContextDeps = Pick<
   KnowledgeDeps,
-  "backend" | "sessions" | "keywordContext" | "vocabulary" | "embedder" | "lexicon"
+  "backend" | "sessions" | "keywordContext" | "vocabulary" | "embedder" | "lexicon" | "llm"
 >;
 /** What concept rerank reads. */
 export type RerankDeps = Pick<KnowledgeDeps, "llm" | "descriptions">;

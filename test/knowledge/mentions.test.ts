@@ -206,3 +206,69 @@ describe("with an embeddings endpoint", () => {
     expect((await find("weather")).keywordContext!.instances).toEqual([]);
   });
 });
+
+describe("with an LLM: names proposed for a keyword that matched nothing", () => {
+  let llm: ScriptedLlm;
+  let dir: string;
+  let server: TestServer;
+  const MINI = [{ knowledgeNetworkId: "kn_mini" }];
+  beforeAll(async () => {
+    llm = await startScriptedLlm();
+    dir = mkdtempSync(join(tmpdir(), "cl-proposals-"));
+    writeFileSync(join(dir, "mini.json"), JSON.stringify(miniBundle));
+    server = await startServer({
+      KN_BUNDLE: join(dir, "mini.json"),
+      LLM_BASE_URL: llm.baseUrl,
+      LLM_MODEL: "scripted",
+      LLM_TIMEOUT_MS: "500",
+      LOG_LEVEL: "silent",
+    });
+  });
+  afterAll(async () => {
+    await Promise.all([server?.close(), llm?.close()]);
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const find = async (query: string) => {
+    const client = clientOf(server);
+    const sessionId = await session(client, MINI, "疾病的症状");
+    const res = await client.retrieveKeywordContext({
+      query,
+      knIds: MINI,
+      sessionId,
+      objectTypeId: "disease",
+      compactFormat: false,
+    });
+    return { instances: res.keywordContext!.instances, warnings: res.warnings };
+  };
+
+  it("looks the proposed names up and scores them like any name, says so, and asks once per keyword", async () => {
+    llm.setFallback((req) =>
+      req.messages[0]!.content.includes('"PNA"') ? { content: '{"names": ["pneumonia", "肺炎", "大叶性肺炎"]}' } : {},
+    );
+    const before = llm.requests.length;
+    const { instances, warnings } = await find("PNA");
+    expect(instances.map((i) => [i.instanceName, i.matchType, i.score])).toEqual([["肺炎", "alias", 0.9]]);
+    expect(warnings).toEqual([
+      expect.objectContaining({ reason: "MATCHED_THROUGH_PROPOSED_NAMES", target: "instances" }),
+    ]);
+    expect(warnings[0]!.message).toContain("肺炎");
+    expect(llm.requests.at(-1)!.messages[0]!.content).toContain("疾病");
+    await find("PNA");
+    expect(llm.requests.length - before).toBe(1);
+  });
+
+  it("finds nothing through a proposed name no instance has: the LLM is not trusted", async () => {
+    llm.setFallback(() => ({ content: '{"names": ["量子纠缠综合征"]}' }));
+    const { instances, warnings } = await find("QES");
+    expect(instances).toEqual([]);
+    expect(warnings.map((w) => w.reason)).toEqual(["NO_MATCHING_INSTANCE"]);
+  });
+
+  it("answers without proposals when the LLM fails, with a warning saying why", async () => {
+    llm.setFallback(() => ({ status: 503, body: '{"error":"down"}' }));
+    const { instances, warnings } = await find("XYZQ");
+    expect(instances).toEqual([]);
+    expect(warnings.map((w) => w.target)).toEqual(["instances:llm", "instances"]);
+    expect(warnings[0]!.message).toContain("only the keyword itself was looked up");
+  });
+});

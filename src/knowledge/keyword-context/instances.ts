@@ -1,10 +1,15 @@
+import { createHash } from "node:crypto";
 import type { CallContext } from "../../core/call-context";
 import type { Lexicon } from "../../core/lexicon";
+import { ToolError } from "../../errors/tool-error";
 import type { Row } from "../../kn/types";
+import type { LlmClient } from "../../upstream/llm-client";
 import { LOCAL_EMBEDDER_NAME } from "../../upstream/local-embedder";
 import type { KeywordContextDeps } from "../deps";
-import { matchInstances } from "../matching/matcher";
-import { mentionOf } from "../matching/mention";
+import type { CandidateMatch } from "../matching/candidates";
+import { PROPOSAL_TIMEOUT_MS, proposeNames } from "../matching/llm-names";
+import { type MatchOutcome, matchInstances } from "../matching/matcher";
+import { type Mention, mentionOf } from "../matching/mention";
 import { searchFieldsOf } from "../matching/queries";
 import { type MatchType, MENTION_THRESHOLD } from "../matching/score";
 import { withTranslations } from "../matching/translations";
@@ -42,45 +47,11 @@ export async function findInstances(
   warnings: KeywordContextWarning[],
 ): Promise<{ chosen: ChosenInstance[]; total: number }> {
   const { candidateLimit } = deps.keywordContext;
-  const outcome = await matchInstances(
-    deps.backend,
-    ctx,
-    { kn_id: ot.kn_id, object_type_id: ot.id, alias_links: ot.alias_links ?? [] },
-    [withTranslations(deps.vocabulary.expand(ot.kn_id, ot.id, mentionOf(keyword)), await lexiconOf(deps, ctx))],
-    {
-      fields: searchFieldsOf(ot.data_properties, ot.display_key),
-      candidateLimit,
-      exactLimit: MAX_INSTANCES,
-      words: "and",
-      conclusive: CONCLUSIVE,
-      ...(deps.embedder.name !== LOCAL_EMBEDDER_NAME ? { embedder: deps.embedder } : {}),
-    },
-  );
-  for (const f of outcome.failures) {
-    warnings.push({
-      target: `instances:${f.lookup}`,
-      reason: f.error.reason,
-      message: `the ${f.lookup} lookup of ${ot.id} failed: ${f.error.message}`,
-    });
-  }
-  const named = outcome.candidates
-    .flatMap((c): ChosenInstance[] => {
-      const m = c.mentions[0];
-      return m && m.confidence >= MENTION_THRESHOLD
-        ? [
-            {
-              row: c.row,
-              match_type: m.type,
-              score: m.confidence,
-              matched_fields: m.fields,
-              meaning: c.meaning?.[0] ?? 0,
-            },
-          ]
-        : [];
-    })
-    .sort(byScore);
-  const exact = named.filter((c) => c.match_type === "exact");
-  const chosen = exact.length > 0 ? exact : named;
+  const outcome = await lookUp(deps, ctx, ot, [
+    withTranslations(deps.vocabulary.expand(ot.kn_id, ot.id, mentionOf(keyword)), await lexiconOf(deps, ctx)),
+  ]);
+  failuresAsWarnings(outcome.failures, ot, warnings);
+  let chosen = chosenOf(outcome.candidates, 1);
   if (outcome.cut) {
     warnings.push({
       target: "instances",
@@ -88,6 +59,7 @@ export async function findInstances(
       message: `more instances of ${ot.id} share words or characters with '${keyword}' than the ${candidateLimit} looked at (KEYWORD_CANDIDATE_LIMIT); the best of those are returned. Use a more specific keyword to be sure of the best matches.`,
     });
   }
+  if (chosen.length === 0 && deps.llm) chosen = await byProposedNames(deps, deps.llm, ctx, ot, keyword, warnings);
   if (chosen.length === 0) {
     warnings.push({
       target: "instances",
@@ -99,6 +71,138 @@ export async function findInstances(
     chosen: chosen.slice(0, MAX_INSTANCES),
     total: outcome.cut ? Math.max(outcome.total, chosen.length) : chosen.length,
   };
+}
+
+/** The matcher's lookups of the mentions in `ot`, within keyword context's settings. */
+function lookUp(deps: KeywordContextDeps, ctx: CallContext, ot: RecalledObjectType, mentions: Mention[]) {
+  return matchInstances(
+    deps.backend,
+    ctx,
+    { kn_id: ot.kn_id, object_type_id: ot.id, alias_links: ot.alias_links ?? [] },
+    mentions,
+    {
+      fields: searchFieldsOf(ot.data_properties, ot.display_key),
+      candidateLimit: deps.keywordContext.candidateLimit,
+      exactLimit: MAX_INSTANCES,
+      words: "and",
+      conclusive: CONCLUSIVE,
+      ...(deps.embedder.name !== LOCAL_EMBEDDER_NAME ? { embedder: deps.embedder } : {}),
+    },
+  );
+}
+
+function failuresAsWarnings(
+  failures: MatchOutcome["failures"],
+  ot: RecalledObjectType,
+  warnings: KeywordContextWarning[],
+): void {
+  for (const f of failures) {
+    warnings.push({
+      target: `instances:${f.lookup}`,
+      reason: f.error.reason,
+      message: `the ${f.lookup} lookup of ${ot.id} failed: ${f.error.message}`,
+    });
+  }
+}
+
+/**
+ * The candidates that some mention names at MENTION_THRESHOLD or more, its
+ * confidence times `weight`, best first; exact matches alone when there are any.
+ */
+function chosenOf(candidates: readonly CandidateMatch[], weight: number): ChosenInstance[] {
+  const named = candidates
+    .flatMap((c): (ChosenInstance & { exact: boolean })[] => {
+      let best: { m: NonNullable<CandidateMatch["mentions"][number]>; k: number } | undefined;
+      c.mentions.forEach((m, k) => {
+        if (m && (!best || m.confidence > best.m.confidence)) best = { m, k };
+      });
+      if (!best) return [];
+      const score = Math.round(best.m.confidence * weight * 1000) / 1000;
+      return score >= MENTION_THRESHOLD
+        ? [
+            {
+              row: c.row,
+              // Through a name that is not the keyword, every match is an alias match.
+              match_type: weight < 1 ? "alias" : best.m.type,
+              score,
+              matched_fields: best.m.fields,
+              meaning: c.meaning?.[best.k] ?? 0,
+              exact: best.m.type === "exact",
+            },
+          ]
+        : [];
+    })
+    .sort(byScore);
+  const exact = named.filter((c) => c.exact);
+  return (exact.length > 0 ? exact : named).map(({ exact: _, ...c }) => c);
+}
+
+/** A match through a name the LLM proposed counts less than one through a name the network or the vocabulary gives. */
+const PROPOSED_WEIGHT = 0.9;
+/** How long a proposal is kept: the same keyword in the same object type gets the same names. */
+const PROPOSAL_TTL_MS = 10 * 60_000;
+
+/**
+ * With an LLM, a keyword that matched nothing gets canonical names proposed
+ * (llm-names.ts), cached 10 minutes, which are then looked up and scored
+ * like any mention, weighed 0.9, and returned as alias matches with a
+ * warning naming them: never trusted, a proposed name no instance has finds
+ * nothing. An LLM that fails or answers nonsense leaves a warning and no
+ * match.
+ */
+async function byProposedNames(
+  deps: KeywordContextDeps,
+  llm: LlmClient,
+  ctx: CallContext,
+  ot: RecalledObjectType,
+  keyword: string,
+  warnings: KeywordContextWarning[],
+): Promise<ChosenInstance[]> {
+  const cache = deps.sessions.pick("");
+  const key = `cl:kc:proposed:${createHash("sha256")
+    .update(JSON.stringify([ot.kn_id, ot.id, keyword]))
+    .digest("hex")}`;
+  let names = await cache.getJson<string[]>(key).catch(() => undefined);
+  if (!names) {
+    const proposal = await proposeNames(llm, ctx, keyword, {
+      objectTypeId: ot.id,
+      objectTypeName: ot.name,
+      comment: ot.comment ?? "",
+    });
+    if (!proposal.ok) {
+      ctx.log.warn({ err: proposal.error }, "keyword context: the LLM proposed no names");
+      const why = proposal.timedOut
+        ? `it did not answer within ${PROPOSAL_TIMEOUT_MS} ms`
+        : proposal.error instanceof ToolError
+          ? proposal.error.message
+          : "its answer was not the JSON asked for";
+      warnings.push({
+        target: "instances:llm",
+        reason: proposal.error instanceof ToolError ? proposal.error.reason : "LLM_BAD_ANSWER",
+        message: `the LLM was asked for the names '${keyword}' may stand for, but ${why}; only the keyword itself was looked up`,
+      });
+      return [];
+    }
+    names = proposal.names;
+    cache.setJson(key, names, PROPOSAL_TTL_MS).catch((err: unknown) => ctx.log.warn({ err }, "cache write failed"));
+  }
+  if (names.length === 0) return [];
+  const outcome = await lookUp(
+    deps,
+    ctx,
+    ot,
+    names.map((n) => deps.vocabulary.expand(ot.kn_id, ot.id, mentionOf(n))),
+  );
+  failuresAsWarnings(outcome.failures, ot, warnings);
+  const chosen = chosenOf(outcome.candidates, PROPOSED_WEIGHT);
+  if (chosen.length > 0) {
+    warnings.push({
+      target: "instances",
+      reason: "MATCHED_THROUGH_PROPOSED_NAMES",
+      message: `nothing is named '${keyword}' as written; the instances returned match names the LLM proposed for it (${names.join(", ")}), looked up in ${ot.id} like any name and weighed ${PROPOSED_WEIGHT}`,
+    });
+  }
+  return chosen;
 }
 
 /** The dictionaries, once loaded; a load that failed leaves the mention untranslated (the start-up log said why). */
