@@ -258,6 +258,14 @@ async function quality(label: string, data: EvalSet, path: string, chart?: Chart
       ).length;
       const recall = q.relevant.filter((k) => keys.includes(k)).length / q.relevant.length;
       const first = keys.findIndex((k) => q.relevant.includes(k));
+      // Misses, query by query, for the sets that may be tuned on (never the held-out one).
+      if (process.env["BENCH_MEMRECALL_VERBOSE"] === "1" && !label.startsWith("held-out") && first !== 0)
+        process.stdout.write(
+          `  ${first === -1 ? "MISS" : `rank${first + 1}`} ${mode} ${q.kind} ${JSON.stringify(q.query)} want ${q.relevant.join(",")}; got ${out.results
+            .slice(0, 3)
+            .map((r) => `${r.memory_key} ${r.relevance_score}`)
+            .join(", ")}\n`,
+        );
       const rr = first === -1 ? 0 : 1 / (first + 1);
       tally(mode, recall, rr);
       tally(`${mode}/${q.kind}`, recall, rr);
