@@ -22,7 +22,7 @@ const MAX_CHINESE = 3;
 /** Synonyms per English word, at most. */
 const MAX_SYNONYMS = 6;
 /** Phrases per query token, at most: a common word has dozens of senses and synonyms. */
-const MAX_PHRASES = 12;
+const MAX_PHRASES = 24;
 /** English spans of the query looked up whole, in words: "bastion host", "high blood pressure". */
 const MAX_SPAN = 3;
 
@@ -52,7 +52,7 @@ export function lexiconBridge(lexicon: Lexicon, tokensOf: (text: string) => stri
       const at = new Map(tokens.map((t, i) => [t, i]));
       const found = tokens.map(() => new Map<string, string[]>());
       const add = (i: number, phrases: string[][]) => {
-        for (const p of phrases) {
+        for (const p of phrases.flatMap(withInflections)) {
           if (p.length === 0 || p.every((t) => at.has(t))) continue;
           if (found[i]!.size < MAX_PHRASES) found[i]!.set(p.join(" "), p);
         }
@@ -74,4 +74,16 @@ export function lexiconBridge(lexicon: Lexicon, tokensOf: (text: string) => stri
       return found.map((m) => [...m.values()]);
     },
   };
+}
+
+/**
+ * A one-word English phrase and the forms a memory may write it in (the
+ * dictionary gives "prefix", the memory says "prefixed"): -s, -es, -ed, -d,
+ * -ing, a final e dropped before -ing. Regular forms only.
+ */
+function withInflections(p: string[]): string[][] {
+  const w = p[0]!;
+  if (p.length !== 1 || !/^[a-z]{3,}$/.test(w)) return [p];
+  const stem = w.endsWith("e") ? w.slice(0, -1) : w;
+  return [...new Set([w, `${w}s`, `${w}es`, `${stem}ed`, `${stem}ing`])].map((f) => [f]);
 }
