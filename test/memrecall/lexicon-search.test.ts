@@ -26,6 +26,7 @@ const MEMORIES = [
     summary: "Company car",
     content: "The company car lease ends in March; return the automobile to the Pudong office.",
   },
+  { memoryKey: "flags", summary: "Feature flag naming", content: "Feature flags are prefixed ff_ and live in Nacos." },
   { memoryKey: "gym", summary: "周三下班去健身房", content: "每周三下班后去公司楼下的健身房，练腿。" },
 ];
 
@@ -47,6 +48,7 @@ describe("SearchMemories through the dictionaries", () => {
     ["堡垒机地址", "bastion"], // Chinese query, English memory (堡垒机 ↔ bastion host)
     ["gym schedule", "gym"],
     ["motorcar lease", "car_lease"], // WordNet: motorcar is a car
+    ["前缀", "flags"], // 前缀 → "prefix", which the memory writes "prefixed"
   ])("%s finds %s, in keyword and hybrid mode", async (query, key) => {
     for (const searchMode of ["keyword", "hybrid"]) {
       // A word of the query no memory holds (medication, 地址, schedule) lowers the share well below the default bar of 0.5: the order is what is checked.
