@@ -118,6 +118,24 @@ describe("Recall, deterministic strategy", () => {
     expect(ofKind(stream, "toolCall").filter((c) => c.name === "search_memories")).toHaveLength(1);
   });
 
+  it("searches the subject in the other language when the words typed find nothing", async () => {
+    const someone = { "x-account-id": `u-recall-${randomUUID().slice(0, 8)}` };
+    const c = clientWith(MemRecallService, server.baseUrl, someone);
+    await c.storeMemory({
+      memoryKey: "tbox_vendor",
+      memoryType: "contact",
+      summary: "T-Box 供应商对接人",
+      content: "T-Box 供应商那边的对接人是陈立，手机 138-0000-4417。",
+    });
+    await c.storeMemory({ memoryKey: "lunch", memoryType: "personal", summary: "午饭", content: "周五中午吃面。" });
+    const stream = await events(clientWith(MemRecallService, server.baseUrl, someone), {
+      messages: [{ role: "user", content: "the supplier for our telematics unit, who do I call" }],
+    });
+    const searches = ofKind(stream, "toolCall").filter((t) => t.name === "search_memories");
+    expect(searches.map((t) => String(t.arguments?.["query"]))).toContainEqual(expect.stringContaining("供应商"));
+    expect(handoffOf(stream).relevantMemoryKeys).toEqual(["tbox_vendor"]);
+  });
+
   it("does not take one subject word that fits two memories alike for either of them", async () => {
     const stream = await events(client(), { messages: [{ role: "user", content: "按之前的 PostgreSQL 来" }] });
     const handoff = handoffOf(stream);

@@ -94,6 +94,8 @@ export async function* deterministicStrategy(run: RecallRun): AsyncGenerator<Rec
     return words;
   };
   const own = await wordsOf(reference);
+  // The subject in the other language: a memory written in it holds the translations whole.
+  const translated = await run.translations(own);
   let guesses: SearchResultItem[] = [];
   // The latest iteration's one standing-out candidate below the bar: handed off only when nothing better turns up.
   let guess: { hit: SearchResultItem; query: string } | undefined;
@@ -111,6 +113,7 @@ export async function* deterministicStrategy(run: RecallRun): AsyncGenerator<Rec
     const searches = [
       // The message alone is searched once: a wider window changes only the widened search.
       ...(run.iteration === 1 ? [{ words: own, wide: false }] : []),
+      ...(run.iteration === 1 && translated.length > 0 ? [{ words: translated, wide: false }] : []),
       { words: widened, wide: true },
     ].filter((s) => s.words.length > 0);
     for (const { words, wide } of searches) {

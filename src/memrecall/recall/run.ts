@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import type { CallContext } from "../../core/call-context";
 import type { Json } from "../../core/json";
+import type { Lexicon } from "../../core/lexicon";
 import { round3 } from "../../core/scores";
 import { compact, table } from "../../core/tables";
 import { invalidArgument, ToolError } from "../../errors/tool-error";
@@ -87,6 +88,27 @@ export class RecallRun {
 
   get messages(): readonly ConversationMessage[] {
     return this.input.messages;
+  }
+
+  /**
+   * Each word's commonest translation in the other language (CC-CEDICT: an
+   * English word or pair of words its Chinese word, a Chinese word its first
+   * English sense), for words the dictionaries know; none without them.
+   */
+  async translations(words: readonly string[]): Promise<string[]> {
+    if (!this.deps.lexicon) return [];
+    let lexicon: Lexicon;
+    try {
+      lexicon = await this.deps.lexicon();
+    } catch {
+      return [];
+    }
+    const out = new Set<string>();
+    for (const w of words) {
+      const t = /\p{Script=Han}/u.test(w) ? lexicon.englishFor(w)[0] : lexicon.chineseFor(w)[0];
+      if (t && t.split(" ").length <= 3) out.add(t);
+    }
+    return [...out].filter((t) => !words.includes(t));
   }
 
   /** The newest `window` messages. */
