@@ -12,7 +12,7 @@ import { type MatchOutcome, matchInstances } from "../matching/matcher";
 import { type Mention, mentionOf } from "../matching/mention";
 import { searchFieldsOf } from "../matching/queries";
 import { type MatchType, MENTION_THRESHOLD } from "../matching/score";
-import { withTranslations } from "../matching/translations";
+import { TRANSLATION_WEIGHT, translationsOf } from "../matching/translations";
 import type { RecalledObjectType } from "../session";
 import type { KeywordContextWarning } from "./result";
 
@@ -47,11 +47,19 @@ export async function findInstances(
   warnings: KeywordContextWarning[],
 ): Promise<{ chosen: ChosenInstance[]; total: number }> {
   const { candidateLimit } = deps.keywordContext;
-  const outcome = await lookUp(deps, ctx, ot, [
-    withTranslations(deps.vocabulary.expand(ot.kn_id, ot.id, mentionOf(keyword)), await lexiconOf(deps, ctx)),
-  ]);
+  const mention = deps.vocabulary.expand(ot.kn_id, ot.id, mentionOf(keyword));
+  const outcome = await lookUp(deps, ctx, ot, [mention]);
   failuresAsWarnings(outcome.failures, ot, warnings);
   let chosen = chosenOf(outcome.candidates, 1);
+  // Not found for sure as written: its translations in the other language are looked up too (one more round trip).
+  if ((chosen[0]?.score ?? 0) < CONCLUSIVE) {
+    const translated = translationsOf(mention, await lexiconOf(deps, ctx));
+    if (translated.length > 0) {
+      const more = await lookUp(deps, ctx, ot, translated);
+      failuresAsWarnings(more.failures, ot, warnings);
+      chosen = merged(chosen, chosenOf(more.candidates, TRANSLATION_WEIGHT));
+    }
+  }
   if (outcome.cut) {
     warnings.push({
       target: "instances",
@@ -135,6 +143,16 @@ function chosenOf(candidates: readonly CandidateMatch[], weight: number): Chosen
     .sort(byScore);
   const exact = named.filter((c) => c.exact);
   return (exact.length > 0 ? exact : named).map(({ exact: _, ...c }) => c);
+}
+
+/** Both lists' instances, each with its better match, best first. */
+function merged(a: readonly ChosenInstance[], b: readonly ChosenInstance[]): ChosenInstance[] {
+  const byId = new Map<string, ChosenInstance>();
+  for (const c of [...a, ...b]) {
+    const known = byId.get(c.row._instance_id);
+    if (!known || c.score > known.score) byId.set(c.row._instance_id, c);
+  }
+  return [...byId.values()].sort(byScore);
 }
 
 /** A match through a name the LLM proposed counts less than one through a name the network or the vocabulary gives. */

@@ -212,7 +212,9 @@ function scoreAll(
   alsoUsed: ReadonlySet<string> = new Set(),
 ): CandidateMatch[] {
   const best = Math.max(0, ...[...found.values()].map((f) => Number(f.row["_score"] ?? 0)));
-  const used = charactersUsed(found, fields, alsoUsed);
+  // Built only when some candidate is a near name: most are not, and the set costs every name's characters.
+  let usedSet: ReadonlySet<string> | undefined;
+  const used = () => (usedSet ??= charactersUsed(found, fields, alsoUsed));
   return [...found.values()].map(({ row, aliases }) => ({
     row,
     engine: best > 0 ? Number(row["_score"] ?? 0) / best : 0,
@@ -275,8 +277,9 @@ function charactersUsed(
  * puts a character that sounds alike (帕金深病), or one the network's names
  * do not use (座疮 for 痤疮), and still matches.
  */
-function anotherName(m: Mention, value: string, type: MatchType, used: ReadonlySet<string>): boolean {
-  return type !== "exact" && unlikeSubstitutions(m, value).some((c) => used.has(c) || DESIGNATION.test(c));
+function anotherName(m: Mention, value: string, type: MatchType, used: () => ReadonlySet<string>): boolean {
+  if (type === "exact") return false;
+  return unlikeSubstitutions(m, value).some((c) => DESIGNATION.test(c) || used().has(c));
 }
 
 /**
@@ -299,16 +302,21 @@ function unseenSubstitutes(
   fields: readonly SearchField[],
   candidates: readonly CandidateMatch[],
 ): string[] {
-  const used = charactersUsed(found, fields, new Set());
+  let usedSet: ReadonlySet<string> | undefined;
   const out = new Set<string>();
   const check = (m: Mention, text: string | undefined) => {
     if (!text) return;
     const s = scoreValue(m, text);
     if (!s || s.type === "exact" || s.confidence < MENTION_THRESHOLD) return;
-    for (const c of unlikeSubstitutions(m, text)) if (!used.has(c) && !DESIGNATION.test(c)) out.add(c);
+    for (const c of unlikeSubstitutions(m, text)) {
+      usedSet ??= charactersUsed(found, fields, new Set());
+      if (!usedSet.has(c) && !DESIGNATION.test(c)) out.add(c);
+    }
   };
+  // Only the best candidates of each mention: a near name is a false positive when it comes first.
+  const best = mentions.map((_, k) => Math.max(0, ...candidates.map((c) => c.mentions[k]?.confidence ?? 0)));
   for (const c of candidates) {
-    if (!c.mentions.some((m) => m && m.confidence >= MENTION_THRESHOLD)) continue;
+    if (!c.mentions.some((m, k) => m && m.confidence >= MENTION_THRESHOLD && m.confidence === best[k])) continue;
     const f = found.get(c.row._instance_id);
     for (const m of mentions.flatMap(formsOf)) {
       for (const field of fields) check(m, textOf(c.row[field.name]));

@@ -257,16 +257,31 @@ function acronym(m: Mention, raw: string): MentionScore | undefined {
  * mention is a misspelling of the name or another name (matcher.ts).
  */
 export function unlikeSubstitutions(m: Mention, value: string): readonly string[] {
-  if (m.latin) return [];
-  let best: { cost: number; subs: string[] } | undefined;
-  for (const part of [value, ...value.split(NAME_LIST).filter((p) => p !== "" && p !== value)]) {
-    // On the comparable forms, fillers kept: 性 in 性腺 is no filler.
-    const a = align([...m.key], [...valueForms(part).key]);
-    if (!best || a.cost < best.cost) best = a;
+  if (m.latin) return NONE;
+  let known = substituted.get(m);
+  if (!known) substituted.set(m, (known = new Map()));
+  let subs = known.get(value);
+  if (subs === undefined) {
+    const mine = [...m.key];
+    let best: { cost: number; subs: string[] } | undefined;
+    for (const part of [value, ...value.split(NAME_LIST).filter((p) => p !== "" && p !== value)]) {
+      // On the comparable forms, fillers kept: 性 in 性腺 is no filler.
+      const theirs = [...valueForms(part).key];
+      // Lengths further apart than the edits allowed need no alignment to be too far.
+      if (Math.abs(mine.length - theirs.length) > MAX_EDITS) continue;
+      const a = align(mine, theirs);
+      if (!best || a.cost < best.cost) best = a;
+    }
+    // Further apart, it is a related name at best (梗阻 in 肠梗阻 for 上气道梗阻), not a near one.
+    subs = best && best.cost <= MAX_EDITS ? best.subs : NONE;
+    known.set(value, subs);
   }
-  // Further apart, it is a related name at best (梗阻 in 肠梗阻 for 上气道梗阻), not a near one.
-  return best && best.cost <= MAX_EDITS ? best.subs : [];
+  return subs;
 }
+
+const NONE: readonly string[] = Object.freeze([]);
+/** A call checks its mentions against the same names at each stage: the answer is kept with the mention. */
+const substituted = new WeakMap<Mention, Map<string, readonly string[]>>();
 
 /**
  * Edit distance with same-sounding substitutions cheap and adjacent swaps one
