@@ -35,6 +35,8 @@ export interface LexiconSummary {
   heapBytes: number;
   /** The unzipped files and their indexes, held outside the JavaScript heap (exact). */
   bufferBytes: number;
+  /** The turns of the event loop the parse was spread over: it yields every few milliseconds. */
+  slices: number;
 }
 
 const DEFAULT_DIR = fileURLToPath(new URL("../../data/lexicon/", import.meta.url));
@@ -99,7 +101,7 @@ async function readLexicon(dir: string): Promise<Lexicon> {
   const bySense = new SpanIndex(cedict);
   const bySimplified = new SpanIndex(cedict);
   const byTraditional = new SpanIndex(cedict);
-  await eachLine(cedict, CEDICT_FILE, (line, end) => {
+  let slices = await eachLine(cedict, CEDICT_FILE, (line, end) => {
     const simplified = fieldEnd(cedict, line, end, TAB);
     const traditional = fieldEnd(cedict, simplified + 1, end, TAB);
     if (simplified === line || traditional >= end) return false;
@@ -120,7 +122,7 @@ async function readLexicon(dir: string): Promise<Lexicon> {
   // "pos \t lemma \t lemma#N…", N being the synset's sense number for that lemma when it is not 1.
   const byLemma = new SpanIndex(wordnet);
   let synsets = 0;
-  await eachLine(wordnet, WORDNET_FILE, (line, end) => {
+  slices += await eachLine(wordnet, WORDNET_FILE, (line, end) => {
     if (!POS_ORDER.has(wordnet[line]!) || wordnet[line + 1] !== TAB) return false;
     synsets++;
     for (let at = line + 2; at < end; ) {
@@ -140,6 +142,7 @@ async function readLexicon(dir: string): Promise<Lexicon> {
     loadMs: Math.round(performance.now() - started),
     heapBytes: Math.max(0, process.memoryUsage().heapUsed - heapBefore),
     bufferBytes: cedict.byteLength + wordnet.byteLength + indexes.reduce((n, index) => n + index.byteLength, 0),
+    slices,
   };
 
   return {
@@ -268,9 +271,14 @@ function fieldEnd(bytes: Uint8Array, at: number, end: number, separator: number)
  * generator's, so a line is only checked for its shape: `take` returns false
  * for a malformed one, which fails the load with where it is.
  */
-async function eachLine(bytes: Uint8Array, file: string, take: (start: number, end: number) => boolean): Promise<void> {
+async function eachLine(
+  bytes: Uint8Array,
+  file: string,
+  take: (start: number, end: number) => boolean,
+): Promise<number> {
   let deadline = performance.now() + SLICE_MS;
   let lineNo = 0;
+  let slices = 1;
   for (let start = 0; start < bytes.length; ) {
     const end = fieldEnd(bytes, start, bytes.length, NL);
     lineNo++;
@@ -280,8 +288,10 @@ async function eachLine(bytes: Uint8Array, file: string, take: (start: number, e
     if ((lineNo & 127) === 0 && performance.now() > deadline) {
       await new Promise<void>((resolve) => setImmediate(resolve));
       deadline = performance.now() + SLICE_MS;
+      slices++;
     }
   }
+  return slices;
 }
 
 /**
