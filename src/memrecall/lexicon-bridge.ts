@@ -11,9 +11,21 @@ import { normalizeText, STOP_WORDS } from "../core/text";
  * a dictionary knows the words, not the user's meaning.
  */
 export interface LexiconBridge {
-  /** For each of `tokens`, the phrases (search tokens, all needed) that stand for it. */
-  phrasesFor(query: string, tokens: readonly string[]): string[][][];
+  /**
+   * For each of `tokens`, the phrases (search tokens, all needed) that stand
+   * for it; and the dictionary's words behind them, as the query's expansion
+   * shows them (search_query_expanded), the first MAX_SHOWN.
+   */
+  phrasesFor(query: string, tokens: readonly string[]): { phrases: string[][][]; terms: string[] };
 }
+
+interface Phrase {
+  text: string;
+  tokens: string[];
+}
+
+/** Dictionary words listed in search_query_expanded, at most: the rest are searched all the same. */
+const MAX_SHOWN = 10;
 
 /** Senses of a Chinese word taken, at most: the dictionary lists the commonest first. */
 const MAX_SENSES = 3;
@@ -27,10 +39,11 @@ const MAX_PHRASES = 24;
 const MAX_SPAN = 3;
 
 export function lexiconBridge(lexicon: Lexicon, tokensOf: (text: string) => string[]): LexiconBridge {
-  const phrase = (text: string): string[] => tokensOf(text).filter((t) => !STOP_WORDS.has(t));
+  /** A dictionary word or phrase as written, and its search tokens (all needed). */
+  const phrase = (text: string): Phrase => ({ text, tokens: tokensOf(text).filter((t) => !STOP_WORDS.has(t)) });
 
-  function fromChinese(word: string): string[][] {
-    const out: string[][] = [];
+  function fromChinese(word: string): Phrase[] {
+    const out: Phrase[] = [];
     for (const sense of lexicon.englishFor(word).slice(0, MAX_SENSES)) {
       out.push(phrase(sense));
       for (const other of lexicon.chineseFor(sense).slice(0, MAX_CHINESE)) if (other !== word) out.push(phrase(other));
@@ -38,7 +51,7 @@ export function lexiconBridge(lexicon: Lexicon, tokensOf: (text: string) => stri
     return out;
   }
 
-  function fromEnglish(span: string, single: boolean): string[][] {
+  function fromEnglish(span: string, single: boolean): Phrase[] {
     const out = lexicon
       .chineseFor(span)
       .slice(0, MAX_CHINESE)
@@ -51,8 +64,10 @@ export function lexiconBridge(lexicon: Lexicon, tokensOf: (text: string) => stri
     phrasesFor(query, tokens) {
       const at = new Map(tokens.map((t, i) => [t, i]));
       const found = tokens.map(() => new Map<string, string[]>());
-      const add = (i: number, phrases: string[][]) => {
-        for (const p of phrases.flatMap(withInflections)) {
+      const terms = new Set<string>();
+      const add = (i: number, phrases: Phrase[]) => {
+        for (const p of phrases) if (p.tokens.length > 0 && !p.tokens.every((t) => at.has(t))) terms.add(p.text);
+        for (const p of phrases.flatMap((x) => withInflections(x.tokens))) {
           if (p.length === 0 || p.every((t) => at.has(t))) continue;
           if (found[i]!.size < MAX_PHRASES) found[i]!.set(p.join(" "), p);
         }
@@ -71,7 +86,7 @@ export function lexiconBridge(lexicon: Lexicon, tokensOf: (text: string) => stri
           for (const i of covered) add(i, phrases);
         }
       }
-      return found.map((m) => [...m.values()]);
+      return { phrases: found.map((m) => [...m.values()]), terms: [...terms].slice(0, MAX_SHOWN) };
     },
   };
 }

@@ -165,11 +165,13 @@ export function keywordQueryOf(
     }
     for (const t of covered) for (const a of alternatives) if (a !== t) equivalents[at.get(t)!]!.add(a);
   }
+  const bridged = bridge?.phrasesFor(query, tokens);
+  for (const term of bridged?.terms ?? []) if (!typed.includes(term)) expansion.add(term);
   return {
     query: {
       tokens,
       equivalents: equivalents.map((s) => [...s]),
-      phrases: bridge ? bridge.phrasesFor(query, tokens) : tokens.map(() => []),
+      phrases: bridged?.phrases ?? tokens.map(() => []),
       extra: searchTokens(extra).filter((t) => !at.has(t)),
     },
     expansion: [...expansion],

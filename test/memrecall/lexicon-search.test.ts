@@ -62,6 +62,8 @@ describe("SearchMemories through the dictionaries", () => {
   it("counts a translation below the word itself: the same memory found by its own words scores higher", async () => {
     const own = await client().searchMemories({ query: "偏头痛 用药", searchMode: "keyword" });
     const translated = await client().searchMemories({ query: "migraine", searchMode: "keyword" });
+    // What the dictionary brought is listed with the rest of the expansion.
+    expect(translated.searchQueryExpanded.split(", ")).toContain("偏头痛");
     expect(own.results[0]?.memoryKey).toBe("migraine_med");
     expect(translated.results[0]?.memoryKey).toBe("migraine_med");
     expect(translated.results[0]!.relevanceScore).toBeLessThan(1);
