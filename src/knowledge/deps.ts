@@ -46,7 +46,7 @@ export type SchemaDeps = Pick<
   "backend" | "sessions" | "embedder" | "descriptions" | "reranker" | "llm" | "aliasRelations"
 >;
 /** What kn_search reads, in either mode. */
-export type KnSearchDeps = SchemaDeps & Pick<KnowledgeDeps, "dataRetrieval" | "vocabulary">;
+export type KnSearchDeps = SchemaDeps & Pick<KnowledgeDeps, "dataRetrieval" | "vocabulary" | "lexicon">;
 /** What keyword context reads. */
 export type KeywordContextDeps = Pick<
   KnowledgeDeps,

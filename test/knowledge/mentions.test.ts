@@ -205,6 +205,12 @@ describe("with an embeddings endpoint", () => {
     // A translation is looked up, not trusted: the dictionary knows "weather", no disease is named 天气.
     expect((await find("weather")).keywordContext!.instances).toEqual([]);
   });
+
+  it("KnSearch looks a keyword not found as written up translated too", async () => {
+    const client = clientOf(withoutMeaning);
+    const res = await client.knSearch({ query: "Pneumonia", knIds: MINI });
+    expect(res.nodes.map((n) => [n.objectTypeId, n.instanceName])).toContainEqual(["disease", "肺炎"]);
+  });
 });
 
 describe("with an LLM: names proposed for a keyword that matched nothing", () => {

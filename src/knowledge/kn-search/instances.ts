@@ -1,6 +1,7 @@
 import type { CallContext } from "../../core/call-context";
 import { settleWithLimit } from "../../core/concurrency";
 import type { Json } from "../../core/json";
+import type { Lexicon } from "../../core/lexicon";
 import { round3 } from "../../core/scores";
 import { comparable } from "../../core/text";
 import { ToolError } from "../../errors/tool-error";
@@ -12,6 +13,7 @@ import type { CandidateMatch } from "../matching/candidates";
 import { matchInstances } from "../matching/matcher";
 import { type Mention, mentionOf } from "../matching/mention";
 import { type SearchField, searchFieldsOf } from "../matching/queries";
+import { TRANSLATION_WEIGHT, translationsOf } from "../matching/translations";
 import type { Vocabulary } from "../matching/vocabulary";
 import type { DescriptionCache } from "../relevance/descriptions";
 import { semanticRelevance } from "../relevance/semantic";
@@ -31,6 +33,8 @@ export interface InstanceDeps {
   embedder: Embedder;
   descriptions: DescriptionCache;
   vocabulary: Vocabulary;
+  /** CC-CEDICT and WordNet (core/lexicon.ts): a keyword not found as written is looked up translated. */
+  lexicon?: () => Promise<Lexicon>;
 }
 
 export interface InstanceRecall {
@@ -71,18 +75,26 @@ export async function recallInstances(
   cfg: SemanticInstanceConfig,
   filter: PropertyFilterConfig,
 ): Promise<InstanceRecall> {
-  const mentions = query.keywords.map(mentionOf);
+  let mentions = query.keywords.map(mentionOf);
   const plans = await planSearches(deps, ctx, types, query, cfg);
   const warnings: KnWarning[] = [];
-  const results = await settleWithLimit(plans, TYPE_CONCURRENCY, ctx.signal, (plan) =>
-    search(
-      deps,
-      ctx,
-      plan,
-      mentions.map((m) => deps.vocabulary.expand(plan.ot.kn_id, plan.ot.id, m)),
-      cfg,
-    ),
-  );
+  const searchAll = (ms: readonly Mention[]) =>
+    settleWithLimit(plans, TYPE_CONCURRENCY, ctx.signal, (plan) =>
+      search(
+        deps,
+        ctx,
+        plan,
+        ms.map((m) => withAlternatesOf(deps.vocabulary.expand(plan.ot.kn_id, plan.ot.id, m), m)),
+        cfg,
+      ),
+    );
+  let results = await searchAll(mentions);
+  // Keywords no type names for sure as written are searched again with their translations (one more pass).
+  const translated = await translatedKeywords(deps, ctx, mentions, results);
+  if (translated) {
+    mentions = translated;
+    results = await searchAll(mentions);
+  }
   const failed = results.filter((r) => r.status === "rejected");
   if (failed.length > 0 && failed.length === results.length) throw (failed[0] as PromiseRejectedResult).reason;
 
@@ -120,6 +132,59 @@ export async function recallInstances(
       (a.row._instance_id < b.row._instance_id ? -1 : 1),
   );
   return { nodes: scored.map((s) => nodeOf(s, filter)), searched: plans.map((p) => p.ot.id), warnings };
+}
+
+/**
+ * The keywords with their CC-CEDICT translations as alternates (weighed 0.9,
+ * matches through them count as alias matches) when some keyword found
+ * nothing at least CONCLUSIVE in any type and the dictionary translates it;
+ * undefined when no keyword needs it (matching/translations.ts).
+ */
+async function translatedKeywords(
+  deps: InstanceDeps,
+  ctx: CallContext,
+  mentions: readonly Mention[],
+  results: readonly PromiseSettledResult<Awaited<ReturnType<typeof matchInstances>>>[],
+): Promise<Mention[] | undefined> {
+  if (!deps.lexicon) return undefined;
+  const best = mentions.map((_, k) =>
+    Math.max(
+      0,
+      ...results.flatMap((r) =>
+        r.status === "fulfilled" ? r.value.candidates.map((c) => c.mentions[k]?.confidence ?? 0) : [],
+      ),
+    ),
+  );
+  let lexicon: Lexicon;
+  try {
+    lexicon = await deps.lexicon();
+  } catch (err) {
+    ctx.log.warn({ err }, "lexicon not loaded: keywords are not translated");
+    return undefined;
+  }
+  let any = false;
+  const out = mentions.map((m, k) => {
+    if (best[k]! >= CONCLUSIVE) return m;
+    const translations = translationsOf(m, lexicon);
+    if (translations.length === 0) return m;
+    any = true;
+    return {
+      ...m,
+      alternates: [
+        ...m.alternates,
+        ...translations.map((t) => ({ mention: t, via: "dictionary" as const, weight: TRANSLATION_WEIGHT })),
+      ],
+    };
+  });
+  return any ? out : undefined;
+}
+
+/** The vocabulary's expansion of a keyword, keeping the alternates it already had (its translations). */
+function withAlternatesOf(expanded: Mention, original: Mention): Mention {
+  if (original.alternates.length === 0) return expanded;
+  const known = new Set(expanded.alternates.map((a) => a.mention.key));
+  const kept = original.alternates.filter((a) => !known.has(a.mention.key));
+  return kept.length === 0 ? expanded : { ...expanded, alternates: [...expanded.alternates, ...kept] };
 }
 
 interface SearchPlan {
