@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import type { Config, KnowledgeSource } from "./config";
 import { newTraceId } from "./core/ids";
-import { loadLexicon } from "./core/lexicon";
+import { type Lexicon, loadLexicon } from "./core/lexicon";
 import { tokenize } from "./core/text";
 import type { KnowledgeNetworkBackend } from "./kn/backend";
 import { EmbeddedBackend } from "./kn/embedded/engine";
@@ -73,12 +73,21 @@ export function buildDeps(config: Config, log: Logger, overrides: { backend?: Cl
   const glossary = loadGlossary(config.memrecall.glossaryPaths);
   const memoryEmbeddings = config.clients.embeddings ? embedder : memoryEmbedder(glossary);
   const index = new MemoryIndex(memories, config.memrecall.indexUsers);
-  // Loaded in the background from the start (parsed in slices, the service answers meanwhile); the first search waits for it.
-  const lexicon = loadLexicon();
-  lexicon.then(
-    (l) => log.info({ lexicon: l.summary }, "lexicon loaded"),
-    (err: unknown) => log.warn({ err }, "lexicon not loaded: memory search runs without translations and synonyms"),
-  );
+  // Loaded on first use (a search or a keyword lookup waits for it once, ~0.3 s parsed in slices), not at
+  // start-up: parsing at start competed with the first calls of a freshly started process.
+  let lexiconLoad: Promise<Lexicon> | undefined;
+  const lexicon = (): Promise<Lexicon> =>
+    (lexiconLoad ??= loadLexicon().then(
+      (l) => {
+        log.info({ lexicon: l.summary }, "lexicon loaded");
+        return l;
+      },
+      (err: unknown) => {
+        lexiconLoad = undefined;
+        log.warn({ err }, "lexicon not loaded: searches and mentions go without translations and synonyms");
+        throw err;
+      },
+    ));
   log.info(
     {
       sessions: redis ? "redis (default) + in_memory" : "in_memory",
@@ -105,7 +114,7 @@ export function buildDeps(config: Config, log: Logger, overrides: { backend?: Cl
       keywordContext: config.keywordContext,
       aliasRelations: config.matching.aliasRelations,
       vocabulary,
-      lexicon: () => loadLexicon(),
+      lexicon,
     },
     resolver: {
       backend,
@@ -119,7 +128,7 @@ export function buildDeps(config: Config, log: Logger, overrides: { backend?: Cl
       sessions: redis ?? inProcess,
       embedder: memoryEmbeddings,
       glossary,
-      lexicon: () => loadLexicon(),
+      lexicon,
       llm,
       index,
       maxSearchesPerSession: config.memrecall.maxSearchesPerSession,
