@@ -56,7 +56,7 @@ const POS_ORDER = new Map([..."nvar"].map((pos, i) => [pos.charCodeAt(0), i]));
 const gunzipAsync = promisify(gunzip);
 
 /** One load per directory per process; a failed load is forgotten so that a later call tries again. */
-const loads = new Map<string, { promise: Promise<Lexicon>; lexicon?: Lexicon }>();
+const loads = new Map<string, Promise<Lexicon>>();
 
 /**
  * The lexicon in `dir` (data/lexicon by default). Files are read and
@@ -64,32 +64,15 @@ const loads = new Map<string, { promise: Promise<Lexicon>; lexicon?: Lexicon }>(
  * concurrent and later calls share one load.
  */
 export function loadLexicon(dir: string = DEFAULT_DIR): Promise<Lexicon> {
-  const known = loads.get(dir);
-  if (known) return known.promise;
-  const load: { promise: Promise<Lexicon>; lexicon?: Lexicon } = {
-    promise: readLexicon(dir).then(
-      (lexicon) => (load.lexicon = lexicon),
-      (err: unknown) => {
-        loads.delete(dir);
-        throw err;
-      },
-    ),
-  };
-  loads.set(dir, load);
-  return load.promise;
-}
-
-/**
- * Starts loading so that lexiconIfLoaded answers once it is done. Logs
- * nothing: the caller logs the returned promise's summary or failure.
- */
-export function preloadLexicon(dir: string = DEFAULT_DIR): Promise<Lexicon> {
-  return loadLexicon(dir);
-}
-
-/** The lexicon if its load has finished, for callers that cannot wait; undefined before (or when it failed). */
-export function lexiconIfLoaded(dir: string = DEFAULT_DIR): Lexicon | undefined {
-  return loads.get(dir)?.lexicon;
+  let load = loads.get(dir);
+  if (!load) {
+    load = readLexicon(dir).catch((err: unknown) => {
+      loads.delete(dir);
+      throw err;
+    });
+    loads.set(dir, load);
+  }
+  return load;
 }
 
 async function readLexicon(dir: string): Promise<Lexicon> {

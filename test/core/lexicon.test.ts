@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Lexicon, lexiconIfLoaded, loadLexicon, preloadLexicon } from "../../src/core/lexicon";
+import { type Lexicon, loadLexicon } from "../../src/core/lexicon";
 
 // The committed lexicon (data/lexicon), loaded once for the file: the examples the service needs to
 // bridge, both ways. Then the loader itself: shared loads, failures, malformed files, and an event
@@ -128,14 +128,13 @@ describe("synonymsOf", () => {
 });
 
 describe("loadLexicon", () => {
-  it("shares one load between concurrent and later calls, and lexiconIfLoaded answers after it", async () => {
+  it("shares one load between concurrent and later calls", async () => {
     const first = loadLexicon();
     const second = loadLexicon();
     expect(second).toBe(first);
-    expect(preloadLexicon()).toBe(first);
     const [a, b] = await Promise.all([first, second]);
     expect(a).toBe(b);
-    expect(lexiconIfLoaded()).toBe(a);
+    expect(loadLexicon()).toBe(first);
     expect(a.summary).toMatchObject({ entries: expect.any(Number), synsets: expect.any(Number) });
     expect(a.summary.entries).toBeGreaterThan(90_000);
     expect(a.summary.synsets).toBeGreaterThan(50_000);
@@ -172,7 +171,6 @@ describe("loadLexicon", () => {
     it("fails on a malformed line with where it is, and a later call tries again", async () => {
       const at = write("broken", "数据库\tdatabase\n", "n\tcar\tauto\n");
       await expect(loadLexicon(at)).rejects.toThrow(/cedict\.tsv\.gz:1: not a lexicon line/);
-      expect(lexiconIfLoaded(at)).toBeUndefined();
       write("broken", "数据库\t\tdatabase\n", "n\tcar\tauto\n");
       expect((await loadLexicon(at)).englishFor("数据库")).toEqual(["database"]);
     });
