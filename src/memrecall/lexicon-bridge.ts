@@ -37,6 +37,12 @@ const MAX_SYNONYMS = 6;
 const MAX_PHRASES = 24;
 /** English spans of the query looked up whole, in words: "bastion host", "high blood pressure". */
 const MAX_SPAN = 3;
+/**
+ * Distinct spans looked up per query, at most: a query of 2000 characters
+ * (the limit) holds ~900, a question a dozen; the cap keeps a hostile query's
+ * lookups to a few milliseconds.
+ */
+const MAX_SPANS = 96;
 
 export function lexiconBridge(lexicon: Lexicon, tokensOf: (text: string) => string[]): LexiconBridge {
   /** A dictionary word or phrase as written, and its search tokens (all needed). */
@@ -77,12 +83,17 @@ export function lexiconBridge(lexicon: Lexicon, tokensOf: (text: string) => stri
       });
       // English words, and runs of up to three of them, as the query writes them.
       const words = normalizeText(query).match(/[a-z][a-z0-9-]*/g) ?? [];
+      // A span repeated in the query maps to the same tokens: looked up once.
+      const looked = new Set<string>();
       for (let start = 0; start < words.length; start++) {
         for (let len = Math.min(MAX_SPAN, words.length - start); len >= 1; len--) {
           const span = words.slice(start, start + len);
+          const key = span.join(" ");
+          if (looked.has(key) || looked.size >= MAX_SPANS) continue;
+          looked.add(key);
           const covered = span.map((w) => at.get(w)).filter((i): i is number => i !== undefined);
           if (covered.length === 0 || (len === 1 && STOP_WORDS.has(span[0]!))) continue;
-          const phrases = fromEnglish(span.join(" "), len === 1);
+          const phrases = fromEnglish(key, len === 1);
           for (const i of covered) add(i, phrases);
         }
       }

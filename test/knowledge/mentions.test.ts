@@ -263,6 +263,19 @@ describe("with an LLM: names proposed for a keyword that matched nothing", () =>
     expect(llm.requests.length - before).toBe(1);
   });
 
+  it("reads a hostile answer within bounds: names too long, not strings or beyond five are left out", async () => {
+    const long = Array.from({ length: 1000 }, (_, i) => `病${"名".repeat(5000)}${i}`);
+    llm.setFallback(() => ({
+      content: JSON.stringify({ names: [...long, 42, null, { a: 1 }, "肺炎", "a", "b", "c", "d", "e"] }),
+    }));
+    const { instances, warnings } = await find("HOSTILE-NAMES");
+    expect(instances.map((i) => i.instanceName)).toEqual(["肺炎"]);
+    const proposed = warnings.find((w) => w.reason === "MATCHED_THROUGH_PROPOSED_NAMES")!;
+    expect(proposed.message).toContain("肺炎, a, b, c, d)");
+    expect(proposed.message).not.toContain("e)");
+    expect(proposed.message.length).toBeLessThan(400);
+  });
+
   it("finds nothing through a proposed name no instance has: the LLM is not trusted", async () => {
     llm.setFallback(() => ({ content: '{"names": ["量子纠缠综合征"]}' }));
     const { instances, warnings } = await find("QES");

@@ -70,6 +70,20 @@ describe("SearchMemories through the dictionaries", () => {
     expect(translated.results[0]!.relevanceScore).toBeGreaterThanOrEqual(0.5);
   });
 
+  it("answers a hostile query of 2000 characters of dictionary words, listing ten dictionary words at most", async () => {
+    const words = "high blood pressure migraine car house water fire light heart gym sign star firm ship".split(" ");
+    let query = "";
+    for (let i = 0; query.length < 1990; i++) query += `${words[i % words.length]} `;
+    const res = await client().searchMemories({
+      query: query.slice(0, 2000),
+      searchMode: "keyword",
+      minRelevanceScore: 0.01,
+    });
+    const expanded = res.searchQueryExpanded.split(", ").filter((t) => t !== "");
+    // The query is all English: what Chinese the expansion lists came from the dictionary (ten at most) or the glossary.
+    expect(expanded.filter((t) => /\p{Script=Han}/u.test(t)).length).toBeLessThanOrEqual(10);
+  });
+
   it("finds nothing through a word the dictionaries know but no memory holds in any language", async () => {
     const res = await client().searchMemories({ query: "glaucoma", searchMode: "keyword" });
     expect(res.results).toEqual([]);

@@ -410,6 +410,17 @@ describe("MemRecall with an LLM", () => {
     expect(keywordOnly.results.map((r) => r.memoryKey)).not.toContain("bastion_001");
   });
 
+  it("keeps ten of a hostile rewrite's terms, and none too long to be a search term", async () => {
+    const c = clientFor(server, account());
+    await c.storeMemory(DB_CONFIG);
+    const terms = [`${"x".repeat(5000)}`, ...Array.from({ length: 500 }, (_, i) => `term${i}`)];
+    llm.setFallback(() => ({ content: JSON.stringify({ terms, expanded_query: "y".repeat(100_000) }) }));
+    const res = await c.searchMemories({ query: "数据库连接池有多大" });
+    const expanded = res.searchQueryExpanded.split(", ");
+    expect(expanded.filter((t) => /^term\d+$/.test(t))).toEqual(Array.from({ length: 10 }, (_, i) => `term${i}`));
+    expect(expanded.every((t) => t.length <= 240)).toBe(true);
+  });
+
   it("gives a slow LLM one attempt within its timeout, then searches on the query and says so", async () => {
     const c = clientFor(server, account());
     await c.storeMemory(DB_CONFIG);
