@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { gunzip } from "node:zlib";
+import type { Logger } from "pino";
 
 /**
  * CC-CEDICT's English senses of Chinese words and WordNet's synonyms, for
@@ -54,6 +55,25 @@ const PIPE = 0x7c;
 const POS_ORDER = new Map([..."nvar"].map((pos, i) => [pos.charCodeAt(0), i]));
 
 const gunzipAsync = promisify(gunzip);
+
+/**
+ * The lexicon `load` gives, or undefined when there is none or it cannot be
+ * loaded: the caller goes on without translations and synonyms, and the log
+ * says what went without them.
+ */
+export async function lexiconOrNone(
+  load: (() => Promise<Lexicon>) | undefined,
+  log: Logger,
+  without: string,
+): Promise<Lexicon | undefined> {
+  if (!load) return undefined;
+  try {
+    return await load();
+  } catch (err) {
+    log.warn({ err }, `lexicon not loaded: ${without}`);
+    return undefined;
+  }
+}
 
 /** One load per directory per process; a failed load is forgotten so that a later call tries again. */
 const loads = new Map<string, Promise<Lexicon>>();

@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { CallContext } from "../core/call-context";
 import { normalizeText } from "../core/text";
 import { ToolError } from "../errors/tool-error";
+import { completeWithin } from "../upstream/llm-client";
 import { readJsonObject } from "../upstream/llm-json";
 import type { MemoriesDeps } from "./memories-deps";
 import { digest } from "./owner";
@@ -66,27 +67,18 @@ export async function expandQuery(
   const key = `cl:memrecall:rewrite:${digest({ query, keywords })}`;
   const hit = await deps.sessions.getJson<string[]>(key).catch(() => undefined);
   if (hit) return hit;
-  const bounded = AbortSignal.any([ctx.signal, AbortSignal.timeout(EXPANSION_TIMEOUT_MS)]);
-  let content: string;
-  try {
-    content = (
-      await deps.llm.complete(
-        { ...ctx, signal: bounded },
-        [{ role: "user", content: rewritePrompt(query, keywords) }],
-        { json: true, retries: 0 },
-      )
-    ).content;
-  } catch (err) {
-    ctx.signal.throwIfAborted();
-    const why = bounded.aborted
+  const answer = await completeWithin(deps.llm, ctx, rewritePrompt(query, keywords), EXPANSION_TIMEOUT_MS);
+  if (!answer.ok) {
+    const why = answer.timedOut
       ? `超过 ${EXPANSION_TIMEOUT_MS} ms`
-      : err instanceof ToolError
-        ? err.message
+      : answer.error instanceof ToolError
+        ? answer.error.message
         : "内部错误";
-    ctx.log.warn({ err }, "query rewrite: the LLM failed; searching on the query");
+    ctx.log.warn({ err: answer.error }, "query rewrite: the LLM failed; searching on the query");
     notes.push(`查询扩展不可用（${why}），已按原查询搜索`);
     return [];
   }
+  const content = answer.content;
   const terms = termsOf(content, query);
   if (terms === undefined) {
     ctx.log.warn({ answer: content.slice(0, 500) }, "query rewrite: unreadable LLM answer; searching on the query");

@@ -1,4 +1,5 @@
 import type { CallContext } from "../core/call-context";
+import { lexiconOrNone } from "../core/lexicon";
 import { round3 } from "../core/scores";
 import { ToolError } from "../errors/tool-error";
 import type { MemoryFilters } from "../store/memories/memory-store";
@@ -195,13 +196,10 @@ async function runSearch(
 /** The dictionaries' bridge, once they are loaded; a load that fails leaves the search to the user's words and says so. */
 async function bridgeOf(deps: MemoriesDeps, ctx: CallContext, notes: string[]): Promise<LexiconBridge | undefined> {
   if (!deps.lexicon) return undefined;
-  try {
-    return lexiconBridge(await deps.lexicon(), searchTokens);
-  } catch (err) {
-    ctx.log.warn({ err }, "lexicon not loaded: searching without translations and synonyms");
-    notes.push("词典未能加载，本次搜索未做跨语言和同义词匹配");
-    return undefined;
-  }
+  const lexicon = await lexiconOrNone(deps.lexicon, ctx.log, "searching without translations and synonyms");
+  if (lexicon) return lexiconBridge(lexicon, searchTokens);
+  notes.push("词典未能加载，本次搜索未做跨语言和同义词匹配");
+  return undefined;
 }
 
 /** The candidates of the search's mode, best first, with their relevance (three decimals). */

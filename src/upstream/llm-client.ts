@@ -255,3 +255,30 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
     );
   });
 }
+
+/** A bounded completion: its content, or why there is none (`timedOut`: the bound, not the LLM, ended it). */
+export type BoundedCompletion = { ok: true; content: string } | { ok: false; error: unknown; timedOut: boolean };
+
+/**
+ * One JSON completion of `prompt`, one attempt, within `timeoutMs` (and the
+ * caller's deadline): for a step a call waits on and can go without (a query
+ * rewrite, names proposed for a mention). Only the caller's own abort throws.
+ */
+export async function completeWithin(
+  llm: LlmClient,
+  ctx: CallContext,
+  prompt: string,
+  timeoutMs: number,
+): Promise<BoundedCompletion> {
+  const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(timeoutMs)]);
+  try {
+    const answer = await llm.complete({ ...ctx, signal }, [{ role: "user", content: prompt }], {
+      json: true,
+      retries: 0,
+    });
+    return { ok: true, content: answer.content };
+  } catch (error) {
+    ctx.signal.throwIfAborted();
+    return { ok: false, error, timedOut: signal.aborted };
+  }
+}

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type { CallContext } from "../../core/call-context";
-import type { Lexicon } from "../../core/lexicon";
+import { lexiconOrNone } from "../../core/lexicon";
 import { ToolError } from "../../errors/tool-error";
 import type { Row } from "../../kn/types";
 import type { LlmClient } from "../../upstream/llm-client";
@@ -53,7 +53,8 @@ export async function findInstances(
   let chosen = chosenOf(outcome.candidates, 1);
   // Not found for sure as written: its translations in the other language are looked up too (one more round trip).
   if ((chosen[0]?.score ?? 0) < CONCLUSIVE) {
-    const translated = translationsOf(mention, await lexiconOf(deps, ctx));
+    const lexicon = await lexiconOrNone(deps.lexicon, ctx.log, "mentions are not translated");
+    const translated = translationsOf(mention, lexicon);
     if (translated.length > 0) {
       const more = await lookUp(deps, ctx, ot, translated);
       failuresAsWarnings(more.failures, ot, warnings);
@@ -221,17 +222,6 @@ async function byProposedNames(
     });
   }
   return chosen;
-}
-
-/** The dictionaries, once loaded; a load that failed leaves the mention untranslated (the start-up log said why). */
-async function lexiconOf(deps: KeywordContextDeps, ctx: CallContext): Promise<Lexicon | undefined> {
-  if (!deps.lexicon) return undefined;
-  try {
-    return await deps.lexicon();
-  } catch (err) {
-    ctx.log.warn({ err }, "lexicon not loaded: mentions are not translated");
-    return undefined;
-  }
 }
 
 /** Best first (scores within a hundredth ordered by meaning, when known); then the shorter name (the keyword covers more of it), then the id. */

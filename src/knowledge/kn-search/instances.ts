@@ -1,7 +1,7 @@
 import type { CallContext } from "../../core/call-context";
 import { settleWithLimit } from "../../core/concurrency";
 import type { Json } from "../../core/json";
-import type { Lexicon } from "../../core/lexicon";
+import { type Lexicon, lexiconOrNone } from "../../core/lexicon";
 import { round3 } from "../../core/scores";
 import { comparable } from "../../core/text";
 import { ToolError } from "../../errors/tool-error";
@@ -155,13 +155,8 @@ async function translatedKeywords(
       ),
     ),
   );
-  let lexicon: Lexicon;
-  try {
-    lexicon = await deps.lexicon();
-  } catch (err) {
-    ctx.log.warn({ err }, "lexicon not loaded: keywords are not translated");
-    return undefined;
-  }
+  const lexicon = await lexiconOrNone(deps.lexicon, ctx.log, "keywords are not translated");
+  if (!lexicon) return undefined;
   let any = false;
   const out = mentions.map((m, k) => {
     if (best[k]! >= CONCLUSIVE) return m;

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { CallContext } from "../../core/call-context";
 import { comparable } from "../../core/text";
-import type { LlmClient } from "../../upstream/llm-client";
+import { type BoundedCompletion, completeWithin, type LlmClient } from "../../upstream/llm-client";
 import { readJsonObject } from "../../upstream/llm-json";
 
 /** Names asked for, at most. */
@@ -29,7 +29,7 @@ ${JSON.stringify(keyword)}
 const answerSchema = z.object({ names: z.array(z.unknown()) });
 
 /** The outcome of a proposal: the names, or why there are none. */
-export type Proposal = { ok: true; names: string[] } | { ok: false; error: unknown; timedOut: boolean };
+export type Proposal = { ok: true; names: string[] } | Extract<BoundedCompletion, { ok: false }>;
 
 /**
  * Canonical names the LLM proposes for a mention that matched nothing: one
@@ -43,20 +43,9 @@ export async function proposeNames(
   keyword: string,
   target: ProposalTarget,
 ): Promise<Proposal> {
-  const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(PROPOSAL_TIMEOUT_MS)]);
-  let content: string;
-  try {
-    content = (
-      await llm.complete({ ...ctx, signal }, [{ role: "user", content: proposalPrompt(keyword, target) }], {
-        json: true,
-        retries: 0,
-      })
-    ).content;
-  } catch (error) {
-    ctx.signal.throwIfAborted();
-    return { ok: false, error, timedOut: signal.aborted };
-  }
-  const read = readJsonObject(content);
+  const answer = await completeWithin(llm, ctx, proposalPrompt(keyword, target), PROPOSAL_TIMEOUT_MS);
+  if (!answer.ok) return answer;
+  const read = readJsonObject(answer.content);
   const parsed = read.ok ? answerSchema.safeParse(read.value) : undefined;
   if (!parsed?.success)
     return { ok: false, error: new Error("the LLM's answer is not the JSON asked for"), timedOut: false };

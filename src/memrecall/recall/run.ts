@@ -1,7 +1,7 @@
 import type { z } from "zod";
 import type { CallContext } from "../../core/call-context";
 import type { Json } from "../../core/json";
-import type { Lexicon } from "../../core/lexicon";
+import { lexiconOrNone } from "../../core/lexicon";
 import { round3 } from "../../core/scores";
 import { compact, table } from "../../core/tables";
 import { invalidArgument, ToolError } from "../../errors/tool-error";
@@ -96,13 +96,8 @@ export class RecallRun {
    * English sense), for words the dictionaries know; none without them.
    */
   async translations(words: readonly string[]): Promise<string[]> {
-    if (!this.deps.lexicon) return [];
-    let lexicon: Lexicon;
-    try {
-      lexicon = await this.deps.lexicon();
-    } catch {
-      return [];
-    }
+    const lexicon = await lexiconOrNone(this.deps.lexicon, this.ctx.log, "the subject is not searched translated");
+    if (!lexicon) return [];
     const out = new Set<string>();
     for (const w of words) {
       const t = /\p{Script=Han}/u.test(w) ? lexicon.englishFor(w)[0] : lexicon.chineseFor(w)[0];
