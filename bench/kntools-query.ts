@@ -67,7 +67,7 @@ async function benchAt(label: string, bundle: Bundle): Promise<void> {
   );
   const cursors = new Map<number, string>();
   for (let i = 0; i < WARMUP + RUNS; i++) {
-    const first = (await run(objectTool, objectInput(i))) as Record<string, Json>;
+    const first = (await run(objectTool, objectInput(i))).answer as Record<string, Json>;
     cursors.set(i, String(first["next_cursor"] ?? ""));
   }
   await compare(

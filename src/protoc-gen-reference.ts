@@ -167,9 +167,11 @@ function anchor(title: string): string {
 
 function text(comment: string | undefined): string {
   if (comment === undefined) return "";
+  // buf's lint directives are for buf, not for readers of the contract.
   return comment
     .split("\n")
     .map((l) => l.replace(/^ /, "").trimEnd())
+    .filter((l) => !l.startsWith("buf:lint:"))
     .join("\n")
     .trim();
 }

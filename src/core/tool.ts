@@ -1,3 +1,4 @@
+import type { DescMessage, MessageInitShape } from "@bufbuild/protobuf";
 import type { z } from "zod";
 import type { CallContext } from "./call-context";
 import type { Json } from "./json";
@@ -16,6 +17,11 @@ export interface Tool<D> {
   title: string;
   description: string;
   input: z.ZodType;
+  /**
+   * The RPC answer the tool's result also is: MCP publishes its JSON Schema as
+   * the tool's outputSchema and sends the answer as structuredContent.
+   */
+  output: DescMessage;
   /** True when the tool changes stored data (stores or deletes a memory); retrieval tools only read. */
   writes?: boolean;
   /** True when what it changes cannot be undone (deleting a memory). */
@@ -23,18 +29,29 @@ export interface Tool<D> {
   /** Checked before the arguments, as the RPCs check it first (MemRecall: the caller must have an account). */
   before?(ctx: CallContext): void;
   /**
-   * Runs the tool on validated arguments; the answer is plain data (its compact shape, see docs/mcp.md).
-   * `progress` is given when the caller asked to hear how the call goes.
+   * Runs the tool on validated arguments. `progress` is given when the caller
+   * asked to hear how the call goes.
    */
-  run(deps: D, ctx: CallContext, input: never, progress?: Progress): Promise<Json>;
+  run(deps: D, ctx: CallContext, input: never, progress?: Progress): Promise<ToolResult>;
 }
 
-/** Declares a tool whose `run` receives what its schema outputs. */
-export function defineTool<D, S extends z.ZodType>(
-  tool: Omit<Tool<D>, "input" | "run"> & {
+/**
+ * What a tool answers: `answer`, its compact shape (tables of flat rows, see
+ * docs/mcp.md) that the caller reads in the format it asked for, and
+ * `structured`, the same result as the RPC answers it (`output`).
+ */
+export interface ToolResult<O extends DescMessage = DescMessage> {
+  answer: Json;
+  structured: MessageInitShape<O>;
+}
+
+/** Declares a tool whose `run` receives what its schema outputs and answers its output message. */
+export function defineTool<D, S extends z.ZodType, O extends DescMessage>(
+  tool: Omit<Tool<D>, "input" | "output" | "run"> & {
     input: S;
-    run(deps: D, ctx: CallContext, input: z.output<S>, progress?: Progress): Promise<Json>;
+    output: O;
+    run(deps: D, ctx: CallContext, input: z.output<S>, progress?: Progress): Promise<ToolResult<O>>;
   },
 ): Tool<D> {
-  return tool as Tool<D>;
+  return tool as unknown as Tool<D>;
 }

@@ -1,6 +1,13 @@
+import {
+  KnSearchResponseSchema,
+  RerankConceptsResponseSchema,
+  RetrieveKeywordContextResponseSchema,
+  RetrieveSchemaResponseSchema,
+} from "../../gen/contextloader/knowledge/v1/knowledge_pb";
 import { defineTool, type Tool } from "../core/tool";
 import { keywordContextAnswer, knSearchAnswer, rerankAnswer, schemaAnswer } from "./answers";
 import type { KnowledgeDeps } from "./deps";
+import { keywordContextResponse, knSearchResponse, rerankResponse, schemaResponse } from "./encode";
 import { keywordContextInput } from "./keyword-context/input";
 import { retrieveKeywordContext } from "./keyword-context/retrieve-keyword-context";
 import { knSearchInput } from "./kn-search/input";
@@ -32,7 +39,11 @@ export const knowledgeTools: Tool<KnowledgeDeps>[] = [
 
 下一步：问题里提到具体实体（如疾病名"上气道梗阻"）时，用同一 session_id 调用 retrieve_keyword_context，object_type_id 取这里返回的对象类型 id；需要指标值时调用 get_logic_properties_values。`,
     input: retrieveSchemaInput.omit({ compact_format: true }),
-    run: async (deps, ctx, input) => schemaAnswer(await retrieveSchema(deps, ctx, { ...input, compact_format: false })),
+    output: RetrieveSchemaResponseSchema,
+    run: async (deps, ctx, input) => {
+      const r = await retrieveSchema(deps, ctx, { ...input, compact_format: false });
+      return { answer: schemaAnswer(r), structured: schemaResponse(r) };
+    },
   }),
   defineTool({
     name: "retrieve_keyword_context",
@@ -45,8 +56,11 @@ export const knowledgeTools: Tool<KnowledgeDeps>[] = [
 
 下一步：需要某实例的指标时调用 get_logic_properties_values（unique_identities 取实例主键）；没有匹配时按 warnings 的建议换一种写法或换 object_type_id。`,
     input: keywordContextInput.omit({ compact_format: true }),
-    run: async (deps, ctx, input) =>
-      keywordContextAnswer(await retrieveKeywordContext(deps, ctx, { ...input, compact_format: false })),
+    output: RetrieveKeywordContextResponseSchema,
+    run: async (deps, ctx, input) => {
+      const r = await retrieveKeywordContext(deps, ctx, { ...input, compact_format: false });
+      return { answer: keywordContextAnswer(r), structured: keywordContextResponse(r) };
+    },
   }),
   defineTool({
     name: "kn_search",
@@ -62,7 +76,11 @@ export const knowledgeTools: Tool<KnowledgeDeps>[] = [
 
 下一步：需要实例的邻居时调用 retrieve_keyword_context；需要指标值时调用 get_logic_properties_values。`,
     input: knSearchInput,
-    run: async (deps, ctx, input) => knSearchAnswer(await knSearch(deps, ctx, input)),
+    output: KnSearchResponseSchema,
+    run: async (deps, ctx, input) => {
+      const r = await knSearch(deps, ctx, input);
+      return { answer: knSearchAnswer(r), structured: knSearchResponse(r) };
+    },
   }),
   defineTool({
     name: "knowledge_rerank",
@@ -73,7 +91,11 @@ export const knowledgeTools: Tool<KnowledgeDeps>[] = [
 
 返回：concepts（type、id、name、score、rank，按相关性排序）；details（原样返回的 concept_detail）；filtered_count（过滤后保留的概念数，即 concepts 的行数）。`,
     input: rerankConceptsInput,
-    run: async (deps, ctx, input) => rerankAnswer(await rerankConcepts(deps, ctx, input)),
+    output: RerankConceptsResponseSchema,
+    run: async (deps, ctx, input) => {
+      const r = await rerankConcepts(deps, ctx, input);
+      return { answer: rerankAnswer(r), structured: rerankResponse(r) };
+    },
   }),
   ...schemaAndActionTools,
   ...instanceTools,

@@ -11,12 +11,9 @@ import {
 import type { jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
 import { z } from "zod";
 import type { CallContext } from "../core/call-context";
-import { render } from "../core/output-format";
-import { compact, table } from "../core/tables";
 import { publicError } from "../errors/public-error";
 import type { ToolError } from "../errors/tool-error";
 import type { McpTool } from "./tools";
-import { formatOf } from "./tools";
 
 /** The server's name and version (package.json's) in the MCP handshake. */
 export const SERVER_INFO = {
@@ -53,11 +50,12 @@ export function createMcpServer(opts: {
     jsonSchemaValidator: noElicitation,
   });
   server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: opts.tools.map(({ name, title, description, inputSchema, annotations }) => ({
+    tools: opts.tools.map(({ name, title, description, inputSchema, outputSchema, annotations }) => ({
       name,
       title,
       description,
       inputSchema,
+      outputSchema,
       annotations,
     })),
   }));
@@ -88,9 +86,9 @@ export function createMcpServer(opts: {
               .catch((err: unknown) => ctx.log.warn({ err, tool: name }, "mcp progress notification not sent"));
           };
     try {
-      const text = await tool.call(ctx, args, progress).finally(() => notified);
+      const { text, structured } = await tool.call(ctx, args, progress).finally(() => notified);
       ctx.log.info({ tool: name, ms: elapsed(started), chars: text.length }, "mcp tool");
-      return { content: [{ type: "text", text }] };
+      return { content: [{ type: "text", text }], structuredContent: structured };
     } catch (err) {
       const { error: failure, unexpected } = publicError(err, ctx.traceId);
       if (unexpected) ctx.log.error({ err, tool: name }, "mcp tool failed with an unexpected error");
@@ -99,7 +97,7 @@ export function createMcpServer(opts: {
           { tool: name, ms: elapsed(started), reason: failure.reason, detail: failure.privateDetail },
           "mcp tool failed",
         );
-      return { isError: true, content: [{ type: "text", text: errorText(failure, ctx.traceId, args) }] };
+      return { isError: true, content: [{ type: "text", text: errorText(failure, ctx.traceId) }] };
     }
   });
   return server;
@@ -145,31 +143,48 @@ const TOOL_OF_RPC: Record<string, string> = {
 };
 
 /**
- * A failure as the agent reads it, in the format the call asked for (TOON when
- * that was the problem): the gRPC code and stable reason, the message, each
- * invalid argument, the values to pick from, missing parameters, the next step
- * and the tool to call for it, and the trace id.
+ * A failure as the agent reads it, in plain text whatever format the call
+ * asked for (a format is for answers; an error has to be read even when the
+ * format was what failed): the gRPC code and stable reason with the message,
+ * each invalid argument, the values to pick from, missing parameters, the next
+ * step and the tool to call for it, and the trace id — the RPC's error details,
+ * one labelled line or list each.
  */
-function errorText(err: ToolError, traceId: string, args: Record<string, unknown>): string {
-  let format: ReturnType<typeof formatOf> = "toon";
-  try {
-    format = formatOf(args["output_format"], args["response_format"]);
-  } catch {
-    // The format itself was what failed: the error is written in the default.
+function errorText(err: ToolError, traceId: string): string {
+  const lines = [`${err.code.toUpperCase()} (${err.reason}): ${oneLine(toolNamesIn(err.message))}`];
+  if (err.violations.length > 0) {
+    lines.push("Invalid arguments:", ...err.violations.map((v) => `- ${v.field}: ${oneLine(v.description)}`));
   }
-  const next = err.hint?.nextRpc?.split("/").pop();
-  const error = compact({
-    code: err.code.toUpperCase(),
-    reason: err.reason,
-    message: toolNamesIn(err.message),
-    invalid_arguments: table(err.violations.map((v) => ({ ...v }))),
-    valid_values: err.hint?.validValues ?? [],
-    missing: err.missing.map((m) => ({ property: m.property, params: table(m.params.map((p) => ({ ...p }))) })),
-    next_step: toolNamesIn(err.hint?.message ?? err.detail["suggestion"]),
-    next_tool: next === undefined ? undefined : (TOOL_OF_RPC[next] ?? next),
-    trace_id: traceId,
-  });
-  return render({ error }, format);
+  const valid = err.hint?.validValues ?? [];
+  if (valid.length > 0) lines.push(`Valid values: ${valid.map(oneLine).join(", ")}`);
+  if (err.missing.length > 0) {
+    lines.push(
+      "Missing parameters:",
+      ...err.missing.map(
+        (m) =>
+          `- ${m.property}: ${m.params
+            .map(
+              (p) =>
+                `${p.name} (${[p.type, p.hint]
+                  .filter((x) => x !== "")
+                  .map(oneLine)
+                  .join(", ")})`,
+            )
+            .join("; ")}`,
+      ),
+    );
+  }
+  const next = toolNamesIn(err.hint?.message ?? err.detail["suggestion"]);
+  if (next) lines.push(`Next step: ${oneLine(next)}`);
+  const nextRpc = err.hint?.nextRpc?.split("/").pop();
+  if (nextRpc !== undefined) lines.push(`Next tool: ${TOOL_OF_RPC[nextRpc] ?? nextRpc}`);
+  lines.push(`Trace id: ${traceId}`);
+  return lines.join("\n");
+}
+
+/** Each part of the error on its own line: a value's own line breaks would read as new parts. */
+function oneLine(text: string): string {
+  return text.replace(/\s*\n\s*/g, " ");
 }
 
 const RPC_NAME = new RegExp(`\\b(${Object.keys(TOOL_OF_RPC).join("|")})\\b`, "g");

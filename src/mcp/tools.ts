@@ -1,7 +1,9 @@
+import { create, toJson } from "@bufbuild/protobuf";
 import { z } from "zod";
 import type { CallContext } from "../core/call-context";
 import type { Json } from "../core/json";
 import { OUTPUT_FORMATS, type OutputFormat, render } from "../core/output-format";
+import { protoJsonSchema } from "../core/proto-json-schema";
 import type { Progress, Tool } from "../core/tool";
 import { type FieldViolation, invalidArgument, ToolError } from "../errors/tool-error";
 import { violationsOf } from "../errors/validation";
@@ -19,12 +21,20 @@ export interface McpTool {
   description: string;
   /** JSON Schema of the arguments, generated from the zod schema `call` validates with (output_format added). */
   inputSchema: { type: "object"; [key: string]: unknown };
+  /** JSON Schema of `structured`: the RPC answer's (proto3 JSON, proto field names), its `text` left out. */
+  outputSchema: { type: "object"; [key: string]: unknown };
   annotations: { title: string; readOnlyHint: boolean; destructiveHint: boolean; openWorldHint: boolean };
   /**
-   * Validates the arguments and runs the tool: the answer as text in the format asked, or a ToolError.
+   * Validates the arguments and runs the tool: the compact answer as text in the format asked and the
+   * RPC's answer as JSON (MCP's structuredContent), or a ToolError.
    * `progress` hears what a long tool (recall) is doing, when the client asked for progress.
    */
-  call(ctx: CallContext, args: Record<string, unknown>, progress?: Progress): Promise<string>;
+  call(ctx: CallContext, args: Record<string, unknown>, progress?: Progress): Promise<McpAnswer>;
+}
+
+export interface McpAnswer {
+  text: string;
+  structured: Record<string, Json>;
 }
 
 /** Over MCP the answer is TOON unless the caller asks otherwise: the fewest tokens, every fact kept. */
@@ -58,6 +68,8 @@ export function mcpTools(deps: {
 
 function bind<D>(tool: Tool<D>, deps: D): McpTool {
   const schema = jsonSchemaOf(tool.input);
+  // An RPC answer's `text` holds the compact answer when output_format is set: over MCP that is the text content.
+  const outputSchema = protoJsonSchema(tool.output, { omit: ["text"] });
   const properties = { ...((schema["properties"] as Record<string, Json> | undefined) ?? {}), ...formatSchemas };
   return {
     name: tool.name,
@@ -65,6 +77,7 @@ function bind<D>(tool: Tool<D>, deps: D): McpTool {
     description: tool.description,
     // Unknown arguments are refused (below), whatever the zod schema would strip: the schema says so.
     inputSchema: { ...schema, type: "object", properties, additionalProperties: false },
+    outputSchema: { ...outputSchema, type: "object" },
     annotations: {
       title: tool.title,
       readOnlyHint: !tool.writes,
@@ -97,8 +110,12 @@ function bind<D>(tool: Tool<D>, deps: D): McpTool {
             : undefined,
         );
       }
-      const input = parsed.data;
-      return render(await tool.run(deps, ctx, input as never, progress), format);
+      const result = await tool.run(deps, ctx, parsed.data as never, progress);
+      const { text: _text, ...structured } = toJson(tool.output, create(tool.output, result.structured), {
+        useProtoFieldName: true,
+        alwaysEmitImplicit: true,
+      }) as Record<string, Json>;
+      return { text: render(result.answer, format), structured };
     },
   };
 }

@@ -201,7 +201,7 @@ export function recallResponse(e: RecallEvent): MessageInitShape<typeof RecallRe
   }
 }
 
-function recallHandoff(r: RecallResult): MessageInitShape<typeof RecallHandoffSchema> {
+export function recallHandoff(r: RecallResult): MessageInitShape<typeof RecallHandoffSchema> {
   return {
     reason: r.reason,
     searchSummary: r.search_summary,

@@ -1,7 +1,25 @@
+import {
+  DeleteMemoryResponseSchema,
+  ExpandContextWindowResponseSchema,
+  ExtractSearchKeywordsResponseSchema,
+  GetMemoryDetailResponseSchema,
+  HandoffResponseSchema,
+  RecallHandoffSchema,
+  SearchMemoriesResponseSchema,
+  StoreMemoryResponseSchema,
+} from "../../gen/contextloader/memrecall/v1/memrecall_pb";
 import type { CallContext } from "../core/call-context";
-import type { Json } from "../core/json";
 import { defineTool, type Progress, type Tool } from "../core/tool";
 import { detailAnswer, extractionAnswer, recallAnswer, searchAnswer, storedAnswer } from "./answers";
+import {
+  expandContextWindowResponse,
+  extractKeywordsResponse,
+  handoffResponse,
+  memoryDetailResponse,
+  recallHandoff,
+  searchMemoriesResponse,
+  storeMemoryResponse,
+} from "./encode";
 import { expandContextWindow } from "./expand-context-window";
 import { handoff } from "./handoff";
 import {
@@ -106,7 +124,11 @@ export function memrecallTools(maxContextWindow: number): Tool<MemRecallDeps>[] 
       description: specDescriptions.search_memories,
       input: searchMemoriesInput,
       before,
-      run: async (deps, ctx, input) => searchAnswer(await searchMemories(deps, ctx, input)),
+      output: SearchMemoriesResponseSchema,
+      run: async (deps, ctx, input) => {
+        const out = await searchMemories(deps, ctx, input);
+        return { answer: searchAnswer(out), structured: searchMemoriesResponse(out) };
+      },
     }),
     defineTool({
       name: "get_memory_detail",
@@ -114,7 +136,11 @@ export function memrecallTools(maxContextWindow: number): Tool<MemRecallDeps>[] 
       description: specDescriptions.get_memory_detail,
       input: getMemoryDetailInput,
       before,
-      run: async (deps, ctx, input) => detailAnswer(await getMemoryDetail(deps, ctx, input.memory_key)),
+      output: GetMemoryDetailResponseSchema,
+      run: async (deps, ctx, input) => {
+        const memory = await getMemoryDetail(deps, ctx, input.memory_key);
+        return { answer: detailAnswer(memory), structured: memoryDetailResponse(memory) };
+      },
     }),
     defineTool({
       name: "extract_search_keywords",
@@ -122,8 +148,11 @@ export function memrecallTools(maxContextWindow: number): Tool<MemRecallDeps>[] 
       description: specDescriptions.extract_search_keywords,
       input: extractKeywordsInput,
       before,
-      run: async (deps, ctx, input) =>
-        extractionAnswer(await extractKeywords(deps.llm, ctx, input.query, input.context, input.max_keywords)),
+      output: ExtractSearchKeywordsResponseSchema,
+      run: async (deps, ctx, input) => {
+        const r = await extractKeywords(deps.llm, ctx, input.query, input.context, input.max_keywords);
+        return { answer: extractionAnswer(r), structured: extractKeywordsResponse(r) };
+      },
     }),
     defineTool({
       name: "expand_context_window",
@@ -131,7 +160,11 @@ export function memrecallTools(maxContextWindow: number): Tool<MemRecallDeps>[] 
       description: specDescriptions.expand_context_window,
       input: expandContextWindowInput(maxContextWindow),
       before,
-      run: async (_deps, _ctx, input) => ({ ...expandContextWindow(input) }),
+      output: ExpandContextWindowResponseSchema,
+      run: async (_deps, _ctx, input) => {
+        const r = expandContextWindow(input);
+        return { answer: { ...r }, structured: expandContextWindowResponse(r) };
+      },
     }),
     defineTool({
       name: "handoff",
@@ -139,9 +172,10 @@ export function memrecallTools(maxContextWindow: number): Tool<MemRecallDeps>[] 
       description: specDescriptions.handoff,
       input: handoffInput,
       before,
+      output: HandoffResponseSchema,
       run: async (_deps, ctx, input) => {
         const r = handoff(ctx, input);
-        return { message: r.message, task_completed: r.task_completed };
+        return { answer: { message: r.message, task_completed: r.task_completed }, structured: handoffResponse(r) };
       },
     }),
     defineTool({
@@ -157,7 +191,11 @@ export function memrecallTools(maxContextWindow: number): Tool<MemRecallDeps>[] 
       input: storeMemoryInput,
       writes: true,
       before,
-      run: async (deps, ctx, input) => storedAnswer(await storeMemory(deps, ctx, input)),
+      output: StoreMemoryResponseSchema,
+      run: async (deps, ctx, input) => {
+        const stored = await storeMemory(deps, ctx, input);
+        return { answer: storedAnswer(stored), structured: storeMemoryResponse(stored) };
+      },
     }),
     defineTool({
       name: "delete_memory",
@@ -169,7 +207,11 @@ export function memrecallTools(maxContextWindow: number): Tool<MemRecallDeps>[] 
       writes: true,
       destructive: true,
       before,
-      run: async (deps, ctx, input): Promise<Json> => ({ deleted: await deleteMemory(deps, ctx, input.memory_key) }),
+      output: DeleteMemoryResponseSchema,
+      run: async (deps, ctx, input) => {
+        const deleted = await deleteMemory(deps, ctx, input.memory_key);
+        return { answer: { deleted }, structured: { deleted } };
+      },
     }),
   ];
   const definitions = toolDefinitions(tools);
@@ -186,8 +228,11 @@ export function memrecallTools(maxContextWindow: number): Tool<MemRecallDeps>[] 
 返回：relevant_memory_keys、confidence、needs_more_info、follow_up_question（找不到时向用户提的问题）、search_summary，以及这些记忆的完整内容（memories）和使用的 strategy。请求带 progressToken 时，每一步（迭代开始、工具调用与结果、拓展窗口）都以 notifications/progress 发出。`,
       input: recallInput(maxContextWindow),
       before,
-      run: async (deps, ctx, input, progress) =>
-        recallAnswer(await lastOf(runRecall(deps, ctx, input, definitions), progress)),
+      output: RecallHandoffSchema,
+      run: async (deps, ctx, input, progress) => {
+        const r = await lastOf(runRecall(deps, ctx, input, definitions), progress);
+        return { answer: recallAnswer(r), structured: recallHandoff(r) };
+      },
     }),
   );
   return tools;

@@ -1,7 +1,9 @@
+import { ResolveLogicPropertiesResponseSchema } from "../../gen/contextloader/resolver/v1/resolver_pb";
 import { defineTool, type Tool } from "../core/tool";
 import { resolveAnswer } from "./answer";
 import { type ResolverDeps, resolveLogicProperties } from "./resolve";
 import { resolveToolInput } from "./resolver-input";
+import { resolveResponse } from "./resolver-service";
 
 /** The resolver as an agent tool, under the platform's tool name. */
 export const resolverTools: Tool<ResolverDeps>[] = [
@@ -16,6 +18,10 @@ export const resolverTools: Tool<ResolverDeps>[] = [
 
 返回：datas（每个实例一行：主键与各属性的值，顺序与 unique_identities 一致）；unmatched_identities（平台没有返回的实例）。缺少参数时返回错误 MISSING_INPUT_PARAMS 并列出每个属性缺什么：向用户追问或补充 additional_context 后重试。`,
     input: resolveToolInput,
-    run: async (deps, ctx, input) => resolveAnswer(await resolveLogicProperties(deps, ctx, input)),
+    output: ResolveLogicPropertiesResponseSchema,
+    run: async (deps, ctx, input) => {
+      const r = await resolveLogicProperties(deps, ctx, input);
+      return { answer: resolveAnswer(r), structured: resolveResponse(r) };
+    },
   }),
 ];

@@ -369,14 +369,16 @@ describe("MCP over Streamable HTTP", () => {
   });
 
   describe("every tool with bad arguments", () => {
-    it.each(BAD_CALLS)("%s names the bad argument, in TOON and in JSON", async (name, args, field) => {
-      expectInvalid(await callFails(client, name, args), field);
-      const { isError, text } = await callRaw(client, name, { ...args, output_format: "json" });
-      expect(isError).toBe(true);
-      const e = (JSON.parse(text) as { error: ToolFailure }).error;
-      expectInvalid(e, field);
-      expect(e.invalid_arguments!.find((v) => v.field === field)!.description).toMatch(/\S/);
-    });
+    it.each(BAD_CALLS)(
+      "%s names the bad argument in plain text, whatever the format asked",
+      async (name, args, field) => {
+        expectInvalid(await callFails(client, name, args), field);
+        const e = await callFails(client, name, { ...args, output_format: "json" });
+        expectInvalid(e, field);
+        expect(e.invalid_arguments!.find((v) => v.field === field)!.description).toMatch(/\S/);
+        expect(e.trace_id).toMatch(/^[0-9a-f]{32}$/);
+      },
+    );
 
     it("reports unknown and invalid arguments together, and lists the arguments there are", async () => {
       const e = await callFails(client, "search_memories", { query: "", limt: 3, mode: "x" });
@@ -476,18 +478,30 @@ describe("MCP over Streamable HTTP", () => {
       expect(read(texts[3]!, "json")).toMatchObject({ memory_key: "fmt", metadata: DB_MEMORY.metadata });
     });
 
-    it("writes errors in the format asked for", async () => {
+    it("writes errors as the same plain text in every format, with no structured content", async () => {
       const bad = { memory_key: "" };
-      const [toon, yaml, json] = await Promise.all(
-        (["toon", "yaml", "json"] as const).map(async (f) => {
-          const { isError, text } = await callRaw(client, "get_memory_detail", { ...bad, output_format: f });
-          expect(isError).toBe(true);
-          return withoutIds(read(text, f)["error"] as Answer);
-        }),
+      const results = await Promise.all(
+        (["toon", "yaml", "json"] as const).map((f) =>
+          client.callTool({ name: "get_memory_detail", arguments: { ...bad, output_format: f } }),
+        ),
       );
-      expect(yaml).toEqual(toon);
-      expect(json).toEqual(toon);
-      expect(toon).toMatchObject({ code: "INVALID_ARGUMENT", reason: "INVALID_ARGUMENT" });
+      const texts = results.map((r) => {
+        expect(r.isError).toBe(true);
+        expect(r.structuredContent).toBeUndefined();
+        const [block] = r.content as { type: string; text: string }[];
+        // The trace id differs from call to call.
+        return block!.text.replace(/Trace id: \S+/, "Trace id: …");
+      });
+      expect(texts[1]).toBe(texts[0]);
+      expect(texts[2]).toBe(texts[0]);
+      expect(() => JSON.parse(texts[2]!)).toThrow();
+      expect(texts[0]!.split("\n")).toEqual([
+        expect.stringMatching(/^INVALID_ARGUMENT \(INVALID_ARGUMENT\): .*memory_key/),
+        "Invalid arguments:",
+        expect.stringMatching(/^- memory_key: \S/),
+        "Next step: Correct the fields named in the violations and call again.",
+        "Trace id: …",
+      ]);
     });
 
     it("refuses output_format xml naming output_format (the error in TOON), with the other problems", async () => {

@@ -40,13 +40,24 @@ export interface ToolFailure {
   valid_values?: string[];
   next_step?: string;
   next_tool?: string;
+  /** The resolver's missing parameters: the property, and its parameters with type and hint. */
+  missing_parameters?: { field: string; description: string }[];
   trace_id: string;
 }
 
-/** The SDK's own MCP client over Streamable HTTP to `<baseUrl>/mcp`, sending these headers on every request. */
-export async function connectHttp(baseUrl: string, headers: Record<string, string> = {}): Promise<Client> {
+/**
+ * The SDK's own MCP client over Streamable HTTP to `<baseUrl>/mcp`, sending these headers on every request.
+ * It lists the tools first: the SDK then checks every tool result's structuredContent against the tool's
+ * outputSchema (and fails a result that has none), so every test that calls a tool checks that contract too.
+ */
+export async function connectHttp(
+  baseUrl: string,
+  headers: Record<string, string> = {},
+  path = "/mcp",
+): Promise<Client> {
   const client = new Client({ name: "context-loader-tests", version: "1.0.0" });
-  await client.connect(new StreamableHTTPClientTransport(new URL("/mcp", baseUrl), { requestInit: { headers } }));
+  await client.connect(new StreamableHTTPClientTransport(new URL(path, baseUrl), { requestInit: { headers } }));
+  await client.listTools();
   return client;
 }
 
@@ -78,14 +89,41 @@ export async function callOk(client: Client, name: string, args: Record<string, 
   return read(text, formatIn(args));
 }
 
-/** Calls a tool that must fail; its error object read back from the format asked for. */
+/** Calls a tool that must fail; its error read back from the plain text it is written in. */
 export async function callFails(client: Client, name: string, args: Record<string, unknown>): Promise<ToolFailure> {
   const { isError, text } = await callRaw(client, name, args);
   if (!isError) throw new Error(`${name} was expected to fail but answered: ${text.slice(0, 500)}`);
-  const format = formatIn(args);
-  // A bad format is reported in the default one.
-  const answer = read(text, ["json", "yaml", "toon"].includes(format) ? format : "toon");
-  return answer["error"] as ToolFailure;
+  return parseFailure(text);
+}
+
+/**
+ * A tool error's plain text as its parts: the first line `CODE (REASON): message`, then labelled lines
+ * (`Valid values:`, `Next step:`, `Next tool:`, `Trace id:`) and labelled lists of `- name: text` items
+ * (`Invalid arguments:`, `Missing parameters:`). Throws on any line it cannot place, so a change in the
+ * layout fails the tests that read errors.
+ */
+export function parseFailure(text: string): ToolFailure {
+  const [first = "", ...rest] = text.split("\n");
+  const head = /^([A-Z_]+) \(([A-Z_]+)\): (.*)$/.exec(first);
+  if (!head) throw new Error(`not a tool error: ${first}`);
+  const failure: ToolFailure = { code: head[1]!, reason: head[2]!, message: head[3]!, trace_id: "" };
+  let list: { field: string; description: string }[] | undefined;
+  for (const line of rest) {
+    const item = /^- ([^:]+): (.*)$/.exec(line);
+    if (item && list) {
+      list.push({ field: item[1]!, description: item[2]! });
+      continue;
+    }
+    list = undefined;
+    if (line === "Invalid arguments:") list = failure.invalid_arguments = [];
+    else if (line === "Missing parameters:") list = failure.missing_parameters = [];
+    else if (line.startsWith("Valid values: ")) failure.valid_values = line.slice(14).split(", ");
+    else if (line.startsWith("Next step: ")) failure.next_step = line.slice(11);
+    else if (line.startsWith("Next tool: ")) failure.next_tool = line.slice(11);
+    else if (line.startsWith("Trace id: ")) failure.trace_id = line.slice(10);
+    else throw new Error(`unexpected line in a tool error: ${line}`);
+  }
+  return failure;
 }
 
 function formatIn(args: Record<string, unknown>): "json" | "yaml" | "toon" {

@@ -185,8 +185,15 @@ export async function mcpToolCall(
   return { status: res.status, headers: res.headers, body: (await res.json()) as Record<string, unknown> };
 }
 
-/** The text of an MCP tools/call result, parsed as JSON. */
-export function mcpResult(body: Record<string, unknown>): { isError: boolean; answer: Record<string, unknown> } {
+/** An MCP tools/call result: its answer parsed as JSON, or for a failed call its plain-text error. */
+export function mcpResult(body: Record<string, unknown>): {
+  isError: boolean;
+  answer: Record<string, unknown>;
+  error: string;
+} {
   const result = body["result"] as { isError?: boolean; content: { text: string }[] };
-  return { isError: result.isError === true, answer: JSON.parse(result.content[0]!.text) as Record<string, unknown> };
+  const text = result.content[0]!.text;
+  return result.isError === true
+    ? { isError: true, answer: {}, error: text }
+    : { isError: false, answer: JSON.parse(text) as Record<string, unknown>, error: "" };
 }

@@ -1,4 +1,8 @@
 import { z } from "zod";
+import {
+  QueryInstanceSubgraphResponseSchema,
+  QueryObjectInstancesResponseSchema,
+} from "../../../gen/contextloader/kntools/v1/kntools_pb";
 import { defineTool, type Tool } from "../../core/tool";
 import { invalidArgument } from "../../errors/tool-error";
 import { violationsOf } from "../../errors/validation";
@@ -7,11 +11,11 @@ import type { JsonRouteOptions } from "../../server/json-route";
 import type { KnowledgeDeps } from "../deps";
 import { platformRoute } from "../platform-route";
 import { instancesAnswer } from "./query-instances/answer";
-import { instancesJson } from "./query-instances/encode";
+import { instancesJson, instancesResponse } from "./query-instances/encode";
 import { queryObjectInstancesInput } from "./query-instances/input";
 import { queryObjectInstances } from "./query-instances/query-instances";
 import { subgraphAnswer } from "./subgraph/answer";
-import { subgraphJson } from "./subgraph/encode";
+import { subgraphJson, subgraphResponse } from "./subgraph/encode";
 import { queryInstanceSubgraphInput } from "./subgraph/input";
 import { queryInstanceSubgraph } from "./subgraph/query-subgraph";
 
@@ -29,7 +33,11 @@ export const instanceTools: Tool<KnowledgeDeps>[] = [
 
 下一步：把实例的 _instance_identity（如 {"disease_id": "disease_004790"}，不可臆造）传给 get_logic_properties_values（指标、算子值）、get_action_info（可执行的行动）或 find_skills；沿关系找关联实例用 query_instance_subgraph。`,
     input: queryObjectInstancesInput,
-    run: async (deps, ctx, input) => instancesAnswer(await queryObjectInstances(deps, ctx, input)),
+    output: QueryObjectInstancesResponseSchema,
+    run: async (deps, ctx, input) => {
+      const page = await queryObjectInstances(deps, ctx, input);
+      return { answer: instancesAnswer(page), structured: instancesResponse(page) };
+    },
   }),
   defineTool({
     name: "query_instance_subgraph",
@@ -43,7 +51,11 @@ export const instanceTools: Tool<KnowledgeDeps>[] = [
 
 下一步：把实例的 _instance_identity（主键列的值组成的对象）传给 get_logic_properties_values、get_action_info 或 find_skills；需要某一类实例的更多属性、排序或分页时用 query_object_instance。`,
     input: queryInstanceSubgraphInput,
-    run: async (deps, ctx, input) => subgraphAnswer(await queryInstanceSubgraph(deps, ctx, input)),
+    output: QueryInstanceSubgraphResponseSchema,
+    run: async (deps, ctx, input) => {
+      const answer = await queryInstanceSubgraph(deps, ctx, input);
+      return { answer: subgraphAnswer(answer), structured: subgraphResponse(answer) };
+    },
   }),
 ];
 

@@ -1,3 +1,8 @@
+import {
+  FindSkillsResponseSchema,
+  GetActionInfoResponseSchema,
+  SearchSchemaResponseSchema,
+} from "../../../gen/contextloader/kntools/v1/kntools_pb";
 import { defineTool, type Tool } from "../../core/tool";
 import { parseOrThrow } from "../../errors/validation";
 import type { HttpRoute } from "../../server/http-routes";
@@ -5,12 +10,15 @@ import type { JsonRouteOptions } from "../../server/json-route";
 import type { KnowledgeDeps } from "../deps";
 import { platformRoute } from "../platform-route";
 import { actionInfoAnswer, actionInfoJson } from "./action-info/answer";
+import { actionInfoResponse } from "./action-info/encode";
 import { getActionInfo } from "./action-info/get-action-info";
 import { getActionInfoBody, getActionInfoToolInput } from "./action-info/input";
 import { findSkillsAnswer, findSkillsJson } from "./find-skills/answer";
+import { findSkillsResponse } from "./find-skills/encode";
 import { findSkills } from "./find-skills/find-skills";
 import { findSkillsInput } from "./find-skills/input";
 import { searchSchemaAnswer, searchSchemaJson } from "./search-schema/answer";
+import { searchSchemaResponse } from "./search-schema/encode";
 import { searchSchemaInput } from "./search-schema/input";
 import { searchSchema } from "./search-schema/search-schema";
 
@@ -27,7 +35,11 @@ export const schemaAndActionTools: Tool<KnowledgeDeps>[] = [
 
 下一步：按条件查实例用 query_object_instance（ot_id 取 object_types 的 id，条件只用 operations 里的操作符）；沿关系取多跳数据用 query_instance_subgraph；取指标/算子值用 get_logic_properties_values；对实例执行行动前用 get_action_info（at_id 取 action_types 的 id）；找可用技能用 find_skills。`,
     input: searchSchemaInput,
-    run: async (deps, ctx, input) => searchSchemaAnswer(await searchSchema(deps, ctx, input)),
+    output: SearchSchemaResponseSchema,
+    run: async (deps, ctx, input) => {
+      const r = await searchSchema(deps, ctx, input);
+      return { answer: searchSchemaAnswer(r), structured: searchSchemaResponse(r) };
+    },
   }),
   defineTool({
     name: "get_action_info",
@@ -36,11 +48,15 @@ export const schemaAndActionTools: Tool<KnowledgeDeps>[] = [
 
 何时使用：用户要对某些实例执行操作（生成方案、召回药品、预约挂号等）时。at_id 取自 search_schema 返回的 action_types；_instance_identities 必须原样取自 query_object_instance / query_instance_subgraph 返回的 _instance_identity，不可臆造。
 
-返回：action_type、tool 与 bound_to（绑定的工具箱工具或 MCP 工具）；api_url、api_call_strategy（kn_action_recall）、headers（调用者身份，执行时原样带上）；arguments：需要你填写的参数（每行一个，嵌套参数用点路径，required、values 为必填与可选值；已由实例和行动确定的参数不在其中）；tools：每个实例一个工具（name、instance、identity、fixed 为已确定的参数）；message：没有工具或部分实例不适用时说明原因和下一步。
+返回（与平台工具相同的结构，structuredContent 中也是它）：headers（调用者身份，执行时原样带上）；_dynamic_tools：每个实例一个函数调用定义（name、description；parameters 为 JSON Schema，其中 dynamic_params 是需要你填写的参数，已由实例和行动确定的参数不在其中；fixed_params 为已确定的参数和实例；api_url；api_call_strategy 为 kn_action_recall）；message：没有工具或部分实例不适用时说明原因和下一步。
 
-下一步：按 arguments 填写 dynamic_params，与已确定的参数合并后 POST 到 api_url 执行（本工具不执行行动）；没有工具时按 message 的提示换行动类型或先查实例。`,
+下一步：按 parameters 填写 dynamic_params，与 fixed_params 合并后 POST 到 api_url 执行（本工具不执行行动）；没有工具时按 message 的提示换行动类型或先查实例。`,
     input: getActionInfoToolInput,
-    run: async (deps, ctx, input) => actionInfoAnswer(await getActionInfo(deps, ctx, input)),
+    output: GetActionInfoResponseSchema,
+    run: async (deps, ctx, input) => {
+      const r = await getActionInfo(deps, ctx, input);
+      return { answer: actionInfoAnswer(r), structured: actionInfoResponse(r) };
+    },
   }),
   defineTool({
     name: "find_skills",
@@ -53,7 +69,11 @@ export const schemaAndActionTools: Tool<KnowledgeDeps>[] = [
 
 下一步：按技能说明选用技能；没有结果时按 message 的提示放宽范围（去掉 instance_identities 或 skill_query，或把 object_type_id 设为 skills）。`,
     input: findSkillsInput,
-    run: async (deps, ctx, input) => findSkillsAnswer(await findSkills(deps, ctx, input)),
+    output: FindSkillsResponseSchema,
+    run: async (deps, ctx, input) => {
+      const r = await findSkills(deps, ctx, input);
+      return { answer: findSkillsAnswer(r), structured: findSkillsResponse(r) };
+    },
   }),
 ];
 

@@ -100,7 +100,7 @@ describe.each(BACKENDS)("get_action_info over the %s backend", (kind) => {
       const rest = await h.rest("get_action_info", value);
       expect(res.headers).toEqual(rest.body.headers);
       expect(
-        res.dynamicTools.map((t) => ({
+        res.DynamicTools.map((t) => ({
           name: t.name,
           description: t.description,
           parameters: t.parameters,
@@ -120,8 +120,8 @@ describe.each(BACKENDS)("get_action_info over the %s backend", (kind) => {
         instanceIdentities: [{ disease_id: "disease_004790" }, { disease_id: "disease_000001" }],
       });
       expect(res.message).toBe("");
-      expect(res.dynamicTools.map((t) => t.name)).toEqual(["generate_treatment_plan_1", "generate_treatment_plan_2"]);
-      const [first] = res.dynamicTools;
+      expect(res.DynamicTools.map((t) => t.name)).toEqual(["generate_treatment_plan_1", "generate_treatment_plan_2"]);
+      const [first] = res.DynamicTools;
       expect(first!.description).toContain("上、下气道梗阻");
       expect(first!.fixedParams).toEqual({
         dynamic_params: { disease_id: "disease_004790", disease_name: "上、下气道梗阻", lang: "zh-CN" },
@@ -161,7 +161,7 @@ describe.each(BACKENDS)("get_action_info over the %s backend", (kind) => {
         atId: "book_department_appointment",
         instanceIdentities: [{ department_id: "department_000002" }],
       });
-      const [tool] = res.dynamicTools;
+      const [tool] = res.DynamicTools;
       expect(tool!.name).toBe("book_appointment");
       expect(tool!.fixedParams).toMatchObject({
         dynamic_params: { department_id: "department_000002", department_name: "呼吸内科" },
@@ -187,7 +187,7 @@ describe.each(BACKENDS)("get_action_info over the %s backend", (kind) => {
         instanceIdentities: [{ drug_product_id: "drug_product_000001" }],
       });
       expect(res.headers).toEqual({ "x-account-id": "app-7", "x-account-type": "app" });
-      expect(res.dynamicTools[0]!.fixedParams).toMatchObject({
+      expect(res.DynamicTools[0]!.fixedParams).toMatchObject({
         dynamic_params: { drug_product_id: "drug_product_000001", approval_number: expect.any(String) },
       });
     });
@@ -198,7 +198,7 @@ describe.each(BACKENDS)("get_action_info over the %s backend", (kind) => {
         atId: "suspend_company_production",
         instanceIdentities: [{ company_id: "company_000001" }],
       });
-      expect(res.dynamicTools).toEqual([]);
+      expect(res.DynamicTools).toEqual([]);
       expect(res.message).toContain("没有绑定可执行的工具");
       expect(res.message).toContain("search_schema");
     });
@@ -209,7 +209,7 @@ describe.each(BACKENDS)("get_action_info over the %s backend", (kind) => {
         atId: "generate_treatment_plan",
         instanceIdentities: [{ disease_id: "disease_999999" }],
       });
-      expect(res.dynamicTools).toEqual([]);
+      expect(res.DynamicTools).toEqual([]);
       expect(res.message).toContain("query_object_instance");
       expect(res.message).toContain("_instance_identity");
     });
@@ -220,13 +220,13 @@ describe.each(BACKENDS)("get_action_info over the %s backend", (kind) => {
         atId: "generate_treatment_plan",
         instanceIdentities: [{ disease_id: "disease_000001" }, { disease_id: "disease_999999" }],
       });
-      expect(res.dynamicTools.map((t) => t.name)).toEqual(["generate_treatment_plan"]);
+      expect(res.DynamicTools.map((t) => t.name)).toEqual(["generate_treatment_plan"]);
       expect(res.message).toContain('{"disease_id":"disease_999999"}');
     });
 
     it("holds at most 20 tools without instances, and says to name them", async () => {
       const res = await h.rpc.getActionInfo({ knId: KN, atId: "generate_treatment_plan" });
-      expect(res.dynamicTools).toHaveLength(20);
+      expect(res.DynamicTools).toHaveLength(20);
       expect(res.message).toContain("只返回了前 20 个");
     });
 
@@ -256,52 +256,29 @@ describe.each(BACKENDS)("get_action_info over the %s backend", (kind) => {
       expect(nameless.findDetails(BadRequestSchema)[0]?.fieldViolations.map((v) => v.field)).toEqual(["at_id"]);
     });
 
-    it("writes the compact answer with output_format: what the tools share once, the open arguments as a table", async () => {
+    it("writes the function-call definitions with output_format, in the platform's shape", async () => {
+      const identities = [{ disease_id: "disease_000001" }, { disease_id: "disease_000002" }];
       const res = await h.rpc.getActionInfo({
         knId: KN,
         atId: "generate_treatment_plan",
-        instanceIdentities: [{ disease_id: "disease_000001" }, { disease_id: "disease_000002" }],
+        instanceIdentities: identities,
         outputFormat: "json",
       });
-      expect(res.dynamicTools).toEqual([]);
-      const answer = JSON.parse(res.text);
-      expect(answer).toMatchObject({
-        action_type: { id: "generate_treatment_plan", name: "生成治疗方案", object_type_id: "disease" },
-        tool: { name: "generate_treatment_plan", description: expect.stringContaining("治疗方案") },
-        bound_to: "tool box_medical_assistant/tool_generate_treatment_plan",
-        api_url: executeUrl(),
-        api_call_strategy: "kn_action_recall",
-        headers: ACCOUNT,
+      expect(res.DynamicTools).toEqual([]);
+      const rest = await h.rest("get_action_info", {
+        kn_id: KN,
+        at_id: "generate_treatment_plan",
+        _instance_identities: identities,
       });
-      expect(answer.arguments.map((a: { name: string }) => a.name)).toEqual([
-        "x-request-source",
-        "patient",
-        "patient.age",
-        "patient.gender",
-        "patient.allergies",
-        "patient.history",
-        "patient.history.chronic_diseases",
-        "patient.history.surgeries",
-        "severity",
-        "preferences",
-      ]);
-      expect(answer.arguments).toContainEqual({
-        name: "patient.gender",
+      expect(JSON.parse(res.text)).toEqual(rest.body);
+      const [first] = rest.body._dynamic_tools;
+      expect(Object.keys(first).sort()).toEqual(
+        ["api_call_strategy", "api_url", "description", "fixed_params", "name", "parameters"].sort(),
+      );
+      expect(first.parameters.properties.dynamic_params.properties.patient.properties.gender).toMatchObject({
         type: "string",
-        required: false,
-        description: "性别",
-        values: "male, female",
+        enum: ["male", "female"],
       });
-      expect(answer.arguments).toContainEqual(expect.objectContaining({ name: "patient", required: true }));
-      expect(answer.tools).toEqual([
-        {
-          name: "generate_treatment_plan_1",
-          instance: "肺炎",
-          identity: "disease_id=disease_000001",
-          fixed: "disease_id=disease_000001; disease_name=肺炎; lang=zh-CN",
-        },
-        expect.objectContaining({ name: "generate_treatment_plan_2", identity: "disease_id=disease_000002" }),
-      ]);
     });
   });
 
@@ -322,13 +299,13 @@ describe.each(BACKENDS)("get_action_info over the %s backend", (kind) => {
         at_id: "generate_treatment_plan",
         _instance_identities: [{ disease_id: "disease_004790" }],
       });
-      expect(answer["tools"]).toEqual([
-        expect.objectContaining({
-          name: "generate_treatment_plan",
-          instance: "上、下气道梗阻",
-          identity: "disease_id=disease_004790",
-        }),
-      ]);
+      const [defined] = answer["_dynamic_tools"] as Record<string, unknown>[];
+      expect(defined).toMatchObject({
+        name: "generate_treatment_plan",
+        api_call_strategy: "kn_action_recall",
+        fixed_params: { _instance_identities: [{ disease_id: "disease_004790" }] },
+      });
+      expect(answer["headers"]).toEqual(ACCOUNT);
     });
 
     it("fails naming the argument, and the next tool for an unknown action type", async () => {
@@ -403,7 +380,7 @@ describe.each(BACKENDS)(
     it("follows $ref three levels deep and cuts deeper ones and cycles to their type and description", async () => {
       const res = await h.rpc.getActionInfo({ knId: "kn_edge", atId: "deep_refs", instanceIdentities: ward });
       const open = (
-        res.dynamicTools[0]!.parameters as { properties: { dynamic_params: { properties: Record<string, unknown> } } }
+        res.DynamicTools[0]!.parameters as { properties: { dynamic_params: { properties: Record<string, unknown> } } }
       ).properties.dynamic_params.properties;
       expect(Object.keys(open)).toEqual(["chain", "tree"]);
       expect(open["chain"]).toEqual({

@@ -86,8 +86,8 @@ describe.each(BACKENDS)("QueryInstanceSubgraph on the %s backend", (name) => {
     }
     const disease = entry!.objects[`disease-${OBSTRUCTION}`]!;
     expect(disease.objectTypeId).toBe("disease");
-    expect(disease.instanceIdentity).toEqual({ disease_id: OBSTRUCTION });
-    expect(disease.display?.kind).toEqual({ case: "stringValue", value: "上、下气道梗阻" });
+    expect(disease.InstanceIdentity).toEqual({ disease_id: OBSTRUCTION });
+    expect(disease.Display?.kind).toEqual({ case: "stringValue", value: "上、下气道梗阻" });
     expect(res.warnings).toEqual([]);
     expect(entry!.message).toBe("");
   });

@@ -12,7 +12,7 @@ import type { ActionInfoResult } from "./get-action-info";
 export function actionInfoResponse(r: ActionInfoResult): GetActionInfoResponse {
   return create(GetActionInfoResponseSchema, {
     headers: r.headers,
-    dynamicTools: r.dynamic_tools.map((t) => ({
+    DynamicTools: r.dynamic_tools.map((t) => ({
       name: t.name,
       description: t.description,
       parameters: t.parameters as JsonObject,

@@ -16,9 +16,9 @@ export function subgraphResponse(a: SubgraphAnswer): QueryInstanceSubgraphRespon
         Object.entries(e.objects).map(([id, o]) => [
           id,
           {
-            instanceId: o._instance_id,
-            instanceIdentity: o._instance_identity as JsonObject,
-            display: fromJson(ValueSchema, o._display as JsonValue),
+            InstanceId: o._instance_id,
+            InstanceIdentity: o._instance_identity as JsonObject,
+            Display: fromJson(ValueSchema, o._display as JsonValue),
             objectTypeId: o.object_type_id,
             objectTypeName: o.object_type_name,
             properties: o.properties as JsonObject,
