@@ -8,6 +8,7 @@ import { invalidArgument, type ToolError } from "../errors/tool-error";
 import { parseOrThrow } from "../errors/validation";
 import type { HttpRoute } from "../server/http-routes";
 import { httpStatusFor, type JsonRouteOptions, jsonRoute } from "../server/json-route";
+import { platformError } from "../server/platform-route";
 import type { KnowledgeDeps } from "./deps";
 import { keywordContextResponse, schemaResponse } from "./encode";
 import { keywordContextInput } from "./keyword-context/input";
@@ -15,7 +16,6 @@ import { retrieveKeywordContext } from "./keyword-context/retrieve-keyword-conte
 import { knSearchInput } from "./kn-search/input";
 import { knSearch } from "./kn-search/kn-search";
 import { renderAnswer } from "./kn-search/rest-shape";
-import { platformError } from "./platform-route";
 import { rerankConceptsInput } from "./rerank/input";
 import { rerankConcepts } from "./rerank/rerank-concepts";
 import { retrieveSchemaInput } from "./schema/input";

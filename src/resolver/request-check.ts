@@ -1,14 +1,19 @@
 import { type FieldViolation, invalidArgument } from "../errors/tool-error";
 import type { LogicProperty, ObjectType } from "../kn/types";
+import { inputParameters } from "./parameters";
 import type { ResolveInput } from "./resolver-input";
+import type { RejectedValue, TimeFacts } from "./time-facts";
 
 /**
- * The requested properties checked against the object type's definition:
- * logic properties only (a data property is named as such), identities made of
- * every primary key and nothing else. Returns the logic properties in request
- * order; INVALID_ARGUMENT with one violation per problem otherwise.
+ * The request checked before anything is generated: the requested properties
+ * against the object type's definition (logic properties only, a data property
+ * named as such), identities made of every primary key and nothing else, and
+ * the explicit time values of additional_context that a requested property
+ * would take (`step=hour`, `"start": 100`). Returns the logic properties in
+ * request order; INVALID_ARGUMENT with one violation per problem otherwise,
+ * all of them at once.
  */
-export function checkRequest(ot: ObjectType, input: ResolveInput): LogicProperty[] {
+export function checkRequest(ot: ObjectType, input: ResolveInput, facts: TimeFacts): LogicProperty[] {
   const violations: FieldViolation[] = [];
   const logic = new Map(ot.logic_properties.map((lp) => [lp.name, lp]));
   const data = new Set(ot.data_properties.map((p) => p.name));
@@ -38,11 +43,37 @@ export function checkRequest(ot: ObjectType, input: ResolveInput): LogicProperty
       });
     }
   });
-  if (violations.length > 0) {
-    throw invalidArgument(violations, {
-      message: "Ask only for logic properties of the object type, with identities made of its primary keys.",
-      validValues: [...logic.keys()],
+  const wanted = input.properties.flatMap((p) => logic.get(p) ?? []);
+  const badTimes = contextViolations(wanted, facts.rejected);
+  if (violations.length > 0 || badTimes.length > 0) {
+    const advice = [
+      violations.length > 0
+        ? "Ask only for logic properties of the object type, with identities made of its primary keys."
+        : "",
+      badTimes.length > 0
+        ? "Correct the named values in additional_context, or leave them out and say the period in the query (上个月, 2024年Q1)."
+        : "",
+    ];
+    throw invalidArgument([...violations, ...badTimes], {
+      message: advice.filter((a) => a !== "").join(" "),
+      ...(violations.length > 0 ? { validValues: [...logic.keys()] } : {}),
     });
   }
-  return input.properties.map((p) => logic.get(p)!);
+  return wanted;
+}
+
+/**
+ * additional_context's rejected values that the request would use: now_ms and
+ * timezone set the clock for every property; start, end, step and instant only
+ * matter to a metric that takes them as input (an operator reads the context
+ * as text, its own parameters named however it likes).
+ */
+function contextViolations(wanted: LogicProperty[], rejected: RejectedValue[]): FieldViolation[] {
+  const taken = new Set<string>(["now_ms", "timezone"]);
+  for (const lp of wanted) {
+    if (lp.type === "metric") for (const p of inputParameters(lp)) taken.add(p.name);
+  }
+  return rejected
+    .filter((r) => taken.has(r.param))
+    .map((r) => ({ field: `additional_context.${r.key}`, description: `got ${r.source}; ${r.problem}` }));
 }

@@ -58,7 +58,6 @@ export async function resolveLogicProperties(
 ): Promise<ResolveResult> {
   const knId = knIdOf(input.kn_id, ctx);
   const ot = await objectType(deps, ctx, knId, input.ot_id);
-  const wanted = checkRequest(ot, input);
   const facts = extractTimeFacts({
     query: input.query,
     additionalContext: input.additional_context,
@@ -67,6 +66,8 @@ export async function resolveLogicProperties(
     requestTimeZone: input.timezone || undefined,
     defaultTimeZone: deps.defaultTimeZone,
   });
+  // Bad explicit input is the caller's to fix whatever is configured: checked before asking whether an LLM is needed.
+  const wanted = checkRequest(ot, input, facts);
   const warnings: string[] = [];
 
   const needsLlm = wanted.filter((lp) => undetermined(lp, metricFacts(lp, facts)).length > 0);

@@ -1,8 +1,11 @@
 import { z } from "zod";
+import type { CallContext } from "../core/call-context";
 import { ToolError } from "../errors/tool-error";
 import { parseOrThrow } from "../errors/validation";
 import type { HttpRoute } from "../server/http-routes";
-import { type JsonRouteOptions, jsonRoute } from "../server/json-route";
+import type { JsonRouteOptions } from "../server/json-route";
+import { platformError, platformRoute } from "../server/platform-route";
+import { resolveAnswer } from "./answer";
 import { type ResolverDeps, resolveLogicProperties } from "./resolve";
 import { resolveInput } from "./resolver-input";
 
@@ -26,37 +29,42 @@ const restBody = z
     _instance_identities === undefined ? rest : { ...rest, instance_identities: _instance_identities },
   );
 
-const LEGACY_PATH = "/api/agent-retrieval/in/v1/kn/logic-property-resolver";
+/** The spec's own path (§5.1). */
+const SPEC_PATH = "/api/kn/logic-property-resolver";
+/** The platform's path of its get_logic_properties_values tool. */
+const PLATFORM_PATH = "/api/agent-retrieval/in/v1/kn/logic-property-resolver";
 
 /**
  * `POST /api/kn/logic-property-resolver` (spec §5.1), also served at the
- * existing implementation's path so agent configurations keep working. Success
+ * platform's path so agent configurations keep working. Both take
+ * `?response_format=json|toon|yaml` as the platform's tool routes do: JSON
  * passes the properties' values through (`datas` aligned to the identities,
- * plus `debug` when asked); failure is `{error_code, message, missing?,
- * trace_id}` (spec §9.1). At the legacy path MISSING_INPUT_PARAMS is HTTP 200,
- * as the existing service answers it (agents there read `error_code`).
+ * plus `debug` when asked), toon and yaml write the compact answer of the MCP
+ * tool get_logic_properties_values. Errors are JSON with the status their code
+ * means: at the spec path in the spec's shape `{error_code, message, missing?,
+ * trace_id}` (§9.1), at the platform's path in the platform's envelope
+ * `{code, description, solution, link, details}`.
  */
 export function resolverRoutes(
   deps: ResolverDeps,
   route: Pick<JsonRouteOptions, "log" | "maxBytes" | "stopping">,
 ): HttpRoute[] {
-  return ["/api/kn/logic-property-resolver", LEGACY_PATH].map((path) =>
-    jsonRoute({
-      ...route,
-      path,
-      statusOf: (err) => (path === LEGACY_PATH && err.reason === "MISSING_INPUT_PARAMS" ? 200 : undefined),
-      async handle(raw, ctx) {
-        const input = withRestFieldNames(() => parseOrThrow(resolveInput, parseOrThrow(restBody, raw ?? {})));
-        const r = await resolveLogicProperties(deps, ctx, input);
-        return {
-          datas: r.datas,
-          ...(r.unmatched_identities.length > 0 ? { unmatched_identities: r.unmatched_identities } : {}),
-          ...(r.debug ? { debug: r.debug } : {}),
-        };
+  const run = async (raw: unknown, _query: URLSearchParams, ctx: CallContext) => {
+    const input = withRestFieldNames(() => parseOrThrow(resolveInput, parseOrThrow(restBody, raw ?? {})));
+    const r = await resolveLogicProperties(deps, ctx, input);
+    return {
+      json: {
+        datas: r.datas,
+        ...(r.unmatched_identities.length > 0 ? { unmatched_identities: r.unmatched_identities } : {}),
+        ...(r.debug ? { debug: r.debug } : {}),
       },
-      renderError: resolverError,
-    }),
-  );
+      compact: () => resolveAnswer(r),
+    };
+  };
+  return [
+    platformRoute({ ...route, path: SPEC_PATH, run, renderError: resolverError }),
+    platformRoute({ ...route, path: PLATFORM_PATH, run, renderError: resolverPlatformError }),
+  ];
 }
 
 /** Violations name the body's own field: `_instance_identities`, which the input schema reads as instance_identities. */
@@ -66,22 +74,20 @@ function withRestFieldNames<T>(parse: () => T): T {
   } catch (err) {
     if (!(err instanceof ToolError) || !err.violations.some((v) => v.field.startsWith("instance_identities")))
       throw err;
-    const violations = err.violations.map((v) =>
-      v.field.startsWith("instance_identities") ? { ...v, field: `_${v.field}` } : v,
-    );
+    const named = (text: string) =>
+      text.replaceAll("instance_identities", "_instance_identities").replaceAll("__instance", "_instance");
+    const violations = err.violations.map((v) => ({ field: named(v.field), description: named(v.description) }));
     throw new ToolError({
       code: err.code,
       reason: err.reason,
-      message: err.message
-        .replaceAll("instance_identities", "_instance_identities")
-        .replaceAll("__instance", "_instance"),
+      message: named(err.message),
       violations,
       ...(err.hint ? { hint: err.hint } : {}),
     });
   }
 }
 
-/** The spec's error body (§9.1), for every failure of the resolver route. */
+/** The spec's error body (§9.1), for every failure at the spec's path. */
 export function resolverError(err: ToolError, traceId: string) {
   return {
     error_code: err.reason,
@@ -89,11 +95,37 @@ export function resolverError(err: ToolError, traceId: string) {
     ...(err.missing.length > 0 ? { missing: err.missing } : {}),
     ...(err.violations.length > 0 ? { field_violations: err.violations } : {}),
     ...(err.hint ? { hint: err.hint.message } : {}),
-    ...(err.metadata["llm_errors"] ? { llm_errors: err.metadata["llm_errors"] } : {}),
     ...(err.metadata["upstream"] ? { upstream: err.metadata["upstream"] } : {}),
     ...(err.metadata["error_code"] ? { upstream_error_code: err.metadata["error_code"] } : {}),
     ...(err.metadata["description"] ? { upstream_description: err.metadata["description"] } : {}),
-    ...(err.metadata["debug"] ? { debug: JSON.parse(err.metadata["debug"]) as unknown } : {}),
+    ...llmDetails(err),
     trace_id: traceId,
+  };
+}
+
+/**
+ * The platform's envelope, with MISSING_INPUT_PARAMS's structured list in
+ * `details.missing` (the platform writes it there as a Go string) and the
+ * LLM's reasons and debug beside the trace id.
+ */
+function resolverPlatformError(err: ToolError, traceId: string) {
+  const { details, ...envelope } = platformError(err, traceId);
+  const { trace_id, ...rest } = details;
+  return {
+    ...envelope,
+    details: {
+      ...(err.missing.length > 0 ? { missing: err.missing } : {}),
+      ...rest,
+      ...llmDetails(err),
+      trace_id,
+    },
+  };
+}
+
+/** What the LLM said when it could not give a parameter, and the debug asked for, on a failure. */
+function llmDetails(err: ToolError) {
+  return {
+    ...(err.metadata["llm_errors"] ? { llm_errors: err.metadata["llm_errors"] } : {}),
+    ...(err.metadata["debug"] ? { debug: JSON.parse(err.metadata["debug"]) as unknown } : {}),
   };
 }

@@ -41,6 +41,24 @@ export interface TimeFacts {
   instant?: boolean;
   /** One per determined parameter, for debug output. */
   facts: TimeFact[];
+  /** The explicit values in additional_context that name nothing usable (the resolver refuses them). */
+  rejected: RejectedValue[];
+}
+
+/**
+ * An explicit `key=value` (or top-level JSON key) in additional_context whose
+ * value is no valid parameter: `step=hour`, `"start": 100`. Only values the
+ * request would use are listed (a timezone or now_ms there yields to the
+ * request's own field).
+ */
+export interface RejectedValue {
+  param: ExplicitKey;
+  /** The key as additional_context writes it ("step", "Start", "time_zone"). */
+  key: string;
+  /** The text it came from. */
+  source: string;
+  /** What the parameter must be, as a sentence naming it. */
+  problem: string;
 }
 
 export interface TimeFactsInput {
@@ -69,27 +87,47 @@ interface Sourced<T> {
 
 export function extractTimeFacts(input: TimeFactsInput): TimeFacts {
   const explicit = readJsonContext(input.additionalContext) ?? readFreeTextContext(input.additionalContext);
-  const given = explicit.values;
   // The words are read from the query first: it is what the user asked, and the
   // context may carry an unrelated period (explicit key=values still win).
   const query = scannable(input.query);
   const rest = scannable(explicit.rest);
 
-  const zoneText = given.timezone?.value;
+  const rejected: RejectedValue[] = [];
+  /** The explicit value of `param` read with `parse`; one given that names nothing is rejected, never guessed around. */
+  const given = <T>(param: ExplicitKey, parse: (value: unknown) => T | undefined): Sourced<T> | undefined => {
+    const raw = explicit.values[param];
+    if (!raw) return undefined;
+    const value = parse(raw.value);
+    if (value === undefined) {
+      rejected.push({ param, key: raw.key, source: raw.source, problem: PROBLEMS[param](raw.value) });
+      return undefined;
+    }
+    return { value, source: raw.source, rule: "explicit" };
+  };
+
   const timeZone =
     input.requestTimeZone ||
-    (typeof zoneText === "string" && isValidTimeZone(zoneText) ? zoneText : input.defaultTimeZone);
+    given("timezone", (v) => (typeof v === "string" && isValidTimeZone(v.trim()) ? v.trim() : undefined))?.value ||
+    input.defaultTimeZone;
   if (!isValidTimeZone(timeZone)) throw new RangeError(`unknown time zone ${JSON.stringify(timeZone)}`);
 
-  const now = chooseNow(input, given.now_ms, timeZone);
+  const now = chooseNow(input, () => given("now_ms", (v) => toTimestamp(v, timeZone, false)));
   const clock: Clock = { now: now.value, timeZone };
-  const result: TimeFacts = { now_ms: now.value, time_zone: timeZone, facts: [] };
+  const result: TimeFacts = { now_ms: now.value, time_zone: timeZone, facts: [], rejected };
   const record = (param: TimeFact["param"], fact: Sourced<number | string | boolean>) =>
     result.facts.push({ param, ...fact });
   record("now_ms", now);
 
-  const start = readExplicit(given.start, (v) => toTimestamp(v, timeZone, false));
-  const end = readExplicit(given.end, (v) => toTimestamp(v, timeZone, true));
+  const start = given("start", (v) => toTimestamp(v, timeZone, false));
+  const end = given("end", (v) => toTimestamp(v, timeZone, true));
+  if (start && end && start.value > end.value) {
+    rejected.push({
+      param: "start",
+      key: explicit.values.start!.key,
+      source: `${start.source}, ${end.source}`,
+      problem: "start must not be after end",
+    });
+  }
   if (start || end) {
     // An explicit bound is the agent's decision; a period from the words must not be spliced onto it.
     if (start) {
@@ -111,7 +149,7 @@ export function extractTimeFacts(input: TimeFactsInput): TimeFacts {
   }
 
   const mode = decideMode(
-    { step: readExplicit(given.step, parseStep), instant: readExplicit(given.instant, parseBoolean) },
+    { step: given("step", parseStep), instant: given("instant", parseBoolean) },
     {
       step: findWord(query, STEP_WORDS) ?? findWord(rest, STEP_WORDS),
       instant: findWord(query, INSTANT_WORDS) ?? findWord(rest, INSTANT_WORDS),
@@ -128,17 +166,41 @@ export function extractTimeFacts(input: TimeFactsInput): TimeFacts {
   return result;
 }
 
+/** The window the platform takes timestamps in, as the rejection of one outside it says. */
+const WINDOW = `between ${MIN_MS} (2000-01-01) and ${MAX_MS} (2100-01-01)`;
+
+function timestampProblem(param: "now_ms" | "start" | "end"): (value: unknown) => string {
+  return (value) => {
+    const n =
+      typeof value === "number" ? value : typeof value === "string" && /^\d+$/.test(value.trim()) ? Number(value) : NaN;
+    const seconds = n >= MIN_MS / 1000 && n <= MAX_MS / 1000 ? `; ${n} looks like seconds: multiply by 1000` : "";
+    return param === "now_ms"
+      ? `now_ms must be a millisecond timestamp ${WINDOW}${seconds}`
+      : `${param} must be a millisecond timestamp ${WINDOW}, or an ISO date such as 2024-03-01${seconds}`;
+  };
+}
+
+/** What each explicit parameter must be, for its rejection. */
+const PROBLEMS: Record<ExplicitKey, (value: unknown) => string> = {
+  now_ms: timestampProblem("now_ms"),
+  start: timestampProblem("start"),
+  end: timestampProblem("end"),
+  step: () => "step must be one calendar unit: day, week, month, quarter or year (天/周/月/季度/年 are read too)",
+  instant: () => "instant must be true (one value at a moment) or false (a trend, with step)",
+  timezone: () => "timezone must be an IANA time zone, e.g. Asia/Shanghai",
+};
+
 /** Whitespace runs collapsed (the English patterns' \s+ would otherwise backtrack quadratically) and the length capped. */
 function scannable(text: string): string {
   return text.replace(/\s+/g, " ").slice(0, MAX_SCAN_CHARS);
 }
 
-function chooseNow(input: TimeFactsInput, given: RawValue | undefined, timeZone: string): Sourced<number> {
+/** The request's now_ms, else additional_context's (read only then: one the request overrides is not rejected), else the server's. */
+function chooseNow(input: TimeFactsInput, fromContext: () => Sourced<number> | undefined): Sourced<number> {
   const request = input.requestNowMs;
   if (request !== undefined && inRange(request))
     return { value: request, source: `request now_ms=${request}`, rule: "request" };
-  const fromContext = readExplicit(given, (v) => toTimestamp(v, timeZone, false));
-  return fromContext ?? { value: input.serverNowMs, source: "server clock", rule: "server" };
+  return fromContext() ?? { value: input.serverNowMs, source: "server clock", rule: "server" };
 }
 
 // ---------------------------------------------------------------------------
@@ -146,10 +208,12 @@ function chooseNow(input: TimeFactsInput, given: RawValue | undefined, timeZone:
 // text "now_ms=1762996342241，timezone=Asia/Shanghai；趋势查询step=month/即时查询instant=true".
 
 const EXPLICIT_KEYS = ["now_ms", "start", "end", "step", "instant", "timezone"] as const;
-type ExplicitKey = (typeof EXPLICIT_KEYS)[number];
+export type ExplicitKey = (typeof EXPLICIT_KEYS)[number];
 
 interface RawValue {
   value: unknown;
+  /** The key as written. */
+  key: string;
   source: string;
 }
 
@@ -162,12 +226,6 @@ interface ExplicitContext {
 function explicitKey(name: string): ExplicitKey | undefined {
   const key = name.toLowerCase() === "time_zone" ? "timezone" : name.toLowerCase();
   return EXPLICIT_KEYS.find((k) => k === key);
-}
-
-function readExplicit<T>(raw: RawValue | undefined, parse: (value: unknown) => T | undefined): Sourced<T> | undefined {
-  if (!raw) return undefined;
-  const value = parse(raw.value);
-  return value === undefined ? undefined : { value, source: raw.source, rule: "explicit" };
 }
 
 /**
@@ -188,14 +246,22 @@ function readJsonContext(text: string): ExplicitContext | undefined {
   const strings: string[] = [];
   for (const [name, value] of Object.entries(parsed)) {
     const key = explicitKey(name);
-    if (key) values[key] ??= { value, source: `"${name}": ${JSON.stringify(value)}` };
-    else collectStrings(value, strings);
+    // null and "" are "not given", as elsewhere in the request.
+    if (key && value !== null && !(typeof value === "string" && value.trim() === ""))
+      values[key] ??= { value, key: name, source: `"${name}": ${clip(JSON.stringify(value))}` };
+    else if (!key) collectStrings(value, strings);
   }
   return { values, rest: strings.join("\n") };
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** A value's JSON cut short: a source is quoted back in errors. */
+function clip(text: string | undefined): string {
+  const t = text ?? "undefined";
+  return t.length > 80 ? `${t.slice(0, 77)}...` : t;
 }
 
 function collectStrings(value: unknown, into: string[]): void {
@@ -223,7 +289,7 @@ function readFreeTextContext(text: string): ExplicitContext {
   let from = 0;
   for (const m of text.matchAll(EXPLICIT_PAIR)) {
     const key = explicitKey(m[1] ?? "");
-    if (key) values[key] ??= { value: m[2], source: m[0] };
+    if (key) values[key] ??= { value: m[2], key: m[1] ?? key, source: m[0] };
     // A label glued to the key ("趋势查询step=month") names the pair: it is no
     // request for a trend, so it leaves the text with the pair.
     let cut = m.index;

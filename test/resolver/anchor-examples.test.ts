@@ -14,7 +14,8 @@ import { callOk, connectHttp } from "../mcp/mcp-client";
  * (get_logic_properties_values and logic-property-resolver), sent as they are
  * to our REST route at the platform's path, to the RPC and to the MCP tool:
  * the same rows come back, in the shape the files' 200 example shows; the
- * missing-parameter example's shape at the legacy path.
+ * missing-parameter example's shape at the spec's path (the platform's own
+ * path answers it in the platform's error envelope, as its code does).
  */
 
 type Body = Record<string, unknown>;
@@ -131,22 +132,31 @@ describe("the resolver's OpenAPI examples (the platform's get_logic_properties_v
     expect((tool["metrics"] as Body[]).map((m) => m["property"])).toEqual(["approved_drug_count"]);
   });
 
-  it("answers the missing-parameter example's shape at the platform's path (HTTP 200, as the platform does)", async () => {
-    llm.queue({ content: JSON.stringify({ _error: "缺少时间范围：请说明统计的起止时间" }) });
+  it("answers the missing-parameter example's shape at the spec's path, and its list in the platform's envelope at the platform's", async () => {
     const [, example] = requestExamples[0]!;
-    const res = await fetch(`${server.baseUrl}${PATH}`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ ...example, properties: ["approved_drug_count"], now_ms: NOW }),
-    });
-    expect(res.status).toBe(200);
-    const body = (await res.json()) as Body;
     const shown = responseExamples["缺参示例"]!.value;
+    const ask = (path: string) => {
+      llm.queue({ content: JSON.stringify({ _error: "缺少时间范围：请说明统计的起止时间" }) });
+      return fetch(`${server.baseUrl}${path}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ ...example, properties: ["approved_drug_count"], now_ms: NOW }),
+      });
+    };
+    const spec = await ask("/api/kn/logic-property-resolver");
+    expect(spec.status).toBe(400);
+    const body = (await spec.json()) as Body;
     expect(Object.keys(body)).toEqual(expect.arrayContaining(Object.keys(shown)));
     expect(body["error_code"]).toBe("MISSING_INPUT_PARAMS");
     const missing = body["missing"] as { property: string; params: Body[] }[];
     expect(missing[0]!.property).toBe("approved_drug_count");
     expect(Object.keys(missing[0]!.params[0]!)).toEqual(expect.arrayContaining(["name", "type", "hint"]));
+    // The platform's code answers 400 in its envelope (ANCHOR-TOOLS §15.7): the same list, structured, in details.
+    const platform = await ask(PATH);
+    expect(platform.status).toBe(400);
+    const envelope = (await platform.json()) as { code: string; details: { missing: unknown } };
+    expect(envelope.code).toBe("MISSING_INPUT_PARAMS");
+    expect(envelope.details.missing).toEqual(missing);
     // The RPC says the same as FAILED_PRECONDITION with the MissingParams detail.
     llm.queue({ content: JSON.stringify({ _error: "缺少时间范围：请说明统计的起止时间" }) });
     const err = await failure(

@@ -502,7 +502,7 @@ describe("ResolveLogicProperties: answers, schemas and the REST contract in deta
     expect(llm.requests[before + 1]!.messages.at(-1)!.content).toContain('the answer has no "approved_drug_count" key');
   });
 
-  it("answers MISSING_INPUT_PARAMS with HTTP 200 at the legacy path, with the LLM's reason and debug when asked", async () => {
+  it("answers MISSING_INPUT_PARAMS at the platform's path in its envelope, the list, the LLM's reason and debug in details", async () => {
     llm.setFallback(answers({ approved_drug_count: { _error: "缺少必填参数: start" } }));
     const body = {
       kn_id: "kn_medical",
@@ -512,17 +512,48 @@ describe("ResolveLogicProperties: answers, schemas and the REST contract in deta
       properties: ["approved_drug_count"],
       options: { return_debug: true },
     };
-    const legacy = await post("/api/agent-retrieval/in/v1/kn/logic-property-resolver", body);
-    expect(legacy.status).toBe(200);
-    const answer = (await legacy.json()) as {
-      error_code: string;
-      llm_errors: string;
-      debug: { properties: { raw_answers: string[] }[] };
+    const platform = await post("/api/agent-retrieval/in/v1/kn/logic-property-resolver", body);
+    // The platform answers it 400 in its envelope (its OpenAPI's 200 example is not what its code does).
+    expect(platform.status).toBe(400);
+    expect(platform.headers.get("content-type")).toBe("application/json; charset=utf-8");
+    const answer = (await platform.json()) as {
+      code: string;
+      description: string;
+      solution: string;
+      link: string;
+      details: {
+        missing: { property: string; params: { name: string; type: string; hint: string }[] }[];
+        llm_errors: string;
+        debug: { properties: { raw_answers: string[] }[] };
+        trace_id: string;
+      };
     };
-    expect(answer.error_code).toBe("MISSING_INPUT_PARAMS");
-    expect(answer.llm_errors).toContain("缺少必填参数: start");
-    expect(answer.debug.properties[0]!.raw_answers[0]).toContain("_error");
-    expect((await post("/api/kn/logic-property-resolver", body)).status).toBe(400);
+    expect(Object.keys(answer).sort()).toEqual(["code", "description", "details", "link", "solution"]);
+    expect(answer.code).toBe("MISSING_INPUT_PARAMS");
+    expect(answer.description).toBe("dynamic_params 缺少必需的 input 参数");
+    expect(answer.solution).toContain("additional_context");
+    expect(answer.details.missing[0]!.property).toBe("approved_drug_count");
+    expect(answer.details.missing[0]!.params.find((p) => p.name === "start")).toEqual({
+      name: "start",
+      type: "INTEGER",
+      hint: expect.stringContaining("时间范围"),
+    });
+    expect(answer.details.llm_errors).toContain("缺少必填参数: start");
+    expect(answer.details.debug.properties[0]!.raw_answers[0]).toContain("_error");
+    expect(answer.details.trace_id).toBe(platform.headers.get("x-trace-id"));
+
+    const spec = await post("/api/kn/logic-property-resolver", body);
+    expect(spec.status).toBe(400);
+    const specAnswer = (await spec.json()) as Record<string, unknown>;
+    expect(Object.keys(specAnswer)).toEqual([
+      "error_code",
+      "message",
+      "missing",
+      "hint",
+      "llm_errors",
+      "debug",
+      "trace_id",
+    ]);
 
     const err = await failure(
       client.resolveLogicProperties({

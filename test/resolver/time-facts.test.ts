@@ -340,6 +340,7 @@ describe("extractTimeFacts: text that names no period", () => {
       now_ms: NOW_MS,
       time_zone: SHANGHAI,
       facts: [{ param: "now_ms", value: NOW_MS, source: `request now_ms=${NOW_MS}`, rule: "request" }],
+      rejected: [],
     });
   });
 });
@@ -470,6 +471,7 @@ describe("extractTimeFacts: explicit parameters in additional_context", () => {
         { param: "step", value: "month", source: "step=month", rule: "explicit" },
         { param: "instant", value: false, source: "变化", rule: "趋势/trend" },
       ],
+      rejected: [],
     });
   });
 
@@ -554,8 +556,11 @@ describe("extractTimeFacts: explicit parameters in additional_context", () => {
     { value: "2d", step: undefined }, // steps are one unit
     { value: "hour", step: undefined },
   ])("step=$value → $step", ({ value, step }) => {
-    expect(run({ context: `step=${value}` }).step).toBe(step);
-    expect(run({ context: JSON.stringify({ step: value }) }).step).toBe(step);
+    for (const r of [run({ context: `step=${value}` }), run({ context: JSON.stringify({ step: value }) })]) {
+      expect(r.step).toBe(step);
+      // A value that names no step is rejected, not passed over.
+      expect(r.rejected.map((x) => x.param)).toEqual(step === undefined ? ["step"] : []);
+    }
   });
 
   it("reads a JSON object's top-level keys, in its own time zone, and not the nested object's start", () => {
@@ -611,13 +616,23 @@ describe("extractTimeFacts: explicit parameters in additional_context", () => {
     });
   });
 
-  it("ignores an unknown zone", () => {
-    expect(run({ query: "上个月", context: "timezone=Mars/Olympus" }).time_zone).toBe(SHANGHAI);
+  it("computes in the default zone when the named one is unknown, and rejects it", () => {
+    const r = run({ query: "上个月", context: "timezone=Mars/Olympus" });
+    expect(r.time_zone).toBe(SHANGHAI);
+    expect(r.rejected).toEqual([
+      {
+        param: "timezone",
+        key: "timezone",
+        source: "timezone=Mars/Olympus",
+        problem: "timezone must be an IANA time zone, e.g. Asia/Shanghai",
+      },
+    ]);
   });
 
-  it("takes no key glued to letters, and no key without a value", () => {
+  it("takes no key glued to letters; a key with a value it cannot read is rejected", () => {
     const r = run({ context: "restart=2024-03-01, weekend=2024-03-31, xstep=month, instant=maybe" });
     expect(r.facts.map((f) => f.param)).toEqual(["now_ms"]);
+    expect(r.rejected.map((x) => x.source)).toEqual(["instant=maybe"]);
   });
 });
 
@@ -707,7 +722,7 @@ describe("extractTimeFacts: now_ms", () => {
 });
 
 describe("extractTimeFacts: timestamps outside 2000..2100", () => {
-  it("drops them, leaving the query to decide", () => {
+  it("uses none of them, and rejects each", () => {
     const r = run({
       query: "上个月",
       context: "now_ms=123, start=946684799999, end=4102444800001",
@@ -715,10 +730,78 @@ describe("extractTimeFacts: timestamps outside 2000..2100", () => {
       serverNowMs: NOW_MS,
     });
     expect([r.now_ms, r.facts[0]?.rule, period(r).rule]).toEqual([NOW_MS, "server", "上个月"]);
+    expect(r.rejected.map((x) => x.param)).toEqual(["now_ms", "start", "end"]);
   });
 
   it("keeps the bounds themselves", () => {
     const r = run({ context: "start=946684800000, end=4102444800000" });
     expect([r.start, r.end]).toEqual([946684800000, 4102444800000]);
+  });
+});
+
+describe("extractTimeFacts: explicit values that name nothing", () => {
+  it("rejects a JSON step and start with the key as written, where they came from and what they must be", () => {
+    const r = run({ context: JSON.stringify({ Step: "hour", start: 100, end: 1711929599999 }) });
+    expect(r.rejected).toEqual([
+      {
+        param: "start",
+        key: "start",
+        source: '"start": 100',
+        problem:
+          "start must be a millisecond timestamp between 946684800000 (2000-01-01) and 4102444800000 (2100-01-01), or an ISO date such as 2024-03-01",
+      },
+      {
+        param: "step",
+        key: "Step",
+        source: '"Step": "hour"',
+        problem: "step must be one calendar unit: day, week, month, quarter or year (天/周/月/季度/年 are read too)",
+      },
+    ]);
+    // What is valid stays a fact.
+    expect(r.end).toBe(1711929599999);
+  });
+
+  it("says a timestamp in seconds looks like seconds", () => {
+    const r = run({ context: "start=1709251200, end=1711929599999" });
+    expect(r.rejected[0]?.problem).toMatch(/; 1709251200 looks like seconds: multiply by 1000$/);
+  });
+
+  it("rejects an explicit start after its end, both quoted", () => {
+    const r = run({ context: "start=2024-03-31, end=2024-03-01" });
+    expect(r.rejected).toEqual([
+      {
+        param: "start",
+        key: "start",
+        source: "start=2024-03-31, end=2024-03-01",
+        problem: "start must not be after end",
+      },
+    ]);
+  });
+
+  it("rejects instant that is neither true nor false, and an unreadable ISO date", () => {
+    const r = run({ context: JSON.stringify({ instant: "yes", start: "2024-02-30" }) });
+    expect(r.rejected.map((x) => [x.param, x.source])).toEqual([
+      ["start", '"start": "2024-02-30"'],
+      ["instant", '"instant": "yes"'],
+    ]);
+    expect(r.rejected[1]?.problem).toBe("instant must be true (one value at a moment) or false (a trend, with step)");
+  });
+
+  it("takes null and empty JSON values as not given", () => {
+    expect(run({ context: JSON.stringify({ step: null, start: "", instant: " " }) }).rejected).toEqual([]);
+  });
+
+  it("does not reject what the request's own now_ms and timezone override", () => {
+    const r = run({ context: "now_ms=abc, timezone=Mars/Olympus", requestNowMs: NOW_MS, requestZone: "UTC" });
+    expect([r.now_ms, r.time_zone, r.rejected]).toEqual([NOW_MS, "UTC", []]);
+    const alone = run({ context: "now_ms=abc", requestNowMs: undefined });
+    expect(alone.rejected.map((x) => x.problem)).toEqual([
+      "now_ms must be a millisecond timestamp between 946684800000 (2000-01-01) and 4102444800000 (2100-01-01)",
+    ]);
+  });
+
+  it("quotes a long JSON value cut short", () => {
+    const r = run({ context: JSON.stringify({ start: "x".repeat(500) }) });
+    expect(r.rejected[0]?.source).toBe(`"start": "${"x".repeat(76)}...`);
   });
 });

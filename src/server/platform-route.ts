@@ -3,8 +3,8 @@ import type { CallContext } from "../core/call-context";
 import type { Json } from "../core/json";
 import { OUTPUT_FORMATS, type OutputFormat, render } from "../core/output-format";
 import { invalidArgument, type ToolError } from "../errors/tool-error";
-import type { HttpRoute } from "../server/http-routes";
-import { type JsonRouteOptions, jsonRoute, TextAnswer } from "../server/json-route";
+import type { HttpRoute } from "./http-routes";
+import { type JsonRouteOptions, jsonRoute, TextAnswer } from "./json-route";
 
 /**
  * The platform's error envelope for its tool routes (agent-retrieval's
@@ -45,15 +45,19 @@ const CONTENT_TYPES: Record<Exclude<OutputFormat, "json">, string> = {
  * A POST route of the platform's agent tools: a JSON body and parameters in
  * the query string; the answer as JSON, or with `?response_format=toon|yaml`
  * the compact answer (the MCP tool's) as text with its content type, as the
- * platform answers TOON; errors always JSON in the platform's envelope.
+ * platform answers TOON; errors always JSON, in the platform's envelope unless
+ * the route's own contract gives another body (`renderError`: the resolver
+ * spec's §9.1 shape at its spec path).
  */
 export function platformRoute(
   opts: Pick<JsonRouteOptions, "log" | "maxBytes" | "stopping" | "path"> & {
     run(body: unknown, query: URLSearchParams, ctx: CallContext): Promise<{ json: unknown; compact(): Json }>;
+    renderError?: JsonRouteOptions["renderError"];
   },
 ): HttpRoute {
   return jsonRoute({
     ...opts,
+    renderError: opts.renderError ?? platformError,
     async handle(body, ctx, query) {
       const asked = responseFormat.safeParse(query.get("response_format") || "json");
       if (!asked.success) {
@@ -65,6 +69,5 @@ export function platformRoute(
       const answer = await opts.run(body, query, ctx);
       return format === "json" ? answer.json : new TextAnswer(render(answer.compact(), format), CONTENT_TYPES[format]);
     },
-    renderError: platformError,
   });
 }
