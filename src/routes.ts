@@ -19,6 +19,7 @@ import { mcpTools } from "./mcp/tools";
 import { registerMemRecall } from "./memrecall/memrecall-service";
 import { registerResolver } from "./resolver/resolver-service";
 import { resolverRoutes } from "./resolver/rest-routes";
+import { PUBLIC_PREFIX } from "./server/auth";
 import { type HealthState, registerHealth } from "./server/health";
 import type { HttpRoute } from "./server/http-routes";
 import type { JsonRouteOptions } from "./server/json-route";
@@ -55,13 +56,25 @@ export function routes(deps: Deps, health: HealthState): (router: ConnectRouter)
   };
 }
 
-/** The plain JSON routes of the specs (the platform's tool endpoints) and MCP (POST /mcp) beside the RPCs. */
+/**
+ * The plain JSON routes of the specs (the platform's tool endpoints) and MCP
+ * (POST /mcp) beside the RPCs; and the platform's public surface: each
+ * internal platform route (`/api/agent-retrieval/in/v1/…`) again under
+ * `/api/agent-retrieval/v1/…`, and MCP at `/api/agent-retrieval/v1/mcp`, the
+ * same handlers behind the token check (PUBLIC_PREFIX in server/auth).
+ */
 export function httpRoutes(deps: Deps, route: Pick<JsonRouteOptions, "log" | "maxBytes" | "stopping">): HttpRoute[] {
-  return [
+  const internal = [
     ...knowledgeRoutes(deps.knowledge, route),
     ...schemaAndActionRoutes(deps.knowledge, route),
     ...instanceRoutes(deps.knowledge, route),
     ...resolverRoutes(deps.resolver, route),
-    mcpRoute({ ...route, tools: mcpTools(deps) }),
   ];
+  const mcp = mcpRoute({ ...route, tools: mcpTools(deps) });
+  const publicRoutes = internal
+    .filter((r) => r.path.startsWith(INTERNAL_PREFIX))
+    .map((r) => ({ ...r, path: PUBLIC_PREFIX + r.path.slice(INTERNAL_PREFIX.length) }));
+  return [...internal, ...publicRoutes, mcp, { ...mcp, path: `${PUBLIC_PREFIX}mcp` }];
 }
+
+const INTERNAL_PREFIX = "/api/agent-retrieval/in/v1/";

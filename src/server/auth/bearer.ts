@@ -8,11 +8,15 @@ export const MAX_TOKEN_BYTES = 8 * 1024;
 const BEARER = /^Bearer[ \t]+([A-Za-z0-9\-._~+/]+=*)[ \t]*$/i;
 
 /**
- * The bearer token of `authorization: Bearer <token>` (RFC 6750 §2.1), or the
- * refusal: no header, another scheme, a malformed or an oversized token.
+ * The bearer token of `authorization: Bearer <token>` (RFC 6750 §2.1), or of
+ * `x-authorization` when there is no authorization header (the platform's
+ * gateways forward it under that name); or the refusal: no header, another
+ * scheme, a malformed or an oversized token. A `?token=` query parameter, which
+ * the platform also reads, is not: a token in a URL ends up in access logs.
  */
 export function bearerToken(req: NodeServerRequest): string | ToolError {
-  const header = req.headers.authorization;
+  const forwarded = req.headers["x-authorization"];
+  const header = req.headers.authorization ?? (Array.isArray(forwarded) ? forwarded[0] : forwarded);
   if (header === undefined || header === "") return tokenRequired();
   if (header.length > MAX_TOKEN_BYTES + 16) return tokenRefused(`it is longer than ${MAX_TOKEN_BYTES} bytes`);
   const match = BEARER.exec(header);

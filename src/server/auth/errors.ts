@@ -78,3 +78,22 @@ export function verifierUnavailable(what: string): ToolError {
 function quotable(text: string): string {
   return text.replace(/[^\x20-\x7e]|["\\]/g, "'");
 }
+
+/**
+ * UNAUTHENTICATED: a public route (/api/agent-retrieval/v1/…) while the service
+ * trusts identity headers. The platform serves those routes to holders of an
+ * access token only; answering them on a header anyone can write would make
+ * the public surface the open one.
+ */
+export function publicRouteNeedsToken(path: string): ToolError {
+  return new ToolError({
+    code: "unauthenticated",
+    reason: "AUTH_PUBLIC_ROUTE_NEEDS_TOKEN",
+    message: `${path} is a public route and needs an access token, which this service (AUTH_MODE=headers) does not check`,
+    hint: {
+      message:
+        "Call the internal route instead (/api/agent-retrieval/in/v1/… or /mcp, with x-account-id and x-account-type), " +
+        "or run the service with AUTH_MODE=jwt or introspection (or mtls behind the gateway) to serve the public routes.",
+    },
+  });
+}

@@ -4,7 +4,7 @@ import type { Caller } from "../../core/call-context";
 import { ToolError } from "../../errors/tool-error";
 import { sendJson } from "../http-routes";
 import type { NodeHandler, NodeServerRequest } from "../node-types";
-import { challengeHeaders } from "./errors";
+import { challengeHeaders, publicRouteNeedsToken } from "./errors";
 import { headersAuthenticator } from "./headers";
 import { introspectionAuthenticator } from "./introspection";
 import { jwtAuthenticator } from "./jwt";
@@ -32,6 +32,9 @@ export function createAuthenticator(settings: AuthSettings, deps: { log: Logger 
 
 /** Each request's result, set by withAuthentication before the request is routed. */
 const results = new WeakMap<NodeServerRequest, AuthResult>();
+
+/** The platform's public routes: token holders only (see publicRouteNeedsToken). */
+export const PUBLIC_PREFIX = "/api/agent-retrieval/v1/";
 
 /** Probes answer whoever asks: an orchestrator has no token. */
 const EXEMPT_PATHS = new Set(["/healthz", "/readyz"]);
@@ -75,6 +78,10 @@ export function withAuthentication(
       results.set(req, result);
       handler(req, res);
     };
+    if (settings.mode === "headers" && path.startsWith(PUBLIC_PREFIX)) {
+      proceed({ ok: false, error: publicRouteNeedsToken(path) });
+      return;
+    }
     const result = authenticator.authenticate(req);
     if (result instanceof Promise) {
       result.then(proceed, (err: unknown) => {
