@@ -65,9 +65,14 @@ export const expectations: Record<string, string[][]> = {
     ["toolResult"],
   ],
   "12-mcp-over-http.sh": [
-    ["result.tools[0].name=retrieve_schema", "jsonrpc=2.0"],
-    ["result.content[0].text", "id=2"],
-    ["result.content[0].text", "id=3"],
+    ["result.tools[0].name=retrieve_schema", "result.tools[0].outputSchema.type=object", "jsonrpc=2.0"],
+    ["result.content[0].text", "result.structuredContent.object_types[0].concept_id", "id=2"],
+    ["result.content[0].text", "result.structuredContent.datas[0]._instance_identity", "id=3"],
+    [
+      "result.structuredContent._dynamic_tools[0].parameters.properties.dynamic_params",
+      "result.structuredContent._dynamic_tools[0].api_call_strategy=kn_action_recall",
+      "id=4",
+    ],
   ],
   "13-mcp-over-stdio.sh": [
     ["result.serverInfo.name=context-loader"],

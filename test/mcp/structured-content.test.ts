@@ -1,5 +1,7 @@
+import { create, toJson } from "@bufbuild/protobuf";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv-provider.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { GetActionInfoResponseSchema, SubgraphObjectSchema } from "../../gen/contextloader/kntools/v1/kntools_pb";
 import { ACCOUNT, BACKENDS, type Harness, startHarness } from "../knowledge/kn-tools/schema-actions-harness";
 import { TOOL_NAMES } from "./mcp-client";
 
@@ -153,5 +155,17 @@ describe.each(BACKENDS)("structured content over MCP (%s backend)", (kind) => {
       }),
     });
     expect(Object.keys((await action.json()) as object)).toContain("_dynamic_tools");
+    // grpcurl and buf curl print JSON names rather than field names: the same spelling.
+    const object = create(SubgraphObjectSchema, { InstanceId: "disease-1", objectTypeId: "disease" });
+    expect(Object.keys(toJson(SubgraphObjectSchema, object, { alwaysEmitImplicit: true }) as object)).toEqual(
+      expect.arrayContaining(["_instance_id", "objectTypeId"]),
+    );
+    expect(
+      Object.keys(
+        toJson(GetActionInfoResponseSchema, create(GetActionInfoResponseSchema), {
+          alwaysEmitImplicit: true,
+        }) as object,
+      ),
+    ).toContain("_dynamic_tools");
   });
 });
