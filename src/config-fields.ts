@@ -49,6 +49,23 @@ export const httpUrl = z
   .refine((u) => /^https?:\/\//.test(u), "must be an http(s) URL")
   .transform((u) => u.replace(/\/+$/, ""));
 
+/**
+ * A URL path put between a service's base URL and its resources, such as
+ * /api/bkn-backend/in/v1: segments of letters, digits, "-", "_", "." and "~"
+ * ("." and ".." alone refused), a trailing slash dropped; "/" alone means no
+ * prefix (a gateway that strips it).
+ */
+export function pathPrefix(name: string) {
+  return z
+    .string()
+    .trim()
+    .transform((p) => (p === "/" ? "" : p.replace(/\/+$/, "")))
+    .refine(
+      (p) => p === "" || (/^(\/[A-Za-z0-9._~-]+)+$/.test(p) && !p.split("/").some((s) => s === "." || s === "..")),
+      `${name} must be a URL path such as /api/bkn-backend/in/v1 (letters, digits, "-", "_", ".", "~" between slashes), or / for none`,
+    );
+}
+
 /** A comma-separated list; items are trimmed and empty ones dropped. */
 export const list = z.string().transform((s) =>
   s

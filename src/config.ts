@@ -12,11 +12,19 @@ import {
   type LogLevel,
   list,
   logLevel,
+  pathPrefix,
   readEnv,
   timeZone,
 } from "./config-fields";
 import { DEFAULT_SCAN_BUDGET } from "./kn/embedded/scan-budget";
 import type { HttpBackendOptions } from "./kn/http/http-backend";
+import {
+  DEFAULT_PLATFORM_LAYOUT,
+  PLATFORM_LAYOUT_NAMES,
+  PLATFORM_LAYOUTS,
+  type PlatformLayout,
+  type PlatformPaths,
+} from "./kn/http/platform-paths";
 import type { AdmissionSettings } from "./server/admission";
 import { type AuthSettings, JWT_ALGORITHMS } from "./server/auth/settings";
 import type { ConnectionTimeouts } from "./server/listener";
@@ -114,11 +122,12 @@ export interface Config {
 
 /**
  * The knowledge-network backend: the platform's services (the HTTP backend's
- * options: URLs, UPSTREAM_TIMEOUT_MS, UPSTREAM_MAX_SOCKETS, UPSTREAM_ID_SPELLING),
+ * options: URLs, UPSTREAM_TIMEOUT_MS, UPSTREAM_MAX_SOCKETS, UPSTREAM_ID_SPELLING,
+ * the path prefixes of PLATFORM_API_LAYOUT and the *_PATH_PREFIX overrides),
  * or bundles served in-process.
  */
 export type KnowledgeSource =
-  | ({ kind: "http" } & HttpBackendOptions)
+  | ({ kind: "http"; paths: PlatformPaths } & HttpBackendOptions)
   | {
       kind: "embedded";
       bundlePaths: string[];
@@ -187,6 +196,18 @@ const envSchema = z.object({
   UPSTREAM_TIMEOUT_MS: integer("UPSTREAM_TIMEOUT_MS", 1, 600_000).default(10_000),
   UPSTREAM_MAX_SOCKETS: integer("UPSTREAM_MAX_SOCKETS", 1, 10_000).default(64),
   UPSTREAM_ID_SPELLING: z.enum(["new", "old"]).default("new"),
+  PLATFORM_API_LAYOUT: z
+    .string()
+    .trim()
+    .pipe(
+      z.enum(PLATFORM_LAYOUT_NAMES as [PlatformLayout, ...PlatformLayout[]], {
+        error: `PLATFORM_API_LAYOUT must be ${PLATFORM_LAYOUT_NAMES.map((l) => `"${l}"`).join(" or ")} (the platform's release)`,
+      }),
+    )
+    .default(DEFAULT_PLATFORM_LAYOUT),
+  ONTOLOGY_MANAGER_PATH_PREFIX: pathPrefix("ONTOLOGY_MANAGER_PATH_PREFIX").optional(),
+  ONTOLOGY_QUERY_PATH_PREFIX: pathPrefix("ONTOLOGY_QUERY_PATH_PREFIX").optional(),
+  OPERATOR_MARKET_PATH_PREFIX: pathPrefix("OPERATOR_MARKET_PATH_PREFIX").optional(),
   KN_BUNDLE: bundles.optional(),
   EMBEDDED_TIMEZONE: timeZone("EMBEDDED_TIMEZONE").default("Asia/Shanghai"),
   EMBEDDED_SCAN_BUDGET: integer("EMBEDDED_SCAN_BUDGET", 1000, 1_000_000_000_000).default(DEFAULT_SCAN_BUDGET),
@@ -298,6 +319,19 @@ function checkPairs(e: Env): void {
     throw new ConfigError(WHAT, [
       "KN_BUNDLE is for the embedded engine; unset it, or unset ONTOLOGY_MANAGER_URL and ONTOLOGY_QUERY_URL",
     ]);
+  }
+  // A prefix without its service's URL would silently do nothing.
+  const prefixes: [keyof Env, keyof Env][] = [
+    ["ONTOLOGY_MANAGER_PATH_PREFIX", "ONTOLOGY_MANAGER_URL"],
+    ["ONTOLOGY_QUERY_PATH_PREFIX", "ONTOLOGY_QUERY_URL"],
+    ["OPERATOR_MARKET_PATH_PREFIX", "OPERATOR_MARKET_URL"],
+  ];
+  const idle = prefixes.filter(([prefix, url]) => e[prefix] !== undefined && e[url] === undefined);
+  if (idle.length > 0) {
+    throw new ConfigError(
+      WHAT,
+      idle.map(([prefix, url]) => `${prefix} is the path below ${url}, which is not set`),
+    );
   }
   if (e.MEMORY_STORE === "postgres" && e.DATABASE_URL === undefined) {
     throw new ConfigError(WHAT, ["MEMORY_STORE=postgres needs DATABASE_URL (postgres://user@host:5432/database)"]);
@@ -428,6 +462,17 @@ function knowledgeSource(e: Env): KnowledgeSource {
     timeoutMs: e.UPSTREAM_TIMEOUT_MS,
     maxSockets: e.UPSTREAM_MAX_SOCKETS,
     spelling: e.UPSTREAM_ID_SPELLING,
+    paths: platformPaths(e),
+  };
+}
+
+/** PLATFORM_API_LAYOUT's path prefixes, each *_PATH_PREFIX that is set winning over its service's. */
+function platformPaths(e: Env): PlatformPaths {
+  const layout = PLATFORM_LAYOUTS[e.PLATFORM_API_LAYOUT];
+  return {
+    ontologyManager: e.ONTOLOGY_MANAGER_PATH_PREFIX ?? layout.ontologyManager,
+    ontologyQuery: e.ONTOLOGY_QUERY_PATH_PREFIX ?? layout.ontologyQuery,
+    operatorIntegration: e.OPERATOR_MARKET_PATH_PREFIX ?? layout.operatorIntegration,
   };
 }
 

@@ -196,6 +196,7 @@ export function createKnowledgeBackend(source: KnowledgeSource, log: Logger): Cl
         ontology_manager: source.ontologyManagerUrl,
         ontology_query: source.ontologyQueryUrl,
         operator_market: source.operatorMarketUrl ?? null,
+        path_prefixes: source.paths,
       },
       "knowledge networks: the platform over HTTP",
     );

@@ -88,6 +88,8 @@ describe("loadConfig", () => {
       HTTP2_IDLE_TIMEOUT_MS: "7000",
       JSON_MAX_DEPTH: "16",
       UPSTREAM_ID_SPELLING: "old",
+      PLATFORM_API_LAYOUT: "0.8",
+      OPERATOR_MARKET_PATH_PREFIX: "/gateway/operators/",
       KEYWORD_CANDIDATE_LIMIT: "20",
       KEYWORD_NEIGHBOR_CONCURRENCY: "2",
       KEYWORD_PATHS_PER_REQUEST: "10",
@@ -149,6 +151,11 @@ describe("loadConfig", () => {
         timeoutMs: 5000,
         maxSockets: 8,
         spelling: "old",
+        paths: {
+          ontologyManager: "/api/bkn-backend/in/v1",
+          ontologyQuery: "/api/ontology-query/in/v1",
+          operatorIntegration: "/gateway/operators",
+        },
       },
       keywordContext: { candidateLimit: 20, concurrency: 2, pathsPerRequest: 10 },
       matching: {
@@ -204,6 +211,43 @@ describe("loadConfig", () => {
     expect(c.clients.dataRetrieval!.timeoutMs).toBe(1234);
   });
 
+  it("calls the platform on the 0.7 paths unless PLATFORM_API_LAYOUT names another release", () => {
+    const platform = { ONTOLOGY_MANAGER_URL: "http://om", ONTOLOGY_QUERY_URL: "http://oq" };
+    expect(loadConfig(platform).knowledge).toMatchObject({
+      kind: "http",
+      paths: {
+        ontologyManager: "/api/ontology-manager/in/v1",
+        ontologyQuery: "/api/ontology-query/in/v1",
+        operatorIntegration: "/api/agent-operator-integration/internal-v1",
+      },
+    });
+    expect(loadConfig({ ...platform, PLATFORM_API_LAYOUT: " 0.8 " }).knowledge).toMatchObject({
+      paths: {
+        ontologyManager: "/api/bkn-backend/in/v1",
+        ontologyQuery: "/api/ontology-query/in/v1",
+        operatorIntegration: "/api/agent-operator-integration/internal-v1",
+      },
+    });
+  });
+
+  it("lets each *_PATH_PREFIX override its service's path, '/' meaning none", () => {
+    const c = loadConfig({
+      ONTOLOGY_MANAGER_URL: "http://gw/bkn",
+      ONTOLOGY_QUERY_URL: "http://oq",
+      ONTOLOGY_MANAGER_PATH_PREFIX: "/",
+      ONTOLOGY_QUERY_PATH_PREFIX: "/api/ontology-query/v1.2_beta~x/",
+      PLATFORM_API_LAYOUT: "0.8",
+    });
+    expect(c.knowledge).toMatchObject({
+      ontologyManagerUrl: "http://gw/bkn",
+      paths: {
+        ontologyManager: "",
+        ontologyQuery: "/api/ontology-query/v1.2_beta~x",
+        operatorIntegration: "/api/agent-operator-integration/internal-v1",
+      },
+    });
+  });
+
   it("picks the semantic range of the embedder when MEMRECALL_SEMANTIC_FLOOR and CEILING are not set", () => {
     expect(loadConfig({}).memrecall).toMatchObject({ semanticFloor: 0.1, semanticCeiling: 0.5 });
     expect(loadConfig({ EMBEDDINGS_BASE_URL: "http://emb/v1" }).memrecall).toMatchObject({
@@ -237,6 +281,32 @@ describe("loadConfig", () => {
       /KN_BUNDLE is for the embedded engine/,
     ],
     [{ MEMORY_STORE: "postgres" }, /MEMORY_STORE=postgres needs DATABASE_URL/],
+    [{ PLATFORM_API_LAYOUT: "0.9" }, /PLATFORM_API_LAYOUT: PLATFORM_API_LAYOUT must be "0.7" or "0.8" .*\(got "0.9"\)/],
+    [{ PLATFORM_API_LAYOUT: "v0.8" }, /PLATFORM_API_LAYOUT: PLATFORM_API_LAYOUT must be "0.7" or "0.8"/],
+    [
+      { ONTOLOGY_MANAGER_URL: "http://om", ONTOLOGY_QUERY_URL: "http://oq", ONTOLOGY_MANAGER_PATH_PREFIX: "api/bkn" },
+      /ONTOLOGY_MANAGER_PATH_PREFIX: ONTOLOGY_MANAGER_PATH_PREFIX must be a URL path such as \/api\/bkn-backend\/in\/v1 .*\(got "api\/bkn"\)/,
+    ],
+    [
+      {
+        ONTOLOGY_MANAGER_URL: "http://om",
+        ONTOLOGY_QUERY_URL: "http://oq",
+        ONTOLOGY_QUERY_PATH_PREFIX: "/api/../admin",
+      },
+      /ONTOLOGY_QUERY_PATH_PREFIX: ONTOLOGY_QUERY_PATH_PREFIX must be a URL path/,
+    ],
+    [
+      { ONTOLOGY_MANAGER_URL: "http://om", ONTOLOGY_QUERY_URL: "http://oq", ONTOLOGY_QUERY_PATH_PREFIX: "/api?x=1" },
+      /ONTOLOGY_QUERY_PATH_PREFIX: ONTOLOGY_QUERY_PATH_PREFIX must be a URL path/,
+    ],
+    [
+      { ONTOLOGY_MANAGER_URL: "http://om", ONTOLOGY_QUERY_URL: "http://oq", OPERATOR_MARKET_PATH_PREFIX: "/ops" },
+      /OPERATOR_MARKET_PATH_PREFIX is the path below OPERATOR_MARKET_URL, which is not set/,
+    ],
+    [
+      { ONTOLOGY_MANAGER_PATH_PREFIX: "/api/bkn-backend/in/v1" },
+      /ONTOLOGY_MANAGER_PATH_PREFIX is the path below ONTOLOGY_MANAGER_URL/,
+    ],
     [{ AUTH_MODE: "oauth" }, /AUTH_MODE: AUTH_MODE must be "headers", "mtls", "jwt" or "introspection"/],
     [{ AUTH_MODE: "mtls" }, /AUTH_MODE=mtls needs TLS_CERT\n.*needs TLS_KEY\n.*needs TLS_CLIENT_CA/],
     [

@@ -1,36 +1,13 @@
 import { z } from "zod";
-import type { CallContext } from "../core/call-context";
 import { type Json, jsonSchema } from "../core/json";
 import { ToolError } from "../errors/tool-error";
 import { violationsOf } from "../errors/validation";
-import type { KnowledgeNetworkBackend } from "../kn/backend";
 import { type ConceptKind, MAX_CONCEPT_LIMIT } from "../kn/concepts";
 import { conditionSchema } from "../kn/types";
-import type { PlatformService } from "./platform-errors";
+import type { Call, Route } from "./route";
 
-/** A platform route as platform-routes.ts runs it (declared here so that the two files do not import each other). */
-interface Route {
-  method: "GET" | "POST";
-  pattern: string;
-  service: PlatformService;
-  methodOverride?: boolean;
-  run(call: Call): Promise<Json>;
-}
-
-/** One platform request as a route sees it. */
-export interface Call {
-  ctx: CallContext;
-  backend: KnowledgeNetworkBackend;
-  spelling: "new" | "old";
-  /** Path parameters, decoded (but `ots`, a comma-separated list, raw). */
-  params: Record<string, string>;
-  query: URLSearchParams;
-  body: unknown;
-}
-
-const OM = "/api/ontology-manager/in/v1/knowledge-networks";
-const OQ = "/api/ontology-query/in/v1/knowledge-networks";
-const INTEGRATION = "/api/agent-operator-integration/internal-v1";
+/** Below ontology-manager's and ontology-query's prefixes. */
+const KN = "/knowledge-networks";
 
 /** A typed search's body, as ontology-manager takes it (sort is always `_score` desc here). */
 const searchBody = z.object({
@@ -57,8 +34,8 @@ function parseBody<S extends z.ZodType>(schema: S, body: unknown, what: string):
 function typedSearch(kind: ConceptKind, path: string): Route {
   return {
     method: "POST",
-    pattern: `${OM}/:kn/${path}`,
-    service: "OntologyManager",
+    pattern: `${KN}/:kn/${path}`,
+    service: "ontologyManager",
     methodOverride: true,
     async run({ ctx, backend, params, body }: Call) {
       const q = parseBody(searchBody, body, `${path} search`);
@@ -80,8 +57,8 @@ function typedSearch(kind: ConceptKind, path: string): Route {
 export const agentToolRoutes: Route[] = [
   {
     method: "GET",
-    pattern: `${OM}/:kn/concept-groups`,
-    service: "OntologyManager",
+    pattern: `${KN}/:kn/concept-groups`,
+    service: "ontologyManager",
     async run({ ctx, backend, params, query }) {
       const all = await backend.listConceptGroups(ctx, params["kn"]!);
       const offset = Number(query.get("offset") ?? 0) || 0;
@@ -95,8 +72,8 @@ export const agentToolRoutes: Route[] = [
   typedSearch("metrics", "metrics"),
   {
     method: "POST",
-    pattern: `${OQ}/:kn/action-types/:at`,
-    service: "OntologyQuery",
+    pattern: `${KN}/:kn/action-types/:at`,
+    service: "ontologyQuery",
     async run({ ctx, backend, params, query, body, spelling }) {
       const started = performance.now();
       const field = spelling === "new" ? "_instance_identities" : "unique_identities";
@@ -126,15 +103,15 @@ export const agentToolRoutes: Route[] = [
   },
   {
     method: "GET",
-    pattern: `${INTEGRATION}/tool-box/:box/tool/:tool`,
-    service: "AgentOperatorIntegration",
+    pattern: "/tool-box/:box/tool/:tool",
+    service: "operatorIntegration",
     run: ({ ctx, backend, params }) =>
       backend.getToolBoxTool(ctx, params["box"]!, params["tool"]!) as unknown as Promise<Json>,
   },
   {
     method: "GET",
-    pattern: `${INTEGRATION}/mcp/proxy/:mcp/tools`,
-    service: "AgentOperatorIntegration",
+    pattern: "/mcp/proxy/:mcp/tools",
+    service: "operatorIntegration",
     run: async ({ ctx, backend, params }) => ({
       tools: (await backend.listMcpTools(ctx, params["mcp"]!)) as unknown as Json[],
     }),

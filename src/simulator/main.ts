@@ -10,7 +10,7 @@ import { startSimulator } from "./simulator";
  * `npm run simulator`: the embedded engine over the KN bundles (KN_BUNDLE),
  * served behind the platform's REST contract with the faults SIM_* configure.
  * Point ONTOLOGY_MANAGER_URL, ONTOLOGY_QUERY_URL and OPERATOR_MARKET_URL at the
- * URL it logs.
+ * URL it logs, with either PLATFORM_API_LAYOUT: it serves the paths of both.
  */
 async function main(): Promise<void> {
   let config: SimulatorConfig;

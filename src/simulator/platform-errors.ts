@@ -7,8 +7,20 @@ import type { Reply } from "./exchange";
  * error_details}`, with error codes `<Service>.<Kind>` as its services name them.
  */
 
-/** The platform services whose REST contract the simulator serves. */
-export type PlatformService = "OntologyManager" | "OntologyQuery" | "AgentOperatorIntegration";
+/** The platform services whose REST contract the simulator serves (ontology-manager is BknBackend since 0.8). */
+export type PlatformService = "OntologyManager" | "BknBackend" | "OntologyQuery" | "AgentOperatorIntegration";
+
+const SERVICE_PREFIXES: [string, PlatformService][] = [
+  ["/api/ontology-manager/", "OntologyManager"],
+  ["/api/bkn-backend/", "BknBackend"],
+  ["/api/ontology-query/", "OntologyQuery"],
+  ["/api/agent-operator-integration/", "AgentOperatorIntegration"],
+];
+
+/** The platform service a path belongs to, by its first segments. */
+export function platformServiceOf(pathname: string): PlatformService | undefined {
+  return SERVICE_PREFIXES.find(([prefix]) => pathname.startsWith(prefix))?.[1];
+}
 
 export function errorBody(errorCode: string, description: string, solution: string): Json {
   return { error_code: errorCode, description, solution, error_link: "", error_details: "" };
@@ -17,10 +29,7 @@ export function errorBody(errorCode: string, description: string, solution: stri
 /** The service a path belongs to, for the error code of an answer no route gave (a fault, an unknown path). */
 export function serviceOf(pathname: string): PlatformService | "DataRetrieval" | "Simulator" {
   if (pathname.startsWith("/tools/")) return "DataRetrieval";
-  if (pathname.startsWith("/api/ontology-manager/")) return "OntologyManager";
-  if (pathname.startsWith("/api/ontology-query/")) return "OntologyQuery";
-  if (pathname.startsWith("/api/agent-operator-integration/")) return "AgentOperatorIntegration";
-  return "Simulator";
+  return platformServiceOf(pathname) ?? "Simulator";
 }
 
 /** A backend's ToolError as `service` answers it: the status of its kind, its violations as error_details. */

@@ -5,13 +5,21 @@ import { ToolError } from "../errors/tool-error";
 import { violationsOf } from "../errors/validation";
 import type { KnowledgeNetworkBackend } from "../kn/backend";
 import type { ObjectQuery, Row, SubgraphObject, SubgraphQuery } from "../kn/types";
-import { agentToolRoutes, type Call } from "./agent-tool-routes";
+import { agentToolRoutes } from "./agent-tool-routes";
 import { callContextOf, type IncomingRequest, type Reply } from "./exchange";
 import { errorBody, type PlatformService, toolErrorReply } from "./platform-errors";
+import { type Route, type ServedRoute, underEveryLayout } from "./route";
 
-const OM = "/api/ontology-manager/in/v1/knowledge-networks";
-const OQ = "/api/ontology-query/in/v1/knowledge-networks";
-const MARKET = "/api/agent-operator-integration/internal-v1/operator/market";
+/** Below ontology-manager's and ontology-query's prefixes. */
+const KN = "/knowledge-networks";
+
+/** Whose reads a refusal for a missing X-HTTP-Method-Override names. */
+const READS_OF: Record<PlatformService, string> = {
+  OntologyManager: "ontology-manager search",
+  BknBackend: "bkn-backend search",
+  OntologyQuery: "ontology-query",
+  AgentOperatorIntegration: "agent-operator-integration",
+};
 
 /** What the platform routes answer from. */
 export interface PlatformDeps {
@@ -22,8 +30,9 @@ export interface PlatformDeps {
 }
 
 /**
- * Answers a request to ontology-manager, ontology-query or the operator market
- * as the platform does: 404 for an unknown route, ontology-query reads refused
+ * Answers a request to ontology-manager (bkn-backend), ontology-query or the
+ * operator market as the platform does, under the paths of every release
+ * (route.ts): 404 for an unknown route, ontology-query reads refused
  * without `X-HTTP-Method-Override: GET`, POST bodies that must be JSON objects,
  * a backend's ToolError in the platform's error body. Undefined when the client
  * left before the answer was ready (`signal` aborted).
@@ -48,7 +57,7 @@ export async function answerPlatform(
       status: 400,
       body: errorBody(
         `${route.service}.InvalidParameter.MethodOverride`,
-        `${route.service === "OntologyQuery" ? "ontology-query" : "ontology-manager search"} reads are POST requests that must carry the header X-HTTP-Method-Override: GET`,
+        `${READS_OF[route.service]} reads are POST requests that must carry the header X-HTTP-Method-Override: GET`,
         "Send X-HTTP-Method-Override: GET.",
       ),
     };
@@ -80,22 +89,12 @@ export async function answerPlatform(
   }
 }
 
-interface Route {
-  method: "GET" | "POST";
-  /** Segments; ":name" captures one. */
-  pattern: string;
-  service: PlatformService;
-  /** A read sent as POST that must carry X-HTTP-Method-Override: GET (every ontology-query route does). */
-  methodOverride?: boolean;
-  run(call: Call): Promise<Json>;
-}
-
-/** The platform reads the HTTP backend makes, one entry per path. */
-const routes: Route[] = [
+/** The platform reads the HTTP backend makes, one entry per path, each under every release's prefix. */
+const routes: ServedRoute[] = underEveryLayout([
   {
     method: "GET",
-    pattern: OM,
-    service: "OntologyManager",
+    pattern: KN,
+    service: "ontologyManager",
     run: ({ ctx, backend, query }) =>
       backend.listKnowledgeNetworks(ctx, {
         name_pattern: query.get("name_pattern") ?? undefined,
@@ -105,8 +104,8 @@ const routes: Route[] = [
   },
   {
     method: "GET",
-    pattern: `${OM}/:kn`,
-    service: "OntologyManager",
+    pattern: `${KN}/:kn`,
+    service: "ontologyManager",
     async run({ ctx, backend, params, query }) {
       const kn = await backend.getKnowledgeNetwork(ctx, params["kn"]!);
       if (query.get("mode") === "export") return kn as unknown as Json;
@@ -115,8 +114,8 @@ const routes: Route[] = [
   },
   {
     method: "GET",
-    pattern: `${OM}/:kn/object-types/:ots`,
-    service: "OntologyManager",
+    pattern: `${KN}/:kn/object-types/:ots`,
+    service: "ontologyManager",
     async run({ ctx, backend, params }) {
       // Split before decoding, so an encoded "," stays inside its id.
       const ids = params["ots"]!.split(",").map(decode);
@@ -125,8 +124,8 @@ const routes: Route[] = [
   },
   {
     method: "POST",
-    pattern: `${OQ}/:kn/object-types/:ot`,
-    service: "OntologyQuery",
+    pattern: `${KN}/:kn/object-types/:ot`,
+    service: "ontologyQuery",
     async run({ ctx, backend, params, query, body, spelling }) {
       const started = performance.now();
       const result = await backend.queryObjects(ctx, params["kn"]!, params["ot"]!, {
@@ -142,8 +141,8 @@ const routes: Route[] = [
   },
   {
     method: "POST",
-    pattern: `${OQ}/:kn/object-types/:ot/properties`,
-    service: "OntologyQuery",
+    pattern: `${KN}/:kn/object-types/:ot/properties`,
+    service: "ontologyQuery",
     async run({ ctx, backend, params, body, spelling }) {
       const started = performance.now();
       const field = spelling === "new" ? "_instance_identities" : "unique_identities";
@@ -179,8 +178,8 @@ const routes: Route[] = [
   },
   {
     method: "POST",
-    pattern: `${OQ}/:kn/subgraph`,
-    service: "OntologyQuery",
+    pattern: `${KN}/:kn/subgraph`,
+    service: "ontologyQuery",
     async run({ ctx, backend, params, query, body, spelling }) {
       if (query.get("query_type") !== "relation_path") {
         throw new ToolError({
@@ -205,12 +204,12 @@ const routes: Route[] = [
   },
   {
     method: "GET",
-    pattern: `${MARKET}/:operator`,
-    service: "AgentOperatorIntegration",
+    pattern: "/operator/market/:operator",
+    service: "operatorIntegration",
     run: ({ ctx, backend, params }) => backend.getOperator(ctx, params["operator"]!) as unknown as Promise<Json>,
   },
   ...agentToolRoutes,
-];
+] satisfies Route[]);
 
 /** Instance and property rows: the platform before 2026 sent no system fields in them (kn_medical.call-samples.txt). */
 function rowOut(row: Row, spelling: "new" | "old"): Json {
@@ -226,7 +225,10 @@ function objectOut(o: SubgraphObject, spelling: "new" | "old"): Json {
   return { id: _instance_id, unique_identities: _instance_identity, display: _display, ...rest };
 }
 
-function findRoute(method: string, pathname: string): { route: Route; params: Record<string, string> } | undefined {
+function findRoute(
+  method: string,
+  pathname: string,
+): { route: ServedRoute; params: Record<string, string> } | undefined {
   const segments = pathname.split("/");
   for (const route of routes) {
     if (route.method !== method) continue;

@@ -17,7 +17,9 @@ import { RequestLog, type SimRequest } from "./request-log";
  * The platform's REST contract (ontology-manager, ontology-query, the operator
  * market, and data-retrieval's `POST /tools/kn_search` answered by our native
  * kn_search) served from any KnowledgeNetworkBackend, usually the embedded
- * engine: what the HTTP clients are tested and benchmarked against. It answers
+ * engine: what the HTTP clients are tested and benchmarked against. It serves
+ * the paths of every platform release at once (0.7's `/api/ontology-manager/…`
+ * and 0.8's `/api/bkn-backend/…` alike, see route.ts). It answers
  * as the platform does: error bodies `{error_code, description, solution,
  * error_link, error_details}` (a backend's field violations as error_details
  * `[{field, description}]`), total_count omitted when 0, property rows in an

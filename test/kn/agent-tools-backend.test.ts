@@ -267,12 +267,17 @@ describe("agent tool reads over HTTP", () => {
     }
   });
 
-  it("keeps a platform 404's error code, naming what was asked for, never the internal URL or the platform's words", async () => {
+  it("answers a platform 404 for an action type as the engine does, keeping the platform's error code, never the internal URL", async () => {
     const err = await failureOf(http.queryActions(ctx, KN, "no_such_action", []));
-    expect(err.code).toBe("not_found");
-    expect(err.message).toContain("action type no_such_action of knowledge network kn_medical");
-    expect(err.message).toContain("OntologyQuery.ActionType.NotFound");
-    expect(err.message).not.toContain("does not exist");
+    expect(err).toMatchObject({
+      code: "not_found",
+      reason: "ACTION_TYPE_NOT_FOUND",
+      message: "action type no_such_action does not exist in knowledge network kn_medical",
+      metadata: { upstream: "ontology-query", upstream_status: "404", error_code: "OntologyQuery.ActionType.NotFound" },
+    });
+    expect(err.hint?.validValues).toEqual(
+      (await failureOf(embedded.queryActions(ctx, KN, "no_such_action", []))).hint?.validValues,
+    );
     expect(err.message).not.toContain(sim.url);
   });
 });

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { KnowledgeNetworkBackend } from "../../src/kn/backend";
 import { EmbeddedBackend } from "../../src/kn/embedded/engine";
 import { createHttpBackend } from "../../src/kn/http/http-backend";
+import { PLATFORM_LAYOUTS, type PlatformLayout } from "../../src/kn/http/platform-paths";
 import { type Simulator, startSimulator } from "../../src/simulator/simulator";
 import { miniBundle } from "../fixtures/mini-bundle";
 import { testContext } from "../helpers/call-context";
@@ -17,8 +18,11 @@ interface Pair {
   close(): Promise<void>;
 }
 
-/** The embedded engine, and the HTTP clients reaching the same engine through the simulator. */
-async function startPair(spelling: "new" | "old"): Promise<Pair> {
+/**
+ * The embedded engine, and the HTTP clients reaching the same engine through
+ * the simulator with the paths of one platform release.
+ */
+async function startPair(spelling: "new" | "old", layout: PlatformLayout): Promise<Pair> {
   const embedded = new EmbeddedBackend([miniBundle], { timeZone: "Asia/Shanghai" });
   const sim = await startSimulator({ backend: embedded, spelling });
   const http = createHttpBackend({
@@ -28,6 +32,7 @@ async function startPair(spelling: "new" | "old"): Promise<Pair> {
     timeoutMs: 5000,
     maxSockets: 4,
     spelling,
+    paths: PLATFORM_LAYOUTS[layout],
   });
   return {
     embedded,
@@ -203,16 +208,27 @@ const sameFailures: [string, (b: KnowledgeNetworkBackend) => Promise<unknown>][]
   ["an unknown operator", (b) => b.getOperator(ctx, "op_unknown")],
 ];
 
-for (const spelling of ["new", "old"] as const) {
-  describeKnowledgeBackendContract(`HTTP clients against the simulator (${spelling} spelling)`, async () => {
-    const pair = await startPair(spelling);
+// Both spellings on the 0.7 paths; the 0.8 paths (ontology-manager moved to bkn-backend) with the 2026 spelling it ships with.
+const variants: ["new" | "old", PlatformLayout][] = [
+  ["new", "0.7"],
+  ["old", "0.7"],
+  ["new", "0.8"],
+];
+
+for (const [spelling, layout] of variants) {
+  const name = `HTTP clients against the simulator (${spelling} spelling, ${layout} paths)`;
+  const paths = PLATFORM_LAYOUTS[layout];
+  const managerService = layout === "0.8" ? "BknBackend" : "OntologyManager";
+
+  describeKnowledgeBackendContract(name, async () => {
+    const pair = await startPair(spelling, layout);
     return { backend: pair.http, teardown: pair.close };
   });
 
-  describe(`HTTP clients against the simulator (${spelling} spelling)`, () => {
+  describe(name, () => {
     let pair: Pair;
     beforeAll(async () => {
-      pair = await startPair(spelling);
+      pair = await startPair(spelling, layout);
     });
     afterAll(() => pair.close());
 
@@ -236,7 +252,7 @@ for (const spelling of ["new", "old"] as const) {
       await pair.http.queryObjects(ctx, KN, "symptom", { limit: 1 });
       const post = pair.sim.requests().find((r) => r.method === "POST");
       expect(post).toMatchObject({
-        path: "/api/ontology-query/in/v1/knowledge-networks/kn_mini/object-types/symptom",
+        path: `${paths.ontologyQuery}/knowledge-networks/kn_mini/object-types/symptom`,
         status: 200,
         body: { limit: 1 },
         headers: {
@@ -278,8 +294,73 @@ for (const spelling of ["new", "old"] as const) {
       expect(err.metadata).toMatchObject({
         upstream: "ontology-manager",
         upstream_status: "404",
-        error_code: "OntologyManager.ObjectType.NotFound",
+        error_code: `${managerService}.ObjectType.NotFound`,
       });
+    });
+
+    it(`call each service under the ${layout} release's prefix`, async () => {
+      pair.sim.clearRequests();
+      await pair.http.getKnowledgeNetwork(ctx, KN);
+      await pair.http.searchConcepts(ctx, KN, "object_types", { limit: 1 });
+      await pair.http.queryObjects(ctx, KN, "symptom", { limit: 1 });
+      await pair.http.getOperator(ctx, "op_business_health_score");
+      const seen = pair.sim.requests().map((r) => `${r.method} ${r.path.split("?")[0]} ${r.status}`);
+      expect(seen).toEqual(
+        expect.arrayContaining([
+          `GET ${paths.ontologyManager}/knowledge-networks/kn_mini 200`,
+          `POST ${paths.ontologyManager}/knowledge-networks/kn_mini/object-types 200`,
+          `POST ${paths.ontologyQuery}/knowledge-networks/kn_mini/object-types/symptom 200`,
+          `GET ${paths.operatorIntegration}/operator/market/op_business_health_score 200`,
+        ]),
+      );
+      // The simulator serves every release's paths: none of another's may have been called.
+      const prefixes = Object.values(paths).map((p) => ` ${p}/`);
+      expect(seen.filter((line) => !prefixes.some((p) => line.includes(p)))).toEqual([]);
     });
   });
 }
+
+describe("HTTP clients with path prefixes of their own", () => {
+  let pair: Pair;
+  beforeAll(async () => {
+    pair = await startPair("new", "0.7");
+  });
+  afterAll(() => pair.close());
+
+  const backendWith = (managerUrl: string, ontologyManager: string) =>
+    createHttpBackend({
+      ontologyManagerUrl: managerUrl,
+      ontologyQueryUrl: pair.sim.url,
+      operatorMarketUrl: undefined,
+      timeoutMs: 5000,
+      maxSockets: 2,
+      spelling: "new",
+      paths: { ...PLATFORM_LAYOUTS["0.7"], ontologyManager },
+    });
+
+  it("put a prefix override after a base URL that holds a path (a gateway's)", async () => {
+    const http = backendWith(`${pair.sim.url}/api/bkn-backend`, "/in/v1");
+    try {
+      pair.sim.clearRequests();
+      expect((await http.getKnowledgeNetwork(ctx, KN)).id).toBe(KN);
+      expect(pair.sim.requests().map((r) => r.path)).toEqual([
+        "/api/bkn-backend/in/v1/knowledge-networks/kn_mini?mode=export",
+      ]);
+    } finally {
+      http.close();
+    }
+  });
+
+  it("name PLATFORM_API_LAYOUT when ontology-manager answers 404 even for its list of networks", async () => {
+    const http = backendWith(pair.sim.url, "/api/ontology-manager/in/v9");
+    try {
+      const err = await failureOf(http.getObjectTypes(ctx, KN, ["disease"]));
+      expect(err).toMatchObject({ code: "failed_precondition", reason: "PLATFORM_PATH_NOT_FOUND" });
+      expect(err.message).toContain("PLATFORM_API_LAYOUT");
+      expect(err.message).not.toContain(pair.sim.url);
+      expect(err.hint?.message).toContain("retrying will not help");
+    } finally {
+      http.close();
+    }
+  });
+});

@@ -5,7 +5,8 @@ import type { ActionQueryResult } from "../actions";
 import type { InstanceIdentity } from "../types";
 import { actionQueryResponseSchema } from "./agent-tools-wire";
 
-const BASE = "/api/ontology-query/in/v1/knowledge-networks";
+/** Below the service's base URL and path prefix (platform-paths.ts). */
+const BASE = "/knowledge-networks";
 
 /**
  * ontology-query's action query: `POST .../action-types/{at}` (a read, so
@@ -16,7 +17,7 @@ const BASE = "/api/ontology-query/in/v1/knowledge-networks";
 export class ActionQueryClient {
   constructor(
     private readonly http: JsonClient,
-    /** ontology-query's base URL as configured (the execute URL is built on it). */
+    /** ontology-query's base URL and path prefix (the execute URL is built on them). */
     private readonly baseUrl: string,
     /** The name of the identity list in the request. */
     private readonly spelling: "new" | "old",

@@ -4,7 +4,8 @@ import { segment } from "../../upstream/path-ids";
 import type { ConceptGroup, ConceptHit, ConceptKind, ConceptSearch } from "../concepts";
 import { conceptGroupListSchema, conceptHitSchemas } from "./agent-tools-wire";
 
-const BASE = "/api/ontology-manager/in/v1/knowledge-networks";
+/** Below the service's base URL and path prefix (platform-paths.ts). */
+const BASE = "/knowledge-networks";
 
 /** Concept groups asked for per page, and pages at most (a network with more groups than that is not plausible). */
 const GROUP_PAGE = 1000;

@@ -21,10 +21,12 @@ import type {
 } from "../types";
 import { ActionQueryClient } from "./action-query";
 import { ConceptSearchClient } from "./concept-search";
+import { NetworkIds } from "./network-ids";
 import { OntologyManagerClient } from "./ontology-manager";
 import { METHOD_OVERRIDE_HEADERS, OntologyQueryClient } from "./ontology-query";
 import { OperatorIntegrationClient } from "./operator-integration";
 import { OperatorMarketClient } from "./operator-market";
+import { DEFAULT_PLATFORM_LAYOUT, PLATFORM_LAYOUTS, type PlatformPaths } from "./platform-paths";
 import { hasSystemFields, type RowShape, toRow } from "./platform-wire";
 
 export interface HttpBackendOptions {
@@ -38,6 +40,8 @@ export interface HttpBackendOptions {
   maxSockets: number;
   /** "new": the 2026 platform (`_instance_identities`, system fields in every row); "old": the platform before. */
   spelling: "new" | "old";
+  /** Each service's path prefix below its URL; default: the 0.7 layout. */
+  paths?: PlatformPaths;
 }
 
 /** How long an object type's keys are reused to complete rows that lack system fields. */
@@ -47,8 +51,10 @@ const ROW_SHAPE_TTL_MS = 60_000;
  * The knowledge-network backend over the platform's REST APIs: ontology-manager
  * for schema, ontology-query for instances, subgraphs and property values, the
  * operator market for operator definitions. Answers are validated and
- * normalised to the interface's types, so callers cannot tell this backend
- * from the embedded engine.
+ * normalised to the interface's types, and unknown object types, action
+ * types and networks are NOT_FOUND naming the valid ids (network-ids.ts), so
+ * callers cannot tell this backend from the embedded engine. Each service's
+ * path prefix comes from the platform's release (platform-paths.ts).
  */
 export function createHttpBackend(opts: HttpBackendOptions): KnowledgeNetworkBackend & { close(): void } {
   return new HttpBackend(opts);
@@ -63,26 +69,35 @@ class HttpBackend implements KnowledgeNetworkBackend {
   private readonly concepts: ConceptSearchClient;
   private readonly actions: ActionQueryClient;
   private readonly integration: OperatorIntegrationClient;
+  private readonly networkIds: NetworkIds;
   /** "<kn>\u0000<ot>" → the keys that build a row's system fields. */
   private readonly shapes = new Map<string, { shape: RowShape; expiresAt: number }>();
 
   constructor(private readonly opts: HttpBackendOptions) {
     const pool = { timeoutMs: opts.timeoutMs, maxSockets: opts.maxSockets };
-    const manager = createJsonClient({ upstream: "ontology-manager", baseUrl: opts.ontologyManagerUrl, ...pool });
+    // The clients' paths start below the prefix, so a layout is nothing but these three base URLs.
+    const paths = opts.paths ?? PLATFORM_LAYOUTS[DEFAULT_PLATFORM_LAYOUT];
+    const managerUrl = opts.ontologyManagerUrl + paths.ontologyManager;
+    const queryUrl = opts.ontologyQueryUrl + paths.ontologyQuery;
+    const manager = createJsonClient({ upstream: "ontology-manager", baseUrl: managerUrl, ...pool });
     const query = createJsonClient({
       upstream: "ontology-query",
-      baseUrl: opts.ontologyQueryUrl,
+      baseUrl: queryUrl,
       headers: METHOD_OVERRIDE_HEADERS,
       ...pool,
     });
     const market =
       opts.operatorMarketUrl === undefined
         ? undefined
-        : createJsonClient({ upstream: "operator-market", baseUrl: opts.operatorMarketUrl, ...pool });
+        : createJsonClient({
+            upstream: "operator-market",
+            baseUrl: opts.operatorMarketUrl + paths.operatorIntegration,
+            ...pool,
+          });
     // ontology-manager's typed searches are POSTs that must say they are GETs, as ontology-query's reads.
     const managerSearch = createJsonClient({
       upstream: "ontology-manager",
-      baseUrl: opts.ontologyManagerUrl,
+      baseUrl: managerUrl,
       headers: METHOD_OVERRIDE_HEADERS,
       ...pool,
     });
@@ -91,8 +106,9 @@ class HttpBackend implements KnowledgeNetworkBackend {
     this.query = new OntologyQueryClient(query, opts.spelling);
     this.market = new OperatorMarketClient(market);
     this.concepts = new ConceptSearchClient(manager, managerSearch);
-    this.actions = new ActionQueryClient(query, opts.ontologyQueryUrl, opts.spelling);
+    this.actions = new ActionQueryClient(query, queryUrl, opts.spelling);
     this.integration = new OperatorIntegrationClient(market);
+    this.networkIds = new NetworkIds(this.manager);
   }
 
   close(): void {
@@ -112,17 +128,22 @@ class HttpBackend implements KnowledgeNetworkBackend {
 
   async getObjectTypes(ctx: CallContext, knId: string, objectTypeIds: string[]): Promise<ObjectType[]> {
     if (objectTypeIds.length === 0) return [];
-    const types = await this.manager.getObjectTypes(ctx, knId, [...new Set(objectTypeIds)]);
+    const requested = [...new Set(objectTypeIds)];
+    const types = await this.manager.getObjectTypes(ctx, knId, requested).catch(async (err: unknown) => {
+      throw isNotFound(err) ? await this.networkIds.unknownObjectTypes(ctx, knId, requested, err) : err;
+    });
     const byId = new Map(types.map((t) => [t.id, t]));
-    const missing = objectTypeIds.filter((id) => !byId.has(id));
+    const missing = requested.filter((id) => !byId.has(id));
     if (missing.length > 0) {
-      throw new ToolError({
+      // Some platforms answer 200 without the unknown ones rather than 404.
+      const omitted = new ToolError({
         code: "not_found",
         reason: "OBJECT_TYPE_NOT_FOUND",
         message: `object type ${missing.join(", ")} does not exist in knowledge network ${knId} (ontology-manager did not return it)`,
         metadata: { upstream: "ontology-manager" },
         hint: { message: "Use the object type ids of the network's schema." },
       });
+      throw await this.networkIds.unknownObjectTypes(ctx, knId, missing, omitted);
     }
     // The platform answers in its own order; callers get the order they asked for.
     return objectTypeIds.map((id) => byId.get(id)!);
@@ -201,7 +222,9 @@ class HttpBackend implements KnowledgeNetworkBackend {
     actionTypeId: string,
     identities: InstanceIdentity[],
   ): Promise<ActionQueryResult> {
-    return this.actions.queryActions(ctx, knId, actionTypeId, identities);
+    return this.actions.queryActions(ctx, knId, actionTypeId, identities).catch(async (err: unknown) => {
+      throw isNotFound(err) ? await this.networkIds.unknownActionType(ctx, knId, actionTypeId, err) : err;
+    });
   }
 
   getToolBoxTool(ctx: CallContext, boxId: string, toolId: string): Promise<ToolBoxTool> {
@@ -234,6 +257,10 @@ class HttpBackend implements KnowledgeNetworkBackend {
     this.shapes.set(key, { shape, expiresAt: Date.now() + ROW_SHAPE_TTL_MS });
     return shape;
   }
+}
+
+function isNotFound(err: unknown): err is ToolError {
+  return err instanceof ToolError && err.code === "not_found";
 }
 
 /** The data properties a row's system fields are built from. */

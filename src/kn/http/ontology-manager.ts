@@ -4,7 +4,8 @@ import { segment } from "../../upstream/path-ids";
 import type { KnowledgeNetwork, KnowledgeNetworkSummary, ObjectType } from "../types";
 import { knowledgeNetworkListSchema, knowledgeNetworkSchema, objectTypesResponseSchema } from "./platform-wire";
 
-const BASE = "/api/ontology-manager/in/v1/knowledge-networks";
+/** Below the service's base URL and path prefix (platform-paths.ts). */
+const BASE = "/knowledge-networks";
 
 /** ontology-manager: knowledge networks and object type definitions. */
 export class OntologyManagerClient {

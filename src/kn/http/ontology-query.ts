@@ -11,7 +11,8 @@ import {
   toSubgraphEntry,
 } from "./platform-wire";
 
-const BASE = "/api/ontology-query/in/v1/knowledge-networks";
+/** Below the service's base URL and path prefix (platform-paths.ts). */
+const BASE = "/knowledge-networks";
 
 /** Every ontology-query read is a POST that must say it is a GET. */
 export const METHOD_OVERRIDE_HEADERS = { "x-http-method-override": "GET" };

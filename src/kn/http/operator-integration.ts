@@ -5,8 +5,6 @@ import { segment } from "../../upstream/path-ids";
 import type { McpToolDefinition, ToolBoxTool } from "../actions";
 import { mcpToolListSchema, toolBoxToolSchema } from "./agent-tools-wire";
 
-const BASE = "/api/agent-operator-integration/internal-v1";
-
 /** agent-operator-integration's tool boxes and MCP servers: the tools action types are bound to. */
 export class OperatorIntegrationClient {
   /** `http` is undefined when OPERATOR_MARKET_URL (this service's base URL) is not set. */
@@ -16,7 +14,7 @@ export class OperatorIntegrationClient {
     const what = `tool ${toolId} of tool box ${boxId}`;
     return this.client(what).call(
       ctx,
-      { method: "GET", path: `${BASE}/tool-box/${segment(boxId)}/tool/${segment(toolId)}`, what },
+      { method: "GET", path: `/tool-box/${segment(boxId)}/tool/${segment(toolId)}`, what },
       toolBoxToolSchema,
     );
   }
@@ -25,7 +23,7 @@ export class OperatorIntegrationClient {
     const what = `the tools of MCP server ${mcpId}`;
     return this.client(what).call(
       ctx,
-      { method: "GET", path: `${BASE}/mcp/proxy/${segment(mcpId)}/tools`, what },
+      { method: "GET", path: `/mcp/proxy/${segment(mcpId)}/tools`, what },
       mcpToolListSchema,
     );
   }

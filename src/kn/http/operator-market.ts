@@ -5,7 +5,8 @@ import { segment } from "../../upstream/path-ids";
 import type { OperatorDetail } from "../types";
 import { operatorSchema } from "./platform-wire";
 
-const BASE = "/api/agent-operator-integration/internal-v1/operator/market";
+/** Below the service's base URL and path prefix (platform-paths.ts). */
+const BASE = "/operator/market";
 
 /** The operator market (agent-operator-integration): operator definitions. */
 export class OperatorMarketClient {

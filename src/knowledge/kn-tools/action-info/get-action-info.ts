@@ -218,8 +218,26 @@ function identityHeaders(ctx: CallContext): Record<string, string> {
   };
 }
 
-/** The platform's or the engine's failure, with the agent's next step: an unknown action type points at search_schema. */
+/**
+ * The platform's or the engine's failure, with the agent's next step: an
+ * unknown network names kn_id, an unknown action type points at
+ * search_schema; both keep the valid ids the backend listed.
+ */
 function explained(err: ToolError, atId: string): ToolError {
+  if (err.code === "not_found" && err.reason === "KNOWLEDGE_NETWORK_NOT_FOUND") {
+    return new ToolError({
+      code: err.code,
+      reason: err.reason,
+      message: err.message,
+      violations: [{ field: "kn_id", description: "no such knowledge network" }],
+      metadata: err.metadata,
+      hint: {
+        message: "Pass the id of an existing knowledge network as kn_id (or in the x-kn-id header).",
+        ...(err.hint?.validValues ? { validValues: err.hint.validValues } : {}),
+      },
+      cause: err,
+    });
+  }
   if (err.code === "not_found") {
     return new ToolError({
       code: err.code,

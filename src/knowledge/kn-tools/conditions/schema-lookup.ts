@@ -25,6 +25,8 @@ export async function objectTypeOf(
     return type!;
   } catch (err) {
     if (!(err instanceof ToolError) || err.code !== "not_found") throw platformFailure(err, "the object type lookup");
+    // The backend may already know the network is missing (with the networks there are).
+    if (err.reason === "KNOWLEDGE_NETWORK_NOT_FOUND") throw unknownNetwork(knId, err);
     // Which was missing, the network or the type, and what there is instead.
     const network = await networkOf(backend, ctx, knId);
     throw unknownObjectType(network, objectTypeId, "ot_id");
@@ -42,17 +44,22 @@ export async function networkOf(
   } catch (err) {
     if (!(err instanceof ToolError) || err.code !== "not_found")
       throw platformFailure(err, "the knowledge network lookup");
-    throw new ToolError({
-      code: "not_found",
-      reason: "KNOWLEDGE_NETWORK_NOT_FOUND",
-      message: `knowledge network ${knId} does not exist`,
-      violations: [{ field: "kn_id", description: `no knowledge network ${knId}` }],
-      hint: {
-        message: "Pass the id of an existing knowledge network as kn_id (or in the x-kn-id header).",
-        ...(err.hint?.validValues?.length ? { validValues: err.hint.validValues } : {}),
-      },
-    });
+    throw unknownNetwork(knId, err);
   }
+}
+
+/** NOT_FOUND for a network that does not exist, with the networks the backend listed. */
+function unknownNetwork(knId: string, err: ToolError): ToolError {
+  return new ToolError({
+    code: "not_found",
+    reason: "KNOWLEDGE_NETWORK_NOT_FOUND",
+    message: `knowledge network ${knId} does not exist`,
+    violations: [{ field: "kn_id", description: `no knowledge network ${knId}` }],
+    hint: {
+      message: "Pass the id of an existing knowledge network as kn_id (or in the x-kn-id header).",
+      ...(err.hint?.validValues?.length ? { validValues: err.hint.validValues } : {}),
+    },
+  });
 }
 
 /** NOT_FOUND for an object type the network does not have, at `field`. */
