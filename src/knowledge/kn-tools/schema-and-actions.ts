@@ -31,7 +31,7 @@ export const schemaAndActionTools: Tool<KnowledgeDeps>[] = [
 
 何时使用：回答涉及业务数据的问题前，先用它弄清有哪些类型、每个属性叫什么、可用哪些条件操作符；网络很大时可用 search_scope.concept_groups 限定在某几个概念分组内。
 
-返回：object_types（id、name、display_key、primary_keys）；properties（每行一个数据属性，operations 为该属性允许的条件操作符，"default" 即 default_operations）；logic_properties（指标/算子及需要填写的 inputs）；relation_types（from → to）；action_types（可对实例执行的行动）；metric_types（指标定义，object_type 与 logic_property 指明用哪个对象类型的哪个逻辑属性取值）；ranking_method；warnings（排序降级等）。
+返回：object_types（id、name、display_key、primary_keys）；properties（每行一个数据属性，operations 为该属性允许的条件操作符，"default" 即 default_operations）；logic_properties（指标/算子及需要填写的 inputs）；relation_types（from → to）；action_types（可对实例执行的行动）；metric_types（指标定义，object_type 与 logic_property 指明用哪个对象类型的哪个逻辑属性取值）；ranking_method；warnings（排序降级；NO_RELEVANT_CONCEPT 表示问题与这个知识网络的任何类型都不相关，应换一个知识网络或换个问法）。
 
 下一步：按条件查实例用 query_object_instance（ot_id 取 object_types 的 id，条件只用 operations 里的操作符）；沿关系取多跳数据用 query_instance_subgraph；取指标/算子值用 get_logic_properties_values；对实例执行行动前用 get_action_info（at_id 取 action_types 的 id）；找可用技能用 find_skills。`,
     input: searchSchemaInput,

@@ -76,15 +76,54 @@ describe.each(BACKENDS)("find_skills over the %s backend", (kind) => {
       expect(ids(departments.entries)).toEqual(["skill_airway_emergency", "skill_triage_resp"]);
     });
 
-    it("ranks by skill_query first, then by skill_id", async () => {
-      // knn takes the top_k nearest skills (the platform tool's k), bound or not: 2 of those 3 are bound to diseases.
+    it("ranks by skill_query first, then by skill_id, keeping only the skills that fit it", async () => {
+      // knn takes the top_k nearest skills (the platform tool's k) however far they are: of 急救's three, only
+      // the emergency skill clears the relevance floor, in either scope.
       const res = await h.rpc.findSkills({ knId: KN, objectTypeId: "disease", skillQuery: "急救", topK: 3 });
-      expect(ids(res.entries)).toEqual(["skill_airway_emergency", "skill_chronic_followup"]);
+      expect(ids(res.entries)).toEqual(["skill_airway_emergency"]);
       const network = await h.rpc.findSkills({ knId: KN, objectTypeId: "skills", skillQuery: "急救", topK: 3 });
-      expect(ids(network.entries)).toHaveLength(3);
-      expect(ids(network.entries)[0]).toBe("skill_airway_emergency");
+      expect(ids(network.entries)).toEqual(["skill_airway_emergency"]);
       const followup = await h.rpc.findSkills({ knId: KN, objectTypeId: "disease", skillQuery: "慢性病随访", topK: 1 });
       expect(ids(followup.entries)).toEqual(["skill_chronic_followup"]);
+      // More skills fit than top_k: the best top_k come back.
+      const triage = await h.rpc.findSkills({ knId: KN, objectTypeId: "skills", skillQuery: "问诊分诊", topK: 5 });
+      expect(ids(triage.entries)).toHaveLength(5);
+      for (const id of ids(triage.entries)) expect(id).toMatch(/^skill_triage_/);
+    });
+
+    it("returns no skill for a skill_query nothing fits, saying why and what to try (skill_query_no_match)", async () => {
+      for (const objectTypeId of ["disease", "skills"]) {
+        const res = await h.rpc.findSkills({ knId: KN, objectTypeId, skillQuery: "股票行情分析" });
+        expect(res.entries).toEqual([]);
+        expect(res.message).toBe(
+          "范围内有可用技能，但没有与「股票行情分析」相关的。请换用技能名称或用途中的词重试，或去掉 skill_query 查看全部可用技能。",
+        );
+      }
+      const withInstances = await h.rpc.findSkills({
+        knId: KN,
+        objectTypeId: "disease",
+        instanceIdentities: UPPER_AIRWAY,
+        skillQuery: "asdfgh",
+      });
+      expect(withInstances.entries).toEqual([]);
+      expect(withInstances.message).toContain("「asdfgh」");
+    });
+
+    it("says an unknown network does not exist (KNOWLEDGE_NETWORK_NOT_FOUND naming the networks), not that it has no skills", async () => {
+      for (const objectTypeId of ["disease", "skills"]) {
+        const err = await failure(h.rpc.findSkills({ knId: "kn_nope", objectTypeId }));
+        expect(err.code).toBe(Code.NotFound);
+        expect(err.rawMessage).toBe("knowledge network kn_nope does not exist");
+        expect(err.findDetails(ErrorInfoSchema)[0]?.reason).toBe("KNOWLEDGE_NETWORK_NOT_FOUND");
+        expect(err.findDetails(BadRequestSchema)[0]?.fieldViolations.map((v) => v.field)).toEqual(["kn_id"]);
+        const hint = err.findDetails(AgentHintSchema)[0]!;
+        expect(hint.message).not.toContain("calling again will not change that");
+        expect(hint.validValues).toContain(KN);
+        // The same answer as query_object_instance gives.
+        const other = await failure(h.rpc.queryObjectInstances({ knId: "kn_nope", otId: "disease" }));
+        expect(err.rawMessage).toBe(other.rawMessage);
+        expect(hint.validValues).toEqual(other.findDetails(AgentHintSchema)[0]?.validValues);
+      }
     });
 
     it('searches every skill with object_type_id "skills", bound or not', async () => {
@@ -231,6 +270,20 @@ describe.each(BACKENDS)("find_skills over the %s backend", (kind) => {
       const contract = await callFails(h.mcp, "find_skills", { kn_id: "kn_bad_skills", object_type_id: "ward" });
       expect(contract).toMatchObject({ code: "FAILED_PRECONDITION", reason: "SKILLS_CONTRACT_INCOMPLETE" });
     });
+
+    it("says an unknown network does not exist, and answers no skill with the message when nothing fits skill_query", async () => {
+      const unknown = await callFails(h.mcp, "find_skills", { kn_id: "kn_nope", object_type_id: "disease" });
+      expect(unknown).toMatchObject({ code: "NOT_FOUND", reason: "KNOWLEDGE_NETWORK_NOT_FOUND" });
+      expect(fieldsOf(unknown)).toEqual(["kn_id"]);
+      expect(unknown.valid_values).toContain(KN);
+      const none = await callOk(h.mcp, "find_skills", {
+        kn_id: KN,
+        object_type_id: "skills",
+        skill_query: "红烧肉怎么做",
+      });
+      expect(none["skills"]).toBeUndefined();
+      expect(none["message"]).toContain("没有与「红烧肉怎么做」相关的");
+    });
   });
 
   describe("the REST route", () => {
@@ -267,6 +320,20 @@ describe.each(BACKENDS)("find_skills over the %s backend", (kind) => {
       });
       expect(underscored.status).toBe(400);
       expect(underscored.body.details.field_violations[0].field).toBe("_instance_identities");
+      const unknown = await h.rest("find_skills", { kn_id: "kn_nope", object_type_id: "disease" });
+      expect(unknown.status).toBe(404);
+      expect(unknown.body).toMatchObject({ code: "KNOWLEDGE_NETWORK_NOT_FOUND" });
+      expect(unknown.body.details.valid_values).toContain(KN);
+    });
+
+    it("answers no entry and the message for a skill_query nothing fits", async () => {
+      const res = await h.rest("find_skills", {
+        kn_id: KN,
+        object_type_id: "disease",
+        skill_query: "季度财务报表审计",
+      });
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({ entries: [], message: expect.stringContaining("没有与「季度财务报表审计」相关的") });
     });
   });
 });

@@ -15,6 +15,7 @@ import { compareValues } from "../../../src/kn/embedded/object-store";
 import { clientWith } from "../../helpers/rpc";
 import { startServer } from "../../helpers/server";
 import { callFails, callOk, connectHttp, fieldsOf } from "../../mcp/mcp-client";
+import { correctionsIn, withCorrection } from "./corrections";
 import {
   type Backend,
   bundle,
@@ -342,11 +343,11 @@ describe.each(BACKENDS)("QueryObjectInstances on the %s backend", (name) => {
       "no data property of disease allows match",
     ],
     [
-      "knn's min_distance",
-      "disease",
-      { field: "*", operation: "knn", value: "气道", limit_key: "min_distance" },
+      "a knn limit that is none",
+      "skills",
+      { field: "name", operation: "knn", value: "急救", limit_key: "max_dist" },
       "condition.limit_key",
-      "max_distance",
+      "max_distance (distance at most limit_value; min_distance means the same)",
     ],
     [
       "limit_key on a non-knn leaf",
@@ -388,6 +389,108 @@ describe.each(BACKENDS)("QueryObjectInstances on the %s backend", (name) => {
     const f = await rpcFailure(query({ ot_id, condition }));
     expect(f.code).toBe(Code.InvalidArgument);
     expect(violationAt(f, field)).toContain(fragment);
+  });
+
+  it("takes knn's min_distance (the platform tool's spelling) as max_distance, which the platform is sent", async () => {
+    backend().sim?.clearRequests();
+    const skills = async (limit_key: string) => {
+      const res = await query({
+        ot_id: "skills",
+        condition: { field: "name", operation: "knn", value: "急救指引", limit_key, limit_value: 0.8 },
+        properties: ["skill_id"],
+        limit: 100,
+      });
+      return (res.datas as Row[]).map((r) => r["skill_id"]);
+    };
+    const byMin = await skills("min_distance");
+    // A bound, not k: some skills are within 0.8 of the text, not all.
+    expect(byMin.length).toBeGreaterThan(0);
+    expect(byMin.length).toBeLessThan(bundle.objects["skills"]!.length);
+    expect(byMin).toContain("skill_airway_emergency");
+    expect(byMin).toEqual(await skills("max_distance"));
+    // The instance queries (the schema reads before them carry no body).
+    const sent = (backend().sim?.requests() ?? []).flatMap((r) => {
+      const body = r.body as { condition?: { limit_key?: string } } | undefined;
+      return r.path.includes("/object-types/skills") && body?.condition ? [body.condition] : [];
+    });
+    if (backend().sim)
+      expect(sent).toEqual([
+        expect.objectContaining({ limit_key: "max_distance" }),
+        expect.objectContaining({ limit_key: "max_distance" }),
+      ]);
+  });
+
+  it("reports every mistake of a leaf at once, and corrects them together", async () => {
+    const condition = { field: "name", operation: "contains", value: "气道" };
+    const f = await rpcFailure(query({ ot_id: "disease", condition }));
+    expect(f.violations.map((v) => v.field).sort()).toEqual(["condition.field", "condition.operation"]);
+    expect(violationAt(f, "condition.field")).toContain("did you mean disease_name");
+    expect(violationAt(f, "condition.operation")).toContain('"contains" is not an operation; did you mean "like"?');
+    expect(correctionsIn(f.hint)).toEqual([
+      { path: "condition", value: { field: "disease_name", operation: "like", value: "气道" } },
+    ]);
+    const retried = await query({ ot_id: "disease", condition: correctionsIn(f.hint)[0]!.value });
+    expect(names(retried.datas as Row[]).every((n) => n.includes("气道"))).toBe(true);
+  });
+
+  it("offers only corrections that pass the same check: each, put in place and sent again, is accepted", async () => {
+    const batch: [string, Record<string, unknown>][] = [
+      ["disease", { field: "name", operation: "contains", value: "气道" }],
+      ["disease", { field: "disease_name", operation: "exists" }],
+      ["disease", { field: "disease_name", operation: "exist" }],
+      ["disease", { operation: "OR" }],
+      ["disease", { operation: "or" }],
+      ["disease", { operation: "OR", sub_conditions: [{ field: "age", operation: "==", value: "儿童" }] }],
+      ["disease", { field: "age", operation: "equals", value: ["儿童", "婴幼儿"] }],
+      ["disease", { field: "disease_name", operation: "match", value: "%气道%" }],
+      ["disease", { field: "disease_nam", operation: "in", value: "肺炎" }],
+      ["disease", { operation: "and", field: "age", value: "儿童" }],
+      ["disease", { field: "__id", operation: "like", value: "disease-disease_000001" }],
+      ["disease", { field: "*", operation: "knn", value: "气道", limit_key: "min_distance" }],
+      ["disease", { field: "period", operation: "gt", value: "2" }],
+      [
+        "disease",
+        {
+          operation: "and",
+          sub_conditions: [
+            { field: "age", operation: "==", value: "儿童", limit_key: "k" },
+            { field: "approved_drug_count", operation: "==", value: 1 },
+            { field: "disease_name", operation: "not_like", value: "%炎" },
+          ],
+        },
+      ],
+      ["skills", { field: "name", operation: "knn", value: "急救", limit_key: "topk", limit_value: 3 }],
+      ["skills", { field: "nme", operation: "knnn", value: "急救", limit_value: 0 }],
+      ["skills", { field: "description", operation: "multi_match", value: "急救" }],
+      ["drug_product", { field: "approval_date", operation: "range", value: [1, 2, 3] }],
+      ["drug_product", { field: "approval_date", operation: "exist", value: 1 }],
+    ];
+    let offered = 0;
+    for (const [ot_id, condition] of batch) {
+      const f = await rpcFailure(query({ ot_id, condition }));
+      expect(f.code, JSON.stringify(condition)).toBe(Code.InvalidArgument);
+      for (const { path, value } of correctionsIn(f.hint)) {
+        offered++;
+        const fixed = withCorrection("condition", condition, path, value);
+        const again = await query({ ot_id, condition: fixed }).then(
+          () => undefined,
+          (err: unknown) => rpcFailure(Promise.reject(err)),
+        );
+        // Corrected in place, the node (and all below it) passes; other nodes may still have their own problems.
+        const left = (again?.violations ?? []).filter((v) => v.field === path || v.field.startsWith(`${path}.`));
+        expect(left, `${JSON.stringify(condition)} corrected as ${path} = ${JSON.stringify(value)}`).toEqual([]);
+        if (path === "condition") expect(again, JSON.stringify(fixed)).toBeUndefined();
+      }
+    }
+    expect(offered).toBeGreaterThanOrEqual(12);
+    // Where no correction passes, none is offered: a property allowing no value-less operation, a group without members.
+    for (const condition of [
+      { field: "disease_name", operation: "exists" },
+      { operation: "OR" },
+      { operation: "or" },
+    ]) {
+      expect(correctionsIn((await rpcFailure(query({ ot_id: "disease", condition }))).hint)).toEqual([]);
+    }
   });
 
   it("refuses more than 100 sub_conditions in a group and groups nested more than 10 deep", async () => {
@@ -724,7 +827,7 @@ describe("query_object_instance over MCP", () => {
     });
     expect(variantOf("in")["value"]).toMatchObject({ type: "array", minItems: 1 });
     expect(variantOf("range")["value"]).toMatchObject({ type: "array", minItems: 2, maxItems: 2 });
-    expect(variantOf("knn")["limit_key"]).toMatchObject({ enum: ["k", "min_score", "max_distance"] });
+    expect(variantOf("knn")["limit_key"]).toMatchObject({ enum: ["k", "min_score", "max_distance", "min_distance"] });
 
     // A JSON Schema validator (what an MCP client may run) accepts good conditions and refuses malformed ones.
     const ajv = new Ajv2020({ strict: false });
@@ -743,6 +846,9 @@ describe("query_object_instance over MCP", () => {
     expect(withCondition({ field: "age", operation: "in", value: "儿童" })).toBe(false);
     expect(withCondition({ field: "age", operation: "exist", value: 1 })).toBe(false);
     expect(withCondition({ operation: "and" })).toBe(false);
+    expect(
+      withCondition({ field: "name", operation: "knn", value: "急救", limit_key: "min_distance", limit_value: 0.5 }),
+    ).toBe(true);
     expect(withCondition({ field: "age", operation: "contains", value: "儿" })).toBe(false);
   });
 
@@ -779,4 +885,46 @@ describe("query_object_instance over MCP", () => {
       'condition.sub_conditions[0] = {"field":"disease_name","operation":"like","value":"气道"}',
     );
   });
+
+  it.each(BACKENDS)(
+    "names both mistakes of a leaf and offers a correction the tool accepts, with knn's min_distance taken (%s)",
+    async (name) => {
+      const mcp = await connectHttp(byName.get(name)!.server.baseUrl, { ...HEADERS, "x-kn-id": KN });
+      try {
+        const e = await callFails(mcp, "query_object_instance", {
+          ot_id: "disease",
+          condition: { field: "name", operation: "contains", value: "气道" },
+        });
+        expect(fieldsOf(e).sort()).toEqual(["condition.field", "condition.operation"]);
+        const [fix] = correctionsIn(e.next_step ?? "");
+        expect(fix).toEqual({ path: "condition", value: { field: "disease_name", operation: "like", value: "气道" } });
+        const retried = await callOk(mcp, "query_object_instance", {
+          ot_id: "disease",
+          condition: fix!.value,
+          response_format: "json",
+        });
+        expect((retried["datas"] as Row[]).length).toBeGreaterThan(0);
+        // No correction that would itself be refused.
+        const none = await callFails(mcp, "query_object_instance", {
+          ot_id: "disease",
+          condition: { field: "disease_name", operation: "exists" },
+        });
+        expect(correctionsIn(none.next_step ?? "")).toEqual([]);
+        const knn = await callOk(mcp, "query_object_instance", {
+          ot_id: "skills",
+          condition: {
+            field: "name",
+            operation: "knn",
+            value: "急救指引",
+            limit_key: "min_distance",
+            limit_value: 0.8,
+          },
+          response_format: "json",
+        });
+        expect(knn["datas"]).toContainEqual(expect.objectContaining({ skill_id: "skill_airway_emergency" }));
+      } finally {
+        await mcp.close();
+      }
+    },
+  );
 });

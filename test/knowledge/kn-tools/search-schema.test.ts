@@ -15,6 +15,8 @@ import { ACCOUNT, BACKENDS, type Harness, startHarness } from "./schema-actions-
 
 const KN = "kn_medical";
 const QUESTION = "上气道梗阻有哪些症状";
+/** A question the medical network has nothing for. */
+const OTHER_DOMAIN = "上个季度的销售额是多少";
 /** The sample's relation types in network order (the export's 17, then the two binding skills). */
 const NETWORK_ORDER = ["belongs_to", "checks", "comly_with", "cures", "department_2_facility"];
 
@@ -206,6 +208,28 @@ describe.each(BACKENDS)("search_schema over the %s backend", (kind) => {
       expect(err.rawMessage).toContain("kn_id is required");
     });
 
+    it("warns that nothing fits a question about another domain (NO_RELEVANT_CONCEPT), keeping the four lists", async () => {
+      for (const enableRerank of [true, false]) {
+        const res = await h.rpc.searchSchema({ query: OTHER_DOMAIN, knId: KN, maxConcepts: 3, enableRerank });
+        expect(res.warnings.filter((w) => w.reason === "NO_RELEVANT_CONCEPT")).toEqual([
+          expect.objectContaining({
+            target: "query",
+            message: expect.stringMatching(
+              /^nothing in knowledge network kn_medical fits this question: .*another domain/,
+            ),
+          }),
+        ]);
+        // Flagged, not emptied: the network's closest types are still there for the agent to judge.
+        expect(res.relationTypes).toHaveLength(3);
+        expect(res.objectTypes.length).toBeGreaterThan(0);
+      }
+      // A question about the network is not flagged, even one worded loosely.
+      for (const query of [QUESTION, "发烧咳嗽是什么病", "阿莫西林是哪家药企生产的"]) {
+        const res = await h.rpc.searchSchema({ query, knId: KN });
+        expect(res.warnings.map((w) => w.reason)).not.toContain("NO_RELEVANT_CONCEPT");
+      }
+    });
+
     it("says an unknown network is not found, never an empty schema", async () => {
       const err = await failure(h.rpc.searchSchema({ query: QUESTION, knId: "kn_nope" }));
       expect(err.code).toBe(Code.NotFound);
@@ -265,6 +289,16 @@ describe.each(BACKENDS)("search_schema over the %s backend", (kind) => {
       );
     });
 
+    it("lists the warning that nothing fits a question about another domain", async () => {
+      const answer = await callOk(h.mcp, "search_schema", { query: OTHER_DOMAIN, kn_id: KN, max_concepts: 2 });
+      expect(answer["warnings"]).toContainEqual(
+        expect.objectContaining({ target: "query", reason: "NO_RELEVANT_CONCEPT" }),
+      );
+      expect(answer["relation_types"]).toHaveLength(2);
+      const fitting = await callOk(h.mcp, "search_schema", { query: QUESTION, kn_id: KN, max_concepts: 2 });
+      expect(fitting["warnings"]).toBeUndefined();
+    });
+
     it("fails with the invalid arguments, the known groups and the next tool", async () => {
       const scope = await callFails(h.mcp, "search_schema", {
         query: QUESTION,
@@ -316,6 +350,20 @@ describe.each(BACKENDS)("search_schema over the %s backend", (kind) => {
       expect(
         ((await bad.json()) as { details: { field_violations: { field: string }[] } }).details.field_violations,
       ).toEqual([expect.objectContaining({ field: "response_format" })]);
+    });
+
+    it("answers the four lists and the warning for a question about another domain", async () => {
+      const res = await h.rest("search_schema", { query: OTHER_DOMAIN, kn_id: KN, max_concepts: 1 });
+      expect(res.status).toBe(200);
+      expect(Object.keys(res.body).sort()).toEqual([
+        "action_types",
+        "metric_types",
+        "object_types",
+        "ranking_method",
+        "relation_types",
+        "warnings",
+      ]);
+      expect(res.body.warnings).toEqual([expect.objectContaining({ target: "query", reason: "NO_RELEVANT_CONCEPT" })]);
     });
 
     it("answers the platform tool's shape: four concept lists always present, concepts by concept_id", async () => {
@@ -495,6 +543,12 @@ describe("search_schema with a reranker", () => {
     expect(res.rankingMethod).toBe("reranker");
     expect(res.warnings).toEqual([]);
     expect(res.relationTypes[0]?.conceptId).toBe("has_symptom");
+  });
+
+  it("still says when nothing fits: the floor is judged on its own scale, not the reranker's", async () => {
+    const res = await ranked.rpc.searchSchema({ query: OTHER_DOMAIN, knId: KN, maxConcepts: 2 });
+    expect(res.rankingMethod).toBe("reranker");
+    expect(res.warnings.map((w) => w.reason)).toContain("NO_RELEVANT_CONCEPT");
   });
 
   it("says so when the reranker fails, and ranks by embeddings and words instead (never silently)", async () => {

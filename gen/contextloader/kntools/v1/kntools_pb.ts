@@ -79,7 +79,8 @@ export type Condition = Message<"contextloader.kntools.v1.Condition"> & {
 
   /**
    * knn only: "k" (the default: the k nearest), "min_score" (similarity at
-   * least) or "max_distance" (distance at most).
+   * least) or "max_distance" (distance at most; the platform tool's spelling
+   * "min_distance" is read as max_distance, which is what ontology-query knows).
    *
    * @generated from field: string limit_key = 6;
    */

@@ -11,11 +11,14 @@ import {
 } from "../../../kn/types";
 import type { ConditionInput } from "./condition-input";
 import {
+  ALL_KNN_LIMIT_KEYS,
   ALL_OPERATIONS,
   ANY_FIELD_OPERATIONS,
   GROUP_OPERATIONS,
   ID_FIELD_OPERATIONS,
+  KNN_LIMIT_ALIASES,
   KNN_LIMIT_KEYS,
+  type KnnLimitKey,
   MAX_CONDITION_DEPTH,
   MAX_KNN_K,
   OPERATION_ALIASES,
@@ -64,15 +67,20 @@ const MISTAKEN: Record<string, string> = {
 
 /**
  * Checks a condition against an object type before anything is sent to the
- * platform: every group is and/or with at most 100 sub_conditions, nested at
- * most 10 deep; every leaf names a data property (or "*" / "__id" where those
- * are allowed), an operation that property lists in its condition_operations,
- * and a value of the operation's shape; knn's limit_key/limit_value make
- * sense. Problems are added to `problems` at paths like
- * `condition.sub_conditions[1].operation`; the normalised condition (aliases
- * resolved, value_from "const" beside every value) is returned when there is
- * none. A property that declares no condition_operations is not checked for
- * the operation (the platform decides).
+ * platform: every group is and/or with sub_conditions (at most 100), nested
+ * at most 10 deep; every leaf names a data property (or "*" / "__id" where
+ * those are allowed), an operation that property lists in its
+ * condition_operations, and a value of the operation's shape; knn's
+ * limit_key/limit_value make sense (the platform tool's `min_distance` is
+ * read as max_distance). Every problem is added to `problems` at its path,
+ * like `condition.sub_conditions[1].operation` — an unknown operation does
+ * not hide a wrong field or value: the leaf is checked as the operation
+ * probably meant. A node with problems gets one corrected example with all
+ * its fixes, offered only when the same check passes it. The normalised
+ * condition (aliases resolved, value_from "const" beside every value) is
+ * returned when there is no problem. A property that declares no
+ * condition_operations is not checked for the operation (the platform
+ * decides).
  */
 export function checkCondition(
   input: ConditionInput,
@@ -81,9 +89,24 @@ export function checkCondition(
   problems: Problems,
 ): Condition | undefined {
   const before = problems.violations.length;
-  const condition = new Checker(type, problems).node(input, path, 1);
+  const condition = new Checker(type, problems, true).node(input, path, 1);
   return problems.violations.length === before ? condition : undefined;
 }
+
+/** Changes to a node that would correct it; a key set to undefined is removed. */
+type Fix = Partial<ConditionInput>;
+
+/** What a leaf's operation applies to, once its field is read (or corrected). */
+type Target =
+  | {
+      kind: "property";
+      property: DataProperty;
+      /** The caller's own field, not a correction of it. */
+      own: boolean;
+    }
+  | { kind: "every" }
+  | { kind: "id" }
+  | { kind: "none" };
 
 class Checker {
   private readonly properties: Map<string, DataProperty>;
@@ -91,82 +114,142 @@ class Checker {
   constructor(
     private readonly type: ObjectType,
     private readonly problems: Problems,
+    /** Whether corrected examples are made (not while checking one). */
+    private readonly correcting: boolean,
   ) {
     this.properties = new Map(type.data_properties.map((p) => [p.name, p]));
   }
 
-  private bad(field: string, description: string, example?: { path: string; value: Json }): undefined {
+  private bad(field: string, description: string): void {
     this.problems.violations.push({ field, description });
-    if (example) this.problems.examples.push(example);
-    return undefined;
+  }
+
+  /** The node with its fixes, as an example at `path`, if the same check passes it. */
+  private offer(c: ConditionInput, fix: Fix, path: string, depth: number): void {
+    if (!this.correcting) return;
+    const node = { ...c, ...fix };
+    // Written out in full, as the published schema has a group: the list may have been lost on the way (protobuf).
+    if (isGroupOperation(node.operation)) node.sub_conditions ??= [];
+    const corrected = compactNode(nodeOf(node));
+    const scratch = noProblems();
+    new Checker(this.type, scratch, false).node(corrected as unknown as ConditionInput, path, depth);
+    if (scratch.violations.length === 0) this.problems.examples.push({ path, value: corrected });
   }
 
   node(c: ConditionInput, path: string, depth: number): Condition | undefined {
     const op = OPERATION_ALIASES[c.operation] ?? c.operation;
-    if ((GROUP_OPERATIONS as readonly string[]).includes(op)) return this.group(c, op as "and" | "or", path, depth);
-    if (Object.hasOwn(VALUE_SHAPES, op)) return this.leaf(c, op as LeafOperation, path);
+    if (isGroupOperation(op)) return this.group(c, op, path, depth);
+    if (Object.hasOwn(VALUE_SHAPES, op)) return this.leaf(c, op as LeafOperation, path, depth);
     const guess = MISTAKEN[op.toLowerCase()] ?? closestNames(op, ALL_OPERATIONS, 2)[0];
-    return this.bad(
-      `${path}.operation`,
-      `${JSON.stringify(c.operation)} is not an operation${guess ? `; did you mean ${JSON.stringify(guess)}?` : ""} The operations are: ${ALL_OPERATIONS.join(" ")}`,
-      guess ? { path, value: compactNode({ ...nodeOf(c), operation: guess }) } : undefined,
-    );
+    const meant = guess === undefined ? undefined : (OPERATION_ALIASES[guess] ?? guess);
+    if (meant !== undefined && isGroupOperation(meant)) {
+      this.bad(
+        `${path}.operation`,
+        `${JSON.stringify(c.operation)} is not an operation; did you mean ${JSON.stringify(meant)}? The operations are: ${ALL_OPERATIONS.join(" ")}`,
+      );
+      this.offer(c, { operation: meant }, path, depth);
+      return undefined;
+    }
+    // Checked as the leaf probably meant, so that a wrong field or value is named too.
+    this.leaf(c, meant as LeafOperation | undefined, path, depth, c.operation);
+    return undefined;
   }
 
   private group(c: ConditionInput, op: "and" | "or", path: string, depth: number): Condition | undefined {
     if (depth > MAX_CONDITION_DEPTH) {
-      return this.bad(
+      this.bad(
         path,
         `and/or groups are nested more than ${MAX_CONDITION_DEPTH} deep here; flatten them (an and inside an and is one and)`,
       );
+      return undefined;
     }
+    const before = this.problems.violations.length;
+    const fix: Fix = {};
     const stray = (["field", "value", "limit_key", "limit_value", "fields", "match_type"] as const).filter(
       (k) => c[k] !== undefined,
     );
     if (stray.length > 0) {
-      const leaf = c.field !== undefined ? { field: c.field, operation: "==", value: c.value ?? "…" } : undefined;
       this.bad(
         `${path}.${stray[0]}`,
         `an ${op} group takes only sub_conditions; ${stray.join(", ")} belong in a leaf condition inside them`,
-        leaf ? { path, value: { operation: op, sub_conditions: [leaf as Json] } } : undefined,
       );
+      for (const k of stray) fix[k] = undefined;
+      // A field and value on a group are a leaf written one level too high.
+      if (c.field !== undefined) {
+        fix.sub_conditions = [
+          ...(c.sub_conditions ?? []),
+          { field: c.field, operation: "==", ...(c.value !== undefined ? { value: c.value } : {}) },
+        ];
+      }
     }
     const subs = c.sub_conditions ?? [];
+    // An and of nothing is the idiom for "every instance" (over protobuf [] and no list are one); an or of nothing matches none.
+    if (op === "or" && subs.length === 0 && fix.sub_conditions === undefined) {
+      this.bad(
+        `${path}.sub_conditions`,
+        `an or group with no sub_conditions matches no instance: give the conditions it combines, or {"operation":"and","sub_conditions":[]} for every instance`,
+      );
+    }
     if (subs.length > MAX_SUB_CONDITIONS) {
       this.bad(
         `${path}.sub_conditions`,
         `has ${subs.length} sub_conditions; an and/or group takes at most ${MAX_SUB_CONDITIONS}: split them into nested groups of at most ${MAX_SUB_CONDITIONS}, or compare one field with several values using in`,
-        { path, value: { field: "…", operation: "in", value: ["…", "…"] } },
       );
     }
+    const own = this.problems.violations.length > before;
+    if (own) this.offer(c, fix, path, depth);
     const children = subs.map((sub, i) => this.node(sub, `${path}.sub_conditions[${i}]`, depth + 1));
-    if (children.some((ch) => ch === undefined) || stray.length > 0) return undefined;
+    if (own || children.some((ch) => ch === undefined)) return undefined;
     return { operation: op, sub_conditions: children as Condition[] };
   }
 
-  private leaf(c: ConditionInput, op: LeafOperation, path: string): Condition | undefined {
+  /**
+   * A leaf. `op` is its operation, or with `unknown` (the caller's operation,
+   * which is none) the one probably meant, if any.
+   */
+  private leaf(
+    c: ConditionInput,
+    op: LeafOperation | undefined,
+    path: string,
+    depth: number,
+    unknown?: string,
+  ): Condition | undefined {
     const before = this.problems.violations.length;
-    const shape = VALUE_SHAPES[op];
+    const fix: Fix = unknown !== undefined && op !== undefined ? { operation: op } : {};
+    const named = op ?? unknown ?? "";
     if (c.sub_conditions !== undefined && c.sub_conditions.length > 0) {
       this.bad(
         `${path}.sub_conditions`,
-        `a ${op} condition takes no sub_conditions; to combine conditions, put them in an and/or group`,
+        `a ${named} condition takes no sub_conditions; to combine conditions, put them in an and/or group`,
       );
     }
-    if (op === "multi_match") this.multiMatchFields(c, path);
-    else this.fieldAndOperation(c, op, shape, path);
-    this.value(c, op, shape, path);
+    const target = op === "multi_match" ? this.multiMatchFields(c, path, fix) : this.field(c, op, path, fix);
     if (c.value_from !== undefined && c.value_from !== "const") {
       this.bad(`${path}.value_from`, `must be "const" (the only value source), or left out`);
+      fix.value_from = undefined;
     }
-    this.knnLimits(c, op, path);
-    if (op !== "multi_match") {
-      for (const k of ["fields", "match_type"] as const) {
-        if (c[k] !== undefined) this.bad(`${path}.${k}`, `${k} is only for multi_match; ${op} takes field`);
+    if (op !== undefined) {
+      this.value(c, op, path, fix);
+      this.knnLimits(c, op, path, fix);
+      if (op !== "multi_match") {
+        for (const k of ["fields", "match_type"] as const) {
+          if (c[k] === undefined) continue;
+          this.bad(`${path}.${k}`, `${k} is only for multi_match; ${op} takes field`);
+          fix[k] = undefined;
+        }
       }
     }
-    if (this.problems.violations.length > before) return undefined;
+    // Last: an operation the field does not allow changes the example's value and knn limits too.
+    if (unknown !== undefined) this.unknownOperation(c, unknown, op, target, path, fix);
+    else if (op !== undefined) this.operationAllowed(c, op, target, path, fix);
+    // Without an operation probably meant, there is nothing to correct the leaf to.
+    if (op === undefined) return undefined;
+    if (this.problems.violations.length > before) {
+      this.offer(c, fix, path, depth);
+      return undefined;
+    }
 
+    const shape = VALUE_SHAPES[op];
     const out: LeafCondition = { operation: op };
     if (c.field !== undefined) out.field = c.field;
     if (op === "multi_match" && c.fields !== undefined) out.fields = c.fields;
@@ -176,179 +259,236 @@ class Checker {
       out.value_from = "const";
     }
     if (op === "knn") {
-      out.limit_key = (c.limit_key ?? "k") as LeafCondition["limit_key"];
+      const key = c.limit_key ?? "k";
+      out.limit_key = KNN_LIMIT_ALIASES[key] ?? (key as KnnLimitKey);
       if (c.limit_value !== undefined) out.limit_value = c.limit_value;
     }
     return out;
   }
 
-  private fieldAndOperation(c: ConditionInput, op: LeafOperation, shape: ValueShape, path: string): void {
+  /** The leaf's field: a data property, "*" or "__id"; a wrong one is reported, and corrected when a close name exists. */
+  private field(c: ConditionInput, op: LeafOperation | undefined, path: string, fix: Fix): Target {
     const field = c.field;
     const names = [...this.properties.keys()];
     if (field === undefined || field === "") {
       this.bad(
         `${path}.field`,
-        `${op} needs field: a data property of ${this.type.id} (${names.join(", ")})${ANY_FIELD_OPERATIONS.has(op) ? ', or "*" for every property that allows it' : ""}`,
+        `${op ?? "a leaf condition"} needs field: a data property of ${this.type.id} (${names.join(", ")})${op !== undefined && ANY_FIELD_OPERATIONS.has(op) ? ', or "*" for every property that allows it' : ""}`,
       );
-      return;
+      return { kind: "none" };
     }
     if (field === "*") {
-      if (!ANY_FIELD_OPERATIONS.has(op)) {
+      if (op !== undefined && !ANY_FIELD_OPERATIONS.has(op)) {
         this.bad(
           `${path}.field`,
           `"*" (every property) is only for ${[...ANY_FIELD_OPERATIONS].join(", ")}; ${op} needs one data property of ${this.type.id}`,
         );
-        return;
+        return { kind: "none" };
       }
-      const supporting = names.filter((n) => this.allows(this.properties.get(n)!, op));
-      if (supporting.length === 0) {
-        this.refused(c, op, shape, path, `no data property of ${this.type.id} allows ${op}`, this.commonOperations());
-      }
-      return;
+      return { kind: "every" };
     }
-    if (field === "__id") {
-      if (!ID_FIELD_OPERATIONS.has(op)) {
-        this.bad(`${path}.operation`, `__id (the instance id, an answer's _instance_id) takes == or in, not ${op}`, {
-          path,
-          value: { field: "__id", operation: "in", value: ["<_instance_id>"] },
-        });
-      }
-      return;
-    }
+    if (field === "__id") return { kind: "id" };
     const property = this.properties.get(field);
-    if (!property) {
-      const logic = this.type.logic_properties.find((p) => p.name === field);
-      if (logic) {
-        this.bad(
-          `${path}.field`,
-          `${field} is a logic property (${logic.type}) of ${this.type.id}, computed on demand: conditions filter on data properties only. Get its values for chosen instances with ResolveLogicProperties`,
-        );
-        return;
-      }
-      const close = closestNames(field, names, 3);
-      const likely = close[0] === undefined ? undefined : this.properties.get(close[0])!;
-      const operation =
-        likely === undefined || this.allows(likely, op) ? op : substituteFor(op, shape, likely.condition_operations);
+    if (property) return { kind: "property", property, own: true };
+    const logic = this.type.logic_properties.find((p) => p.name === field);
+    if (logic) {
       this.bad(
         `${path}.field`,
-        `${field} is not a data property of ${this.type.id}${close.length ? `; did you mean ${close.join(" or ")}?` : ""} Its data properties: ${names.join(", ")}`,
-        likely && operation
-          ? {
-              path,
-              value: compactNode({
-                ...nodeOf(c),
-                field: likely.name,
-                operation,
-                value: operation === op ? c.value : exampleValue(VALUE_SHAPES[operation as LeafOperation], c.value),
-              }),
-            }
-          : undefined,
+        `${field} is a logic property (${logic.type}) of ${this.type.id}, computed on demand: conditions filter on data properties only. Get its values for chosen instances with ResolveLogicProperties`,
       );
-      return;
+      return { kind: "none" };
     }
-    if (!this.allows(property, op)) {
-      this.refused(
-        c,
-        op,
-        shape,
-        path,
-        `${field} does not allow ${op}; its condition_operations are: ${property.condition_operations.join(" ")}`,
-        property.condition_operations,
-      );
+    const close = closestNames(field, names, 3);
+    this.bad(
+      `${path}.field`,
+      `${field} is not a data property of ${this.type.id}${close.length ? `; did you mean ${close.join(" or ")}?` : "."} Its data properties: ${names.join(", ")}`,
+    );
+    if (close[0] === undefined) return { kind: "none" };
+    fix.field = close[0];
+    return { kind: "property", property: this.properties.get(close[0])!, own: false };
+  }
+
+  /**
+   * A known operation against what it applies to: a refused one is reported
+   * when the field is the caller's own (a corrected field only changes the
+   * example), and the example takes the nearest allowed one instead.
+   */
+  private operationAllowed(c: ConditionInput, op: LeafOperation, target: Target, path: string, fix: Fix): void {
+    // What the example says so far: a list for == already turned it into in.
+    const current = (fix.operation ?? op) as LeafOperation;
+    switch (target.kind) {
+      case "property": {
+        const { property, own } = target;
+        const allowed = property.condition_operations;
+        if (own && !this.allows(property, op)) {
+          const instead = substituteFor(op, VALUE_SHAPES[op], allowed);
+          this.problems.allowed ??= allowed;
+          this.bad(
+            `${path}.operation`,
+            `${property.name} does not allow ${op}; its condition_operations are: ${allowed.join(" ")}${instead ? `; use ${instead} instead` : ""}`,
+          );
+        }
+        if (!this.allows(property, current))
+          this.retarget(c, current, substituteFor(current, VALUE_SHAPES[current], allowed), fix);
+        return;
+      }
+      case "every": {
+        const somewhere = (o: string) => [...this.properties.values()].some((p) => this.allows(p, o));
+        const allowed = this.commonOperations();
+        if (!somewhere(op)) {
+          const instead = substituteFor(op, VALUE_SHAPES[op], allowed);
+          this.problems.allowed ??= allowed;
+          this.bad(
+            `${path}.operation`,
+            `no data property of ${this.type.id} allows ${op}${instead ? `; use ${instead} instead` : ""}`,
+          );
+        }
+        if (somewhere(current)) return;
+        const instead = substituteFor(current, VALUE_SHAPES[current], allowed);
+        this.retarget(c, current, instead, fix);
+        // "*" stands for no property in particular: the example names one that allows the substitute, the display key first.
+        if (instead !== undefined) fix.field = this.propertyAllowing(instead);
+        return;
+      }
+      case "id":
+        if (!ID_FIELD_OPERATIONS.has(op)) {
+          this.bad(`${path}.operation`, `__id (the instance id, an answer's _instance_id) takes == or in, not ${op}`);
+        }
+        if (!ID_FIELD_OPERATIONS.has(current)) this.retarget(c, current, Array.isArray(c.value) ? "in" : "==", fix);
+        return;
+      case "none":
+        return;
     }
   }
 
-  /** A refused operation: the violation, the allowed ones, and the condition rewritten with the nearest allowed one. */
-  private refused(
+  /** An operation that does not exist: named with the one probably meant, as far as the field allows it. */
+  private unknownOperation(
     c: ConditionInput,
-    op: string,
-    shape: ValueShape,
+    given: string,
+    meant: LeafOperation | undefined,
+    target: Target,
     path: string,
-    why: string,
-    allowed: string[],
+    fix: Fix,
   ): void {
-    this.problems.allowed ??= allowed;
-    const instead = substituteFor(op, shape, allowed);
-    // "*" stands for no property in particular: the example names one that allows the substitute, the display key first.
-    const field =
-      c.field !== "*" || instead === undefined
-        ? c.field
-        : [this.type.display_key, ...this.properties.keys()].find((n) => {
-            const p = this.properties.get(n);
-            return p !== undefined && this.allows(p, instead);
-          });
-    const example =
-      instead === undefined || field === undefined
-        ? undefined
-        : {
-            path,
-            value: compactNode({
-              field,
-              operation: instead,
-              value: exampleValue(VALUE_SHAPES[instead as LeafOperation] ?? "scalar", c.value),
-            }),
-          };
-    this.bad(`${path}.operation`, instead ? `${why}; use ${instead} instead` : why, example);
+    let guess = ".";
+    if (meant !== undefined) {
+      guess = `; did you mean ${JSON.stringify(meant)}?`;
+      const current = (fix.operation ?? meant) as LeafOperation;
+      if (target.kind === "property") {
+        const { property, own } = target;
+        const allowed = property.condition_operations;
+        if (!this.allows(property, meant)) {
+          const instead = substituteFor(meant, VALUE_SHAPES[meant], allowed);
+          if (own) this.problems.allowed ??= allowed;
+          guess += ` ${property.name} does not allow it (its condition_operations are: ${allowed.join(" ")})${instead ? `; use ${JSON.stringify(instead)}` : ""}.`;
+        }
+        if (!this.allows(property, current))
+          this.retarget(c, current, substituteFor(current, VALUE_SHAPES[current], allowed), fix);
+      }
+    }
+    this.bad(
+      `${path}.operation`,
+      `${JSON.stringify(given)} is not an operation${guess} The operations are: ${ALL_OPERATIONS.join(" ")}`,
+    );
   }
 
-  private multiMatchFields(c: ConditionInput, path: string): void {
+  /**
+   * The example's operation becomes `to` (none: no example can be made), its
+   * value reshaped when `to` takes another kind of value, and knn's limits
+   * dropped when `to` is not knn.
+   */
+  private retarget(c: ConditionInput, from: LeafOperation, to: string | undefined, fix: Fix): void {
+    if (to === undefined) return;
+    fix.operation = to;
+    const shape = VALUE_SHAPES[to as LeafOperation];
+    const value = "value" in fix ? fix.value : c.value;
+    if (shape !== VALUE_SHAPES[from]) fix.value = exampleValue(shape, value);
+    if (to !== "knn") {
+      fix.limit_key = undefined;
+      fix.limit_value = undefined;
+    }
+  }
+
+  /** The display key, else the first data property, that allows `op`. */
+  private propertyAllowing(op: string): string | undefined {
+    return [this.type.display_key, ...this.properties.keys()].find((n) => {
+      const p = this.properties.get(n);
+      return p !== undefined && this.allows(p, op);
+    });
+  }
+
+  private multiMatchFields(c: ConditionInput, path: string, fix: Fix): Target {
     if (c.field !== undefined && c.field !== "") {
-      this.bad(`${path}.field`, "multi_match takes fields (a list of data properties), not field", {
-        path,
-        value: compactNode({ operation: "multi_match", fields: [c.field], value: c.value }),
-      });
-      return;
+      this.bad(`${path}.field`, "multi_match takes fields (a list of data properties), not field");
+      fix.field = undefined;
+      fix.fields = [c.field];
+      return { kind: "none" };
     }
     const fields = c.fields ?? [];
+    const matching = [...this.properties.values()].filter((p) => this.allows(p, "multi_match")).map((p) => p.name);
+    const kept: string[] = [];
     fields.forEach((f, i) => {
       const p = this.properties.get(f);
-      if (!p) this.bad(`${path}.fields[${i}]`, `${f} is not a data property of ${this.type.id}`);
-      else if (!this.allows(p, "multi_match")) this.bad(`${path}.fields[${i}]`, `${f} does not allow multi_match`);
+      if (p && this.allows(p, "multi_match")) {
+        kept.push(f);
+        return;
+      }
+      this.bad(
+        `${path}.fields[${i}]`,
+        p ? `${f} does not allow multi_match` : `${f} is not a data property of ${this.type.id}`,
+      );
+      const close = closestNames(f, matching, 1)[0];
+      if (close !== undefined) kept.push(close);
     });
-    if (fields.length === 0 && ![...this.properties.values()].some((p) => this.allows(p, "multi_match"))) {
+    if (kept.length !== fields.length || kept.some((f, i) => f !== fields[i])) {
+      fix.fields = kept.length > 0 ? [...new Set(kept)] : undefined;
+    }
+    if (fields.length === 0 && matching.length === 0) {
       this.bad(`${path}.operation`, `no data property of ${this.type.id} allows multi_match`);
     }
+    return { kind: "none" };
   }
 
-  private value(c: ConditionInput, op: LeafOperation, shape: ValueShape, path: string): void {
+  private value(c: ConditionInput, op: LeafOperation, path: string, fix: Fix): void {
+    const shape = VALUE_SHAPES[op];
     const v = c.value === null ? undefined : c.value;
     const at = `${path}.value`;
-    const fix = (value: Json | undefined) => ({ path, value: compactNode({ ...nodeOf(c), value }) });
     const words = SHAPE_WORDS[shape];
     if (shape === "none") {
-      if (v !== undefined) this.bad(at, `${op} takes no value; leave value out`, fix(undefined));
+      if (v !== undefined) {
+        this.bad(at, `${op} takes no value; leave value out`);
+        fix.value = undefined;
+      }
       return;
     }
     if (v === undefined) {
-      this.bad(at, `${op} needs a value: ${words}`, {
-        path,
-        value: compactNode({ ...nodeOf(c), value: exampleValue(shape, undefined) }),
-      });
+      this.bad(at, `${op} needs a value: ${words}`);
+      fix.value = exampleValue(shape, undefined);
       return;
     }
     switch (shape) {
       case "scalar":
         if (Array.isArray(v) && (op === "==" || op === "!=")) {
           const instead = op === "!=" ? "not_in" : "in";
-          this.bad(at, `${op} takes one value, not a list; for any of several values use ${instead}`, {
-            path,
-            value: compactNode({ ...nodeOf(c), operation: instead }),
-          });
+          this.bad(at, `${op} takes one value, not a list; for any of several values use ${instead}`);
+          fix.operation = instead;
         } else if (!isScalar(v)) this.bad(at, `${op} needs ${words}, not ${given(v)}`);
         return;
       case "text":
         if (typeof v !== "string" || v.trim() === "") {
-          this.bad(at, `${op} needs ${words}, not ${given(v)}`, isScalar(v) ? fix(String(v)) : undefined);
+          this.bad(at, `${op} needs ${words}, not ${given(v)}`);
+          if (isScalar(v)) fix.value = String(v);
         } else if (op === "regex" && v.length > MAX_PATTERN_LENGTH) {
           this.bad(at, `a regex pattern takes at most ${MAX_PATTERN_LENGTH} characters, not ${v.length}`);
         } else if ((op === "like" || op === "not_like") && /^%|%$/.test(v)) {
-          const plain = v.replace(/^%+|%+$/g, "");
-          this.bad(at, `${op} already matches a substring and % is taken literally: drop the % wildcards`, fix(plain));
+          this.bad(at, `${op} already matches a substring and % is taken literally: drop the % wildcards`);
+          fix.value = v.replace(/^%+|%+$/g, "");
         }
         return;
       case "list":
         if (!Array.isArray(v)) {
-          this.bad(at, `${op} needs ${words}, not ${given(v)}`, isScalar(v) ? fix([v]) : undefined);
+          this.bad(at, `${op} needs ${words}, not ${given(v)}`);
+          if (isScalar(v)) fix.value = [v];
         } else if (v.length === 0) this.bad(at, `${op} needs at least one value in the list`);
         else if (!v.every(isScalar)) this.bad(at, `${op} needs ${words}; nested lists and objects are not values`);
         return;
@@ -358,10 +498,8 @@ class Checker {
         return;
       case "pair":
         if (!Array.isArray(v) || v.length !== 2 || !v.every((x) => typeof x === "string" || typeof x === "number")) {
-          this.bad(at, `${op} needs ${words}, not ${given(v)}`, {
-            path,
-            value: compactNode({ ...nodeOf(c), value: exampleValue("pair", v) }),
-          });
+          this.bad(at, `${op} needs ${words}, not ${given(v)}`);
+          fix.value = exampleValue("pair", v);
         }
         return;
       case "vector_query": {
@@ -373,29 +511,33 @@ class Checker {
     }
   }
 
-  private knnLimits(c: ConditionInput, op: LeafOperation, path: string): void {
+  private knnLimits(c: ConditionInput, op: LeafOperation, path: string, fix: Fix): void {
     if (op !== "knn") {
       for (const k of ["limit_key", "limit_value"] as const) {
-        if (c[k] !== undefined) this.bad(`${path}.${k}`, `${k} is only for knn`);
+        if (c[k] === undefined) continue;
+        this.bad(`${path}.${k}`, `${k} is only for knn`);
+        fix[k] = undefined;
       }
       return;
     }
-    const key = c.limit_key ?? "k";
+    const given = c.limit_key ?? "k";
+    const key = KNN_LIMIT_ALIASES[given] ?? given;
     if (!(KNN_LIMIT_KEYS as readonly string[]).includes(key)) {
-      const instead = key === "min_distance" ? "max_distance" : "k";
       this.bad(
         `${path}.limit_key`,
-        `${JSON.stringify(key)} is not a knn limit; it is one of ${KNN_LIMIT_KEYS.join(", ")}${key === "min_distance" ? " (max_distance: vectors at most this far)" : ""}`,
-        { path, value: compactNode({ ...nodeOf(c), limit_key: instead }) },
+        `${JSON.stringify(given)} is not a knn limit; it is k (the k nearest), min_score (similarity at least limit_value) or max_distance (distance at most limit_value; min_distance means the same)`,
       );
+      fix.limit_key = closestNames(given, ALL_KNN_LIMIT_KEYS, 1)[0] ?? "k";
       return;
     }
     const n = c.limit_value;
     if (n === undefined) return;
     if (key === "k" && (!Number.isInteger(n) || n < 1 || n > MAX_KNN_K)) {
       this.bad(`${path}.limit_value`, `k must be a whole number from 1 to ${MAX_KNN_K}`);
+      fix.limit_value = Number.isFinite(n) ? Math.min(MAX_KNN_K, Math.max(1, Math.round(n))) : undefined;
     } else if (key !== "k" && (!Number.isFinite(n) || n < 0)) {
-      this.bad(`${path}.limit_value`, `${key} must be a number of at least 0`);
+      this.bad(`${path}.limit_value`, `${given} must be a number of at least 0`);
+      fix.limit_value = Number.isFinite(n) ? 0 : undefined;
     }
   }
 
@@ -410,7 +552,38 @@ class Checker {
   }
 }
 
-/** The allowed operation closest in meaning to a refused one. */
+function isGroupOperation(op: string): op is "and" | "or" {
+  return (GROUP_OPERATIONS as readonly string[]).includes(op);
+}
+
+/** Operations meaning the opposite of one another: never offered for each other. */
+const OPPOSITES: Record<string, string> = {
+  "==": "!=",
+  "!=": "==",
+  in: "not_in",
+  not_in: "in",
+  like: "not_like",
+  not_like: "like",
+  prefix: "not_prefix",
+  not_prefix: "prefix",
+  contain: "not_contain",
+  not_contain: "contain",
+  exist: "not_exist",
+  not_exist: "exist",
+  empty: "not_empty",
+  not_empty: "empty",
+  null: "not_null",
+  not_null: "null",
+  true: "false",
+  false: "true",
+  range: "out_range",
+  out_range: "range",
+};
+
+/** Comparisons only another comparison in the same direction can stand in for. */
+const ORDERING: ReadonlySet<string> = new Set([">", ">=", "<", "<="]);
+
+/** The allowed operation closest in meaning to a refused one, if any is close enough to offer. */
 function substituteFor(op: string, shape: ValueShape, allowed: readonly string[]): string | undefined {
   const preferences: Record<string, string[]> = {
     match: ["like", "match_phrase", "=="],
@@ -429,11 +602,16 @@ function substituteFor(op: string, shape: ValueShape, allowed: readonly string[]
     not_empty: ["exist"],
     null: ["not_exist"],
     not_null: ["exist"],
-    ">": ["!="],
-    "<": ["!="],
+    ">": [">="],
+    ">=": [">"],
+    "<": ["<="],
+    "<=": ["<"],
   };
-  const wanted = [...(preferences[op] ?? []), ...allowed.filter((a) => VALUE_SHAPES[a as LeafOperation] === shape)];
-  return wanted.find((w) => allowed.includes(w));
+  // Any other operation taking the same kind of value, unless it means the opposite (or the order is lost).
+  const sameShape = ORDERING.has(op)
+    ? []
+    : allowed.filter((a) => VALUE_SHAPES[a as LeafOperation] === shape && a !== OPPOSITES[op]);
+  return [...(preferences[op] ?? []), ...sameShape].find((w) => allowed.includes(w));
 }
 
 /** A value of `shape` for an example, from what the caller gave when it fits. */

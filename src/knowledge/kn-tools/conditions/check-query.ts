@@ -37,7 +37,7 @@ export function checkProperties(
     const close = closestNames(name, names, 3);
     problems.violations.push({
       field: at,
-      description: `${name} is not a data property of ${type.id}${close.length ? `; did you mean ${close.join(" or ")}?` : ""} Its data properties: ${names.join(", ")}`,
+      description: `${name} is not a data property of ${type.id}${close.length ? `; did you mean ${close.join(" or ")}?` : "."} Its data properties: ${names.join(", ")}`,
     });
   });
   return [...new Set(properties)];

@@ -3,9 +3,9 @@ import { type Json, jsonSchema } from "../../../core/json";
 import { measureTree } from "../../../core/tree-size";
 import { MAX_SUB_CONDITIONS } from "../../../kn/types";
 import {
+  ALL_KNN_LIMIT_KEYS,
   ALL_OPERATIONS,
   DEFAULT_KNN_K,
-  KNN_LIMIT_KEYS,
   MAX_CONDITION_DEPTH,
   MAX_CONDITION_LEAVES,
   VALUE_SHAPES,
@@ -95,7 +95,11 @@ const VARIANTS = [
       ],
     },
     {
-      limit_key: { enum: [...KNN_LIMIT_KEYS], description: `k（默认，取最近的 k 个）、min_score 或 max_distance` },
+      limit_key: {
+        enum: [...ALL_KNN_LIMIT_KEYS],
+        description:
+          "k（默认，取最近的 k 个）、min_score（相似度不低于）或 max_distance（距离不超过；min_distance 同义）",
+      },
       limit_value: { type: "number", description: `limit_key 的取值；k 默认 ${DEFAULT_KNN_K}` },
     },
   ),
@@ -182,7 +186,10 @@ const conditionNode: z.ZodType<ConditionInput> = z.lazy(() =>
       limit_key: z
         .string()
         .optional()
-        .meta({ enum: [...KNN_LIMIT_KEYS], description: "仅 knn：k、min_score 或 max_distance" }),
+        .meta({
+          enum: [...ALL_KNN_LIMIT_KEYS],
+          description: "仅 knn：k、min_score 或 max_distance（min_distance 同 max_distance）",
+        }),
       limit_value: z.number().optional().describe("仅 knn：limit_key 的取值"),
       fields: z.array(z.string()).optional().describe("仅 multi_match：要匹配的属性"),
       match_type: z.string().optional().describe("仅 multi_match：best_fields（默认）等"),

@@ -78,8 +78,20 @@ export const ANY_FIELD_OPERATIONS: ReadonlySet<string> = new Set(["match", "matc
 /** Operations that may take `field: "__id"` (instance ids, `_instance_id` of an answer). */
 export const ID_FIELD_OPERATIONS: ReadonlySet<string> = new Set(["==", "in"]);
 
-/** knn's limits: the k nearest (default), a minimum similarity, a maximum distance. */
+/** knn's limits as the platform's search services take them: the k nearest (default), a minimum similarity, a maximum distance. */
 export const KNN_LIMIT_KEYS = ["k", "min_score", "max_distance"] as const;
+export type KnnLimitKey = (typeof KNN_LIMIT_KEYS)[number];
+
+/**
+ * The platform tool's own name for the distance bound (its KnCondLimitKey
+ * `min_distance`, ANCHOR-TOOLS §2): the same radial search as max_distance,
+ * neighbours at most limit_value away. ontology-query and the platform's
+ * vector search know only `max_distance`, so it is sent as that.
+ */
+export const KNN_LIMIT_ALIASES: Readonly<Record<string, KnnLimitKey>> = { min_distance: "max_distance" };
+
+/** Every limit_key a condition may give, aliases included. */
+export const ALL_KNN_LIMIT_KEYS: readonly string[] = [...KNN_LIMIT_KEYS, ...Object.keys(KNN_LIMIT_ALIASES)];
 export const DEFAULT_KNN_K = 100;
 export const MAX_KNN_K = 10_000;
 

@@ -4,9 +4,11 @@ import { ToolError } from "../../../errors/tool-error";
 import { knIdOf } from "../../../kn/kn-id";
 import type { Condition, ObjectType, RelationType, Row } from "../../../kn/types";
 import type { KnowledgeDeps } from "../../deps";
+import { objectTypeOf, SEARCH_SCHEMA_RPC } from "../conditions/schema-lookup";
+import { RELEVANCE_FLOOR } from "../search-schema/relevance-floor";
 import type { FindSkillsInput } from "./input";
 import { emptyMessage } from "./messages";
-import { type Ranked, rankSkills } from "./ranking";
+import { type Ranked, rankSkills, skillRelevance } from "./ranking";
 import { checkSkillsContract, instanceFilter, SKILLS_TYPE_ID, skillQueryCondition } from "./skills-contract";
 import type { Skill, SkillScope } from "./types";
 
@@ -29,8 +31,6 @@ export interface FindSkillsResult {
   scope: SkillScope;
 }
 
-const SEARCH_SCHEMA_RPC = "contextloader.kntools.v1.KnowledgeToolsService/SearchSchema";
-
 /**
  * find_skills: the skills an agent can use for an object type ("skills": every
  * skill of the network), optionally only those bound to some of its
@@ -39,9 +39,12 @@ const SEARCH_SCHEMA_RPC = "contextloader.kntools.v1.KnowledgeToolsService/Search
  * naming what is missing). A skill is an object type's (or an instance's)
  * when an instance of that type (that instance) is linked to it by a relation
  * type between the two, either way round. Candidates are ranked by
- * skill_query (vector and full-text relevance, then skill_id), each checked
- * for a binding until top_k are found, all within 10 s. No skill is an empty
- * list with a message saying why and what to do.
+ * skill_query (vector and full-text relevance, then skill_id), those that do
+ * not fit it dropped (relevance below RELEVANCE_FLOOR: the vector search's
+ * nearest neighbours may be far), each checked for a binding until top_k are
+ * found, all within 10 s. No skill is an empty list with a message saying
+ * why and what to do. An unknown network is NOT_FOUND
+ * KNOWLEDGE_NETWORK_NOT_FOUND, as for the other tools.
  */
 export async function findSkills(
   deps: FindSkillsDeps,
@@ -57,9 +60,12 @@ export async function findSkills(
     ]);
     const scope: SkillScope = isNetwork ? "network" : input.instance_identities.length > 0 ? "instance" : "object_type";
     const instances = instanceFilter(target ?? skills, input.instance_identities);
-    const query = input.skill_query === "" ? undefined : skillQueryCondition(skills, input.skill_query, input.top_k);
+    const query: SkillQuery | undefined =
+      input.skill_query === ""
+        ? undefined
+        : { text: input.skill_query, condition: skillQueryCondition(skills, input.skill_query, input.top_k) };
     const found = isNetwork
-      ? await networkSkills(deps, ctx, knId, skills, and(query, instances), input.top_k)
+      ? await networkSkills(deps, ctx, knId, skills, instances, query, input.top_k)
       : await boundSkills(deps, ctx, knId, skills, target!, instances, query, input.top_k);
     const entries = rankSkills(found.ranked, input.top_k);
     if (entries.length > 0) return { entries, message: "", scope };
@@ -68,7 +74,7 @@ export async function findSkills(
       query === undefined || found.noBinding
         ? 0
         : isNetwork
-          ? (await networkSkills(deps, ctx, knId, skills, instances, 1)).ranked.length
+          ? (await networkSkills(deps, ctx, knId, skills, instances, undefined, 1)).ranked.length
           : (await boundSkills(deps, ctx, knId, skills, target!, instances, undefined, 1)).ranked.length;
     return {
       entries: [],
@@ -92,16 +98,27 @@ interface Found {
   noBinding: boolean;
 }
 
-/** Every skill of the network (object_type_id "skills"), the instance filter on the skills themselves. */
+/** skill_query, and the platform's condition for it. */
+interface SkillQuery {
+  text: string;
+  condition: Condition;
+}
+
+/**
+ * Every skill of the network (object_type_id "skills"), the instance filter
+ * on the skills themselves; with skill_query, only those that fit it.
+ */
 async function networkSkills(
   deps: FindSkillsDeps,
   ctx: CallContext,
   knId: string,
   skills: ObjectType,
-  condition: Condition | undefined,
+  instances: Condition | undefined,
+  query: SkillQuery | undefined,
   topK: number,
 ): Promise<Found> {
-  const rows = await candidates(deps, ctx, knId, skills, condition, topK);
+  // With skill_query, more than top_k are read: those that do not fit leave room for the next.
+  const rows = await candidates(deps, ctx, knId, skills, query, instances, query ? CANDIDATE_LIMIT : topK);
   return { ranked: rows.map(ranked), noBinding: false };
 }
 
@@ -119,12 +136,12 @@ async function boundSkills(
   skills: ObjectType,
   target: ObjectType,
   instances: Condition | undefined,
-  query: Condition | undefined,
+  query: SkillQuery | undefined,
   topK: number,
 ): Promise<Found> {
   const relations = await bindings(deps, ctx, knId, target.id);
   if (relations.length === 0) return { ranked: [], noBinding: true };
-  const rows = await candidates(deps, ctx, knId, skills, query, CANDIDATE_LIMIT);
+  const rows = await candidates(deps, ctx, knId, skills, query, undefined, CANDIDATE_LIMIT);
   const bound: Ranked[] = [];
   for (let from = 0; from < rows.length && bound.length < topK; from += CHECK_CHUNK) {
     const chunk = rows.slice(from, from + CHECK_CHUNK);
@@ -165,35 +182,46 @@ async function bindings(deps: FindSkillsDeps, ctx: CallContext, knId: string, ot
   return hits;
 }
 
-/** Skills matching the condition, best first (by `_score`, then skill_id), with the contract's properties. */
+/**
+ * Skills matching skill_query's condition and the instance filter, best
+ * first (by `_score`, then skill_id), with the contract's properties; with
+ * skill_query, only those that fit it (relevance at least RELEVANCE_FLOOR):
+ * vector search returns its nearest neighbours even when nothing is near.
+ */
 async function candidates(
   deps: FindSkillsDeps,
   ctx: CallContext,
   knId: string,
   skills: ObjectType,
-  condition: Condition | undefined,
+  query: SkillQuery | undefined,
+  instances: Condition | undefined,
   limit: number,
 ): Promise<Row[]> {
   const describes = skills.data_properties.some((p) => p.name === "description");
+  const condition = and(query?.condition, instances);
   const answer = await deps.backend.queryObjects(ctx, knId, SKILLS_TYPE_ID, {
     ...(condition ? { condition } : {}),
     properties: ["skill_id", "name", ...(describes ? ["description"] : [])],
     limit,
   });
-  return answer.datas;
+  if (!query) return answer.datas;
+  const relevance = await skillRelevance(ctx, query.text, answer.datas);
+  return answer.datas.filter((_, i) => relevance[i]! >= RELEVANCE_FLOOR);
 }
 
-/** The object type find_skills looks from; an unknown one points the agent at search_schema. */
+/**
+ * The object type find_skills looks from; an unknown one points the agent at
+ * search_schema, an unknown network is the other tools' NOT_FOUND.
+ */
 async function objectType(deps: FindSkillsDeps, ctx: CallContext, knId: string, otId: string): Promise<ObjectType> {
   try {
-    const [type] = await deps.backend.getObjectTypes(ctx, knId, [otId]);
-    return type!;
+    return await objectTypeOf(deps.backend, ctx, knId, otId);
   } catch (err) {
-    if (!(err instanceof ToolError) || err.code !== "not_found") throw err;
+    if (!(err instanceof ToolError) || err.reason !== "OBJECT_TYPE_NOT_FOUND") throw err;
     throw new ToolError({
       code: "not_found",
       reason: "OBJECT_TYPE_NOT_FOUND",
-      message: `object type ${otId} does not exist in knowledge network ${knId}`,
+      message: err.message,
       violations: [{ field: "object_type_id", description: `${otId} is not an object type of ${knId}` }],
       metadata: err.metadata,
       hint: {

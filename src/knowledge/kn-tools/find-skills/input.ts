@@ -30,7 +30,9 @@ export const findSkillsInput = z.object({
     .trim()
     .max(1000, "skill_query must be at most 1000 characters")
     .default("")
-    .describe("按技能名称和说明筛选并排序，如“急救”“随访”；不传则返回全部可用技能"),
+    .describe(
+      "按技能名称和说明筛选并排序，如“急救”“随访”：只返回与之相关的技能，没有相关的则不返回技能并在 message 中说明；不传则返回全部可用技能",
+    ),
   top_k: z
     .number({ error: `top_k must be a whole number from 1 to ${MAX_TOP_K}` })
     .int(`top_k must be a whole number from 1 to ${MAX_TOP_K}`)

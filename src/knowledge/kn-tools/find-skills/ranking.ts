@@ -1,3 +1,6 @@
+import type { CallContext } from "../../../core/call-context";
+import type { Row } from "../../../kn/types";
+import { relevanceScores } from "../search-schema/relevance-floor";
 import type { Skill } from "./types";
 
 /** A skill found, with the relevance its search gave it (0 without skill_query). */
@@ -25,4 +28,21 @@ export function rankSkills(found: Ranked[], topK: number): Skill[] {
     )
     .slice(0, topK)
     .map((r) => r.skill);
+}
+
+/**
+ * How well each skill row fits skill_query (relevance-floor.ts' scale), by
+ * its name and description: what decides whether a skill the platform's
+ * vector and full-text search recalled is relevant at all.
+ */
+export function skillRelevance(ctx: CallContext, skillQuery: string, rows: readonly Row[]): Promise<number[]> {
+  return relevanceScores(
+    ctx,
+    skillQuery,
+    rows.map((row) => {
+      const name = String(row["name"] ?? "");
+      const description = typeof row["description"] === "string" ? row["description"] : "";
+      return { text: `${name} ${description}`.trim(), names: [name] };
+    }),
+  );
 }

@@ -2,6 +2,7 @@ import type { CallContext } from "../../../core/call-context";
 import { type FieldViolation, invalidArgument, ToolError } from "../../../errors/tool-error";
 import type { KnowledgeNetworkBackend } from "../../../kn/backend";
 import type { Condition, InstanceIdentity, ObjectType } from "../../../kn/types";
+import { objectTypeOf } from "../conditions/schema-lookup";
 
 /** The object type that holds a network's skills (the platform's skills_object_type_id). */
 export const SKILLS_TYPE_ID = "skills";
@@ -14,6 +15,8 @@ const SEARCHED_PROPERTIES = ["name", "description"];
  * The network's skills object type, checked against find_skills' contract:
  * missing is NOT_FOUND, without skill_id or name FAILED_PRECONDITION naming
  * what is missing. Neither is the caller's to fix, and the message says so.
+ * A network that does not exist is not one without skills: that is the other
+ * tools' NOT_FOUND KNOWLEDGE_NETWORK_NOT_FOUND, naming the networks there are.
  */
 export async function checkSkillsContract(
   backend: KnowledgeNetworkBackend,
@@ -22,9 +25,9 @@ export async function checkSkillsContract(
 ): Promise<ObjectType> {
   let skills: ObjectType;
   try {
-    [skills] = (await backend.getObjectTypes(ctx, knId, [SKILLS_TYPE_ID])) as [ObjectType];
+    skills = await objectTypeOf(backend, ctx, knId, SKILLS_TYPE_ID);
   } catch (err) {
-    if (!(err instanceof ToolError) || err.code !== "not_found") throw err;
+    if (!(err instanceof ToolError) || err.reason !== "OBJECT_TYPE_NOT_FOUND") throw err;
     throw new ToolError({
       code: "not_found",
       reason: "SKILLS_TYPE_NOT_FOUND",

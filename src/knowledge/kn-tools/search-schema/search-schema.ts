@@ -10,6 +10,7 @@ import { type Candidate, type Ranking, rankWithoutLlm } from "../../relevance/ra
 import { objectCandidate, relationCandidate } from "../../schema/retrieve-schema";
 import type { SearchSchemaInput } from "./input";
 import { type RecalledMetric, recallMetrics } from "./metrics";
+import { RELEVANCE_FLOOR, relevanceScores } from "./relevance-floor";
 import { textSearchCondition } from "./text-condition";
 import type { SchemaWarning, SearchSchemaDeps } from "./types";
 
@@ -24,6 +25,8 @@ export interface SearchSchemaResult {
   metric_types: RecalledMetric[];
   ranking_method: RankingMethod;
   schema_brief: boolean;
+  /** How well the returned relation and object types fit the question: the best relevanceScores of them. */
+  relevance: number;
   warnings: SchemaWarning[];
 }
 
@@ -56,6 +59,8 @@ interface Pool {
  * ends (never cut), then the best others up to max_concepts; the best action
  * types of those object types; the metrics matching the question or scoped to
  * those object types. search_scope's include flags only choose what is shown.
+ * When none of the relation and object types returned fits the question
+ * (relevance under RELEVANCE_FLOOR), a NO_RELEVANT_CONCEPT warning says so.
  */
 export async function searchSchema(
   deps: SearchSchemaDeps,
@@ -110,6 +115,13 @@ export async function searchSchema(
     .slice(0, max);
 
   const warnings = rankingWarnings(pool, { relations, objects, actions });
+  // Ranking always puts something first; whether anything fits is judged on its own scale.
+  const fit = await relevanceScores(ctx, input.query, [
+    ...keptRelations.map((r) => relationCandidate(named, r)),
+    ...objectIds.map((id) => objectCandidate(pool.types.get(id)!)),
+  ]);
+  const relevance = Math.max(0, ...fit);
+  if (relevance < RELEVANCE_FLOOR) warnings.push(nothingFits(knId, relevance));
   let metricTypes: RecalledMetric[] = [];
   if (scope.include_metric_types) {
     const recalled = await recallMetrics(deps, ctx, {
@@ -137,6 +149,7 @@ export async function searchSchema(
       ? "network_order"
       : ((primary?.method as RankingMethod | undefined) ?? (deps.reranker ? "reranker" : "embedding_lexical")),
     schema_brief: input.schema_brief,
+    relevance,
     warnings: dedupe(warnings),
   };
 }
@@ -250,6 +263,20 @@ function rankingWarnings(
         w.target === "ranking" ? { ...w, target: kind === "relations" ? "relation_types" : "object_types" } : w,
       ),
   );
+}
+
+/**
+ * The answer's types are the network's closest to the question, but none
+ * fits it: most likely a question about another domain. The four buckets
+ * stay as the contract has them (a fitting question worded unlike the
+ * schema scores low too); the warning tells the agent not to build on them.
+ */
+function nothingFits(knId: string, relevance: number): SchemaWarning {
+  return {
+    target: "query",
+    reason: "NO_RELEVANT_CONCEPT",
+    message: `nothing in knowledge network ${knId} fits this question: the best of the types returned scores ${relevance} for relevance, below the ${RELEVANCE_FLOOR} that questions about this network reach, so they are its closest types but probably unrelated. If the question is about another domain, it needs a knowledge network of that domain (kn_id); if it is about this one, rephrase it with the names of its entities and relations.`,
+  };
 }
 
 function dedupe(warnings: SchemaWarning[]): SchemaWarning[] {
