@@ -14,6 +14,7 @@ import { Listener } from "./server/listener";
 import { createMetrics, type Metrics } from "./server/metrics";
 import { probeRoutes } from "./server/probes";
 import { createRpcHandler } from "./server/rpc-handler";
+import { tracingInterceptor } from "./server/tracing";
 
 export interface App {
   /** Binds the configured port (0 picks a free one); resolves with the bound port. */
@@ -59,7 +60,12 @@ export function createApp(config: Config, log: Logger, overrides: { backend?: Cl
       // Agents compose JSON by hand: a misspelt field is an error, not silently ignored.
       // Zero values are written too, so every answer has the spec's full shape (false, 0, [] included).
       jsonOptions: JSON_OPTIONS,
-      interceptors: [callInterceptor({ log, metrics }), admissionInterceptor(admission)],
+      // With tracing on, outermost: the call's span is open while it waits, runs and is logged.
+      interceptors: [
+        ...(config.tracing ? [tracingInterceptor()] : []),
+        callInterceptor({ log, metrics }),
+        admissionInterceptor(admission),
+      ],
       shutdownSignal: stopping.signal,
     },
     fallback: createHttpRoutes({

@@ -50,6 +50,36 @@ export const httpUrl = z
   .transform((u) => u.replace(/\/+$/, ""));
 
 /**
+ * OTEL_EXPORTER_OTLP_HEADERS: `key=value` pairs separated by commas, values
+ * percent-decoded (the OTLP exporter spec's format), e.g.
+ * `authorization=Bearer%20abc,x-tenant=t1`.
+ */
+export const otlpHeaders = z
+  .string()
+  .trim()
+  .transform((text, ctx) => {
+    const headers: Record<string, string> = {};
+    for (const pair of text.split(",").filter((p) => p.trim() !== "")) {
+      const at = pair.indexOf("=");
+      const key = pair.slice(0, at).trim().toLowerCase();
+      if (at <= 0 || !/^[a-z0-9!#$%&'*+.^_`|~-]+$/.test(key)) {
+        ctx.addIssue({ code: "custom", message: `OTEL_EXPORTER_OTLP_HEADERS: "${pair.trim()}" is not key=value` });
+        return z.NEVER;
+      }
+      try {
+        headers[key] = decodeURIComponent(pair.slice(at + 1).trim());
+      } catch {
+        ctx.addIssue({
+          code: "custom",
+          message: `OTEL_EXPORTER_OTLP_HEADERS: the value of ${key} is not percent-encoded`,
+        });
+        return z.NEVER;
+      }
+    }
+    return headers;
+  });
+
+/**
  * A URL path put between a service's base URL and its resources, such as
  * /api/bkn-backend/in/v1: segments of letters, digits, "-", "_", "." and "~"
  * ("." and ".." alone refused), a trailing slash dropped; "/" alone means no

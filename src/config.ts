@@ -12,6 +12,7 @@ import {
   type LogLevel,
   list,
   logLevel,
+  otlpHeaders,
   pathPrefix,
   readEnv,
   timeZone,
@@ -118,6 +119,20 @@ export interface Config {
     /** data-retrieval (DATA_RETRIEVAL_URL), to which kn_search is forwarded; undefined: kn_search is computed here. */
     dataRetrieval: { url: string; timeoutMs: number; maxSockets: number } | undefined;
   };
+  /**
+   * Spans exported over OTLP/HTTP (JSON) to `url` (OTEL_EXPORTER_OTLP_ENDPOINT or
+   * OTEL_EXPORTER_OTLP_TRACES_ENDPOINT); undefined: no tracing at all.
+   */
+  tracing:
+    | {
+        url: string;
+        headers: Record<string, string>;
+        timeoutMs: number;
+        serviceName: string;
+        /** Share of new traces recorded (a caller's sampled traceparent is always followed). */
+        sampleRatio: number;
+      }
+    | undefined;
 }
 
 /**
@@ -266,6 +281,13 @@ const envSchema = z.object({
   RERANKER_TIMEOUT_MS: integer("RERANKER_TIMEOUT_MS", 1, 600_000).optional(),
   /** data-retrieval is a platform service: it shares UPSTREAM_TIMEOUT_MS and UPSTREAM_MAX_SOCKETS with the knowledge networks. */
   DATA_RETRIEVAL_URL: httpUrl.optional(),
+  // tracing: OpenTelemetry's own variable names, read here so a bad one stops start-up like any other
+  OTEL_EXPORTER_OTLP_ENDPOINT: httpUrl.optional(),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: httpUrl.optional(),
+  OTEL_EXPORTER_OTLP_HEADERS: otlpHeaders.optional(),
+  OTEL_EXPORTER_OTLP_TIMEOUT: integer("OTEL_EXPORTER_OTLP_TIMEOUT", 100, 600_000).default(10_000),
+  OTEL_SERVICE_NAME: z.string().trim().min(1).default("context-loader"),
+  OTEL_TRACES_SAMPLER_ARG: fraction("OTEL_TRACES_SAMPLER_ARG").default(1),
 });
 
 type Env = z.output<typeof envSchema>;
@@ -302,6 +324,26 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       maxMemoryBytes: e.SESSION_MAX_BYTES,
     },
     clients: clientsSection(e),
+    tracing: tracingSection(e),
+  };
+}
+
+/**
+ * OTLP/HTTP trace export, on only when an endpoint is set: the traces
+ * endpoint as given, or `/v1/traces` below the general one (the OTLP spec's
+ * rule for the two variables).
+ */
+function tracingSection(e: Env): Config["tracing"] {
+  const url =
+    e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ??
+    (e.OTEL_EXPORTER_OTLP_ENDPOINT === undefined ? undefined : `${e.OTEL_EXPORTER_OTLP_ENDPOINT}/v1/traces`);
+  if (url === undefined) return undefined;
+  return {
+    url,
+    headers: e.OTEL_EXPORTER_OTLP_HEADERS ?? {},
+    timeoutMs: e.OTEL_EXPORTER_OTLP_TIMEOUT,
+    serviceName: e.OTEL_SERVICE_NAME,
+    sampleRatio: e.OTEL_TRACES_SAMPLER_ARG,
   };
 }
 

@@ -23,6 +23,9 @@ import type { MemoryStore } from "./store/memories/memory-store";
 import { PostgresMemoryStore } from "./store/memories/postgres-memory-store";
 import { SqliteMemoryStore } from "./store/memories/sqlite-memory-store";
 import { RedisSessionStore } from "./store/redis-session-store";
+import type { SessionStore } from "./store/session-store";
+import { MEMORY_STORE_OPERATIONS, SESSION_STORE_OPERATIONS, traced } from "./store/traced";
+import { startTracing } from "./telemetry";
 import { createDataRetrievalClient } from "./upstream/data-retrieval";
 import { localEmbedder, openAiEmbedder } from "./upstream/embeddings";
 import { LlmClient } from "./upstream/llm-client";
@@ -52,6 +55,7 @@ export interface Deps {
  * bring a knowledge-network backend built elsewhere.
  */
 export function buildDeps(config: Config, log: Logger, overrides: { backend?: ClosableBackend } = {}): Deps {
+  const tracing = startTracing(config.tracing, log);
   const backend = overrides.backend ?? createKnowledgeBackend(config.knowledge, log);
   const inProcess = new InProcessSessionStore({
     maxValueBytes: config.sessions.maxValueBytes,
@@ -59,16 +63,22 @@ export function buildDeps(config: Config, log: Logger, overrides: { backend?: Cl
     maxBytes: config.sessions.maxMemoryBytes,
     log,
   });
-  const redis = config.sessions.redis
+  const redisStore = config.sessions.redis
     ? new RedisSessionStore({ ...config.sessions.redis, maxValueBytes: config.sessions.maxValueBytes, log })
     : undefined;
+  // With tracing on, each Redis command and memory query is a span; off, the stores are used as they are.
+  const redis =
+    redisStore && tracing ? traced<SessionStore>(redisStore, "redis", SESSION_STORE_OPERATIONS) : redisStore;
   const llm = config.clients.llm ? new LlmClient(config.clients.llm) : undefined;
   const embedder = config.clients.embeddings ? openAiEmbedder(config.clients.embeddings) : localEmbedder;
   const reranker = config.clients.reranker ? httpReranker(config.clients.reranker) : undefined;
   const dataRetrieval = config.clients.dataRetrieval
     ? createDataRetrievalClient(config.clients.dataRetrieval)
     : undefined;
-  const memories = createMemoryStore(config, log);
+  const memoryStore = createMemoryStore(config, log);
+  const memories = tracing
+    ? traced(memoryStore, config.memrecall.store.kind === "postgres" ? "postgresql" : "sqlite", MEMORY_STORE_OPERATIONS)
+    : memoryStore;
   const vocabulary = loadVocabulary(config.matching.vocabularyPaths);
   const glossary = loadGlossary(config.memrecall.glossaryPaths);
   const memoryEmbeddings = config.clients.embeddings ? embedder : memoryEmbedder(glossary);
@@ -180,6 +190,8 @@ export function buildDeps(config: Config, log: Logger, overrides: { backend?: Cl
       backend.close?.();
       dataRetrieval?.close();
       await Promise.all([inProcess.close(), redis?.close(), memories.close()]);
+      // Last: the spans of the calls just drained are exported before the process ends.
+      await tracing?.shutdown();
     },
   };
 }

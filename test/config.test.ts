@@ -336,6 +336,10 @@ describe("loadConfig", () => {
       { MEMRECALL_SEMANTIC_FLOOR: "0.5", MEMRECALL_SEMANTIC_CEILING: "0.5" },
       /MEMRECALL_SEMANTIC_CEILING \(0.5\) must be above MEMRECALL_SEMANTIC_FLOOR \(0.5\)/,
     ],
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: "grpc://collector:4317" }, /OTEL_EXPORTER_OTLP_ENDPOINT: must be an http\(s\) URL/],
+    [{ OTEL_EXPORTER_OTLP_HEADERS: "authorization" }, /OTEL_EXPORTER_OTLP_HEADERS: "authorization" is not key=value/],
+    [{ OTEL_EXPORTER_OTLP_HEADERS: "a=%zz" }, /the value of a is not percent-encoded/],
+    [{ OTEL_TRACES_SAMPLER_ARG: "2" }, /OTEL_TRACES_SAMPLER_ARG/],
   ])("stops start-up naming the variable for %o", (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);
@@ -343,6 +347,30 @@ describe("loadConfig", () => {
 
   it("treats empty values as unset", () => {
     expect(loadConfig({ PORT: "", CORS_ALLOWED_ORIGINS: " " }).server.port).toBe(8080);
+  });
+
+  it("traces only with an OTLP endpoint: the traces endpoint as given, else /v1/traces below the general one", () => {
+    expect(loadConfig({}).tracing).toBeUndefined();
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318/" }).tracing).toEqual({
+      url: "http://collector:4318/v1/traces",
+      headers: {},
+      timeoutMs: 10_000,
+      serviceName: "context-loader",
+      sampleRatio: 1,
+    });
+    const both = loadConfig({
+      OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318",
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "https://traces.example/otlp/v1/traces",
+      OTEL_EXPORTER_OTLP_HEADERS: "Authorization=Bearer%20abc, x-tenant=t1",
+      OTEL_SERVICE_NAME: "cl-eu",
+      OTEL_TRACES_SAMPLER_ARG: "0.25",
+    }).tracing;
+    expect(both).toMatchObject({
+      url: "https://traces.example/otlp/v1/traces",
+      headers: { authorization: "Bearer abc", "x-tenant": "t1" },
+      serviceName: "cl-eu",
+      sampleRatio: 0.25,
+    });
   });
 });
 

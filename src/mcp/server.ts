@@ -11,6 +11,7 @@ import {
 import type { jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
 import { z } from "zod";
 import type { CallContext } from "../core/call-context";
+import { inSpan } from "../core/telemetry";
 import { publicError } from "../errors/public-error";
 import type { ToolError } from "../errors/tool-error";
 import type { McpTool } from "./tools";
@@ -86,7 +87,9 @@ export function createMcpServer(opts: {
               .catch((err: unknown) => ctx.log.warn({ err, tool: name }, "mcp progress notification not sent"));
           };
     try {
-      const { text, structured } = await tool.call(ctx, args, progress).finally(() => notified);
+      const { text, structured } = await inSpan(`mcp tool ${name}`, { "mcp.tool": name }, () =>
+        tool.call(ctx, args, progress).finally(() => notified),
+      );
       ctx.log.info({ tool: name, ms: elapsed(started), chars: text.length }, "mcp tool");
       return { content: [{ type: "text", text }], structuredContent: structured };
     } catch (err) {

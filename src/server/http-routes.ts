@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import { tracingOn } from "../core/telemetry";
 import { retryAfterSeconds } from "../errors/connect-mapping";
 import { ToolError } from "../errors/tool-error";
 import type { Admission } from "./admission";
@@ -14,6 +15,7 @@ import {
   tooDeep,
 } from "./request-body";
 import { traceIdFromHeaders } from "./trace";
+import { routeSpan } from "./tracing";
 
 /** A plain HTTP route on the RPC port: probes, metrics, the REST aliases of the specs. */
 export interface HttpRoute {
@@ -96,7 +98,12 @@ export function createHttpRoutes(opts: {
 
   const run = (route: HttpRoute, path: string, req: NodeServerRequest, res: NodeServerResponse, body: Buffer) =>
     Promise.resolve()
-      .then(() => route.handle(req, res, body))
+      .then(() => {
+        // With tracing on, the route runs in its span (the span also takes over the request's traceparent).
+        // Probes and metrics (unqueued) are not traced: they come every few seconds.
+        const span = tracingOn() && !route.unqueued ? routeSpan(route, headersOf(req), req, res) : undefined;
+        return span ? span.run(() => route.handle(req, res, body)) : route.handle(req, res, body);
+      })
       .catch((err: unknown) => {
         if (isClientGone(err) || res.destroyed) opts.log.debug({ err, path }, "http route: the client went away");
         else opts.log.error({ err, path }, "http route failed");

@@ -44,7 +44,12 @@ export function openAiEmbedder(opts: {
       const out: Float32Array[] = [];
       for (let i = 0; i < texts.length; i += BATCH) {
         const batch = texts.slice(i, i + BATCH);
-        const request = { url: `${opts.baseUrl}/embeddings`, apiKey: opts.apiKey, timeoutMs: opts.timeoutMs };
+        const request = {
+          service: "embeddings",
+          url: `${opts.baseUrl}/embeddings`,
+          apiKey: opts.apiKey,
+          timeoutMs: opts.timeoutMs,
+        };
         const posted = await postJson(ctx, { ...request, body: { model: opts.model, input: batch } }, embeddingsSchema);
         if (!posted.ok) throw embeddingsError(posted.failure);
         if (posted.value.data.length !== batch.length) {

@@ -5,6 +5,7 @@ import https from "node:https";
 import { z } from "zod";
 import type { CallContext } from "../core/call-context";
 import { issuesInBrief } from "../core/json";
+import { inSpan, outgoingTraceparent, type SpanNotes, tracingOn } from "../core/telemetry";
 import { type ErrorCode, type FieldViolation, ToolError } from "../errors/tool-error";
 
 /**
@@ -77,79 +78,95 @@ export function createJsonClient(opts: JsonClientOptions): JsonClient {
   return {
     upstream: opts.upstream,
     close: () => agent.destroy(),
-    async call(ctx, request, schema) {
-      const url = new URL(base.origin + basePath + request.path);
-      for (const [k, v] of Object.entries(request.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
-      const where: Where = {
-        upstream: opts.upstream,
-        method: request.method,
-        path: basePath + request.path,
-        what: request.what,
-      };
-      const started = performance.now();
-      const elapsed = () => Math.round(performance.now() - started);
-
-      ctx.signal.throwIfAborted();
-      const remaining = ctx.remainingMs();
-      const callerBound = remaining !== undefined && remaining < opts.timeoutMs;
-      const budgetMs = Math.floor(callerBound ? remaining : opts.timeoutMs);
-      if (budgetMs <= 0) {
-        const err = timedOut(where, 0, true);
-        ctx.log.warn({ ...where, status: 0, ms: 0, reason: err.reason }, "upstream call not made: no time left");
-        throw err;
-      }
-
-      const payload = request.body === undefined ? undefined : Buffer.from(JSON.stringify(request.body), "utf8");
-      const headers: Record<string, string> = {
-        accept: "application/json",
-        "x-account-type": ctx.caller.accountType,
-        ...opts.headers,
-      };
-      if (ctx.caller.accountId !== "") headers["x-account-id"] = ctx.caller.accountId;
-      const traceparent = traceparentOf(ctx.traceId);
-      if (traceparent) headers["traceparent"] = traceparent;
-      if (payload) {
-        headers["content-type"] = "application/json";
-        headers["content-length"] = String(payload.length);
-      }
-
-      // One signal for the timeout and the caller's abort (AbortSignal.any costs more than the request itself).
-      const abort = new AbortController();
-      const timeout = setTimeout(() => abort.abort(), budgetMs);
-      const callerGone = () => abort.abort(ctx.signal.reason);
-      // A call may have dozens of requests in flight, each listening until it ends (the listener is
-      // removed below): Node's leak warning at 11 listeners would be a false alarm.
-      setMaxListeners(0, ctx.signal);
-      ctx.signal.addEventListener("abort", callerGone, { once: true });
-      let status = 0;
-      try {
-        const res = await send(url, { method: request.method, headers, agent, signal: abort.signal }, payload);
-        status = res.status;
-        const value = readBody(where, res, schema);
-        ctx.log.debug({ ...where, status, ms: elapsed() }, "upstream call");
-        return value;
-      } catch (err) {
-        if (ctx.signal.aborted) {
-          ctx.log.debug({ ...where, status, ms: elapsed() }, "upstream call abandoned: the caller went away");
-          throw ctx.signal.reason;
-        }
-        const failure =
-          err instanceof ToolError
-            ? err
-            : abort.signal.aborted
-              ? timedOut(where, budgetMs, callerBound)
-              : unreachable(where, err);
-        ctx.log.warn(
-          { ...where, status, ms: elapsed(), reason: failure.reason, detail: failure.privateDetail },
-          "upstream call failed",
-        );
-        throw failure;
-      } finally {
-        clearTimeout(timeout);
-        ctx.signal.removeEventListener("abort", callerGone);
-      }
+    call(ctx, request, schema) {
+      if (!tracingOn()) return call(ctx, request, schema);
+      return inSpan(
+        `${opts.upstream} ${request.method}`,
+        { "upstream.service": opts.upstream, "http.request.method": request.method, "server.address": base.host },
+        (span) => call(ctx, request, schema, span),
+        "client",
+      );
     },
   };
+
+  async function call<S extends z.ZodType>(
+    ctx: CallContext,
+    request: JsonRequest,
+    schema: S,
+    span?: SpanNotes,
+  ): Promise<z.output<S>> {
+    const url = new URL(base.origin + basePath + request.path);
+    for (const [k, v] of Object.entries(request.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
+    const where: Where = {
+      upstream: opts.upstream,
+      method: request.method,
+      path: basePath + request.path,
+      what: request.what,
+    };
+    const started = performance.now();
+    const elapsed = () => Math.round(performance.now() - started);
+
+    ctx.signal.throwIfAborted();
+    const remaining = ctx.remainingMs();
+    const callerBound = remaining !== undefined && remaining < opts.timeoutMs;
+    const budgetMs = Math.floor(callerBound ? remaining : opts.timeoutMs);
+    if (budgetMs <= 0) {
+      const err = timedOut(where, 0, true);
+      ctx.log.warn({ ...where, status: 0, ms: 0, reason: err.reason }, "upstream call not made: no time left");
+      throw err;
+    }
+
+    const payload = request.body === undefined ? undefined : Buffer.from(JSON.stringify(request.body), "utf8");
+    const headers: Record<string, string> = {
+      accept: "application/json",
+      "x-account-type": ctx.caller.accountType,
+      ...opts.headers,
+    };
+    if (ctx.caller.accountId !== "") headers["x-account-id"] = ctx.caller.accountId;
+    const traceparent = outgoingTraceparent() ?? traceparentOf(ctx.traceId);
+    if (traceparent) headers["traceparent"] = traceparent;
+    if (payload) {
+      headers["content-type"] = "application/json";
+      headers["content-length"] = String(payload.length);
+    }
+
+    // One signal for the timeout and the caller's abort (AbortSignal.any costs more than the request itself).
+    const abort = new AbortController();
+    const timeout = setTimeout(() => abort.abort(), budgetMs);
+    const callerGone = () => abort.abort(ctx.signal.reason);
+    // A call may have dozens of requests in flight, each listening until it ends (the listener is
+    // removed below): Node's leak warning at 11 listeners would be a false alarm.
+    setMaxListeners(0, ctx.signal);
+    ctx.signal.addEventListener("abort", callerGone, { once: true });
+    let status = 0;
+    try {
+      const res = await send(url, { method: request.method, headers, agent, signal: abort.signal }, payload);
+      status = res.status;
+      span?.setAttribute("http.response.status_code", status);
+      const value = readBody(where, res, schema);
+      ctx.log.debug({ ...where, status, ms: elapsed() }, "upstream call");
+      return value;
+    } catch (err) {
+      if (ctx.signal.aborted) {
+        ctx.log.debug({ ...where, status, ms: elapsed() }, "upstream call abandoned: the caller went away");
+        throw ctx.signal.reason;
+      }
+      const failure =
+        err instanceof ToolError
+          ? err
+          : abort.signal.aborted
+            ? timedOut(where, budgetMs, callerBound)
+            : unreachable(where, err);
+      ctx.log.warn(
+        { ...where, status, ms: elapsed(), reason: failure.reason, detail: failure.privateDetail },
+        "upstream call failed",
+      );
+      throw failure;
+    } finally {
+      clearTimeout(timeout);
+      ctx.signal.removeEventListener("abort", callerGone);
+    }
+  }
 }
 
 interface Where {

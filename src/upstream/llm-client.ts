@@ -170,6 +170,7 @@ export class LlmClient {
   }> {
     const started = performance.now();
     const request = {
+      service: "llm",
       url: `${this.opts.baseUrl}/chat/completions`,
       apiKey: this.opts.apiKey,
       timeoutMs: this.opts.timeoutMs,

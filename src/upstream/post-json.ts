@@ -1,8 +1,11 @@
 import type { z } from "zod";
 import type { CallContext } from "../core/call-context";
+import { inSpan, outgoingTraceparent } from "../core/telemetry";
 
 /** One JSON POST to an AI endpoint (LLM, embeddings, reranker). */
 export interface PostJsonRequest {
+  /** Which endpoint this is, for the call's span: "llm", "embeddings" or "reranker". */
+  service: string;
   url: string;
   /** Sent as `Authorization: Bearer …` when set. */
   apiKey: string | undefined;
@@ -39,7 +42,27 @@ export type Posted<T> = { ok: true; value: T } | { ok: false; failure: PostFailu
  * rethrown as it came (the server maps it); every other failure is logged
  * and returned as a value, never thrown, so the client can map and retry it.
  */
-export async function postJson<S extends z.ZodType>(
+export function postJson<S extends z.ZodType>(
+  ctx: CallContext,
+  request: PostJsonRequest,
+  schema: S,
+): Promise<Posted<z.output<S>>> {
+  return inSpan(
+    `${request.service} POST`,
+    { "upstream.service": request.service, "http.request.method": "POST" },
+    async (span) => {
+      const posted = await post(ctx, request, schema);
+      if (!posted.ok) {
+        span.setAttribute("upstream.failure", posted.failure.kind);
+        if ("status" in posted.failure) span.setAttribute("http.response.status_code", posted.failure.status);
+      } else span.setAttribute("http.response.status_code", 200);
+      return posted;
+    },
+    "client",
+  );
+}
+
+async function post<S extends z.ZodType>(
   ctx: CallContext,
   request: PostJsonRequest,
   schema: S,
@@ -55,6 +78,7 @@ export async function postJson<S extends z.ZodType>(
       headers: {
         "content-type": "application/json",
         ...(request.apiKey ? { authorization: `Bearer ${request.apiKey}` } : {}),
+        ...traceHeader(),
       },
       body: JSON.stringify(request.body),
       signal: AbortSignal.any([ctx.signal, timeout]),
@@ -132,4 +156,10 @@ export function failureMessage(subject: string, failure: PostFailure): string {
     case "bad_body":
       return `${subject} answered HTTP ${failure.status} with a body this service cannot read`;
   }
+}
+
+/** The call span's traceparent, when tracing is on: the endpoint's own tracing joins the trace. */
+function traceHeader(): Record<string, string> {
+  const traceparent = outgoingTraceparent();
+  return traceparent === undefined ? {} : { traceparent };
 }

@@ -30,6 +30,7 @@ export function httpReranker(opts: {
     async rerank(ctx, query, documents) {
       if (documents.length === 0) return [];
       const request = {
+        service: "reranker",
         url: opts.url,
         apiKey: opts.apiKey,
         timeoutMs: opts.timeoutMs,

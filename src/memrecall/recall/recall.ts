@@ -38,8 +38,9 @@ export async function* runRecall(
     signal: AbortSignal.any([ctx.signal, budget.signal]),
     remainingMs: () => Math.max(0, Math.min(ctx.remainingMs() ?? Number.POSITIVE_INFINITY, deadline - Date.now())),
   };
+  let run: RecallRun | undefined;
   try {
-    const run = new RecallRun(deps, bounded, ctx, input, strategy);
+    run = new RecallRun(deps, bounded, ctx, input, strategy);
     let conclusion: HandoffInput;
     try {
       conclusion = yield* strategy === "llm" ? llmStrategy(run, deps.llm!, definitions) : deterministicStrategy(run);
@@ -67,6 +68,7 @@ export async function* runRecall(
     );
   } finally {
     clearTimeout(timer);
+    run?.endIterationSpan();
   }
 }
 

@@ -4,6 +4,7 @@ import type { Json } from "../../core/json";
 import { lexiconOrNone } from "../../core/lexicon";
 import { round3 } from "../../core/scores";
 import { compact, table } from "../../core/tables";
+import { inSpan, type ServerSpan, startChildSpan } from "../../core/telemetry";
 import { invalidArgument, ToolError } from "../../errors/tool-error";
 import { violationsOf } from "../../errors/validation";
 import { detailAnswer, extractionAnswer, searchAnswer } from "../answers";
@@ -56,6 +57,15 @@ export type ToolOutcome =
  * to call; every call goes through `call`, which streams it and its result.
  */
 export class RecallRun {
+  /** The current iteration's span, when tracing is on: its tool calls are its children. */
+  private iterationSpan: ServerSpan | undefined;
+
+  /** Ends the current iteration's span (at the next iteration, the handoff, or a failure). */
+  endIterationSpan(): void {
+    this.iterationSpan?.end();
+    this.iterationSpan = undefined;
+  }
+
   iteration = 0;
   /** Messages the current iteration reads (the newest ones). */
   window: number;
@@ -154,6 +164,11 @@ export class RecallRun {
   *startIteration(): Generator<RecallEvent> {
     this.iteration++;
     this.searchesInIteration = 0;
+    this.endIterationSpan();
+    this.iterationSpan = startChildSpan("recall iteration", {
+      "recall.iteration": this.iteration,
+      "recall.window": this.window,
+    });
     yield this.emit({
       kind: "iteration_started",
       iteration: this.iteration,
@@ -208,7 +223,9 @@ export class RecallRun {
           { field: "arguments", description: `not a JSON object: ${JSON.stringify((args as string).slice(0, 200))}` },
         ]);
       }
-      outcome = await this.execute(name, parsed);
+      const execute = () => inSpan(`recall tool ${name}`, { "recall.tool": name }, () => this.execute(name, parsed));
+      // The tool's span (and its searches' and reads') belongs to the iteration's.
+      outcome = await (this.iterationSpan ? this.iterationSpan.run(execute) : execute());
     } catch (err) {
       if (!(err instanceof ToolError) || !correctable(err)) throw err;
       outcome = { ok: false, error: err, answer: errorAnswer(err) };
@@ -224,6 +241,7 @@ export class RecallRun {
    * permission), and the report Handoff renders.
    */
   async *finish(conclusion: HandoffInput): AsyncGenerator<RecallEvent> {
+    this.endIterationSpan();
     const input = { ...conclusion, iteration_used: Math.max(1, this.iteration), context_window_used: this.window };
     const memories = await Promise.all(
       input.relevant_memory_keys.map(async (key) => {
