@@ -1,7 +1,7 @@
 /**
  * npm run bench:load: the real server process under the mixed load of issue 14.
  *
- *   npm run bench:load [-- --clients 200 --seconds 60 --only connect|grpc|cpu --profile]
+ *   npm run bench:load [-- --clients 200 --seconds 60 --only connect|grpc|cpu --profile --heap-mb 512]
  *
  * Starts src/main.ts with the defaults (embedded engine, SQLite in a temporary
  * directory), then:
@@ -27,6 +27,8 @@ const CLIENTS = Number(arg("clients", "200"));
 const SECONDS = Number(arg("seconds", "60"));
 const ONLY = arg("only", "");
 const PROFILE = args.includes("--profile");
+/** --heap-mb N: the server's V8 old generation capped at N MiB (--max-old-space-size), as a container setting would. */
+const HEAP_MB = arg("heap-mb", "");
 /** Where --profile writes the server's CPU and heap profiles. */
 const PROFILE_DIR = arg("profile-dir", "bench/profiles");
 
@@ -41,9 +43,17 @@ const CPU_CALLS = 200;
 const BATCHES = 3;
 
 async function main(): Promise<void> {
-  const server = await startServerProcess({}, PROFILE ? ["--cpu-prof", "--cpu-prof-dir", PROFILE_DIR] : []);
+  if (HEAP_MB !== "" && !/^[1-9][0-9]{1,5}$/.test(HEAP_MB))
+    throw new Error(`--heap-mb takes MiB, e.g. 512 (got ${HEAP_MB})`);
+  const server = await startServerProcess({}, [
+    ...(PROFILE ? ["--cpu-prof", "--cpu-prof-dir", PROFILE_DIR] : []),
+    ...(HEAP_MB !== "" ? [`--max-old-space-size=${HEAP_MB}`] : []),
+  ]);
   try {
-    line("load: server", `pid ${server.pid}, port ${server.port}, RSS ${server.rssMiB().toFixed(0)} MiB at start`);
+    line(
+      "load: server",
+      `pid ${server.pid}, port ${server.port}, RSS ${server.rssMiB().toFixed(0)} MiB at start, heap cap ${HEAP_MB === "" ? "none (V8's default)" : `${HEAP_MB} MiB`}`,
+    );
     if (ONLY === "" || ONLY === "cpu") await cpuPerCall(server);
     if (ONLY === "" || ONLY === "connect")
       await mixed(server, "connect", connectJsonCaller(server.baseUrl), "Connect JSON over HTTP/1.1 (fetch)");
