@@ -9,7 +9,7 @@ import { createAuthenticator, logAuthentication, withAuthentication } from "./se
 import { createCors } from "./server/cors";
 import { HealthState } from "./server/health";
 import { createHttpRoutes } from "./server/http-routes";
-import { admissionInterceptor, callInterceptor } from "./server/interceptors";
+import { callInterceptor } from "./server/interceptors";
 import { Listener } from "./server/listener";
 import { createMetrics, type Metrics } from "./server/metrics";
 import { probeRoutes } from "./server/probes";
@@ -61,11 +61,7 @@ export function createApp(config: Config, log: Logger, overrides: { backend?: Cl
       // Zero values are written too, so every answer has the spec's full shape (false, 0, [] included).
       jsonOptions: JSON_OPTIONS,
       // With tracing on, outermost: the call's span is open while it waits, runs and is logged.
-      interceptors: [
-        ...(config.tracing ? [tracingInterceptor()] : []),
-        callInterceptor({ log, metrics }),
-        admissionInterceptor(admission),
-      ],
+      interceptors: [...(config.tracing ? [tracingInterceptor()] : []), callInterceptor({ log, metrics, admission })],
       shutdownSignal: stopping.signal,
     },
     fallback: createHttpRoutes({

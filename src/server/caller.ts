@@ -7,6 +7,7 @@ const MAX_ACCOUNT_ID_LENGTH = 256;
 const MAX_SCOPES = 32;
 /** A scope is a short lower-case name like "memories:sensitive". */
 const SCOPE = /^[a-z0-9][a-z0-9:._-]{0,63}$/;
+const NO_SCOPES: readonly string[] = [];
 
 /**
  * The knowledge network of the `x-kn-id` header (trimmed), or undefined when
@@ -40,7 +41,11 @@ export function knIdFromHeaders(headers: Headers): string | undefined {
 export function callerFromHeaders(headers: Pick<Headers, "get">): Caller {
   const accountId = (headers.get("x-account-id") ?? "").trim();
   const rawType = (headers.get("x-account-type") ?? "").trim().toLowerCase();
-  const scopes = [...new Set((headers.get("x-account-scopes") ?? "").split(/[\s,]+/).filter((s) => s !== ""))];
+  const scopesHeader = headers.get("x-account-scopes");
+  const scopes =
+    scopesHeader === null || scopesHeader === ""
+      ? NO_SCOPES
+      : [...new Set(scopesHeader.split(/[\s,]+/).filter((s) => s !== ""))];
   const violations = [];
   // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
   if (accountId.length > MAX_ACCOUNT_ID_LENGTH || /[\u0000-\u001f\u007f]/.test(accountId)) {

@@ -41,6 +41,25 @@ const toolingServices = new Set([
   "grpc.reflection.v1alpha.ServerReflection",
 ]);
 
+/** What callInterceptor knows of a method, computed on its first call. */
+interface MethodFacts {
+  /** "package.Service/Method", as logs and metrics name it. */
+  rpc: string;
+  /** Health and reflection: logged at debug level, never queued. */
+  tooling: boolean;
+}
+
+const methodFacts = new WeakMap<object, MethodFacts>();
+
+function factsOf(req: { service: { typeName: string }; method: { name: string } }): MethodFacts {
+  let facts = methodFacts.get(req.method);
+  if (facts === undefined) {
+    facts = { rpc: `${req.service.typeName}/${req.method.name}`, tooling: toolingServices.has(req.service.typeName) };
+    methodFacts.set(req.method, facts);
+  }
+  return facts;
+}
+
 /**
  * The one interceptor every call passes through. It reads the trace id from
  * the headers and takes the caller the authentication step verified (or
@@ -48,97 +67,128 @@ const toolingServices = new Set([
  * the handler throws to the ConnectError the caller sees (src/errors), and
  * writes one log line and one metrics sample per call: rpc, code, ms, trace_id,
  * account. Streams are observed until their last message.
+ *
+ * With `admission` (admission.ts), a call runs once it has a slot and gives
+ * it back when its handler is done (a stream: when it ends); a refusal or a
+ * deadline passed in the queue is logged, counted and mapped like any error.
+ * Health checks and reflection are never queued: an overloaded server must
+ * still say it is alive. One interceptor rather than two: a layer of
+ * interceptor is a closure, an async function and its promise per call.
  */
-export function callInterceptor(deps: { log: Logger; metrics: Metrics }): Interceptor {
+export function callInterceptor(deps: { log: Logger; metrics: Metrics; admission?: Admission }): Interceptor {
+  const { admission } = deps;
   return (next) => async (req) => {
-    const started = performance.now();
-    const rpc = `${req.service.typeName}/${req.method.name}`;
-    const traceId = traceIdFromHeaders(req.header);
-    const log = deps.log.child({ trace_id: traceId, rpc });
-    let account: Caller | undefined;
-    let done = false;
+    const facts = factsOf(req);
+    const call = new CallRecord(deps, facts, traceIdFromHeaders(req.header), req.signal);
     // A call ended from outside (client gone, deadline, shutdown) is reported when
     // it ends: a response stream whose client vanished may never be iterated again.
-    const onAbort = () => finish(toConnectError(req.signal.reason, traceId, req.signal).error.code);
-    req.signal.addEventListener("abort", onAbort);
-    const finish = (code: number) => {
-      if (done) return;
-      done = true;
-      req.signal.removeEventListener("abort", onAbort);
-      const ms = performance.now() - started;
-      const codeName = grpcCodeName(code);
-      const line = {
-        code: codeName,
-        ms: Math.round(ms * 10) / 10,
-        account: account?.accountId ?? "",
-        account_type: account?.accountType ?? "",
-      };
-      if (toolingServices.has(req.service.typeName)) log.debug(line, "rpc");
-      else log.info(line, "rpc");
-      deps.metrics.observeRpc(rpc, codeName, ms / 1000);
-    };
-    const fail = (err: unknown) => {
-      const mapped = toConnectError(err, traceId, req.signal);
-      if (mapped.unexpected) log.error({ err }, "rpc failed with an unexpected error");
-      else if (err instanceof ToolError && err.privateDetail)
-        log.warn({ reason: err.reason, detail: err.privateDetail }, "rpc failed");
-      finish(mapped.error.code);
-      return mapped.error;
-    };
+    req.signal.addEventListener("abort", call);
+    let release: Release | undefined;
     try {
       const auth = req.contextValues.get(kAuthResult) ?? identityFromHeaders(req.header);
       if (!auth.ok) throw auth.error;
-      account = auth.caller;
+      const log = call.identified(auth.caller);
       req.contextValues.set(kCall, {
-        traceId,
-        log: log.child({ account: account.accountId }),
-        caller: account,
+        traceId: call.traceId,
+        log,
+        caller: auth.caller,
         headerKnId: knIdFromHeaders(req.header),
       });
       const problem = req.contextValues.get(kRequestProblem);
       if (problem) throw problem;
+      if (admission !== undefined && !facts.tooling) {
+        // A server stream's one request message is read before the slot, as unary ones are by the framework: a slow sender holds no slot.
+        if (req.stream && req.method.methodKind === "server_streaming") {
+          const messages: unknown[] = [];
+          for await (const m of req.message) messages.push(m);
+          req = { ...req, message: replay(messages) } as typeof req;
+        }
+        release = (req.signal.aborted ? undefined : admission.tryEnter()) ?? (await admission.enter(req.signal));
+      }
       const res = await next(req);
-      res.header.set("x-trace-id", traceId);
+      res.header.set("x-trace-id", call.traceId);
       if (!res.stream) {
-        finish(0);
+        release?.();
+        call.finish(0);
         return res;
       }
-      return { ...res, message: observeStream(res.message, req.signal, finish, fail) };
+      const message = release === undefined ? res.message : releasingAtEnd(res.message, release);
+      return { ...res, message: observeStream(message, call) };
     } catch (err) {
-      throw fail(err);
+      release?.();
+      throw call.fail(err);
     }
   };
 }
 
 /**
- * Admission control for RPCs (admission.ts): a call runs once it has a slot
- * and gives it back when its handler is done (a stream: when it ends).
- * Health checks and reflection are never queued: an overloaded server must
- * still say it is alive. Placed after callInterceptor, so a refusal or a
- * deadline passed in the queue is logged, counted and mapped like any error.
+ * One call seen by callInterceptor, from its start to its one log line and
+ * metrics sample. Its methods are the per-call callbacks (it listens to the
+ * abort signal itself, as an EventListener object), so a call allocates this
+ * object rather than a closure per callback.
  */
-export function admissionInterceptor(admission: Admission): Interceptor {
-  return (next) => async (req) => {
-    if (toolingServices.has(req.service.typeName)) return next(req);
-    // A server stream's one request message is read before the slot, as unary ones are by the framework: a slow sender holds no slot.
-    if (req.stream && req.method.methodKind === "server_streaming") {
-      const messages: unknown[] = [];
-      for await (const m of req.message) messages.push(m);
-      req = { ...req, message: replay(messages) } as typeof req;
-    }
-    const release = await admission.enter(req.signal);
-    try {
-      const res = await next(req);
-      if (!res.stream) {
-        release();
-        return res;
-      }
-      return { ...res, message: releasingAtEnd(res.message, release) };
-    } catch (err) {
-      release();
-      throw err;
-    }
-  };
+class CallRecord {
+  private readonly started = performance.now();
+  private done = false;
+  private account: Caller | undefined;
+  /** Bound to trace_id and rpc, and to account once the caller is known; made when first needed. */
+  private log: Logger | undefined;
+
+  constructor(
+    private readonly deps: { log: Logger; metrics: Metrics },
+    private readonly facts: MethodFacts,
+    readonly traceId: string,
+    private readonly signal: AbortSignal,
+  ) {}
+
+  /** The caller is known: the logger the handler gets (trace_id, rpc, account), which writes the call's line too. */
+  identified(caller: Caller): Logger {
+    this.account = caller;
+    this.log = this.deps.log.child({ trace_id: this.traceId, rpc: this.facts.rpc, account: caller.accountId });
+    return this.log;
+  }
+
+  private logger(): Logger {
+    this.log ??= this.deps.log.child({ trace_id: this.traceId, rpc: this.facts.rpc });
+    return this.log;
+  }
+
+  get aborted(): boolean {
+    return this.signal.aborted;
+  }
+
+  /** The abort signal fired. */
+  handleEvent(): void {
+    this.finish(toConnectError(this.signal.reason, this.traceId, this.signal).error.code);
+  }
+
+  /** Writes the call's log line and metrics sample, once. */
+  finish(code: number): void {
+    if (this.done) return;
+    this.done = true;
+    this.signal.removeEventListener("abort", this);
+    const ms = performance.now() - this.started;
+    const codeName = grpcCodeName(code);
+    const rounded = Math.round(ms * 10) / 10;
+    // Once the caller is known the logger carries `account` already.
+    const line =
+      this.account === undefined
+        ? { code: codeName, ms: rounded, account: "", account_type: "" }
+        : { code: codeName, ms: rounded, account_type: this.account.accountType };
+    if (this.facts.tooling) this.logger().debug(line, "rpc");
+    else this.logger().info(line, "rpc");
+    this.deps.metrics.observeRpc(this.facts.rpc, codeName, ms / 1000);
+  }
+
+  /** Maps what a handler threw to the error the caller sees, logs what needs it, and finishes the call. */
+  fail(err: unknown): Error {
+    const mapped = toConnectError(err, this.traceId, this.signal);
+    if (mapped.unexpected) this.logger().error({ err }, "rpc failed with an unexpected error");
+    else if (err instanceof ToolError && err.privateDetail)
+      this.logger().warn({ reason: err.reason, detail: err.privateDetail }, "rpc failed");
+    this.finish(mapped.error.code);
+    return mapped.error;
+  }
 }
 
 async function* replay<T>(messages: readonly T[]): AsyncIterable<T> {
@@ -157,20 +207,15 @@ async function* releasingAtEnd<T>(messages: AsyncIterable<T>, release: Release):
  * Passes a response stream through, reporting how it ended: OK, the mapped
  * error, or CANCELED when the client stopped reading or went away.
  */
-async function* observeStream<T>(
-  messages: AsyncIterable<T>,
-  signal: AbortSignal,
-  finish: (code: number) => void,
-  onError: (err: unknown) => Error,
-): AsyncIterable<T> {
+async function* observeStream<T>(messages: AsyncIterable<T>, call: CallRecord): AsyncIterable<T> {
   try {
     yield* messages;
-    finish(signal.aborted ? Code.Canceled : 0);
+    call.finish(call.aborted ? Code.Canceled : 0);
   } catch (err) {
-    throw onError(err);
+    throw call.fail(err);
   } finally {
     // Reached without the lines above when the consumer returned early.
-    finish(Code.Canceled);
+    call.finish(Code.Canceled);
   }
 }
 
@@ -181,12 +226,14 @@ async function* observeStream<T>(
 export function callContext(ctx: HandlerContext): CallContext {
   const values = ctx.values.get(kCall);
   if (!values) throw new Error("callContext: the call did not pass through callInterceptor");
-  return {
+  const call: CallContext = {
     caller: values.caller,
-    ...(values.headerKnId !== undefined ? { headerKnId: values.headerKnId } : {}),
     traceId: values.traceId,
     log: values.log,
     signal: ctx.signal,
-    remainingMs: () => ctx.timeoutMs(),
+    // A function property of the context (it reads no `this`): no closure of ours per call.
+    remainingMs: ctx.timeoutMs,
   };
+  if (values.headerKnId !== undefined) call.headerKnId = values.headerKnId;
+  return call;
 }

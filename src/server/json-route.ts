@@ -80,12 +80,18 @@ export function jsonRoute(opts: JsonRouteOptions): HttpRoute {
             new ToolError({ code: "cancelled", reason: "CANCELLED", message: "the client closed the connection" }),
           );
       });
-      let log = opts.log.child({ trace_id: traceId, route: opts.path });
+      // One child logger per call, made once the account is known (a child of a child makes the first a
+      // prototype, which cost ten times as much); without an account, the call's failure is logged without.
+      let log: Logger | undefined;
+      const callLog = () => {
+        log ??= opts.log.child({ trace_id: traceId, route: opts.path });
+        return log;
+      };
       let status = 200;
       try {
         const identity = authenticatedCaller(req);
         const headerKnId = knIdFromHeaders(headers);
-        log = log.child({ account: identity.accountId });
+        log = opts.log.child({ trace_id: traceId, route: opts.path, account: identity.accountId });
         const ctx: CallContext = {
           caller: identity,
           ...(headerKnId !== undefined ? { headerKnId } : {}),
@@ -101,15 +107,15 @@ export function jsonRoute(opts: JsonRouteOptions): HttpRoute {
         else sendJson(res, 200, answer, { "x-trace-id": traceId });
       } catch (err) {
         const { error: toolError, unexpected } = publicError(err, traceId);
-        if (unexpected) log.error({ err }, "route failed with an unexpected error");
+        if (unexpected) callLog().error({ err }, "route failed with an unexpected error");
         else if (toolError.privateDetail)
-          log.warn({ reason: toolError.reason, detail: toolError.privateDetail }, "route failed");
+          callLog().warn({ reason: toolError.reason, detail: toolError.privateDetail }, "route failed");
         status = statusOf(toolError);
         const headers: Record<string, string> = { "x-trace-id": traceId, ...challengeHeaders(toolError) };
         if (toolError.retryAfterMs !== undefined) headers["retry-after"] = retryAfterSeconds(toolError.retryAfterMs);
         if (!res.headersSent && !res.destroyed) sendJson(res, status, opts.renderError(toolError, traceId), headers);
       } finally {
-        log.info({ status, ms: Math.round((performance.now() - started) * 10) / 10 }, "route");
+        callLog().info({ status, ms: Math.round((performance.now() - started) * 10) / 10 }, "route");
       }
     },
   };

@@ -7,6 +7,7 @@ import {
   createConnectRouter,
   createContextValues,
 } from "@connectrpc/connect";
+import type { UniversalServerResponse } from "@connectrpc/connect/protocol";
 import {
   compressionBrotli,
   compressionGzip,
@@ -50,7 +51,7 @@ export function createRpcHandler(opts: {
   const services = [...new Set(router.handlers.map((h) => h.service.typeName))].sort();
 
   return (req: NodeServerRequest, res: NodeServerResponse) => {
-    const path = (req.url ?? "").split("?", 1)[0] ?? "";
+    const path = pathOf(req.url);
     const handler = byPath.get(path);
     const badHost = handler ? malformedHost(req) : undefined;
     if (badHost !== undefined) {
@@ -97,17 +98,24 @@ export function createRpcHandler(opts: {
       handler.method.methodKind === "unary" &&
       /^application\/json(;|$)/i.test(contentType) &&
       !["gzip", "br", "deflate"].includes(String(req.headers["content-encoding"] ?? "").toLowerCase());
-    const body = checkJson
-      ? readUnaryJson(req, res, handler.method.input, {
-          maxBytes: opts.routerOptions.readMaxBytes,
-          maxDepth: opts.jsonMaxDepth,
-        }).then(({ body, problem }) => {
-          if (problem) contextValues.set(kRequestProblem, problem);
-          return body;
-        })
-      : Promise.resolve(undefined);
-    body
-      .then((parsed) => handler(universalRequestFromNodeRequest(req, res, parsed, contextValues)))
+    let answered: Promise<UniversalServerResponse>;
+    if (checkJson) {
+      answered = readUnaryJson(req, res, handler.method.input, {
+        maxBytes: opts.routerOptions.readMaxBytes,
+        maxDepth: opts.jsonMaxDepth,
+      }).then(({ body, problem }) => {
+        if (problem) contextValues.set(kRequestProblem, problem);
+        return handler(universalRequestFromNodeRequest(req, res, body, contextValues));
+      });
+    } else {
+      // The framework reads other bodies itself: called at once, not a turn of the microtask queue later.
+      try {
+        answered = handler(universalRequestFromNodeRequest(req, res, undefined, contextValues));
+      } catch (err) {
+        answered = Promise.reject(err);
+      }
+    }
+    answered
       .then((uRes) => universalResponseToNodeResponse(uRes, res))
       .catch((reason: unknown) => {
         const rpc = `${handler.service.typeName}/${handler.method.name}`;
@@ -128,21 +136,35 @@ export function createRpcHandler(opts: {
  * encodes only bytes outside 0x20..0x7E and "%", which both decode correctly.
  */
 function encodeGrpcMessageBySpec(res: NodeServerResponse): void {
-  const fix = (headers: OutgoingHttpHeaders | undefined) => {
-    const value = headers?.["grpc-message"];
-    if (headers && typeof value === "string")
-      headers["grpc-message"] = specPercentEncode(decodeURIComponentSafe(value));
+  // Own properties calling the prototype's methods: no bound copies and closures per call.
+  (res as { writeHead: unknown }).writeHead = writeHeadBySpec;
+  (res as { addTrailers: unknown }).addTrailers = addTrailersBySpec;
+}
+
+function writeHeadBySpec(this: NodeServerResponse, status: number, headers?: OutgoingHttpHeaders): NodeServerResponse {
+  fixGrpcMessage(headers);
+  const proto = Object.getPrototypeOf(this) as {
+    writeHead(status: number, headers?: OutgoingHttpHeaders): NodeServerResponse;
   };
-  const writeHead = res.writeHead.bind(res) as (status: number, headers?: OutgoingHttpHeaders) => NodeServerResponse;
-  (res as { writeHead: unknown }).writeHead = (status: number, headers?: OutgoingHttpHeaders) => {
-    fix(headers);
-    return writeHead(status, headers);
-  };
-  const addTrailers = res.addTrailers.bind(res) as (headers: OutgoingHttpHeaders) => void;
-  (res as { addTrailers: unknown }).addTrailers = (headers: OutgoingHttpHeaders) => {
-    fix(headers);
-    addTrailers(headers);
-  };
+  return proto.writeHead.call(this, status, headers);
+}
+
+function addTrailersBySpec(this: NodeServerResponse, headers: OutgoingHttpHeaders): void {
+  fixGrpcMessage(headers);
+  const proto = Object.getPrototypeOf(this) as { addTrailers(headers: OutgoingHttpHeaders): void };
+  proto.addTrailers.call(this, headers);
+}
+
+function fixGrpcMessage(headers: OutgoingHttpHeaders | undefined): void {
+  const value = headers?.["grpc-message"];
+  if (headers && typeof value === "string") headers["grpc-message"] = specPercentEncode(decodeURIComponentSafe(value));
+}
+
+/** The path of a request URL, without its query. */
+function pathOf(url: string | undefined): string {
+  if (url === undefined) return "";
+  const query = url.indexOf("?");
+  return query === -1 ? url : url.slice(0, query);
 }
 
 function decodeURIComponentSafe(value: string): string {

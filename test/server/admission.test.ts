@@ -56,6 +56,23 @@ describe("admission control", () => {
     expect({ inFlight: admission.inFlight, queued: admission.queued }).toEqual({ inFlight: 0, queued: 0 });
   });
 
+  it("gives a slot at once without a promise when one is free and nobody waits, and none otherwise (tryEnter)", async () => {
+    const { observer } = recorder();
+    const admission = new Admission({ maxInFlight: 1, maxQueued: 10, maxWaitMs: 5000 }, observer);
+    const first = admission.tryEnter();
+    expect(first).toBeTypeOf("function");
+    expect(admission.tryEnter()).toBeUndefined();
+    const waiting = admission.enter(never);
+    first!();
+    // The freed slot goes to the call that waited, not to one arriving after it.
+    expect(admission.tryEnter()).toBeUndefined();
+    (await waiting)();
+    const again = admission.tryEnter();
+    expect(admission.inFlight).toBe(1);
+    again!();
+    expect({ inFlight: admission.inFlight, queued: admission.queued }).toEqual({ inFlight: 0, queued: 0 });
+  });
+
   it("starts calls for at most one slice (20 ms) per turn of the event loop, the rest in later turns, in order", async () => {
     const { observer } = recorder();
     const admission = new Admission({ maxInFlight: 100, maxQueued: 100, maxWaitMs: 5000 }, observer);

@@ -3,7 +3,7 @@ import type { Logger } from "pino";
 import type { Caller } from "../../core/call-context";
 import { ToolError } from "../../errors/tool-error";
 import { sendJson } from "../http-routes";
-import type { NodeHandler, NodeServerRequest } from "../node-types";
+import type { NodeHandler, NodeServerRequest, NodeServerResponse } from "../node-types";
 import { challengeHeaders, publicRouteNeedsToken } from "./errors";
 import { headersAuthenticator } from "./headers";
 import { introspectionAuthenticator } from "./introspection";
@@ -30,8 +30,13 @@ export function createAuthenticator(settings: AuthSettings, deps: { log: Logger 
   }
 }
 
-/** Each request's result, set by withAuthentication before the request is routed. */
-const results = new WeakMap<NodeServerRequest, AuthResult>();
+/**
+ * Each request's result, set by withAuthentication before the request is
+ * routed: a symbol-keyed property of the request (a WeakMap entry per request
+ * cost more, in the map and in every garbage collection).
+ */
+const kResult = Symbol("authentication result");
+type WithResult = NodeServerRequest & { [kResult]?: AuthResult };
 
 /** The platform's public routes: token holders only (see publicRouteNeedsToken). */
 export const PUBLIC_PREFIX = "/api/agent-retrieval/v1/";
@@ -58,41 +63,53 @@ export function withAuthentication(
 ): NodeHandler {
   const { settings, log } = opts;
   return (req, res) => {
-    const path = (req.url ?? "/").split("?", 1)[0] ?? "/";
+    const path = pathOf(req.url);
     if (
       EXEMPT_PATHS.has(path) ||
       path.startsWith(HEALTH_RPC_PREFIX) ||
       (path === METRICS_PATH && settings.metricsAuth === "none")
     ) {
-      results.set(req, NOBODY);
+      (req as WithResult)[kResult] = NOBODY;
       handler(req, res);
       return;
     }
-    const proceed = (result: AuthResult) => {
-      if (path === METRICS_PATH && !result.ok) {
-        const { error } = result;
-        const status = error.code === "unavailable" ? 503 : error.code === "unauthenticated" ? 401 : 400;
-        sendJson(res, status, { error: error.message, reason: error.reason }, challengeHeaders(error));
-        return;
-      }
-      results.set(req, result);
-      handler(req, res);
-    };
     if (settings.mode === "headers" && path.startsWith(PUBLIC_PREFIX)) {
-      proceed({ ok: false, error: publicRouteNeedsToken(path) });
+      proceed(req, res, path, { ok: false, error: publicRouteNeedsToken(path) });
       return;
     }
     const result = authenticator.authenticate(req);
     if (result instanceof Promise) {
-      result.then(proceed, (err: unknown) => {
-        log.error({ err }, "authentication failed with an unexpected error");
-        proceed({
-          ok: false,
-          error: new ToolError({ code: "internal", reason: "INTERNAL", message: "internal error" }),
-        });
-      });
-    } else proceed(result);
+      result.then(
+        (r) => proceed(req, res, path, r),
+        (err: unknown) => {
+          log.error({ err }, "authentication failed with an unexpected error");
+          proceed(req, res, path, {
+            ok: false,
+            error: new ToolError({ code: "internal", reason: "INTERNAL", message: "internal error" }),
+          });
+        },
+      );
+    } else proceed(req, res, path, result);
   };
+
+  // Made once, not per request: the request's own values are its arguments.
+  function proceed(req: NodeServerRequest, res: NodeServerResponse, path: string, result: AuthResult): void {
+    if (path === METRICS_PATH && !result.ok) {
+      const { error } = result;
+      const status = error.code === "unavailable" ? 503 : error.code === "unauthenticated" ? 401 : 400;
+      sendJson(res, status, { error: error.message, reason: error.reason }, challengeHeaders(error));
+      return;
+    }
+    (req as WithResult)[kResult] = result;
+    handler(req, res);
+  }
+}
+
+/** The path of a request URL without its query; "/" when absent. */
+function pathOf(url: string | undefined): string {
+  if (url === undefined) return "/";
+  const query = url.indexOf("?");
+  return query === -1 ? url : url.slice(0, query);
 }
 
 /**
@@ -100,7 +117,7 @@ export function withAuthentication(
  * withAuthentication is refused: identity is never taken on trust by accident.
  */
 export function authResultOf(req: NodeServerRequest): AuthResult {
-  return results.get(req) ?? NOT_AUTHENTICATED;
+  return (req as WithResult)[kResult] ?? NOT_AUTHENTICATED;
 }
 
 /** The verified caller of a request, or the ToolError (UNAUTHENTICATED, UNAVAILABLE, INVALID_ARGUMENT) that refuses it. */
