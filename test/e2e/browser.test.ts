@@ -212,11 +212,12 @@ describe.skipIf(!haveChromium)("Chromium calling the API from another origin", (
       const at = recall.events.map((e) => e.at);
       expect(at, name).toEqual([...at].sort((a, b) => a - b));
       // The iteration began before the first LLM answer; the search result came a turn before the memory,
-      // and two turns before the handoff: not one burst at the end.
+      // and two turns before the handoff: not one burst at the end. A turn is 300 ms; an event may reach
+      // the page up to ~100 ms late on a loaded machine (seen: 225 ms between two turns), a burst ~0 ms.
       const [started, , searched, , opened, , , handedOff] = at as number[];
-      expect(searched! - started!, name).toBeGreaterThanOrEqual(250);
-      expect(opened! - searched!, name).toBeGreaterThanOrEqual(250);
-      expect(handedOff! - searched!, name).toBeGreaterThanOrEqual(500);
+      expect(searched! - started!, name).toBeGreaterThanOrEqual(150);
+      expect(opened! - searched!, name).toBeGreaterThanOrEqual(150);
+      expect(handedOff! - searched!, name).toBeGreaterThanOrEqual(400);
     }
   });
 
