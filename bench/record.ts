@@ -32,6 +32,12 @@ export const CHARTS = {
     unit: "recall@3",
     max: 1,
   },
+  remember: {
+    title:
+      "RememberConversation (rules mode): precision, recall and changed preferences superseding right, the development set beside the held-out set",
+    unit: "share",
+    max: 1,
+  },
   "tokens-by-format": {
     title: "Tokens of each MCP tool's answer on the sample network, per format (o200k)",
     unit: "tokens",

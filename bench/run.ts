@@ -18,6 +18,7 @@ import { benchMemRecall } from "./memrecall";
 import { benchMentions } from "./mentions";
 import { benchRecall } from "./recall";
 import { captureStdout, stampOf, writeRecord } from "./record";
+import { benchRemember } from "./remember";
 import { benchResolver } from "./resolver";
 import { benchTimeFacts } from "./time-facts";
 import { benchTokens } from "./tokens";
@@ -35,6 +36,7 @@ export const benches: Record<string, () => Promise<void>> = {
   "memory-store": benchMemoryStore,
   memrecall: benchMemRecall,
   recall: benchRecall,
+  remember: benchRemember,
   tokens: benchTokens,
   unary: benchUnary,
   lexicon: benchLexicon,

@@ -26,7 +26,7 @@ export const SERVER_INFO = {
 
 const INSTRUCTIONS = `业务知识网络与用户记忆的检索工具。
 知识：先 retrieve_schema（问题 → 相关的对象类型、属性、关系），再 retrieve_keyword_context（实体名 → 实例与一跳邻居，同一 session_id）；或一次 kn_search（概念 + 实例）。指标值用 get_logic_properties_values。
-记忆：search_memories → get_memory_detail；或一次 recall（给出对话，找出用户所指的记忆，可带 progressToken 看每一步）；保存用 store_memory。
+记忆：search_memories → get_memory_detail；或一次 recall（给出对话，找出用户所指的记忆，可带 progressToken 看每一步）；保存用 store_memory，或把整段对话交给 remember。
 回答默认 TOON（output_format 可选 json、yaml）。出错时结果 isError=true，文本说明哪个参数错了以及下一步。`;
 
 /**
@@ -143,6 +143,7 @@ const TOOL_OF_RPC: Record<string, string> = {
   Handoff: "handoff",
   StoreMemory: "store_memory",
   DeleteMemory: "delete_memory",
+  RememberConversation: "remember",
 };
 
 /**

@@ -3,6 +3,7 @@ import { compact, table } from "../core/tables";
 import { type Extraction, extractionMessage } from "./keyword-extraction";
 import type { MemoryDetail } from "./read";
 import type { RecallResult } from "./recall/events";
+import type { RememberResult } from "./remember/remember";
 import type { SearchOutput } from "./search";
 import type { StoredMemory } from "./write";
 
@@ -17,10 +18,13 @@ export function searchAnswer(out: SearchOutput): Json {
     total_found: out.results.length,
     // The flags only where they are set: a column that is false in every row says nothing.
     results: table(
-      out.results.map(({ sensitive, redacted, ...r }) => ({
+      out.results.map(({ sensitive, redacted, stated_at, valid_until, ...r }) => ({
         ...r,
         sensitive: sensitive || undefined,
         redacted: redacted || undefined,
+        // The times only where they tell something: stated apart from stored, or no longer holding.
+        stated_at: stated_at === r.created_at ? undefined : stated_at,
+        valid_until: valid_until || undefined,
       })),
     ),
     search_query_expanded: out.search_query_expanded,
@@ -37,6 +41,8 @@ export function detailAnswer(m: MemoryDetail): Json {
     memory_type: m.memory_type,
     created_at: m.created_at.toISOString(),
     updated_at: m.updated_at.toISOString(),
+    stated_at: m.stated_at.getTime() === m.created_at.getTime() ? undefined : m.stated_at.toISOString(),
+    valid_until: m.valid_until?.toISOString(),
     keywords: table(m.keywords.map((k) => ({ ...k }))),
     content_truncated: m.content_truncated,
     supersedes: m.supersedes,
@@ -93,6 +99,24 @@ export function recallAnswer(r: RecallResult): Json {
         superseded_by: m.superseded_by,
         redacted: m.redacted || undefined,
         content: m.content,
+      })),
+    ),
+  });
+}
+
+/** RememberConversation's decisions as one table; counts and mode first. */
+export function rememberAnswer(r: RememberResult): Json {
+  return compact({
+    mode: r.mode,
+    applied: r.applied,
+    llm_calls: r.llm_calls || undefined,
+    message: r.message,
+    operations: table(
+      r.operations.map(({ sensitive, supersedes, source_messages, ...o }) => ({
+        ...o,
+        source_messages: source_messages.join(","),
+        supersedes: supersedes || undefined,
+        sensitive: sensitive || undefined,
       })),
     ),
   });

@@ -8,6 +8,7 @@ import type {
   ListToolsResponseSchema,
   RecallHandoffSchema,
   RecallResponseSchema,
+  RememberConversationResponseSchema,
   SearchMemoriesResponseSchema,
   StoreMemoryResponseSchema,
 } from "../../gen/contextloader/memrecall/v1/memrecall_pb";
@@ -16,6 +17,7 @@ import type { HandoffResult } from "./handoff";
 import { type Extraction, extractionMessage } from "./keyword-extraction";
 import type { MemoryDetail } from "./read";
 import type { RecallEvent, RecallResult } from "./recall/events";
+import type { RememberResult } from "./remember/remember";
 import type { SearchOutput } from "./search";
 import type { ToolDefinition } from "./tool-definitions";
 import type { StoredMemory } from "./write";
@@ -38,6 +40,9 @@ export function searchMemoriesResponse(out: SearchOutput): MessageInitShape<type
       supersededBy: r.superseded_by,
       sensitive: r.sensitive,
       redacted: r.redacted,
+      // Results cached before memories had these times lack them: none is shown, rather than a wrong one.
+      ...(r.stated_at ? { statedAt: timestampFromDate(new Date(r.stated_at)) } : {}),
+      ...(r.valid_until ? { validUntil: timestampFromDate(new Date(r.valid_until)) } : {}),
     })),
     searchQueryExpanded: out.search_query_expanded,
     message: out.message,
@@ -49,6 +54,8 @@ export function memoryDetailResponse(m: MemoryDetail): MessageInitShape<typeof G
     success: true,
     ...memoryFields(m),
     keywords: m.keywords,
+    statedAt: timestampFromDate(m.stated_at),
+    ...(m.valid_until ? { validUntil: timestampFromDate(m.valid_until) } : {}),
   };
 }
 
@@ -222,5 +229,26 @@ export function recallHandoff(r: RecallResult): MessageInitShape<typeof RecallHa
     searches: r.searches,
     llmCalls: r.llm_calls,
     toolErrors: r.tool_errors,
+  };
+}
+
+export function rememberResponse(r: RememberResult): MessageInitShape<typeof RememberConversationResponseSchema> {
+  return {
+    operations: r.operations.map((o) => ({
+      operation: o.operation,
+      memoryKey: o.memory_key,
+      memoryType: o.memory_type,
+      summary: o.summary,
+      sourceMessages: o.source_messages,
+      reason: o.reason,
+      supersedes: o.supersedes,
+      sensitive: o.sensitive,
+      statedAt: timestampFromDate(new Date(o.stated_at)),
+    })),
+    mode: r.mode,
+    applied: r.applied,
+    llmCalls: r.llm_calls,
+    message: r.message,
+    ...r.counts,
   };
 }

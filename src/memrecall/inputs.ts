@@ -39,6 +39,15 @@ export const memoryTypesFilter = z
   .max(20, "at most 20 memory types")
   .default([]);
 
+/** Clocks of callers and service may differ by this much: a time "now" by the caller's clock is not in the future. */
+const CLOCK_SKEW_MS = 5 * 60_000;
+
+/** A past instant in RFC 3339 (a memory's stated_at, a search's as_of), kept as the string given. */
+export const statedAt = (field: string) =>
+  z.iso
+    .datetime({ offset: true, error: `${field} must be an RFC 3339 time such as 2026-03-01T10:00:00+08:00` })
+    .refine((t) => Date.parse(t) <= Date.now() + CLOCK_SKEW_MS, `${field} must not be in the future`);
+
 /** Only memories created in the last N days: SearchMemories and Recall. */
 export const timeRangeDaysFilter = z
   .number()
@@ -97,6 +106,9 @@ export const searchMemoriesInput = z.object({
     .max(256)
     .default("")
     .describe("可选的召回会话ID：同一会话的搜索次数有上限（服务配置，默认 3 次），达到后应调用 handoff"),
+  as_of: statedAt("as_of")
+    .optional()
+    .describe("可选：按某个时间点（RFC 3339）时的样子搜索：只找当时已说过的记忆，当时尚未被取代的不算过时"),
 });
 export type SearchMemoriesInput = z.output<typeof searchMemoriesInput>;
 
@@ -291,6 +303,11 @@ export const storeMemoryInput = z
       .default(false)
       .describe(
         "敏感内容（密码、密钥、个人信息等）：content 与 metadata 只对带 memories:sensitive 权限的调用方可见，其他人只看到 memory_key、summary、keywords 与 redacted 标记；只按 summary 与 keywords 被搜到，需要写 summary",
+      ),
+    stated_at: statedAt("stated_at")
+      .optional()
+      .describe(
+        "可选：这条记忆所说的内容是何时说出或决定的（RFC 3339，不晚于现在）；默认现在。search_memories 的 as_of 按它查",
       ),
   })
   .superRefine((v, ctx) => {

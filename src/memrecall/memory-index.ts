@@ -45,6 +45,7 @@ class UserIndex {
   keys: string[] = [];
   types: string[] = [];
   created: number[] = [];
+  stated: number[] = [];
   updated: number[] = [];
   keywords: Set<string>[] = [];
   /** False for a memory embedded with another size than the rest (another embeddings model): found by words only. */
@@ -93,6 +94,7 @@ class UserIndex {
     }
     this.types[i] = v.memory_type;
     this.created[i] = v.created_at.getTime();
+    this.stated[i] = v.stated_at.getTime();
     this.updated[i] = v.updated_at.getTime();
     this.keywords[i] = new Set(v.keywords.map((k) => k.toLowerCase()));
     const fits = v.embedding.length === this.dims;
@@ -114,6 +116,7 @@ class UserIndex {
       this.keys[i] = moved;
       this.types[i] = this.types[last]!;
       this.created[i] = this.created[last]!;
+      this.stated[i] = this.stated[last]!;
       this.updated[i] = this.updated[last]!;
       this.keywords[i] = this.keywords[last]!;
       this.docTokens[i] = this.docTokens[last]!;
@@ -131,6 +134,7 @@ class UserIndex {
       this.keys,
       this.types,
       this.created,
+      this.stated,
       this.updated,
       this.keywords,
       this.docTokens,
@@ -453,6 +457,7 @@ export class MemoryIndex {
 function top(u: UserIndex, scores: Float64Array, filters: MemoryFilters, limit: number): Hit[] {
   const types = filters.memory_types && filters.memory_types.length > 0 ? new Set(filters.memory_types) : undefined;
   const since = filters.created_since?.getTime();
+  const statedBy = filters.stated_by?.getTime();
   const wanted =
     filters.keywords && filters.keywords.length > 0 ? filters.keywords.map((k) => k.toLowerCase()) : undefined;
   type Entry = { score: number; updated: number; key: string };
@@ -466,6 +471,7 @@ function top(u: UserIndex, scores: Float64Array, filters: MemoryFilters, limit: 
     if (worst && score < worst.score) continue;
     if (types && !types.has(u.types[i]!)) continue;
     if (since !== undefined && u.created[i]! < since) continue;
+    if (statedBy !== undefined && u.stated[i]! > statedBy) continue;
     if (wanted && !wanted.some((k) => u.keywords[i]!.has(k))) continue;
     const entry = { score, updated: u.updated[i]!, key: u.keys[i]! };
     if (worst && !before(entry, worst)) continue;

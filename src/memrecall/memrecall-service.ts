@@ -9,6 +9,7 @@ import {
   HandoffRequestSchema,
   MemRecallService,
   RecallRequestSchema,
+  RememberConversationRequestSchema,
   SearchMemoriesRequestSchema,
   StoreMemoryRequestSchema,
 } from "../../gen/contextloader/memrecall/v1/memrecall_pb";
@@ -24,6 +25,7 @@ import {
   listToolsResponse,
   memoryDetailResponse,
   recallResponse,
+  rememberResponse,
   searchMemoriesResponse,
   storeMemoryResponse,
 } from "./encode";
@@ -44,6 +46,8 @@ import { ownerOf } from "./owner";
 import { getMemoryDetail } from "./read";
 import { recallInput } from "./recall/input";
 import { runRecall } from "./recall/recall";
+import { rememberInput } from "./remember/input";
+import { rememberConversation } from "./remember/remember";
 import { searchMemories } from "./search";
 import { toolDefinitions } from "./tool-definitions";
 import { memrecallTools } from "./tools";
@@ -102,6 +106,10 @@ export function registerMemRecall(router: ConnectRouter, deps: MemRecallDeps): v
     async *recall(req, ctx) {
       const { c, input } = decode(ctx, RecallRequestSchema, req, recallIn);
       for await (const event of runRecall(deps, c, input, tools)) yield recallResponse(event);
+    },
+    async rememberConversation(req, ctx) {
+      const { c, input } = decode(ctx, RememberConversationRequestSchema, req, rememberInput);
+      return rememberResponse(await rememberConversation(deps, c, input));
     },
   });
 }

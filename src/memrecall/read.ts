@@ -13,8 +13,13 @@ export interface MemoryDetail extends MemoryRecord {
   redacted: boolean;
 }
 
-/** A record as cached (JSON has no Date). */
-type CachedRecord = Omit<MemoryRecord, "created_at" | "updated_at"> & { created_at: string; updated_at: string };
+/** A record as cached (JSON has no Date; the stated times are missing from records cached before they existed). */
+type CachedRecord = Omit<MemoryRecord, "created_at" | "updated_at" | "stated_at" | "valid_until"> & {
+  created_at: string;
+  updated_at: string;
+  stated_at?: string;
+  valid_until?: string;
+};
 
 /**
  * get_memory_detail (spec §2.2): the caller's memory, from the hot-memory
@@ -29,17 +34,26 @@ export async function getMemoryDetail(deps: MemoriesDeps, ctx: CallContext, memo
   const key = version === undefined ? undefined : accountKey(owner, `mem:detail:${version}:${digest(memoryKey)}`);
   const hit = await cached<CachedRecord | null>(ctx, deps, key, DETAIL_TTL_MS, async () => {
     const record = await deps.store.get(owner, memoryKey);
-    return record
-      ? { ...record, created_at: record.created_at.toISOString(), updated_at: record.updated_at.toISOString() }
-      : null;
+    if (!record) return null;
+    const { valid_until, ...rest } = record;
+    return {
+      ...rest,
+      created_at: record.created_at.toISOString(),
+      updated_at: record.updated_at.toISOString(),
+      stated_at: record.stated_at.toISOString(),
+      ...(valid_until ? { valid_until: valid_until.toISOString() } : {}),
+    };
   });
   if (!hit) throw memoryNotFound(memoryKey);
   // `sensitive` may be missing from a record cached before the flag existed: it was not sensitive.
+  const { valid_until, ...fields } = hit;
   const record = {
-    ...hit,
+    ...fields,
     sensitive: hit.sensitive === true,
     created_at: new Date(hit.created_at),
     updated_at: new Date(hit.updated_at),
+    stated_at: new Date(hit.stated_at ?? hit.created_at),
+    ...(valid_until ? { valid_until: new Date(valid_until) } : {}),
   };
   if (!record.sensitive || maySeeSensitive(ctx.caller)) return { ...record, redacted: false };
   return { ...record, content: "", metadata: {}, redacted: true };

@@ -2,7 +2,7 @@ import type { CallContext } from "../core/call-context";
 import { lexiconOrNone } from "../core/lexicon";
 import { round3 } from "../core/scores";
 import { ToolError } from "../errors/tool-error";
-import type { MemoryFilters } from "../store/memories/memory-store";
+import type { MemoryFilters, MemoryRecord } from "../store/memories/memory-store";
 import { accountKey, sessionKey } from "../store/session-store";
 import type { SearchMemoriesInput } from "./inputs";
 import { latestWins, type Shown } from "./latest-wins";
@@ -44,6 +44,10 @@ export interface SearchResultItem {
   sensitive: boolean;
   /** True when content_preview is withheld from this caller: a sensitive memory, and no permission. */
   redacted: boolean;
+  /** ISO 8601: when what it says was stated. */
+  stated_at: string;
+  /** ISO 8601: when its successor was stated; "" while it holds. */
+  valid_until: string;
 }
 
 export interface SearchOutput {
@@ -147,6 +151,7 @@ async function runSearch(
     ...(input.time_range_days !== undefined
       ? { created_since: new Date(Date.now() - input.time_range_days * 86_400_000) }
       : {}),
+    ...(input.as_of !== undefined ? { stated_by: new Date(input.as_of) } : {}),
   };
   const notes: string[] = [];
   // Semantic and hybrid search look for meaning: the LLM's expansion (when one is configured) joins the query.
@@ -170,6 +175,7 @@ async function runSearch(
       )
     ).map((r) => [r.memory_key, r]),
   );
+  if (input.as_of !== undefined) await asOf(deps, owner, records, new Date(input.as_of));
   const found = window.flatMap((c) => {
     const record = records.get(c.memory_key);
     return record ? [{ record, relevance: c.score }] : [];
@@ -191,6 +197,26 @@ async function runSearch(
     message: notes.join("；"),
     ...(degraded ? { degraded: true } : {}),
   };
+}
+
+/**
+ * The records as they stood at `at`: replaced only by a successor stated by
+ * then, valid until that one was stated; a later successor did not exist yet.
+ */
+async function asOf(deps: MemoriesDeps, owner: string, records: Map<string, MemoryRecord>, at: Date): Promise<void> {
+  const successors = new Map(
+    (await deps.store.successorsAsOf(owner, [...records.keys()], at)).map((s) => [s.supersedes, s]),
+  );
+  for (const [key, record] of records) {
+    const { valid_until: _later, ...rest } = record;
+    const successor = successors.get(key);
+    records.set(
+      key,
+      successor
+        ? { ...rest, superseded_by: successor.memory_key, valid_until: successor.stated_at }
+        : { ...rest, superseded_by: "" },
+    );
+  }
 }
 
 /** The dictionaries' bridge, once they are loaded; a load that fails leaves the search to the user's words and says so. */
@@ -321,5 +347,7 @@ function resultItem({ record: m, relevance, supersedes, superseded_by }: Shown):
     superseded_by,
     sensitive: m.sensitive,
     redacted: false,
+    stated_at: m.stated_at.toISOString(),
+    valid_until: m.valid_until?.toISOString() ?? "",
   };
 }

@@ -5,18 +5,20 @@ import {
   GetMemoryDetailResponseSchema,
   HandoffResponseSchema,
   RecallHandoffSchema,
+  RememberConversationResponseSchema,
   SearchMemoriesResponseSchema,
   StoreMemoryResponseSchema,
 } from "../../gen/contextloader/memrecall/v1/memrecall_pb";
 import type { CallContext } from "../core/call-context";
 import { defineTool, type Progress, type Tool } from "../core/tool";
-import { detailAnswer, extractionAnswer, recallAnswer, searchAnswer, storedAnswer } from "./answers";
+import { detailAnswer, extractionAnswer, recallAnswer, rememberAnswer, searchAnswer, storedAnswer } from "./answers";
 import {
   expandContextWindowResponse,
   extractKeywordsResponse,
   handoffResponse,
   memoryDetailResponse,
   recallHandoff,
+  rememberResponse,
   searchMemoriesResponse,
   storeMemoryResponse,
 } from "./encode";
@@ -38,6 +40,8 @@ import { getMemoryDetail } from "./read";
 import { describeEvent, type RecallEvent, type RecallResult } from "./recall/events";
 import { recallInput } from "./recall/input";
 import { runRecall } from "./recall/recall";
+import { rememberInput } from "./remember/input";
+import { rememberConversation } from "./remember/remember";
 import { searchMemories } from "./search";
 import { toolDefinitions } from "./tool-definitions";
 import { deleteMemory, storeMemory } from "./write";
@@ -195,6 +199,27 @@ export function memrecallTools(maxContextWindow: number): Tool<MemRecallDeps>[] 
       run: async (deps, ctx, input) => {
         const stored = await storeMemory(deps, ctx, input);
         return { answer: storedAnswer(stored), structured: storeMemoryResponse(stored) };
+      },
+    }),
+    defineTool({
+      name: "remember",
+      title: "从对话中保存记忆",
+      description: `把一段对话变成当前用户的记忆：找出值得长期记住的内容（偏好、项目事实、决定、命令及输出、配置、人员与角色），与用户已有的相似记忆比较，逐条决定 ADD（新增）、UPDATE（同一件事，补充内容）、SUPERSEDE（偏好或事实改变：新的取代旧的，旧的保留并注明有效期至）或 NOOP（已知道）。一次对话的写入全部成功或全部不写；同一段对话再发一次不会改变任何记忆。
+
+使用场景：对话结束或用户说"记住……""以后……"时，把对话交给它，而不是自己逐条 store_memory。
+
+参数要点：messages 为对话（role、content，可选 time：这句话说出的时间）；memory_types 限定要保存的类型；dry_run=true 只返回决定不写入；mode 为 auto（配置了 LLM 时由 LLM 抽取与决定）或 rules（只保存明确的陈述）。
+
+密钥、密码、私钥、带凭据的连接串、身份证号、手机号只会存入敏感记忆，不会出现在摘要、关键词或日志中。
+
+返回：mode、applied，以及每条操作的 operation、memory_key、memory_type、summary、source_messages、reason、supersedes、sensitive、stated_at。`,
+      input: rememberInput,
+      writes: true,
+      before,
+      output: RememberConversationResponseSchema,
+      run: async (deps, ctx, input) => {
+        const r = await rememberConversation(deps, ctx, input);
+        return { answer: rememberAnswer(r), structured: rememberResponse(r) };
       },
     }),
     defineTool({

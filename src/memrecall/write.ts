@@ -1,6 +1,6 @@
 import type { CallContext } from "../core/call-context";
 import { invalidArgument } from "../errors/tool-error";
-import type { MemoryRecord } from "../store/memories/memory-store";
+import type { MemoryRecord, MemoryWrite } from "../store/memories/memory-store";
 import { MAX_CONTENT_BYTES, type StoreMemoryInput } from "./inputs";
 import { extractLocally } from "./keyword-extraction";
 import type { MemoriesDeps } from "./memories-deps";
@@ -21,14 +21,8 @@ export interface StoredMemory {
 
 /**
  * StoreMemory: creates the memory or replaces the caller's memory with that
- * key. Content over 100 KB (spec §6.2) is cut at a character boundary and
- * flagged; keywords not given are extracted (jieba TF-IDF). It is indexed
- * under its words and the glossary groups it names. `supersedes` must name
- * another memory of the caller's that does not already replace this one. A
- * sensitive memory is indexed by its summary and keywords only (keywords not
- * given are extracted from the summary).
- * Acknowledged only after the store committed it; the caller's caches are
- * invalidated so the next search finds it.
+ * key (memoryWrite, commitWrites). `supersedes` must name another memory of
+ * the caller's that does not already replace this one.
  */
 export async function storeMemory(
   deps: MemoriesDeps,
@@ -37,6 +31,23 @@ export async function storeMemory(
 ): Promise<StoredMemory> {
   const owner = ownerOf(ctx.caller);
   if (input.supersedes !== "") await checkSupersedes(deps, owner, input.memory_key, input.supersedes);
+  const memory = await memoryWrite(deps, ctx, input);
+  const [result] = await commitWrites(deps, ctx, owner, [memory]);
+  const bytes = Buffer.byteLength(memory.content);
+  ctx.log.info(
+    { memory_key: input.memory_key, created: result!.created, truncated: memory.content_truncated, bytes },
+    "memory stored",
+  );
+  return result!;
+}
+
+/**
+ * The write of a memory: content over 100 KB (spec §6.2) cut at a character
+ * boundary and flagged, keywords extracted when none are given (jieba TF-IDF),
+ * its search text (its words and the glossary groups it names) and its
+ * embedding. A sensitive memory is indexed by its summary and keywords only.
+ */
+export async function memoryWrite(deps: MemoriesDeps, ctx: CallContext, input: StoreMemoryInput): Promise<MemoryWrite> {
   const { text: content, truncated } = capBytes(input.content, MAX_CONTENT_BYTES);
   // A sensitive memory is indexed by its summary and keywords only: were its content
   // searchable, a caller without the permission could probe what it says word by word.
@@ -51,37 +62,56 @@ export async function storeMemory(
   const [embedding] = await deps.embedder.embed(ctx, [
     `${input.summary}\n${input.sensitive ? keywordText : content}`.slice(0, EMBED_CHARS),
   ]);
-  const searchText = searchTextOf([input.summary, searchable, keywordText], deps.glossary);
-  const result = await deps.index.serially(owner, async () => {
-    const written = await deps.store.upsert(owner, {
-      memory_key: input.memory_key,
-      memory_type: input.memory_type,
-      summary: input.summary,
-      content,
-      content_truncated: truncated,
-      keywords,
-      metadata: input.metadata,
-      supersedes: input.supersedes,
-      sensitive: input.sensitive,
-      search_text: searchText,
-      embedding: embedding!,
-    });
-    await bumpVersion(deps, ctx, owner, {
-      put: {
-        memory_key: written.record.memory_key,
-        embedding: embedding!,
-        search_text: searchText,
-        memory_type: written.record.memory_type,
-        created_at: written.record.created_at,
-        updated_at: written.record.updated_at,
-        keywords: written.record.keywords.map((k) => k.keyword),
-      },
-    });
+  return {
+    memory_key: input.memory_key,
+    memory_type: input.memory_type,
+    summary: input.summary,
+    content,
+    content_truncated: truncated,
+    keywords,
+    metadata: input.metadata,
+    supersedes: input.supersedes,
+    sensitive: input.sensitive,
+    ...(input.stated_at !== undefined ? { stated_at: new Date(input.stated_at) } : {}),
+    search_text: searchTextOf([input.summary, searchable, keywordText], deps.glossary),
+    embedding: embedding!,
+  };
+}
+
+/**
+ * Writes the memories in one transaction (all or none), one owner's writes at
+ * a time, then tells the caller's caches and index about each: acknowledged
+ * only after the store committed, so the next search finds them.
+ */
+export async function commitWrites(
+  deps: MemoriesDeps,
+  ctx: CallContext,
+  owner: string,
+  memories: MemoryWrite[],
+  beforeWrite?: () => Promise<void>,
+): Promise<StoredMemory[]> {
+  return deps.index.serially(owner, async () => {
+    await beforeWrite?.();
+    const written =
+      memories.length === 1
+        ? [await deps.store.upsert(owner, memories[0]!)]
+        : await deps.store.upsertMany(owner, memories);
+    for (const [i, w] of written.entries()) {
+      await bumpVersion(deps, ctx, owner, {
+        put: {
+          memory_key: w.record.memory_key,
+          embedding: memories[i]!.embedding,
+          search_text: memories[i]!.search_text,
+          memory_type: w.record.memory_type,
+          created_at: w.record.created_at,
+          updated_at: w.record.updated_at,
+          stated_at: w.record.stated_at,
+          keywords: w.record.keywords.map((k) => k.keyword),
+        },
+      });
+    }
     return written;
   });
-  const bytes = Buffer.byteLength(content);
-  ctx.log.info({ memory_key: input.memory_key, created: result.created, truncated, bytes }, "memory stored");
-  return result;
 }
 
 /** DeleteMemory: true when the caller had a memory with that key. */
@@ -99,7 +129,12 @@ export async function deleteMemory(deps: MemoriesDeps, ctx: CallContext, memoryK
  * the memory being written, directly or down its own chain: two memories
  * replacing each other would both count as outdated.
  */
-async function checkSupersedes(deps: MemoriesDeps, owner: string, key: string, supersedes: string): Promise<void> {
+export async function checkSupersedes(
+  deps: MemoriesDeps,
+  owner: string,
+  key: string,
+  supersedes: string,
+): Promise<void> {
   const hint = {
     message: "supersedes names the memory_key of an older memory of yours (from SearchMemories), or is left empty.",
     nextRpc: "contextloader.memrecall.v1.MemRecallService/SearchMemories",

@@ -80,6 +80,7 @@ const ARGUMENTS: Record<(typeof TOOL_NAMES)[number], string[]> = {
     "limit",
     "min_relevance_score",
     "session_id",
+    "as_of",
   ],
   get_memory_detail: ["memory_key"],
   extract_search_keywords: ["query", "context", "max_keywords"],
@@ -95,7 +96,18 @@ const ARGUMENTS: Record<(typeof TOOL_NAMES)[number], string[]> = {
     "context_window_used",
     "reasoning",
   ],
-  store_memory: ["memory_key", "memory_type", "summary", "content", "keywords", "metadata", "supersedes", "sensitive"],
+  store_memory: [
+    "memory_key",
+    "memory_type",
+    "summary",
+    "content",
+    "keywords",
+    "metadata",
+    "supersedes",
+    "sensitive",
+    "stated_at",
+  ],
+  remember: ["messages", "memory_types", "dry_run", "mode"],
   delete_memory: ["memory_key"],
   recall: [
     "messages",
@@ -188,7 +200,7 @@ describe("MCP over Streamable HTTP", () => {
         expect(tool.description?.length, name).toBeGreaterThan(40);
         expect(tool.annotations, name).toEqual({
           title: tool.title,
-          readOnlyHint: !["store_memory", "delete_memory"].includes(name),
+          readOnlyHint: !["store_memory", "remember", "delete_memory"].includes(name),
           destructiveHint: name === "delete_memory",
           openWorldHint: false,
         });
@@ -579,6 +591,7 @@ describe("MCP over Streamable HTTP", () => {
       ["expand_context_window", { reason: "r", current_size: 1, requested_size: 2 }],
       ["handoff", { reason: "r", search_summary: "s", confidence: 0.5 }],
       ["store_memory", { memory_key: "k", content: "c" }],
+      ["remember", { messages: [{ role: "user", content: "记住：测试" }] }],
       ["delete_memory", { memory_key: "k" }],
     ];
 

@@ -21,6 +21,7 @@ export const TOOL_NAMES = [
   "expand_context_window",
   "handoff",
   "store_memory",
+  "remember",
   "delete_memory",
   "recall",
 ] as const;

@@ -31,6 +31,7 @@ function found(
       sensitive: false,
       created_at: at,
       updated_at: at,
+      stated_at: at,
       ...fields,
     },
   };

@@ -14,6 +14,7 @@ const vector = (key: string, d: number, extra: Partial<MemoryVector> = {}): Memo
   memory_type: "fact",
   created_at: new Date(),
   updated_at: new Date(),
+  stated_at: new Date(),
   keywords: [],
   ...extra,
 });
@@ -51,6 +52,7 @@ describe("MemoryIndex", () => {
       metadata: {},
       search_text: v.search_text,
       embedding: v.embedding,
+      stated_at: v.stated_at,
     });
   }
   const rank = (
@@ -77,6 +79,31 @@ describe("MemoryIndex", () => {
     expect(await keys(rank("u", 1, query, byCosine, {}, 1))).toEqual(["a"]);
     // A scoring that leaves the cosine under its floor out: b (0.6) is no candidate.
     expect(await keys(rank("u", 1, query, (_, c) => (c > 0.7 ? c : 0)))).toEqual(["a"]);
+  });
+
+  it("keeps only memories stated by stated_by, as loaded and as applied in place", async () => {
+    const day = (d: number) => new Date(Date.UTC(2025, 0, d, 12));
+    await write("u", vector("d1", 0, { stated_at: day(1), search_text: "封版" }));
+    await write("u", vector("d3", 1, { stated_at: day(3), search_text: "封版" }));
+    await write("u", vector("d5", 2, { stated_at: day(5), search_text: "封版" }));
+    // Stated now: after every day above.
+    await write("u", vector("now", 3, { search_text: "封版" }));
+    const asOf = async (version: number, stated_by?: Date) =>
+      (await keys(rank("u", version, words(["封版"]), byShare, stated_by ? { stated_by } : {}))).sort();
+    expect(await asOf(1)).toEqual(["d1", "d3", "d5", "now"]);
+    expect(await asOf(1, day(4))).toEqual(["d1", "d3"]);
+    // At or before: a memory stated exactly then is kept.
+    expect(await asOf(1, day(3))).toEqual(["d1", "d3"]);
+    expect(await asOf(1, new Date(day(3).getTime() - 1))).toEqual(["d1"]);
+    expect(await asOf(1, day(0))).toEqual([]);
+    expect(await keys(rank("u", 1, words(["封版"]), byShare, { stated_by: day(4), memory_types: ["pref"] }))).toEqual(
+      [],
+    );
+    // Written in place: the memory's new stated_at is the one filtered on, for a put and a replace.
+    index.applied("u", 2, { put: vector("d2", 4, { stated_at: day(2), search_text: "封版" }) });
+    index.applied("u", 3, { put: vector("d1", 0, { stated_at: day(6), search_text: "封版" }) });
+    expect(await asOf(3, day(4))).toEqual(["d2", "d3"]);
+    expect(await asOf(3, day(6))).toEqual(["d1", "d2", "d3", "d5"]);
   });
 
   it("breaks equal scores by the most recently written first, then by key", async () => {

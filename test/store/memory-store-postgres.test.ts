@@ -36,7 +36,7 @@ describe("postgres memory store", () => {
     await store.close();
   });
 
-  it("upgrades a version-2 database: its memories read back as not sensitive, new ones keep the flag", async () => {
+  it("upgrades a version-2 database: its memories read back as not sensitive and stated when created, new ones keep both", async () => {
     const schema = `upgrade_${randomUUID().replaceAll("-", "")}`;
     const admin = new pg.Client({ connectionString: DATABASE_URL });
     await admin.connect();
@@ -56,13 +56,17 @@ describe("postgres memory store", () => {
     try {
       await first.migrate();
       await first.upsert("u", { ...write, memory_key: "old" });
-      // Back to what version 2 had: no sensitive column, two migrations recorded.
-      await admin.query(`ALTER TABLE ${schema}.memories DROP COLUMN sensitive`);
-      await admin.query(`DELETE FROM ${schema}.schema_migrations WHERE version = 3`);
+      // Back to what version 2 had: no sensitive or stated_at column, two migrations recorded.
+      await admin.query(`ALTER TABLE ${schema}.memories DROP COLUMN sensitive, DROP COLUMN stated_at`);
+      await admin.query(`DELETE FROM ${schema}.schema_migrations WHERE version >= 3`);
       await first.migrate();
-      expect((await first.get("u", "old"))?.sensitive).toBe(false);
-      await first.upsert("u", { ...write, memory_key: "new", sensitive: true });
+      const old = await first.get("u", "old");
+      expect(old?.sensitive).toBe(false);
+      expect(old?.stated_at.getTime()).toBe(old?.created_at.getTime());
+      const stated = new Date("2026-10-01T08:00:00Z");
+      await first.upsert("u", { ...write, memory_key: "new", sensitive: true, stated_at: stated });
       expect((await first.get("u", "new"))?.sensitive).toBe(true);
+      expect((await first.get("u", "new"))?.stated_at).toEqual(stated);
     } finally {
       await first.close();
       await admin.query(`DROP SCHEMA ${schema} CASCADE`);
@@ -81,7 +85,7 @@ describe("postgres memory store", () => {
     try {
       await Promise.all(replicas.map((r) => r.migrate()));
       const versions = await admin.query(`SELECT version FROM ${schema}.schema_migrations ORDER BY version`);
-      expect(versions.rows).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }]);
+      expect(versions.rows).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }]);
       await replicas[0]!.upsert("u", {
         memory_key: "k",
         memory_type: "fact",

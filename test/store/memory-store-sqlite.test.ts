@@ -46,7 +46,7 @@ describe("sqlite memory store", () => {
     await second.close();
   });
 
-  it("upgrades a version-2 file: its memories read back as not sensitive, new ones keep the flag", async () => {
+  it("upgrades a version-2 file: its memories read back as not sensitive and stated when created, new ones keep both", async () => {
     const path = join(dir, "upgrade.db");
     const write = {
       memory_type: "fact",
@@ -62,17 +62,22 @@ describe("sqlite memory store", () => {
     await first.migrate();
     await first.upsert("u", { ...write, memory_key: "old" });
     await first.close();
-    // Back to what version 2 had: no sensitive column.
+    // Back to what version 2 had: no sensitive or stated_at column.
     const raw = new Database(path);
     raw.exec("ALTER TABLE memories DROP COLUMN sensitive");
+    raw.exec("ALTER TABLE memories DROP COLUMN stated_at");
     raw.pragma("user_version = 2");
     raw.close();
 
     const second = new SqliteMemoryStore({ path, log });
     await second.migrate();
-    expect((await second.get("u", "old"))?.sensitive).toBe(false);
-    await second.upsert("u", { ...write, memory_key: "new", sensitive: true });
+    const old = await second.get("u", "old");
+    expect(old?.sensitive).toBe(false);
+    expect(old?.stated_at.getTime()).toBe(old?.created_at.getTime());
+    const stated = new Date("2026-10-01T08:00:00Z");
+    await second.upsert("u", { ...write, memory_key: "new", sensitive: true, stated_at: stated });
     expect((await second.get("u", "new"))?.sensitive).toBe(true);
+    expect((await second.get("u", "new"))?.stated_at).toEqual(stated);
     await second.close();
   });
 

@@ -134,6 +134,175 @@ export function describeMemoryStoreContract(name: string, make: () => Promise<Me
       expect((await store.get(u, "old"))?.superseded_by).toBe("d");
     });
 
+    it("keeps when a memory was stated: now unless written, as written through get, getMany and a replace", async () => {
+      const u = user("stated");
+      const before = Date.now();
+      const plain = await store.upsert(u, memory("plain", "现在"));
+      const after = Date.now();
+      // Stated when written: the write's own time, as created_at.
+      expect(plain.record.stated_at).toBeInstanceOf(Date);
+      expect(plain.record.stated_at.getTime()).toBe(plain.record.created_at.getTime());
+      expect(plain.record.stated_at.getTime()).toBeGreaterThanOrEqual(before - 1);
+      expect(plain.record.stated_at.getTime()).toBeLessThanOrEqual(after + 1);
+
+      const stated = new Date("2025-03-04T05:06:07.891Z");
+      const said = await store.upsert(u, memory("said", "过去", { stated_at: stated }));
+      expect(said.record.stated_at).toEqual(stated);
+      expect(said.record.created_at.getTime()).toBeGreaterThan(stated.getTime());
+      expect((await store.get(u, "said"))?.stated_at).toEqual(stated);
+      expect(
+        (await store.getMany(u, ["said", "plain"])).map((r) => [r.memory_key, r.stated_at.getTime()]).sort(),
+      ).toEqual([
+        ["plain", plain.record.stated_at.getTime()],
+        ["said", stated.getTime()],
+      ]);
+
+      // A replace says when anew: another time as written, or the replace's own time.
+      const restated = new Date("2025-06-01T00:00:00.001Z");
+      const again = await store.upsert(u, memory("said", "过去", { stated_at: restated }));
+      expect(again.record.stated_at).toEqual(restated);
+      expect((await store.get(u, "said"))?.stated_at).toEqual(restated);
+      await sleep(5);
+      const now = await store.upsert(u, memory("said", "过去"));
+      expect(now.record.stated_at.getTime()).toBe(now.record.updated_at.getTime());
+      expect(now.record.stated_at.getTime()).toBeGreaterThan(now.record.created_at.getTime());
+      expect((await store.get(u, "said"))?.stated_at.getTime()).toBe(now.record.updated_at.getTime());
+    });
+
+    it("gives a memory valid_until, its successor's stated_at, following every write and delete of the successor", async () => {
+      const u = user("valid-until");
+      const t1 = new Date("2025-01-01T00:00:00.000Z");
+      const t2 = new Date("2025-02-01T00:00:00.000Z");
+      const t3 = new Date("2025-03-01T00:00:00.000Z");
+      const old = await store.upsert(u, memory("old", "柱状图", { stated_at: new Date("2024-12-01T00:00:00Z") }));
+      expect(old.record).not.toHaveProperty("valid_until");
+      expect(await store.get(u, "old")).not.toHaveProperty("valid_until");
+
+      const b = await store.upsert(u, memory("b", "折线图", { supersedes: "old", stated_at: t2 }));
+      expect(b.record).not.toHaveProperty("valid_until");
+      expect(await store.get(u, "old")).toMatchObject({ superseded_by: "b", valid_until: t2 });
+      // The newest successor by write, not by when it was stated: c, written later, stated earlier.
+      await sleep(5);
+      await store.upsert(u, memory("c", "面积图", { supersedes: "old", stated_at: t1 }));
+      expect(await store.get(u, "old")).toMatchObject({ superseded_by: "c", valid_until: t1 });
+      expect((await store.getMany(u, ["old"]))[0]).toMatchObject({ superseded_by: "c", valid_until: t1 });
+      // Re-stated, the successor moves the end with it.
+      await sleep(5);
+      await store.upsert(u, memory("c", "面积图", { supersedes: "old", stated_at: t3 }));
+      expect((await store.get(u, "old"))?.valid_until).toEqual(t3);
+      // Re-stored itself, the older memory still reports its end.
+      await sleep(5);
+      expect((await store.upsert(u, memory("old", "柱状图 改过"))).record).toMatchObject({
+        superseded_by: "c",
+        valid_until: t3,
+      });
+      // Replaced without supersedes, c no longer ends it: b does again.
+      await sleep(5);
+      await store.upsert(u, memory("c", "面积图"));
+      expect(await store.get(u, "old")).toMatchObject({ superseded_by: "b", valid_until: t2 });
+      expect(await store.delete(u, "b")).toBe(true);
+      const holds = await store.get(u, "old");
+      expect(holds?.superseded_by).toBe("");
+      expect(holds).not.toHaveProperty("valid_until");
+      // Another user's successor under the same keys ends nothing here.
+      await store.upsert(user("valid-until-other"), memory("new", "折线图", { supersedes: "old", stated_at: t1 }));
+      expect(await store.get(u, "old")).not.toHaveProperty("valid_until");
+    });
+
+    describe("upsertMany", () => {
+      it("creates and replaces each memory in order, as upsert does", async () => {
+        const u = user("many");
+        const x = await store.upsert(u, memory("x", "旧 内容", { content: "old x" }));
+        expect(await store.upsertMany(u, [])).toEqual([]);
+        await sleep(5);
+        const stated = new Date("2025-05-05T05:05:05.005Z");
+        const written = await store.upsertMany(u, [
+          memory("a", "苹果 apple", { stated_at: stated }),
+          memory("x", "新 内容", { content: "new x", memory_type: "preference" }),
+          memory("b", "香蕉 banana", { supersedes: "a", sensitive: true }),
+        ]);
+        expect(written.map((w) => [w.created, w.record.memory_key])).toEqual([
+          [true, "a"],
+          [false, "x"],
+          [true, "b"],
+        ]);
+        expect(written[0]!.record).toMatchObject({ user_id: u, summary: "summary of a", stated_at: stated });
+        expect(written[1]!.record).toMatchObject({ content: "new x", memory_type: "preference" });
+        expect(written[1]!.record.created_at.getTime()).toBe(x.record.created_at.getTime());
+        expect(written[1]!.record.updated_at.getTime()).toBeGreaterThan(x.record.updated_at.getTime());
+        expect(written[2]!.record).toMatchObject({ supersedes: "a", sensitive: true });
+
+        expect(await store.count(u)).toBe(3);
+        expect((await store.get(u, "x"))?.content).toBe("new x");
+        expect(await store.get(u, "b")).toEqual(written[2]!.record);
+        // Written in one go, a successor in the batch ends the memory before it.
+        expect(await store.get(u, "a")).toMatchObject({
+          superseded_by: "b",
+          valid_until: written[2]!.record.stated_at,
+        });
+        expect(await keys(store, u, ["旧"])).toEqual([]);
+        expect(await keys(store, u, ["banana"])).toEqual(["b"]);
+        expect((await store.vectors(u)).map((v) => v.memory_key).sort()).toEqual(["a", "b", "x"]);
+      });
+
+      it("writes none when one fails, and rejects", async () => {
+        const u = user("many-atomic");
+        const kept = await store.upsert(u, memory("kept", "保留 kept", { content: "as it was" }));
+        const broken = memory("two", "二 two", { embedding: undefined as unknown as Float32Array });
+        await expect(
+          store.upsertMany(u, [
+            memory("one", "一 one"),
+            broken,
+            memory("three", "三 three"),
+            memory("kept", "改写 rewritten", { content: "changed" }),
+          ]),
+        ).rejects.toThrow();
+        expect(await store.getMany(u, ["one", "two", "three"])).toEqual([]);
+        expect(await store.count(u)).toBe(1);
+        expect(await store.get(u, "kept")).toEqual(kept.record);
+        expect(await keys(store, u, ["one", "two", "three", "rewritten"])).toEqual([]);
+        expect((await store.vectors(u)).map((v) => v.memory_key)).toEqual(["kept"]);
+        // The store is usable afterwards.
+        expect((await store.upsertMany(u, [memory("one", "一 one")]))[0]?.created).toBe(true);
+        expect(await store.count(u)).toBe(2);
+      });
+    });
+
+    it("finds each memory's newest successor stated by a time, skipping memories without one and other users'", async () => {
+      const u = user("successors");
+      const day = (d: number) => new Date(Date.UTC(2025, 0, d, 12));
+      for (const k of ["old", "lonely", "late"]) await store.upsert(u, memory(k, k, { stated_at: day(1) }));
+      await store.upsert(u, memory("s2", "二", { supersedes: "old", stated_at: day(2) }));
+      await store.upsert(u, memory("s5", "五", { supersedes: "old", stated_at: day(5) }));
+      // Written after s5 but stated before it: by when it was stated, s5 is still the newer.
+      await store.upsert(u, memory("s4", "四", { supersedes: "old", stated_at: day(4) }));
+      await store.upsert(u, memory("s9", "九", { supersedes: "old", stated_at: day(9) }));
+      await store.upsert(u, memory("l8", "八", { supersedes: "late", stated_at: day(8) }));
+      // Another user's memories naming the same keys are not this user's successors.
+      const other = user("successors-other");
+      await store.upsert(other, memory("x6", "六", { supersedes: "old", stated_at: day(6) }));
+      await store.upsert(other, memory("x3", "三", { supersedes: "lonely", stated_at: day(3) }));
+
+      const asOf = async (at: Date, memoryKeys = ["old", "lonely", "late", "missing"]) =>
+        (await store.successorsAsOf(u, memoryKeys, at)).sort((a, b) => a.supersedes.localeCompare(b.supersedes));
+      expect(await asOf(day(7))).toEqual([{ supersedes: "old", memory_key: "s5", stated_at: day(5) }]);
+      // Stated exactly at the time counts.
+      expect(await asOf(day(5))).toEqual([{ supersedes: "old", memory_key: "s5", stated_at: day(5) }]);
+      expect(await asOf(day(4))).toEqual([{ supersedes: "old", memory_key: "s4", stated_at: day(4) }]);
+      expect(await asOf(day(3))).toEqual([{ supersedes: "old", memory_key: "s2", stated_at: day(2) }]);
+      expect(await asOf(day(1))).toEqual([]);
+      expect(await asOf(day(10))).toEqual([
+        { supersedes: "late", memory_key: "l8", stated_at: day(8) },
+        { supersedes: "old", memory_key: "s9", stated_at: day(9) },
+      ]);
+      expect(await asOf(day(10), ["late"])).toEqual([{ supersedes: "late", memory_key: "l8", stated_at: day(8) }]);
+      expect(await asOf(day(10), [])).toEqual([]);
+      expect(await store.successorsAsOf(other, ["old", "lonely"], day(10))).toHaveLength(2);
+      // A successor no longer naming the memory is none.
+      await store.upsert(u, memory("s5", "五", { stated_at: day(5) }));
+      expect(await asOf(day(7))).toEqual([{ supersedes: "old", memory_key: "s4", stated_at: day(4) }]);
+    });
+
     it("keeps the sensitive flag: false unless written, true through get, getMany and a replace", async () => {
       const u = user("sensitive");
       expect((await store.upsert(u, memory("plain", "普通"))).record.sensitive).toBe(false);
@@ -272,6 +441,30 @@ export function describeMemoryStoreContract(name: string, make: () => Promise<Me
         expect(await search({}, 0)).toEqual([]);
       });
 
+      it("keeps only memories stated by the stated_by time, with the other filters", async () => {
+        const u = user("kw-stated");
+        const day = (d: number) => new Date(Date.UTC(2025, 0, d, 12));
+        await store.upsert(u, memory("d1", "数据库 一", { stated_at: day(1) }));
+        await store.upsert(u, memory("d3", "数据库 三", { stated_at: day(3), memory_type: "event" }));
+        await store.upsert(u, memory("d5", "数据库 五", { stated_at: day(5) }));
+        // Stated now: after every day above.
+        await store.upsert(u, memory("now", "数据库 现在"));
+        const search = (filters: Parameters<MemoryStore["keywordSearch"]>[2]) =>
+          keys(store, u, ["数据库"], filters).then((k) => k.sort());
+
+        expect(await search({})).toEqual(["d1", "d3", "d5", "now"]);
+        expect(await search({ stated_by: day(4) })).toEqual(["d1", "d3"]);
+        // At or before: a memory stated exactly then is kept.
+        expect(await search({ stated_by: day(3) })).toEqual(["d1", "d3"]);
+        expect(await search({ stated_by: new Date(day(3).getTime() - 1) })).toEqual(["d1"]);
+        expect(await search({ stated_by: day(0) })).toEqual([]);
+        expect(await search({ stated_by: new Date(Date.now() + 60_000) })).toEqual(["d1", "d3", "d5", "now"]);
+        expect(await search({ stated_by: day(4), memory_types: ["fact"] })).toEqual(["d1"]);
+        // Re-stated later, it is no longer found as of the earlier time.
+        await store.upsert(u, memory("d1", "数据库 一", { stated_at: day(6) }));
+        expect(await search({ stated_by: day(4) })).toEqual(["d3"]);
+      });
+
       it("searches tokens with quotes, brackets, operators and SQL literally", async () => {
         const u = user("kw-literal");
         await store.upsert(u, memory("odd", "o'brien node.js c++ salt or pepper"));
@@ -313,7 +506,7 @@ export function describeMemoryStoreContract(name: string, make: () => Promise<Me
       });
     });
 
-    it("returns every embedding of the user intact, with search text, type, times and keywords", async () => {
+    it("returns every embedding of the user intact, with search text, type, times (stated_at too) and keywords", async () => {
       const u = user("vectors");
       const exact = Float32Array.from([0.1, -0.5, 1e-7, 3.4028234663852886e38, -0, 0.333333343267, 1, -1]);
       const wide = unit(Float32Array.from({ length: 512 }, (_, i) => Math.sin(i * 1.7)));
@@ -322,13 +515,14 @@ export function describeMemoryStoreContract(name: string, make: () => Promise<Me
         memory("a", "甲", {
           embedding: exact,
           memory_type: "event",
+          stated_at: new Date("2025-07-08T09:10:11.123Z"),
           keywords: [
             { keyword: "Alpha", weight: 1 },
             { keyword: "阿尔法", weight: 0.5 },
           ],
         }),
       );
-      await store.upsert(u, memory("b", "乙", { embedding: wide }));
+      const b = await store.upsert(u, memory("b", "乙", { embedding: wide }));
 
       const vectors = (await store.vectors(u)).sort((x, y) => x.memory_key.localeCompare(y.memory_key));
       expect(vectors.map((v) => v.memory_key)).toEqual(["a", "b"]);
@@ -342,6 +536,8 @@ export function describeMemoryStoreContract(name: string, make: () => Promise<Me
       expect(va.created_at.getTime()).toBe(a.record.created_at.getTime());
       expect(va.updated_at.getTime()).toBe(a.record.updated_at.getTime());
       expect(va.keywords).toEqual(["Alpha", "阿尔法"]);
+      expect(va.stated_at).toEqual(new Date("2025-07-08T09:10:11.123Z"));
+      expect(vb.stated_at.getTime()).toBe(b.record.stated_at.getTime());
     });
 
     it("round-trips nested unicode metadata and a 100 KB content", async () => {

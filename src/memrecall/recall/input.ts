@@ -11,6 +11,31 @@ const MAX_ITERATIONS = 10;
 /** Spec §6.2: at most 3 consecutive searches. */
 const MAX_SEARCHES_PER_ITERATION = 3;
 
+/** A conversation, oldest first: 1..MAX_MESSAGES messages with at least one from the user (Recall, RememberConversation). */
+export const conversationMessages = z
+  .array(
+    z.object({
+      role: z
+        .enum(["user", "assistant", "system"], { error: 'role must be "user", "assistant" or "system"' })
+        .describe("谁说的：user、assistant 或 system"),
+      content: z
+        .string()
+        .trim()
+        .min(1, "content is required: the message's text")
+        .max(MAX_MESSAGE_CHARS, `content must be at most ${MAX_MESSAGE_CHARS} characters`)
+        .describe("消息内容"),
+      time: z.iso
+        .datetime({ offset: true, error: "time must be an RFC 3339 time such as 2026-03-01T10:00:00+08:00" })
+        .optional()
+        .describe("可选：消息的时间（RFC 3339），让“上周”这类说法有参照"),
+    }),
+  )
+  .min(1, "messages is required: the conversation, newest last")
+  .max(MAX_MESSAGES, `at most ${MAX_MESSAGES} messages: send the newest ones`)
+  .refine((ms) => ms.length === 0 || ms.some((m) => m.role === "user"), {
+    message: "messages must include a user message: the user is who is recalled and remembered",
+  });
+
 const RECALL_STRATEGIES = ["auto", "llm", "deterministic"] as const;
 
 /**
@@ -20,30 +45,9 @@ const RECALL_STRATEGIES = ["auto", "llm", "deterministic"] as const;
  */
 export function recallInput(maxWindow: number) {
   return z.object({
-    messages: z
-      .array(
-        z.object({
-          role: z
-            .enum(["user", "assistant", "system"], { error: 'role must be "user", "assistant" or "system"' })
-            .describe("谁说的：user、assistant 或 system"),
-          content: z
-            .string()
-            .trim()
-            .min(1, "content is required: the message's text")
-            .max(MAX_MESSAGE_CHARS, `content must be at most ${MAX_MESSAGE_CHARS} characters`)
-            .describe("消息内容"),
-          time: z.iso
-            .datetime({ offset: true, error: "time must be an RFC 3339 time such as 2026-03-01T10:00:00+08:00" })
-            .optional()
-            .describe("可选：消息的时间（RFC 3339），让“上周”这类说法有参照"),
-        }),
-      )
-      .min(1, "messages is required: the conversation, newest last")
-      .max(MAX_MESSAGES, `at most ${MAX_MESSAGES} messages: send the newest ones`)
-      .refine((ms) => ms.length === 0 || ms.some((m) => m.role === "user"), {
-        message: "messages must include a user message: the last one is what the recall explains",
-      })
-      .describe("对话消息，从旧到新（最新的在最后），至少包含一条用户消息；召回的是最后一条用户消息所指的记忆"),
+    messages: conversationMessages.describe(
+      "对话消息，从旧到新（最新的在最后），至少包含一条用户消息；召回的是最后一条用户消息所指的记忆",
+    ),
     context_window: z
       .number()
       .int()

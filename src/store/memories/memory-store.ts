@@ -21,6 +21,10 @@ export interface MemoryRecord extends MemoryFields {
   user_id: string;
   created_at: Date;
   updated_at: Date;
+  /** When what it says was stated (a conversation's message time, or when it was first stored). */
+  stated_at: Date;
+  /** When its successor (superseded_by) was stated: until then it held. Undefined while it holds. */
+  valid_until?: Date;
   /**
    * The newest memory of the user's that names this one in `supersedes` ("" when none), found when read:
    * it follows every write and delete of the other memory without being kept in step.
@@ -34,6 +38,8 @@ export interface MemoryWrite extends MemoryFields {
   supersedes?: string;
   /** Sensitive content (see MemoryRecord.sensitive); false when absent. */
   sensitive?: boolean;
+  /** When what it says was stated; now when absent. */
+  stated_at?: Date;
   /** The searchable tokens, space-separated (jieba for Chinese, lower-cased words for English). */
   search_text: string;
   /** The embedding of summary + content (L2-normalised). */
@@ -48,6 +54,8 @@ export interface MemoryFilters {
   created_since?: Date;
   /** Only memories carrying at least one of these keywords (exact, case-insensitive). */
   keywords?: string[];
+  /** Only memories stated at or before this instant (a search as of a time). */
+  stated_by?: Date;
 }
 
 /** A keyword search hit: the memory and the tokens it is searched by. */
@@ -70,7 +78,17 @@ export interface MemoryVector {
   created_at: Date;
   /** When the memory was last written: the newer of two equally relevant memories comes first. */
   updated_at: Date;
+  stated_at: Date;
   keywords: string[];
+}
+
+/** A memory naming another in `supersedes`: the older one's successor, and when the successor was stated. */
+export interface Succession {
+  /** The older memory. */
+  supersedes: string;
+  /** The memory replacing it. */
+  memory_key: string;
+  stated_at: Date;
 }
 
 /**
@@ -85,6 +103,13 @@ export interface MemoryStore {
   migrate(): Promise<void>;
   /** Creates the memory, or replaces the user's memory with that key; `created` tells which. */
   upsert(userId: string, memory: MemoryWrite): Promise<{ created: boolean; record: MemoryRecord }>;
+  /** upsert of each, in one transaction: all are written or none. */
+  upsertMany(userId: string, memories: MemoryWrite[]): Promise<{ created: boolean; record: MemoryRecord }[]>;
+  /**
+   * For each of `memoryKeys`, its newest successor stated at or before `at`
+   * (the memories naming it in `supersedes`): what replaced it as of then.
+   */
+  successorsAsOf(userId: string, memoryKeys: string[], at: Date): Promise<Succession[]>;
   get(userId: string, memoryKey: string): Promise<MemoryRecord | undefined>;
   /** The user's memories with these keys, in any order; unknown keys are skipped. */
   getMany(userId: string, memoryKeys: string[]): Promise<MemoryRecord[]>;
@@ -97,4 +122,10 @@ export interface MemoryStore {
   count(userId: string): Promise<number>;
   ping(): Promise<void>;
   close(): Promise<void>;
+}
+
+/** The first succession of each older memory: given newest first, its newest successor. */
+export function newestPerOlder(rows: Succession[]): Succession[] {
+  const seen = new Set<string>();
+  return rows.filter((r) => !seen.has(r.supersedes) && seen.add(r.supersedes));
 }

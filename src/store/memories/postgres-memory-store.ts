@@ -1,7 +1,16 @@
 import pg from "pg";
 import type { Logger } from "pino";
 import { ToolError } from "../../errors/tool-error";
-import type { KeywordHit, MemoryFilters, MemoryRecord, MemoryStore, MemoryVector, MemoryWrite } from "./memory-store";
+import {
+  type KeywordHit,
+  type MemoryFilters,
+  type MemoryRecord,
+  type MemoryStore,
+  type MemoryVector,
+  type MemoryWrite,
+  newestPerOlder,
+  type Succession,
+} from "./memory-store";
 
 export interface PostgresMemoryStoreOptions {
   /** postgres://user[:password]@host[:port]/database */
@@ -35,6 +44,8 @@ const MIGRATION_LOCK = 7_301_455_130_001;
  *   kept in step when either is replaced or deleted.
  * - `sensitive` (version 3): true for a memory whose content only callers
  *   with the permission may read; the store keeps it, the reads redact.
+ * - `stated_at` (version 4): when what the memory says was stated, its
+ *   creation time for rows written before; a search as of a time reads it.
  */
 const MIGRATIONS: readonly string[] = [
   `
@@ -67,6 +78,11 @@ const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE memories ADD COLUMN sensitive boolean NOT NULL DEFAULT false;
   `,
+  `
+  ALTER TABLE memories ADD COLUMN stated_at timestamptz;
+  UPDATE memories SET stated_at = created_at;
+  ALTER TABLE memories ALTER COLUMN stated_at SET NOT NULL;
+  `,
 ];
 
 /**
@@ -75,10 +91,20 @@ const MIGRATIONS: readonly string[] = [
  * the partial index).
  */
 const RECORD_COLUMNS = `memory_key, user_id, memory_type, summary, content, content_truncated, keywords, metadata, supersedes,
-  sensitive, created_at, updated_at,
+  sensitive, created_at, updated_at, stated_at,
   coalesce((SELECT s.memory_key FROM memories s
     WHERE s.user_id = memories.user_id AND s.supersedes = memories.memory_key AND s.supersedes <> ''
-    ORDER BY s.updated_at DESC, s.memory_key LIMIT 1), '') AS superseded_by`;
+    ORDER BY s.updated_at DESC, s.memory_key LIMIT 1), '') AS superseded_by,
+  (SELECT s.stated_at FROM memories s
+    WHERE s.user_id = memories.user_id AND s.supersedes = memories.memory_key AND s.supersedes <> ''
+    ORDER BY s.updated_at DESC, s.memory_key LIMIT 1) AS valid_until`;
+
+/** A row of RECORD_COLUMNS: valid_until is NULL while the memory holds. */
+type RecordRow = Omit<MemoryRecord, "valid_until"> & { valid_until: Date | null };
+
+function toRecord({ valid_until, ...row }: RecordRow): MemoryRecord {
+  return valid_until === null ? row : { ...row, valid_until };
+}
 
 /** Times are kept to the millisecond, what a JS Date holds: a record reads back exactly as written. */
 const NOW = "date_trunc('milliseconds', now())";
@@ -90,6 +116,7 @@ interface VectorRow {
   memory_type: string;
   created_at: Date;
   updated_at: Date;
+  stated_at: Date;
   keywords: MemoryRecord["keywords"];
 }
 
@@ -155,54 +182,60 @@ export class PostgresMemoryStore implements MemoryStore {
   }
 
   async upsert(userId: string, memory: MemoryWrite): Promise<{ created: boolean; record: MemoryRecord }> {
-    // xmax is 0 on a freshly inserted row version and set on one written by DO UPDATE.
-    const { rows } = await this.query<MemoryRecord & { created: boolean }>(
-      "store a memory",
-      `INSERT INTO memories (user_id, memory_key, memory_type, summary, content, content_truncated, keywords, keywords_lower, metadata, supersedes, sensitive, search_text, embedding, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $13, $11, $12, ${NOW}, ${NOW})
-       ON CONFLICT (user_id, memory_key) DO UPDATE SET
-         memory_type = excluded.memory_type, summary = excluded.summary, content = excluded.content,
-         content_truncated = excluded.content_truncated, keywords = excluded.keywords, keywords_lower = excluded.keywords_lower,
-         metadata = excluded.metadata, supersedes = excluded.supersedes, sensitive = excluded.sensitive,
-         search_text = excluded.search_text, embedding = excluded.embedding, updated_at = excluded.updated_at
-       RETURNING (xmax = 0) AS created, ${RECORD_COLUMNS}`,
-      [
-        userId,
-        memory.memory_key,
-        memory.memory_type,
-        memory.summary,
-        memory.content,
-        memory.content_truncated,
-        JSON.stringify(memory.keywords),
-        [...new Set(memory.keywords.map((k) => k.keyword.toLowerCase()))],
-        JSON.stringify(memory.metadata),
-        memory.supersedes ?? "",
-        memory.search_text,
-        Buffer.from(memory.embedding.buffer, memory.embedding.byteOffset, memory.embedding.byteLength),
-        memory.sensitive === true,
-      ],
+    return this.run("store a memory", () => writeMemory(this.pool, userId, memory));
+  }
+
+  async upsertMany(userId: string, memories: MemoryWrite[]): Promise<{ created: boolean; record: MemoryRecord }[]> {
+    return this.run("store memories", async () => {
+      const client = await this.pool.connect();
+      let broken = false;
+      try {
+        await client.query("BEGIN");
+        const written: { created: boolean; record: MemoryRecord }[] = [];
+        // One after the other: a client runs one statement at a time, and the order is the caller's.
+        for (const m of memories) written.push(await writeMemory(client, userId, m));
+        await client.query("COMMIT");
+        return written;
+      } catch (err) {
+        await client.query("ROLLBACK").catch(() => {
+          broken = true;
+        });
+        throw err;
+      } finally {
+        client.release(broken);
+      }
+    });
+  }
+
+  async successorsAsOf(userId: string, memoryKeys: string[], at: Date): Promise<Succession[]> {
+    if (memoryKeys.length === 0) return [];
+    const { rows } = await this.query<Succession>(
+      "read successors",
+      `SELECT supersedes, memory_key, stated_at FROM memories
+       WHERE user_id = $1 AND supersedes = ANY($2::text[]) AND stated_at <= $3
+       ORDER BY stated_at DESC, updated_at DESC, memory_key`,
+      [userId, memoryKeys, at],
     );
-    const { created, ...record } = rows[0]!;
-    return { created, record };
+    return newestPerOlder(rows);
   }
 
   async get(userId: string, memoryKey: string): Promise<MemoryRecord | undefined> {
-    const { rows } = await this.query<MemoryRecord>(
+    const { rows } = await this.query<RecordRow>(
       "read a memory",
       `SELECT ${RECORD_COLUMNS} FROM memories WHERE user_id = $1 AND memory_key = $2`,
       [userId, memoryKey],
     );
-    return rows[0];
+    return rows[0] && toRecord(rows[0]);
   }
 
   async getMany(userId: string, memoryKeys: string[]): Promise<MemoryRecord[]> {
     if (memoryKeys.length === 0) return [];
-    const { rows } = await this.query<MemoryRecord>(
+    const { rows } = await this.query<RecordRow>(
       "read memories",
       `SELECT ${RECORD_COLUMNS} FROM memories WHERE user_id = $1 AND memory_key = ANY($2::text[])`,
       [userId, memoryKeys],
     );
-    return rows;
+    return rows.map(toRecord);
   }
 
   async delete(userId: string, memoryKey: string): Promise<boolean> {
@@ -223,6 +256,7 @@ export class PostgresMemoryStore implements MemoryStore {
     if (filters.memory_types && filters.memory_types.length > 0)
       where.push(`memory_type = ANY(${param(filters.memory_types)}::text[])`);
     if (filters.created_since) where.push(`created_at >= ${param(filters.created_since)}`);
+    if (filters.stated_by) where.push(`stated_at <= ${param(filters.stated_by)}`);
     if (filters.keywords && filters.keywords.length > 0)
       where.push(`keywords_lower && ${param(filters.keywords.map((k) => k.toLowerCase()))}::text[]`);
     // ts_rank, not ts_rank_cd: the search text holds each token once, in no
@@ -245,7 +279,7 @@ export class PostgresMemoryStore implements MemoryStore {
   async vectors(userId: string): Promise<MemoryVector[]> {
     const { rows } = await this.query<VectorRow>(
       "load embeddings",
-      "SELECT memory_key, embedding, search_text, memory_type, created_at, updated_at, keywords FROM memories WHERE user_id = $1",
+      "SELECT memory_key, embedding, search_text, memory_type, created_at, updated_at, stated_at, keywords FROM memories WHERE user_id = $1",
       [userId],
     );
     return rows.map((r) => ({
@@ -258,6 +292,7 @@ export class PostgresMemoryStore implements MemoryStore {
       memory_type: r.memory_type,
       created_at: r.created_at,
       updated_at: r.updated_at,
+      stated_at: r.stated_at,
       keywords: r.keywords.map((k) => k.keyword),
     }));
   }
@@ -295,6 +330,46 @@ export class PostgresMemoryStore implements MemoryStore {
       throw storeError(err, what, this.target);
     }
   }
+}
+
+/**
+ * One memory's insert or replace, on the pool or on a transaction's client.
+ * xmax is 0 on a freshly inserted row version and set on one written by DO UPDATE.
+ */
+async function writeMemory(
+  db: pg.Pool | pg.PoolClient,
+  userId: string,
+  memory: MemoryWrite,
+): Promise<{ created: boolean; record: MemoryRecord }> {
+  const { rows } = await db.query<RecordRow & { created: boolean }>(
+    `INSERT INTO memories (user_id, memory_key, memory_type, summary, content, content_truncated, keywords, keywords_lower, metadata, supersedes, sensitive, search_text, embedding, created_at, updated_at, stated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $13, $11, $12, ${NOW}, ${NOW}, coalesce($14, ${NOW}))
+     ON CONFLICT (user_id, memory_key) DO UPDATE SET
+       memory_type = excluded.memory_type, summary = excluded.summary, content = excluded.content,
+       content_truncated = excluded.content_truncated, keywords = excluded.keywords, keywords_lower = excluded.keywords_lower,
+       metadata = excluded.metadata, supersedes = excluded.supersedes, sensitive = excluded.sensitive,
+       search_text = excluded.search_text, embedding = excluded.embedding, updated_at = excluded.updated_at,
+       stated_at = excluded.stated_at
+     RETURNING (xmax = 0) AS created, ${RECORD_COLUMNS}`,
+    [
+      userId,
+      memory.memory_key,
+      memory.memory_type,
+      memory.summary,
+      memory.content,
+      memory.content_truncated,
+      JSON.stringify(memory.keywords),
+      [...new Set(memory.keywords.map((k) => k.keyword.toLowerCase()))],
+      JSON.stringify(memory.metadata),
+      memory.supersedes ?? "",
+      memory.search_text,
+      Buffer.from(memory.embedding.buffer, memory.embedding.byteOffset, memory.embedding.byteLength),
+      memory.sensitive === true,
+      memory.stated_at ?? null,
+    ],
+  );
+  const { created, ...record } = rows[0]!;
+  return { created, record: toRecord(record) };
 }
 
 /**

@@ -4,7 +4,16 @@ import Database from "better-sqlite3";
 import type { Logger } from "pino";
 import type { Json } from "../../core/json";
 import { ToolError } from "../../errors/tool-error";
-import type { KeywordHit, MemoryFilters, MemoryRecord, MemoryStore, MemoryVector, MemoryWrite } from "./memory-store";
+import {
+  type KeywordHit,
+  type MemoryFilters,
+  type MemoryRecord,
+  type MemoryStore,
+  type MemoryVector,
+  type MemoryWrite,
+  newestPerOlder,
+  type Succession,
+} from "./memory-store";
 
 export interface SqliteMemoryStoreOptions {
   /** The database file (its directory is created), or ":memory:" for a private in-process database. */
@@ -45,6 +54,8 @@ const CACHE_KIB = 64 * 1024;
  *   kept in step when either is replaced or deleted.
  * - `sensitive` (version 3): 1 for a memory whose content only callers with
  *   the permission may read; the store keeps it, the reads redact.
+ * - `stated_at` (version 4): when what the memory says was stated (epoch ms),
+ *   its creation time for rows written before; a search as of a time reads it.
  */
 const MIGRATIONS: readonly string[] = [
   `
@@ -103,10 +114,14 @@ const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE memories ADD COLUMN sensitive INTEGER NOT NULL DEFAULT 0;
   `,
+  `
+  ALTER TABLE memories ADD COLUMN stated_at INTEGER NOT NULL DEFAULT 0;
+  UPDATE memories SET stated_at = created_at;
+  `,
 ];
 
 const RECORD_COLUMNS =
-  "memory_key, user_id, memory_type, summary, content, content_truncated, keywords, metadata, supersedes, sensitive, created_at, updated_at";
+  "memory_key, user_id, memory_type, summary, content, content_truncated, keywords, metadata, supersedes, sensitive, created_at, updated_at, stated_at";
 
 /**
  * The newest memory of the same user naming the row `m` in its `supersedes`,
@@ -114,7 +129,10 @@ const RECORD_COLUMNS =
  */
 const SUPERSEDED_BY = `coalesce((SELECT s.memory_key FROM memories s
   WHERE s.user_id = m.user_id AND s.supersedes = m.memory_key AND s.supersedes <> ''
-  ORDER BY s.updated_at DESC, s.memory_key LIMIT 1), '') AS superseded_by`;
+  ORDER BY s.updated_at DESC, s.memory_key LIMIT 1), '') AS superseded_by,
+  (SELECT s.stated_at FROM memories s
+  WHERE s.user_id = m.user_id AND s.supersedes = m.memory_key AND s.supersedes <> ''
+  ORDER BY s.updated_at DESC, s.memory_key LIMIT 1) AS valid_until`;
 
 interface RecordRow {
   memory_key: string;
@@ -130,6 +148,8 @@ interface RecordRow {
   superseded_by: string;
   created_at: number;
   updated_at: number;
+  stated_at: number;
+  valid_until: number | null;
 }
 
 interface VectorRow {
@@ -139,6 +159,7 @@ interface VectorRow {
   memory_type: string;
   created_at: number;
   updated_at: number;
+  stated_at: number;
   keywords: string;
 }
 
@@ -189,48 +210,71 @@ export class SqliteMemoryStore implements MemoryStore {
   }
 
   async upsert(userId: string, memory: MemoryWrite): Promise<{ created: boolean; record: MemoryRecord }> {
-    const write = this.db.transaction(() => {
-      const existing = this.stmt("SELECT id FROM memories WHERE user_id = ? AND memory_key = ?").get(
-        userId,
-        memory.memory_key,
-      ) as { id: number } | undefined;
-      const row = this.stmt(
-        `INSERT INTO memories (user_id, memory_key, memory_type, summary, content, content_truncated, keywords, metadata, supersedes, sensitive, search_text, created_at, updated_at)
-         VALUES (@user_id, @memory_key, @memory_type, @summary, @content, @content_truncated, @keywords, @metadata, @supersedes, @sensitive, @search_text, @now, @now)
-         ON CONFLICT (user_id, memory_key) DO UPDATE SET
-           memory_type = excluded.memory_type, summary = excluded.summary, content = excluded.content,
-           content_truncated = excluded.content_truncated, keywords = excluded.keywords, metadata = excluded.metadata,
-           supersedes = excluded.supersedes, sensitive = excluded.sensitive, search_text = excluded.search_text,
-           updated_at = excluded.updated_at
-         RETURNING id, ${RECORD_COLUMNS}`,
-      ).get({
-        user_id: userId,
-        memory_key: memory.memory_key,
-        memory_type: memory.memory_type,
-        summary: memory.summary,
-        content: memory.content,
-        content_truncated: memory.content_truncated ? 1 : 0,
-        keywords: JSON.stringify(memory.keywords),
-        metadata: JSON.stringify(memory.metadata),
-        supersedes: memory.supersedes ?? "",
-        sensitive: memory.sensitive ? 1 : 0,
-        search_text: memory.search_text,
-        now: Date.now(),
-      }) as Omit<RecordRow, "superseded_by"> & { id: number };
-      this.stmt(
-        "INSERT INTO memory_embeddings (memory_id, embedding) VALUES (?, ?) ON CONFLICT (memory_id) DO UPDATE SET embedding = excluded.embedding",
-      ).run(row.id, embeddingBytes(memory.embedding));
-      if (existing) this.stmt("DELETE FROM memory_keywords WHERE memory_id = ?").run(row.id);
-      const addKeyword = this.stmt(
-        "INSERT OR IGNORE INTO memory_keywords (memory_id, user_id, keyword_lower) VALUES (?, ?, ?)",
-      );
-      for (const k of memory.keywords) addKeyword.run(row.id, userId, k.keyword.toLowerCase());
-      const { superseded_by } = this.stmt(`SELECT ${SUPERSEDED_BY} FROM memories m WHERE m.id = ?`).get(row.id) as {
-        superseded_by: string;
-      };
-      return { created: existing === undefined, record: toRecord({ ...row, superseded_by }) };
-    });
+    const write = this.db.transaction(() => this.write(userId, memory, Date.now()));
     return this.run("store a memory", () => write.immediate());
+  }
+
+  async upsertMany(userId: string, memories: MemoryWrite[]): Promise<{ created: boolean; record: MemoryRecord }[]> {
+    const now = Date.now();
+    const write = this.db.transaction(() => memories.map((m) => this.write(userId, m, now)));
+    return this.run("store memories", () => write.immediate());
+  }
+
+  async successorsAsOf(userId: string, memoryKeys: string[], at: Date): Promise<Succession[]> {
+    if (memoryKeys.length === 0) return [];
+    const rows = this.run("read successors", () =>
+      this.stmt(
+        `SELECT supersedes, memory_key, stated_at FROM memories
+         WHERE user_id = ? AND supersedes IN (SELECT value FROM json_each(?)) AND stated_at <= ?
+         ORDER BY stated_at DESC, updated_at DESC, memory_key`,
+      ).all(userId, JSON.stringify(memoryKeys), at.getTime()),
+    ) as { supersedes: string; memory_key: string; stated_at: number }[];
+    return newestPerOlder(rows.map((r) => ({ ...r, stated_at: new Date(r.stated_at) })));
+  }
+
+  /** One memory's insert or replace, inside the caller's transaction. */
+  private write(userId: string, memory: MemoryWrite, now: number): { created: boolean; record: MemoryRecord } {
+    const existing = this.stmt("SELECT id FROM memories WHERE user_id = ? AND memory_key = ?").get(
+      userId,
+      memory.memory_key,
+    ) as { id: number } | undefined;
+    const row = this.stmt(
+      `INSERT INTO memories (user_id, memory_key, memory_type, summary, content, content_truncated, keywords, metadata, supersedes, sensitive, search_text, created_at, updated_at, stated_at)
+       VALUES (@user_id, @memory_key, @memory_type, @summary, @content, @content_truncated, @keywords, @metadata, @supersedes, @sensitive, @search_text, @now, @now, @stated_at)
+       ON CONFLICT (user_id, memory_key) DO UPDATE SET
+         memory_type = excluded.memory_type, summary = excluded.summary, content = excluded.content,
+         content_truncated = excluded.content_truncated, keywords = excluded.keywords, metadata = excluded.metadata,
+         supersedes = excluded.supersedes, sensitive = excluded.sensitive, search_text = excluded.search_text,
+         updated_at = excluded.updated_at, stated_at = excluded.stated_at
+       RETURNING id, ${RECORD_COLUMNS}`,
+    ).get({
+      user_id: userId,
+      memory_key: memory.memory_key,
+      memory_type: memory.memory_type,
+      summary: memory.summary,
+      content: memory.content,
+      content_truncated: memory.content_truncated ? 1 : 0,
+      keywords: JSON.stringify(memory.keywords),
+      metadata: JSON.stringify(memory.metadata),
+      supersedes: memory.supersedes ?? "",
+      sensitive: memory.sensitive ? 1 : 0,
+      search_text: memory.search_text,
+      now,
+      stated_at: memory.stated_at?.getTime() ?? now,
+    }) as Omit<RecordRow, "superseded_by" | "valid_until"> & { id: number };
+    this.stmt(
+      "INSERT INTO memory_embeddings (memory_id, embedding) VALUES (?, ?) ON CONFLICT (memory_id) DO UPDATE SET embedding = excluded.embedding",
+    ).run(row.id, embeddingBytes(memory.embedding));
+    if (existing) this.stmt("DELETE FROM memory_keywords WHERE memory_id = ?").run(row.id);
+    const addKeyword = this.stmt(
+      "INSERT OR IGNORE INTO memory_keywords (memory_id, user_id, keyword_lower) VALUES (?, ?, ?)",
+    );
+    for (const k of memory.keywords) addKeyword.run(row.id, userId, k.keyword.toLowerCase());
+    const successor = this.stmt(`SELECT ${SUPERSEDED_BY} FROM memories m WHERE m.id = ?`).get(row.id) as Pick<
+      RecordRow,
+      "superseded_by" | "valid_until"
+    >;
+    return { created: existing === undefined, record: toRecord({ ...row, ...successor }) };
   }
 
   async get(userId: string, memoryKey: string): Promise<MemoryRecord | undefined> {
@@ -277,6 +321,10 @@ export class SqliteMemoryStore implements MemoryStore {
       where.push("m.created_at >= @since");
       params["since"] = filters.created_since.getTime();
     }
+    if (filters.stated_by) {
+      where.push("m.stated_at <= @stated_by");
+      params["stated_by"] = filters.stated_by.getTime();
+    }
     if (filters.keywords && filters.keywords.length > 0) {
       where.push(
         "m.id IN (SELECT memory_id FROM memory_keywords WHERE user_id = @user_id AND keyword_lower IN (SELECT value FROM json_each(@keywords)))",
@@ -303,7 +351,7 @@ export class SqliteMemoryStore implements MemoryStore {
   async vectors(userId: string): Promise<MemoryVector[]> {
     const rows = this.run("load embeddings", () =>
       this.stmt(
-        "SELECT m.memory_key, e.embedding, m.search_text, m.memory_type, m.created_at, m.updated_at, m.keywords FROM memories m JOIN memory_embeddings e ON e.memory_id = m.id WHERE m.user_id = ?",
+        "SELECT m.memory_key, e.embedding, m.search_text, m.memory_type, m.created_at, m.updated_at, m.stated_at, m.keywords FROM memories m JOIN memory_embeddings e ON e.memory_id = m.id WHERE m.user_id = ?",
       ).all(userId),
     ) as VectorRow[];
     return rows.map((r) => ({
@@ -313,6 +361,7 @@ export class SqliteMemoryStore implements MemoryStore {
       memory_type: r.memory_type,
       created_at: new Date(r.created_at),
       updated_at: new Date(r.updated_at),
+      stated_at: new Date(r.stated_at),
       keywords: (JSON.parse(r.keywords) as MemoryRecord["keywords"]).map((k) => k.keyword),
     }));
   }
@@ -405,6 +454,8 @@ function toRecord(row: RecordRow): MemoryRecord {
     superseded_by: row.superseded_by,
     created_at: new Date(row.created_at),
     updated_at: new Date(row.updated_at),
+    stated_at: new Date(row.stated_at),
+    ...(row.valid_until === null ? {} : { valid_until: new Date(row.valid_until) }),
   };
 }
 

@@ -12,7 +12,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file contextloader/memrecall/v1/memrecall.proto.
  */
 export const file_contextloader_memrecall_v1_memrecall: GenFile = /*@__PURE__*/
-  fileDesc("Cipjb250ZXh0bG9hZGVyL21lbXJlY2FsbC92MS9tZW1yZWNhbGwucHJvdG8SGmNvbnRleHRsb2FkZXIubWVtcmVjYWxsLnYxIpgCChVTZWFyY2hNZW1vcmllc1JlcXVlc3QSDQoFcXVlcnkYASABKAkSEwoLc2VhcmNoX21vZGUYAiABKAkSEAoIa2V5d29yZHMYAyADKAkSFAoMbWVtb3J5X3R5cGVzGAQgAygJEhwKD3RpbWVfcmFuZ2VfZGF5cxgFIAEoBUgAiAEBEhIKBWxpbWl0GAYgASgFSAGIAQESIAoTbWluX3JlbGV2YW5jZV9zY29yZRgHIAEoAUgCiAEBEhIKCnNlc3Npb25faWQYCCABKAkSFQoNb3V0cHV0X2Zvcm1hdBgJIAEoCUISChBfdGltZV9yYW5nZV9kYXlzQggKBl9saW1pdEIWChRfbWluX3JlbGV2YW5jZV9zY29yZSKWAgoWTWVtb3J5U2VhcmNoUmVzdWx0SXRlbRISCgptZW1vcnlfa2V5GAEgASgJEg8KB3N1bW1hcnkYAiABKAkSFwoPY29udGVudF9wcmV2aWV3GAMgASgJEhMKC21lbW9yeV90eXBlGAQgASgJEhcKD3JlbGV2YW5jZV9zY29yZRgFIAEoARIuCgpjcmVhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIQCghrZXl3b3JkcxgHIAMoCRISCgpzdXBlcnNlZGVzGAggAygJEhUKDXN1cGVyc2VkZWRfYnkYCSABKAkSEQoJc2Vuc2l0aXZlGAogASgIEhAKCHJlZGFjdGVkGAsgASgIIsEBChZTZWFyY2hNZW1vcmllc1Jlc3BvbnNlEg8KB3N1Y2Nlc3MYASABKAgSEwoLdG90YWxfZm91bmQYAiABKAUSQwoHcmVzdWx0cxgDIAMoCzIyLmNvbnRleHRsb2FkZXIubWVtcmVjYWxsLnYxLk1lbW9yeVNlYXJjaFJlc3VsdEl0ZW0SHQoVc2VhcmNoX3F1ZXJ5X2V4cGFuZGVkGAQgASgJEg8KB21lc3NhZ2UYBSABKAkSDAoEdGV4dBgGIAEoCSIsChZHZXRNZW1vcnlEZXRhaWxSZXF1ZXN0EhIKCm1lbW9yeV9rZXkYASABKAkiuwMKF0dldE1lbW9yeURldGFpbFJlc3BvbnNlEg8KB3N1Y2Nlc3MYASABKAgSEgoKbWVtb3J5X2tleRgCIAEoCRIPCgdzdW1tYXJ5GAMgASgJEg8KB2NvbnRlbnQYBCABKAkSEwoLbWVtb3J5X3R5cGUYBSABKAkSLgoKY3JlYXRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASKQoIbWV0YWRhdGEYByABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Eg8KB21lc3NhZ2UYCCABKAkSLgoKdXBkYXRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASPQoIa2V5d29yZHMYCiADKAsyKy5jb250ZXh0bG9hZGVyLm1lbXJlY2FsbC52MS5XZWlnaHRlZEtleXdvcmQSGQoRY29udGVudF90cnVuY2F0ZWQYCyABKAgSEgoKc3VwZXJzZWRlcxgMIAEoCRIVCg1zdXBlcnNlZGVkX2J5GA0gASgJEhEKCXNlbnNpdGl2ZRgOIAEoCBIQCghyZWRhY3RlZBgPIAEoCCJqChxFeHRyYWN0U2VhcmNoS2V5d29yZHNSZXF1ZXN0Eg0KBXF1ZXJ5GAEgASgJEg8KB2NvbnRleHQYAiABKAkSGQoMbWF4X2tleXdvcmRzGAMgASgFSACIAQFCDwoNX21heF9rZXl3b3JkcyJGChVLZXl3b3JkRXh0cmFjdGlvbkl0ZW0SDwoHa2V5d29yZBgBIAEoCRIOCgZ3ZWlnaHQYAiABKAESDAoEdHlwZRgDIAEoCSKuAQodRXh0cmFjdFNlYXJjaEtleXdvcmRzUmVzcG9uc2USDwoHc3VjY2VzcxgBIAEoCBJDCghrZXl3b3JkcxgCIAMoCzIxLmNvbnRleHRsb2FkZXIubWVtcmVjYWxsLnYxLktleXdvcmRFeHRyYWN0aW9uSXRlbRIWCg5leHBhbmRlZF9xdWVyeRgDIAEoCRIPCgdtZXNzYWdlGAQgASgJEg4KBm1ldGhvZBgFIAEoCSLAAQoaRXhwYW5kQ29udGV4dFdpbmRvd1JlcXVlc3QSDgoGcmVhc29uGAEgASgJEhQKDGN1cnJlbnRfc2l6ZRgCIAEoBRIWCg5yZXF1ZXN0ZWRfc2l6ZRgDIAEoBRIeChFjdXJyZW50X2l0ZXJhdGlvbhgEIAEoBUgAiAEBEhsKDm1heF9pdGVyYXRpb25zGAUgASgFSAGIAQFCFAoSX2N1cnJlbnRfaXRlcmF0aW9uQhEKD19tYXhfaXRlcmF0aW9ucyJ9ChtFeHBhbmRDb250ZXh0V2luZG93UmVzcG9uc2USEAoIYXBwcm92ZWQYASABKAgSEAoIbmV3X3NpemUYAiABKAUSEQoJaXRlcmF0aW9uGAMgASgFEhYKDm1heF9pdGVyYXRpb25zGAQgASgFEg8KB21lc3NhZ2UYBSABKAkisAIKDkhhbmRvZmZSZXF1ZXN0Eg4KBnJlYXNvbhgBIAEoCRIWCg5zZWFyY2hfc3VtbWFyeRgCIAEoCRIcChRyZWxldmFudF9tZW1vcnlfa2V5cxgDIAMoCRIXCgpjb25maWRlbmNlGAQgASgBSACIAQESFwoPbmVlZHNfbW9yZV9pbmZvGAUgASgIEhoKEmZvbGxvd191cF9xdWVzdGlvbhgGIAEoCRIbCg5pdGVyYXRpb25fdXNlZBgHIAEoBUgBiAEBEiAKE2NvbnRleHRfd2luZG93X3VzZWQYCCABKAVIAogBARIRCglyZWFzb25pbmcYCSABKAlCDQoLX2NvbmZpZGVuY2VCEQoPX2l0ZXJhdGlvbl91c2VkQhYKFF9jb250ZXh0X3dpbmRvd191c2VkIksKD0hhbmRvZmZSZXNwb25zZRIPCgdzdWNjZXNzGAEgASgIEg8KB21lc3NhZ2UYAiABKAkSFgoOdGFza19jb21wbGV0ZWQYAyABKAgiEgoQTGlzdFRvb2xzUmVxdWVzdCJgCg5Ub29sRGVmaW5pdGlvbhIMCgR0eXBlGAEgASgJEkAKCGZ1bmN0aW9uGAIgASgLMi4uY29udGV4dGxvYWRlci5tZW1yZWNhbGwudjEuRnVuY3Rpb25EZWZpbml0aW9uImQKEkZ1bmN0aW9uRGVmaW5pdGlvbhIMCgRuYW1lGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEisKCnBhcmFtZXRlcnMYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Ik4KEUxpc3RUb29sc1Jlc3BvbnNlEjkKBXRvb2xzGAEgAygLMiouY29udGV4dGxvYWRlci5tZW1yZWNhbGwudjEuVG9vbERlZmluaXRpb24iMgoPV2VpZ2h0ZWRLZXl3b3JkEg8KB2tleXdvcmQYASABKAkSDgoGd2VpZ2h0GAIgASgBIvABChJTdG9yZU1lbW9yeVJlcXVlc3QSEgoKbWVtb3J5X2tleRgBIAEoCRITCgttZW1vcnlfdHlwZRgCIAEoCRIPCgdzdW1tYXJ5GAMgASgJEg8KB2NvbnRlbnQYBCABKAkSPQoIa2V5d29yZHMYBSADKAsyKy5jb250ZXh0bG9hZGVyLm1lbXJlY2FsbC52MS5XZWlnaHRlZEtleXdvcmQSKQoIbWV0YWRhdGEYBiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhIKCnN1cGVyc2VkZXMYByABKAkSEQoJc2Vuc2l0aXZlGAggASgIIocCChNTdG9yZU1lbW9yeVJlc3BvbnNlEhIKCm1lbW9yeV9rZXkYASABKAkSDwoHY3JlYXRlZBgCIAEoCBIZChFjb250ZW50X3RydW5jYXRlZBgDIAEoCBI9CghrZXl3b3JkcxgEIAMoCzIrLmNvbnRleHRsb2FkZXIubWVtcmVjYWxsLnYxLldlaWdodGVkS2V5d29yZBIuCgpjcmVhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIRCglzZW5zaXRpdmUYByABKAgiKQoTRGVsZXRlTWVtb3J5UmVxdWVzdBISCgptZW1vcnlfa2V5GAEgASgJIicKFERlbGV0ZU1lbW9yeVJlc3BvbnNlEg8KB2RlbGV0ZWQYASABKAgiXgoTQ29udmVyc2F0aW9uTWVzc2FnZRIMCgRyb2xlGAEgASgJEg8KB2NvbnRlbnQYAiABKAkSKAoEdGltZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAilAMKDVJlY2FsbFJlcXVlc3QSQQoIbWVzc2FnZXMYASADKAsyLy5jb250ZXh0bG9hZGVyLm1lbXJlY2FsbC52MS5Db252ZXJzYXRpb25NZXNzYWdlEhsKDmNvbnRleHRfd2luZG93GAIgASgFSACIAQESGwoObWF4X2l0ZXJhdGlvbnMYAyABKAVIAYgBARInChptYXhfc2VhcmNoZXNfcGVyX2l0ZXJhdGlvbhgEIAEoBUgCiAEBEiMKFm1heF9yZXN1bHRzX3Blcl9zZWFyY2gYBSABKAVIA4gBARIUCgxtZW1vcnlfdHlwZXMYBiADKAkSHAoPdGltZV9yYW5nZV9kYXlzGAcgASgFSASIAQESEAoIc3RyYXRlZ3kYCCABKAlCEQoPX2NvbnRleHRfd2luZG93QhEKD19tYXhfaXRlcmF0aW9uc0IdChtfbWF4X3NlYXJjaGVzX3Blcl9pdGVyYXRpb25CGQoXX21heF9yZXN1bHRzX3Blcl9zZWFyY2hCEgoQX3RpbWVfcmFuZ2VfZGF5cyKhAwoOUmVjYWxsUmVzcG9uc2USEAoIc2VxdWVuY2UYASABKAUSEgoKZWxhcHNlZF9tcxgCIAEoBRJPChFpdGVyYXRpb25fc3RhcnRlZBgDIAEoCzIyLmNvbnRleHRsb2FkZXIubWVtcmVjYWxsLnYxLlJlY2FsbEl0ZXJhdGlvblN0YXJ0ZWRIABI/Cgl0b29sX2NhbGwYBCABKAsyKi5jb250ZXh0bG9hZGVyLm1lbXJlY2FsbC52MS5SZWNhbGxUb29sQ2FsbEgAEkMKC3Rvb2xfcmVzdWx0GAUgASgLMiwuY29udGV4dGxvYWRlci5tZW1yZWNhbGwudjEuUmVjYWxsVG9vbFJlc3VsdEgAEksKD3dpbmRvd19leHBhbmRlZBgGIAEoCzIwLmNvbnRleHRsb2FkZXIubWVtcmVjYWxsLnYxLlJlY2FsbFdpbmRvd0V4cGFuZGVkSAASPAoHaGFuZG9mZhgHIAEoCzIpLmNvbnRleHRsb2FkZXIubWVtcmVjYWxsLnYxLlJlY2FsbEhhbmRvZmZIAEIHCgVldmVudCJwChZSZWNhbGxJdGVyYXRpb25TdGFydGVkEhEKCWl0ZXJhdGlvbhgBIAEoBRIWCg5tYXhfaXRlcmF0aW9ucxgCIAEoBRITCgt3aW5kb3dfc2l6ZRgDIAEoBRIWCg5tZXNzYWdlc190b3RhbBgEIAEoBSKKAQoOUmVjYWxsVG9vbENhbGwSEQoJaXRlcmF0aW9uGAEgASgFEg8KB2NhbGxfaWQYAiABKAkSDAoEbmFtZRgDIAEoCRIqCglhcmd1bWVudHMYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhoKEnVucGFyc2VkX2FyZ3VtZW50cxgFIAEoCSJPCglSZWNhbGxIaXQSEgoKbWVtb3J5X2tleRgBIAEoCRIXCg9yZWxldmFuY2Vfc2NvcmUYAiABKAESFQoNc3VwZXJzZWRlZF9ieRgDIAEoCSKiAgoQUmVjYWxsVG9vbFJlc3VsdBIRCglpdGVyYXRpb24YASABKAUSDwoHY2FsbF9pZBgCIAEoCRIMCgRuYW1lGAMgASgJEgoKAm9rGAQgASgIEjMKBGhpdHMYBSADKAsyJS5jb250ZXh0bG9hZGVyLm1lbXJlY2FsbC52MS5SZWNhbGxIaXQSEgoKbWVtb3J5X2tleRgGIAEoCRIQCghrZXl3b3JkcxgHIAMoCRIQCghhcHByb3ZlZBgIIAEoCBIQCghuZXdfc2l6ZRgJIAEoBRIPCgdzdW1tYXJ5GAogASgJEhQKDGVycm9yX3JlYXNvbhgLIAEoCRIVCg1lcnJvcl9tZXNzYWdlGAwgASgJEhMKC2R1cmF0aW9uX21zGA0gASgFIl0KFFJlY2FsbFdpbmRvd0V4cGFuZGVkEhEKCWl0ZXJhdGlvbhgBIAEoBRIRCglmcm9tX3NpemUYAiABKAUSDwoHdG9fc2l6ZRgDIAEoBRIOCgZyZWFzb24YBCABKAki/AIKDlJlY2FsbGVkTWVtb3J5EhIKCm1lbW9yeV9rZXkYASABKAkSDwoHc3VtbWFyeRgCIAEoCRIPCgdjb250ZW50GAMgASgJEhMKC21lbW9yeV90eXBlGAQgASgJEi4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhcKD3JlbGV2YW5jZV9zY29yZRgHIAEoARIpCghtZXRhZGF0YRgIIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEAoIa2V5d29yZHMYCSADKAkSEgoKc3VwZXJzZWRlcxgKIAEoCRIVCg1zdXBlcnNlZGVkX2J5GAsgASgJEhEKCXNlbnNpdGl2ZRgMIAEoCBIQCghyZWRhY3RlZBgNIAEoCBIZChFjb250ZW50X3RydW5jYXRlZBgOIAEoCCKBAwoNUmVjYWxsSGFuZG9mZhIOCgZyZWFzb24YASABKAkSFgoOc2VhcmNoX3N1bW1hcnkYAiABKAkSHAoUcmVsZXZhbnRfbWVtb3J5X2tleXMYAyADKAkSEgoKY29uZmlkZW5jZRgEIAEoARIXCg9uZWVkc19tb3JlX2luZm8YBSABKAgSGgoSZm9sbG93X3VwX3F1ZXN0aW9uGAYgASgJEhYKDml0ZXJhdGlvbl91c2VkGAcgASgFEhsKE2NvbnRleHRfd2luZG93X3VzZWQYCCABKAUSEQoJcmVhc29uaW5nGAkgASgJEjwKCG1lbW9yaWVzGAogAygLMiouY29udGV4dGxvYWRlci5tZW1yZWNhbGwudjEuUmVjYWxsZWRNZW1vcnkSEAoIc3RyYXRlZ3kYCyABKAkSDwoHbWVzc2FnZRgMIAEoCRIQCghzZWFyY2hlcxgNIAEoBRIRCglsbG1fY2FsbHMYDiABKAUSEwoLdG9vbF9lcnJvcnMYDyABKAUyswgKEE1lbVJlY2FsbFNlcnZpY2USdwoOU2VhcmNoTWVtb3JpZXMSMS5jb250ZXh0bG9hZGVyLm1lbXJlY2FsbC52MS5TZWFyY2hNZW1vcmllc1JlcXVlc3QaMi5jb250ZXh0bG9hZGVyLm1lbXJlY2FsbC52MS5TZWFyY2hNZW1vcmllc1Jlc3BvbnNlEnoKD0dldE1lbW9yeURldGFpbBIyLmNvbnRleHRsb2FkZXIubWVtcmVjYWxsLnYxLkdldE1lbW9yeURldGFpbFJlcXVlc3QaMy5jb250ZXh0bG9hZGVyLm1lbXJlY2FsbC52MS5HZXRNZW1vcnlEZXRhaWxSZXNwb25zZRKMAQoVRXh0cmFjdFNlYXJjaEtleXdvcmRzEjguY29udGV4dGxvYWRlci5tZW1yZWNhbGwudjEuRXh0cmFjdFNlYXJjaEtleXdvcmRzUmVxdWVzdBo5LmNvbnRleHRsb2FkZXIubWVtcmVjYWxsLnYxLkV4dHJhY3RTZWFyY2hLZXl3b3Jkc1Jlc3BvbnNlEoYBChNFeHBhbmRDb250ZXh0V2luZG93EjYuY29udGV4dGxvYWRlci5tZW1yZWNhbGwudjEuRXhwYW5kQ29udGV4dFdpbmRvd1JlcXVlc3QaNy5jb250ZXh0bG9hZGVyLm1lbXJlY2FsbC52MS5FeHBhbmRDb250ZXh0V2luZG93UmVzcG9uc2USYgoHSGFuZG9mZhIqLmNvbnRleHRsb2FkZXIubWVtcmVjYWxsLnYxLkhhbmRvZmZSZXF1ZXN0GisuY29udGV4dGxvYWRlci5tZW1yZWNhbGwudjEuSGFuZG9mZlJlc3BvbnNlEmgKCUxpc3RUb29scxIsLmNvbnRleHRsb2FkZXIubWVtcmVjYWxsLnYxLkxpc3RUb29sc1JlcXVlc3QaLS5jb250ZXh0bG9hZGVyLm1lbXJlY2FsbC52MS5MaXN0VG9vbHNSZXNwb25zZRJuCgtTdG9yZU1lbW9yeRIuLmNvbnRleHRsb2FkZXIubWVtcmVjYWxsLnYxLlN0b3JlTWVtb3J5UmVxdWVzdBovLmNvbnRleHRsb2FkZXIubWVtcmVjYWxsLnYxLlN0b3JlTWVtb3J5UmVzcG9uc2UScQoMRGVsZXRlTWVtb3J5Ei8uY29udGV4dGxvYWRlci5tZW1yZWNhbGwudjEuRGVsZXRlTWVtb3J5UmVxdWVzdBowLmNvbnRleHRsb2FkZXIubWVtcmVjYWxsLnYxLkRlbGV0ZU1lbW9yeVJlc3BvbnNlEmEKBlJlY2FsbBIpLmNvbnRleHRsb2FkZXIubWVtcmVjYWxsLnYxLlJlY2FsbFJlcXVlc3QaKi5jb250ZXh0bG9hZGVyLm1lbXJlY2FsbC52MS5SZWNhbGxSZXNwb25zZTABYgZwcm90bzM", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
+  fileDesc("Cipjb250ZXh0bG9hZGVyL21lbXJlY2FsbC92MS9tZW1yZWNhbGwucHJvdG8SGmNvbnRleHRsb2FkZXIubWVtcmVjYWxsLnYxIsMCChVTZWFyY2hNZW1vcmllc1JlcXVlc3QSDQoFcXVlcnkYASABKAkSEwoLc2VhcmNoX21vZGUYAiABKAkSEAoIa2V5d29yZHMYAyADKAkSFAoMbWVtb3J5X3R5cGVzGAQgAygJEhwKD3RpbWVfcmFuZ2VfZGF5cxgFIAEoBUgAiAEBEhIKBWxpbWl0GAYgASgFSAGIAQESIAoTbWluX3JlbGV2YW5jZV9zY29yZRgHIAEoAUgCiAEBEhIKCnNlc3Npb25faWQYCCABKAkSFQoNb3V0cHV0X2Zvcm1hdBgJIAEoCRIpCgVhc19vZhgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCEgoQX3RpbWVfcmFuZ2VfZGF5c0IICgZfbGltaXRCFgoUX21pbl9yZWxldmFuY2Vfc2NvcmUi9gIKFk1lbW9yeVNlYXJjaFJlc3VsdEl0ZW0SEgoKbWVtb3J5X2tleRgBIAEoCRIPCgdzdW1tYXJ5GAIgASgJEhcKD2NvbnRlbnRfcHJldmlldxgDIAEoCRITCgttZW1vcnlfdHlwZRgEIAEoCRIXCg9yZWxldmFuY2Vfc2NvcmUYBSABKAESLgoKY3JlYXRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEAoIa2V5d29yZHMYByADKAkSEgoKc3VwZXJzZWRlcxgIIAMoCRIVCg1zdXBlcnNlZGVkX2J5GAkgASgJEhEKCXNlbnNpdGl2ZRgKIAEoCBIQCghyZWRhY3RlZBgLIAEoCBItCglzdGF0ZWRfYXQYDCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC3ZhbGlkX3VudGlsGA0gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCLBAQoWU2VhcmNoTWVtb3JpZXNSZXNwb25zZRIPCgdzdWNjZXNzGAEgASgIEhMKC3RvdGFsX2ZvdW5kGAIgASgFEkMKB3Jlc3VsdHMYAyADKAsyMi5jb250ZXh0bG9hZGVyLm1lbXJlY2FsbC52MS5NZW1vcnlTZWFyY2hSZXN1bHRJdGVtEh0KFXNlYXJjaF9xdWVyeV9leHBhbmRlZBgEIAEoCRIPCgdtZXNzYWdlGAUgASgJEgwKBHRleHQYBiABKAkiLAoWR2V0TWVtb3J5RGV0YWlsUmVxdWVzdBISCgptZW1vcnlfa2V5GAEgASgJIpsEChdHZXRNZW1vcnlEZXRhaWxSZXNwb25zZRIPCgdzdWNjZXNzGAEgASgIEhIKCm1lbW9yeV9rZXkYAiABKAkSDwoHc3VtbWFyeRgDIAEoCRIPCgdjb250ZW50GAQgASgJEhMKC21lbW9yeV90eXBlGAUgASgJEi4KCmNyZWF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEikKCG1ldGFkYXRhGAcgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIPCgdtZXNzYWdlGAggASgJEi4KCnVwZGF0ZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEj0KCGtleXdvcmRzGAogAygLMisuY29udGV4dGxvYWRlci5tZW1yZWNhbGwudjEuV2VpZ2h0ZWRLZXl3b3JkEhkKEWNvbnRlbnRfdHJ1bmNhdGVkGAsgASgIEhIKCnN1cGVyc2VkZXMYDCABKAkSFQoNc3VwZXJzZWRlZF9ieRgNIAEoCRIRCglzZW5zaXRpdmUYDiABKAgSEAoIcmVkYWN0ZWQYDyABKAgSLQoJc3RhdGVkX2F0GBAgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgt2YWxpZF91bnRpbBgRIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiagocRXh0cmFjdFNlYXJjaEtleXdvcmRzUmVxdWVzdBINCgVxdWVyeRgBIAEoCRIPCgdjb250ZXh0GAIgASgJEhkKDG1heF9rZXl3b3JkcxgDIAEoBUgAiAEBQg8KDV9tYXhfa2V5d29yZHMiRgoVS2V5d29yZEV4dHJhY3Rpb25JdGVtEg8KB2tleXdvcmQYASABKAkSDgoGd2VpZ2h0GAIgASgBEgwKBHR5cGUYAyABKAkirgEKHUV4dHJhY3RTZWFyY2hLZXl3b3Jkc1Jlc3BvbnNlEg8KB3N1Y2Nlc3MYASABKAgSQwoIa2V5d29yZHMYAiADKAsyMS5jb250ZXh0bG9hZGVyLm1lbXJlY2FsbC52MS5LZXl3b3JkRXh0cmFjdGlvbkl0ZW0SFgoOZXhwYW5kZWRfcXVlcnkYAyABKAkSDwoHbWVzc2FnZRgEIAEoCRIOCgZtZXRob2QYBSABKAkiwAEKGkV4cGFuZENvbnRleHRXaW5kb3dSZXF1ZXN0Eg4KBnJlYXNvbhgBIAEoCRIUCgxjdXJyZW50X3NpemUYAiABKAUSFgoOcmVxdWVzdGVkX3NpemUYAyABKAUSHgoRY3VycmVudF9pdGVyYXRpb24YBCABKAVIAIgBARIbCg5tYXhfaXRlcmF0aW9ucxgFIAEoBUgBiAEBQhQKEl9jdXJyZW50X2l0ZXJhdGlvbkIRCg9fbWF4X2l0ZXJhdGlvbnMifQobRXhwYW5kQ29udGV4dFdpbmRvd1Jlc3BvbnNlEhAKCGFwcHJvdmVkGAEgASgIEhAKCG5ld19zaXplGAIgASgFEhEKCWl0ZXJhdGlvbhgDIAEoBRIWCg5tYXhfaXRlcmF0aW9ucxgEIAEoBRIPCgdtZXNzYWdlGAUgASgJIrACCg5IYW5kb2ZmUmVxdWVzdBIOCgZyZWFzb24YASABKAkSFgoOc2VhcmNoX3N1bW1hcnkYAiABKAkSHAoUcmVsZXZhbnRfbWVtb3J5X2tleXMYAyADKAkSFwoKY29uZmlkZW5jZRgEIAEoAUgAiAEBEhcKD25lZWRzX21vcmVfaW5mbxgFIAEoCBIaChJmb2xsb3dfdXBfcXVlc3Rpb24YBiABKAkSGwoOaXRlcmF0aW9uX3VzZWQYByABKAVIAYgBARIgChNjb250ZXh0X3dpbmRvd191c2VkGAggASgFSAKIAQESEQoJcmVhc29uaW5nGAkgASgJQg0KC19jb25maWRlbmNlQhEKD19pdGVyYXRpb25fdXNlZEIWChRfY29udGV4dF93aW5kb3dfdXNlZCJLCg9IYW5kb2ZmUmVzcG9uc2USDwoHc3VjY2VzcxgBIAEoCBIPCgdtZXNzYWdlGAIgASgJEhYKDnRhc2tfY29tcGxldGVkGAMgASgIIhIKEExpc3RUb29sc1JlcXVlc3QiYAoOVG9vbERlZmluaXRpb24SDAoEdHlwZRgBIAEoCRJACghmdW5jdGlvbhgCIAEoCzIuLmNvbnRleHRsb2FkZXIubWVtcmVjYWxsLnYxLkZ1bmN0aW9uRGVmaW5pdGlvbiJkChJGdW5jdGlvbkRlZmluaXRpb24SDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRIrCgpwYXJhbWV0ZXJzGAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdCJOChFMaXN0VG9vbHNSZXNwb25zZRI5CgV0b29scxgBIAMoCzIqLmNvbnRleHRsb2FkZXIubWVtcmVjYWxsLnYxLlRvb2xEZWZpbml0aW9uIjIKD1dlaWdodGVkS2V5d29yZBIPCgdrZXl3b3JkGAEgASgJEg4KBndlaWdodBgCIAEoASKfAgoSU3RvcmVNZW1vcnlSZXF1ZXN0EhIKCm1lbW9yeV9rZXkYASABKAkSEwoLbWVtb3J5X3R5cGUYAiABKAkSDwoHc3VtbWFyeRgDIAEoCRIPCgdjb250ZW50GAQgASgJEj0KCGtleXdvcmRzGAUgAygLMisuY29udGV4dGxvYWRlci5tZW1yZWNhbGwudjEuV2VpZ2h0ZWRLZXl3b3JkEikKCG1ldGFkYXRhGAYgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBISCgpzdXBlcnNlZGVzGAcgASgJEhEKCXNlbnNpdGl2ZRgIIAEoCBItCglzdGF0ZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIocCChNTdG9yZU1lbW9yeVJlc3BvbnNlEhIKCm1lbW9yeV9rZXkYASABKAkSDwoHY3JlYXRlZBgCIAEoCBIZChFjb250ZW50X3RydW5jYXRlZBgDIAEoCBI9CghrZXl3b3JkcxgEIAMoCzIrLmNvbnRleHRsb2FkZXIubWVtcmVjYWxsLnYxLldlaWdodGVkS2V5d29yZBIuCgpjcmVhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIRCglzZW5zaXRpdmUYByABKAgiKQoTRGVsZXRlTWVtb3J5UmVxdWVzdBISCgptZW1vcnlfa2V5GAEgASgJIicKFERlbGV0ZU1lbW9yeVJlc3BvbnNlEg8KB2RlbGV0ZWQYASABKAgiXgoTQ29udmVyc2F0aW9uTWVzc2FnZRIMCgRyb2xlGAEgASgJEg8KB2NvbnRlbnQYAiABKAkSKAoEdGltZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAilAMKDVJlY2FsbFJlcXVlc3QSQQoIbWVzc2FnZXMYASADKAsyLy5jb250ZXh0bG9hZGVyLm1lbXJlY2FsbC52MS5Db252ZXJzYXRpb25NZXNzYWdlEhsKDmNvbnRleHRfd2luZG93GAIgASgFSACIAQESGwoObWF4X2l0ZXJhdGlvbnMYAyABKAVIAYgBARInChptYXhfc2VhcmNoZXNfcGVyX2l0ZXJhdGlvbhgEIAEoBUgCiAEBEiMKFm1heF9yZXN1bHRzX3Blcl9zZWFyY2gYBSABKAVIA4gBARIUCgxtZW1vcnlfdHlwZXMYBiADKAkSHAoPdGltZV9yYW5nZV9kYXlzGAcgASgFSASIAQESEAoIc3RyYXRlZ3kYCCABKAlCEQoPX2NvbnRleHRfd2luZG93QhEKD19tYXhfaXRlcmF0aW9uc0IdChtfbWF4X3NlYXJjaGVzX3Blcl9pdGVyYXRpb25CGQoXX21heF9yZXN1bHRzX3Blcl9zZWFyY2hCEgoQX3RpbWVfcmFuZ2VfZGF5cyKhAwoOUmVjYWxsUmVzcG9uc2USEAoIc2VxdWVuY2UYASABKAUSEgoKZWxhcHNlZF9tcxgCIAEoBRJPChFpdGVyYXRpb25fc3RhcnRlZBgDIAEoCzIyLmNvbnRleHRsb2FkZXIubWVtcmVjYWxsLnYxLlJlY2FsbEl0ZXJhdGlvblN0YXJ0ZWRIABI/Cgl0b29sX2NhbGwYBCABKAsyKi5jb250ZXh0bG9hZGVyLm1lbXJlY2FsbC52MS5SZWNhbGxUb29sQ2FsbEgAEkMKC3Rvb2xfcmVzdWx0GAUgASgLMiwuY29udGV4dGxvYWRlci5tZW1yZWNhbGwudjEuUmVjYWxsVG9vbFJlc3VsdEgAEksKD3dpbmRvd19leHBhbmRlZBgGIAEoCzIwLmNvbnRleHRsb2FkZXIubWVtcmVjYWxsLnYxLlJlY2FsbFdpbmRvd0V4cGFuZGVkSAASPAoHaGFuZG9mZhgHIAEoCzIpLmNvbnRleHRsb2FkZXIubWVtcmVjYWxsLnYxLlJlY2FsbEhhbmRvZmZIAEIHCgVldmVudCJwChZSZWNhbGxJdGVyYXRpb25TdGFydGVkEhEKCWl0ZXJhdGlvbhgBIAEoBRIWCg5tYXhfaXRlcmF0aW9ucxgCIAEoBRITCgt3aW5kb3dfc2l6ZRgDIAEoBRIWCg5tZXNzYWdlc190b3RhbBgEIAEoBSKKAQoOUmVjYWxsVG9vbENhbGwSEQoJaXRlcmF0aW9uGAEgASgFEg8KB2NhbGxfaWQYAiABKAkSDAoEbmFtZRgDIAEoCRIqCglhcmd1bWVudHMYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhoKEnVucGFyc2VkX2FyZ3VtZW50cxgFIAEoCSJPCglSZWNhbGxIaXQSEgoKbWVtb3J5X2tleRgBIAEoCRIXCg9yZWxldmFuY2Vfc2NvcmUYAiABKAESFQoNc3VwZXJzZWRlZF9ieRgDIAEoCSKiAgoQUmVjYWxsVG9vbFJlc3VsdBIRCglpdGVyYXRpb24YASABKAUSDwoHY2FsbF9pZBgCIAEoCRIMCgRuYW1lGAMgASgJEgoKAm9rGAQgASgIEjMKBGhpdHMYBSADKAsyJS5jb250ZXh0bG9hZGVyLm1lbXJlY2FsbC52MS5SZWNhbGxIaXQSEgoKbWVtb3J5X2tleRgGIAEoCRIQCghrZXl3b3JkcxgHIAMoCRIQCghhcHByb3ZlZBgIIAEoCBIQCghuZXdfc2l6ZRgJIAEoBRIPCgdzdW1tYXJ5GAogASgJEhQKDGVycm9yX3JlYXNvbhgLIAEoCRIVCg1lcnJvcl9tZXNzYWdlGAwgASgJEhMKC2R1cmF0aW9uX21zGA0gASgFIl0KFFJlY2FsbFdpbmRvd0V4cGFuZGVkEhEKCWl0ZXJhdGlvbhgBIAEoBRIRCglmcm9tX3NpemUYAiABKAUSDwoHdG9fc2l6ZRgDIAEoBRIOCgZyZWFzb24YBCABKAki/AIKDlJlY2FsbGVkTWVtb3J5EhIKCm1lbW9yeV9rZXkYASABKAkSDwoHc3VtbWFyeRgCIAEoCRIPCgdjb250ZW50GAMgASgJEhMKC21lbW9yeV90eXBlGAQgASgJEi4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhcKD3JlbGV2YW5jZV9zY29yZRgHIAEoARIpCghtZXRhZGF0YRgIIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEAoIa2V5d29yZHMYCSADKAkSEgoKc3VwZXJzZWRlcxgKIAEoCRIVCg1zdXBlcnNlZGVkX2J5GAsgASgJEhEKCXNlbnNpdGl2ZRgMIAEoCBIQCghyZWRhY3RlZBgNIAEoCBIZChFjb250ZW50X3RydW5jYXRlZBgOIAEoCCKBAwoNUmVjYWxsSGFuZG9mZhIOCgZyZWFzb24YASABKAkSFgoOc2VhcmNoX3N1bW1hcnkYAiABKAkSHAoUcmVsZXZhbnRfbWVtb3J5X2tleXMYAyADKAkSEgoKY29uZmlkZW5jZRgEIAEoARIXCg9uZWVkc19tb3JlX2luZm8YBSABKAgSGgoSZm9sbG93X3VwX3F1ZXN0aW9uGAYgASgJEhYKDml0ZXJhdGlvbl91c2VkGAcgASgFEhsKE2NvbnRleHRfd2luZG93X3VzZWQYCCABKAUSEQoJcmVhc29uaW5nGAkgASgJEjwKCG1lbW9yaWVzGAogAygLMiouY29udGV4dGxvYWRlci5tZW1yZWNhbGwudjEuUmVjYWxsZWRNZW1vcnkSEAoIc3RyYXRlZ3kYCyABKAkSDwoHbWVzc2FnZRgMIAEoCRIQCghzZWFyY2hlcxgNIAEoBRIRCglsbG1fY2FsbHMYDiABKAUSEwoLdG9vbF9lcnJvcnMYDyABKAUilQEKG1JlbWVtYmVyQ29udmVyc2F0aW9uUmVxdWVzdBJBCghtZXNzYWdlcxgBIAMoCzIvLmNvbnRleHRsb2FkZXIubWVtcmVjYWxsLnYxLkNvbnZlcnNhdGlvbk1lc3NhZ2USFAoMbWVtb3J5X3R5cGVzGAIgAygJEg8KB2RyeV9ydW4YAyABKAgSDAoEbW9kZRgEIAEoCSLfAQoRUmVtZW1iZXJPcGVyYXRpb24SEQoJb3BlcmF0aW9uGAEgASgJEhIKCm1lbW9yeV9rZXkYAiABKAkSEwoLbWVtb3J5X3R5cGUYAyABKAkSDwoHc3VtbWFyeRgEIAEoCRIXCg9zb3VyY2VfbWVzc2FnZXMYBSADKAUSDgoGcmVhc29uGAYgASgJEhIKCnN1cGVyc2VkZXMYByABKAkSEQoJc2Vuc2l0aXZlGAggASgIEi0KCXN0YXRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAi6wEKHFJlbWVtYmVyQ29udmVyc2F0aW9uUmVzcG9uc2USQQoKb3BlcmF0aW9ucxgBIAMoCzItLmNvbnRleHRsb2FkZXIubWVtcmVjYWxsLnYxLlJlbWVtYmVyT3BlcmF0aW9uEgwKBG1vZGUYAiABKAkSDwoHYXBwbGllZBgDIAEoCBIRCglsbG1fY2FsbHMYBCABKAUSDwoHbWVzc2FnZRgFIAEoCRINCgVhZGRlZBgGIAEoBRIPCgd1cGRhdGVkGAcgASgFEhIKCnN1cGVyc2VkZWQYCCABKAUSEQoJdW5jaGFuZ2VkGAkgASgFMr8JChBNZW1SZWNhbGxTZXJ2aWNlEncKDlNlYXJjaE1lbW9yaWVzEjEuY29udGV4dGxvYWRlci5tZW1yZWNhbGwudjEuU2VhcmNoTWVtb3JpZXNSZXF1ZXN0GjIuY29udGV4dGxvYWRlci5tZW1yZWNhbGwudjEuU2VhcmNoTWVtb3JpZXNSZXNwb25zZRJ6Cg9HZXRNZW1vcnlEZXRhaWwSMi5jb250ZXh0bG9hZGVyLm1lbXJlY2FsbC52MS5HZXRNZW1vcnlEZXRhaWxSZXF1ZXN0GjMuY29udGV4dGxvYWRlci5tZW1yZWNhbGwudjEuR2V0TWVtb3J5RGV0YWlsUmVzcG9uc2USjAEKFUV4dHJhY3RTZWFyY2hLZXl3b3JkcxI4LmNvbnRleHRsb2FkZXIubWVtcmVjYWxsLnYxLkV4dHJhY3RTZWFyY2hLZXl3b3Jkc1JlcXVlc3QaOS5jb250ZXh0bG9hZGVyLm1lbXJlY2FsbC52MS5FeHRyYWN0U2VhcmNoS2V5d29yZHNSZXNwb25zZRKGAQoTRXhwYW5kQ29udGV4dFdpbmRvdxI2LmNvbnRleHRsb2FkZXIubWVtcmVjYWxsLnYxLkV4cGFuZENvbnRleHRXaW5kb3dSZXF1ZXN0GjcuY29udGV4dGxvYWRlci5tZW1yZWNhbGwudjEuRXhwYW5kQ29udGV4dFdpbmRvd1Jlc3BvbnNlEmIKB0hhbmRvZmYSKi5jb250ZXh0bG9hZGVyLm1lbXJlY2FsbC52MS5IYW5kb2ZmUmVxdWVzdBorLmNvbnRleHRsb2FkZXIubWVtcmVjYWxsLnYxLkhhbmRvZmZSZXNwb25zZRJoCglMaXN0VG9vbHMSLC5jb250ZXh0bG9hZGVyLm1lbXJlY2FsbC52MS5MaXN0VG9vbHNSZXF1ZXN0Gi0uY29udGV4dGxvYWRlci5tZW1yZWNhbGwudjEuTGlzdFRvb2xzUmVzcG9uc2USbgoLU3RvcmVNZW1vcnkSLi5jb250ZXh0bG9hZGVyLm1lbXJlY2FsbC52MS5TdG9yZU1lbW9yeVJlcXVlc3QaLy5jb250ZXh0bG9hZGVyLm1lbXJlY2FsbC52MS5TdG9yZU1lbW9yeVJlc3BvbnNlEnEKDERlbGV0ZU1lbW9yeRIvLmNvbnRleHRsb2FkZXIubWVtcmVjYWxsLnYxLkRlbGV0ZU1lbW9yeVJlcXVlc3QaMC5jb250ZXh0bG9hZGVyLm1lbXJlY2FsbC52MS5EZWxldGVNZW1vcnlSZXNwb25zZRJhCgZSZWNhbGwSKS5jb250ZXh0bG9hZGVyLm1lbXJlY2FsbC52MS5SZWNhbGxSZXF1ZXN0GiouY29udGV4dGxvYWRlci5tZW1yZWNhbGwudjEuUmVjYWxsUmVzcG9uc2UwARKJAQoUUmVtZW1iZXJDb252ZXJzYXRpb24SNy5jb250ZXh0bG9hZGVyLm1lbXJlY2FsbC52MS5SZW1lbWJlckNvbnZlcnNhdGlvblJlcXVlc3QaOC5jb250ZXh0bG9hZGVyLm1lbXJlY2FsbC52MS5SZW1lbWJlckNvbnZlcnNhdGlvblJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
 
 /**
  * Input of search_memories.
@@ -95,6 +95,15 @@ export type SearchMemoriesRequest = Message<"contextloader.memrecall.v1.SearchMe
    * @generated from field: string output_format = 9;
    */
   outputFormat: string;
+
+  /**
+   * Optional: the memories as they stood at this time. Only memories stated
+   * at or before it are searched, and a memory counts as replaced only by a
+   * successor stated by then (see MemorySearchResultItem.valid_until).
+   *
+   * @generated from field: google.protobuf.Timestamp as_of = 10;
+   */
+  asOf?: Timestamp | undefined;
 };
 
 /**
@@ -201,6 +210,23 @@ export type MemorySearchResultItem = Message<"contextloader.memrecall.v1.MemoryS
    * @generated from field: bool redacted = 11;
    */
   redacted: boolean;
+
+  /**
+   * When what the memory says was stated: the message's time for a memory
+   * RememberConversation kept, StoreMemoryRequest.stated_at, else when it was
+   * first stored.
+   *
+   * @generated from field: google.protobuf.Timestamp stated_at = 12;
+   */
+  statedAt?: Timestamp | undefined;
+
+  /**
+   * Until when it held: when its successor (superseded_by) was stated. Unset
+   * while it still holds.
+   *
+   * @generated from field: google.protobuf.Timestamp valid_until = 13;
+   */
+  validUntil?: Timestamp | undefined;
 };
 
 /**
@@ -399,6 +425,20 @@ export type GetMemoryDetailResponse = Message<"contextloader.memrecall.v1.GetMem
    * @generated from field: bool redacted = 15;
    */
   redacted: boolean;
+
+  /**
+   * When what the memory says was stated (see MemorySearchResultItem.stated_at).
+   *
+   * @generated from field: google.protobuf.Timestamp stated_at = 16;
+   */
+  statedAt?: Timestamp | undefined;
+
+  /**
+   * When its successor was stated; unset while it still holds.
+   *
+   * @generated from field: google.protobuf.Timestamp valid_until = 17;
+   */
+  validUntil?: Timestamp | undefined;
 };
 
 /**
@@ -942,6 +982,14 @@ export type StoreMemoryRequest = Message<"contextloader.memrecall.v1.StoreMemory
    * @generated from field: bool sensitive = 8;
    */
   sensitive: boolean;
+
+  /**
+   * Optional: when what it says was stated (said in a conversation, decided),
+   * not after now. Default: now. SearchMemoriesRequest.as_of reads it.
+   *
+   * @generated from field: google.protobuf.Timestamp stated_at = 9;
+   */
+  statedAt?: Timestamp | undefined;
 };
 
 /**
@@ -1757,6 +1805,208 @@ export const RecallHandoffSchema: GenMessage<RecallHandoff> = /*@__PURE__*/
   messageDesc(file_contextloader_memrecall_v1_memrecall, 30);
 
 /**
+ * Input of RememberConversation.
+ *
+ * @generated from message contextloader.memrecall.v1.RememberConversationRequest
+ */
+export type RememberConversationRequest = Message<"contextloader.memrecall.v1.RememberConversationRequest"> & {
+  /**
+   * Required. The conversation, oldest first, 1..200 messages, at least one
+   * of them from the user. A message's `time` is when what it says was
+   * stated (default: now).
+   *
+   * @generated from field: repeated contextloader.memrecall.v1.ConversationMessage messages = 1;
+   */
+  messages: ConversationMessage[];
+
+  /**
+   * Optional: keep only memories of these types, at most 8, each one of
+   * user_preference, project_fact, decision, command, configuration,
+   * person_role, general. Default: all of them.
+   *
+   * @generated from field: repeated string memory_types = 2;
+   */
+  memoryTypes: string[];
+
+  /**
+   * Decide, but apply nothing: the operations are what a real run would do.
+   *
+   * @generated from field: bool dry_run = 3;
+   */
+  dryRun: boolean;
+
+  /**
+   * Which mode runs: "" or "auto" (the LLM when LLM_BASE_URL is set, else the
+   * rules), "llm" (FAILED_PRECONDITION without LLM_BASE_URL) or "rules".
+   *
+   * @generated from field: string mode = 4;
+   */
+  mode: string;
+};
+
+/**
+ * Describes the message contextloader.memrecall.v1.RememberConversationRequest.
+ * Use `create(RememberConversationRequestSchema)` to create a new message.
+ */
+export const RememberConversationRequestSchema: GenMessage<RememberConversationRequest> = /*@__PURE__*/
+  messageDesc(file_contextloader_memrecall_v1_memrecall, 31);
+
+/**
+ * One decision of RememberConversation.
+ *
+ * @generated from message contextloader.memrecall.v1.RememberOperation
+ */
+export type RememberOperation = Message<"contextloader.memrecall.v1.RememberOperation"> & {
+  /**
+   * "ADD" (a new memory), "UPDATE" (the memory keeps its key, its content
+   * refined), "SUPERSEDE" (a new memory replaces `supersedes`, which is kept
+   * as it was, valid until this one was stated) or "NOOP" (already known:
+   * `memory_key` is the memory that knows it).
+   *
+   * @generated from field: string operation = 1;
+   */
+  operation: string;
+
+  /**
+   * The memory written, or (NOOP) the one that already holds it.
+   *
+   * @generated from field: string memory_key = 2;
+   */
+  memoryKey: string;
+
+  /**
+   * Its type: user_preference, project_fact, decision, command,
+   * configuration, person_role or general.
+   *
+   * @generated from field: string memory_type = 3;
+   */
+  memoryType: string;
+
+  /**
+   * Its summary; a secret never appears in it.
+   *
+   * @generated from field: string summary = 4;
+   */
+  summary: string;
+
+  /**
+   * The messages it came from: indexes into the request's messages, from 0.
+   *
+   * @generated from field: repeated int32 source_messages = 5;
+   */
+  sourceMessages: number[];
+
+  /**
+   * Why this operation, in a sentence.
+   *
+   * @generated from field: string reason = 6;
+   */
+  reason: string;
+
+  /**
+   * SUPERSEDE: the older memory it replaces ("" otherwise).
+   *
+   * @generated from field: string supersedes = 7;
+   */
+  supersedes: string;
+
+  /**
+   * True when it holds a secret: stored as sensitive, its content shown only
+   * with the `memories:sensitive` scope.
+   *
+   * @generated from field: bool sensitive = 8;
+   */
+  sensitive: boolean;
+
+  /**
+   * When it was stated: its latest source message's time, else now.
+   *
+   * @generated from field: google.protobuf.Timestamp stated_at = 9;
+   */
+  statedAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message contextloader.memrecall.v1.RememberOperation.
+ * Use `create(RememberOperationSchema)` to create a new message.
+ */
+export const RememberOperationSchema: GenMessage<RememberOperation> = /*@__PURE__*/
+  messageDesc(file_contextloader_memrecall_v1_memrecall, 32);
+
+/**
+ * Output of RememberConversation.
+ *
+ * @generated from message contextloader.memrecall.v1.RememberConversationResponse
+ */
+export type RememberConversationResponse = Message<"contextloader.memrecall.v1.RememberConversationResponse"> & {
+  /**
+   * What was decided, in the order of the conversation. Empty when nothing
+   * in it is worth keeping.
+   *
+   * @generated from field: repeated contextloader.memrecall.v1.RememberOperation operations = 1;
+   */
+  operations: RememberOperation[];
+
+  /**
+   * The mode that ran: "llm" or "rules".
+   *
+   * @generated from field: string mode = 2;
+   */
+  mode: string;
+
+  /**
+   * True when the operations were applied (false for dry_run, or when all
+   * are NOOP).
+   *
+   * @generated from field: bool applied = 3;
+   */
+  applied: boolean;
+
+  /**
+   * Requests sent to the LLM (0 in rules mode).
+   *
+   * @generated from field: int32 llm_calls = 4;
+   */
+  llmCalls: number;
+
+  /**
+   * Status information, for example why nothing was kept.
+   *
+   * @generated from field: string message = 5;
+   */
+  message: string;
+
+  /**
+   * Counts of the operations: ADD, UPDATE, SUPERSEDE, NOOP.
+   *
+   * @generated from field: int32 added = 6;
+   */
+  added: number;
+
+  /**
+   * @generated from field: int32 updated = 7;
+   */
+  updated: number;
+
+  /**
+   * @generated from field: int32 superseded = 8;
+   */
+  superseded: number;
+
+  /**
+   * @generated from field: int32 unchanged = 9;
+   */
+  unchanged: number;
+};
+
+/**
+ * Describes the message contextloader.memrecall.v1.RememberConversationResponse.
+ * Use `create(RememberConversationResponseSchema)` to create a new message.
+ */
+export const RememberConversationResponseSchema: GenMessage<RememberConversationResponse> = /*@__PURE__*/
+  messageDesc(file_contextloader_memrecall_v1_memrecall, 33);
+
+/**
  * MemRecallService is the tool set of a memory-recall agent (spec:
  * memrecall-tools.zh.md): it stores a user's memories, finds them again in
  * Chinese and English, and carries the agent's iteration protocol
@@ -1878,6 +2128,31 @@ export const MemRecallService: GenService<{
     methodKind: "server_streaming";
     input: typeof RecallRequestSchema;
     output: typeof RecallResponseSchema;
+  },
+  /**
+   * Turns a conversation into the caller's memories: finds what is worth
+   * keeping (preferences, project facts, decisions, commands and their
+   * output, configurations, people and roles), compares each with the
+   * caller's most similar memories, and decides per memory: ADD, UPDATE (same
+   * subject, content refined), SUPERSEDE (a changed preference or fact: a new
+   * memory replaces the old one, which is kept with the time it stopped
+   * holding) or NOOP (already known). The operations are applied together or
+   * not at all; `dry_run` applies none. The same conversation sent again
+   * changes nothing. Secrets (tokens, passwords, keys, credentials, ID and
+   * phone numbers) are kept only in sensitive memories, never in a summary,
+   * keyword or log line.
+   *
+   * With LLM_BASE_URL an LLM extracts and decides (two requests, each retried
+   * once on an unusable answer); without one, only explicit statements are
+   * kept ("记住…", "以后…", "我喜欢/不要…", "remember that…", commands in code
+   * blocks, key=value lines). The answer says which mode ran.
+   *
+   * @generated from rpc contextloader.memrecall.v1.MemRecallService.RememberConversation
+   */
+  rememberConversation: {
+    methodKind: "unary";
+    input: typeof RememberConversationRequestSchema;
+    output: typeof RememberConversationResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_contextloader_memrecall_v1_memrecall, 0);

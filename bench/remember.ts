@@ -1,0 +1,256 @@
+import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { pino } from "pino";
+import { z } from "zod";
+import { loadConfig } from "../src/config";
+import type { CallContext } from "../src/core/call-context";
+import { loadLexicon } from "../src/core/lexicon";
+import { loadGlossary } from "../src/memrecall/glossary";
+import { storeMemoryInput } from "../src/memrecall/inputs";
+import { memoryEmbedder } from "../src/memrecall/lexical-embedder";
+import type { MemRecallDeps } from "../src/memrecall/memories-deps";
+import { MemoryIndex } from "../src/memrecall/memory-index";
+import { ownerOf } from "../src/memrecall/owner";
+import { rememberInput } from "../src/memrecall/remember/input";
+import { type RememberResult, rememberConversation } from "../src/memrecall/remember/remember";
+import { storeMemory } from "../src/memrecall/write";
+import { InProcessSessionStore } from "../src/store/in-process-session-store";
+import { SqliteMemoryStore } from "../src/store/memories/sqlite-memory-store";
+import { point } from "./record";
+import { line } from "./stats";
+
+/** Issue 25: a second run creates no duplicate, and no secret reaches a summary or keyword. */
+const TARGET_DUPLICATES = 0;
+const TARGET_LEAKS = 0;
+
+const evalSet = z.object({
+  conversations: z.array(
+    z.object({
+      id: z.string(),
+      class: z.string(),
+      prior_memories: z.array(
+        z.object({
+          memory_key: z.string(),
+          memory_type: z.string(),
+          summary: z.string(),
+          content: z.string(),
+          stated_at: z.string().optional(),
+        }),
+      ),
+      messages: z.array(
+        z.object({ role: z.enum(["user", "assistant", "system"]), content: z.string(), time: z.string().optional() }),
+      ),
+      expected: z.array(
+        z.object({
+          op: z.enum(["ADD", "UPDATE", "SUPERSEDE"]),
+          memory_type: z.string(),
+          must_contain: z.array(z.string()).min(1),
+          target: z.string().optional(),
+          sensitive: z.boolean().default(false),
+        }),
+      ),
+      noop: z.array(z.string()).default([]),
+      secrets: z.array(z.string()).default([]),
+    }),
+  ),
+});
+type Conversation = z.output<typeof evalSet>["conversations"][number];
+
+/** The development set (tuned on) and the held-out set (written first, never tuned on). */
+const SETS = {
+  development: { file: "./remember-dev.json", series: "development set" },
+  heldOut: { file: "./remember-holdout.json", series: "held-out set" },
+} as const;
+
+const log = pino({ level: "silent" });
+const shipped = loadConfig({}).memrecall;
+const glossary = loadGlossary(shipped.glossaryPaths);
+
+function context(accountId: string): CallContext {
+  return {
+    caller: { accountId, accountType: "user" },
+    traceId: randomUUID().replaceAll("-", ""),
+    log,
+    signal: new AbortController().signal,
+    remainingMs: () => undefined,
+  };
+}
+
+function depsFor(store: SqliteMemoryStore): MemRecallDeps {
+  return {
+    store,
+    sessions: new InProcessSessionStore({ maxValueBytes: 1 << 20, maxEntries: 1_000_000, log }),
+    embedder: memoryEmbedder(glossary),
+    glossary,
+    lexicon: () => loadLexicon(),
+    llm: undefined,
+    index: new MemoryIndex(store, 4),
+    maxSearchesPerSession: 3,
+    semanticFloor: shipped.semanticFloor,
+    semanticCeiling: shipped.semanticCeiling,
+    maxContextWindow: shipped.maxContextWindow,
+    recallTimeoutMs: shipped.recallTimeoutMs,
+  };
+}
+
+interface Tally {
+  kept: number;
+  keptRight: number;
+  expected: number;
+  found: number;
+}
+
+/**
+ * RememberConversation (issue 25) in rules mode, on the labelled
+ * conversations of bench/remember-dev.json and bench/remember-holdout.json
+ * (40 each, with the memories a careful person would keep, written before
+ * the rules were tuned). A kept memory is right when its content holds every
+ * `must_contain` of an expected one (each expected memory matched once).
+ * Printed per set and per class: precision and recall of the kept memories,
+ * changed preferences superseding the right memory, memories changed that
+ * should not have been, duplicates a second run creates, secrets leaked into
+ * summaries or keywords, and sensitive memories kept as sensitive.
+ */
+export async function benchRemember(): Promise<void> {
+  for (const name of ["development", "heldOut"] as const) {
+    const set = evalSet.parse(JSON.parse(readFileSync(new URL(SETS[name].file, import.meta.url), "utf8")));
+    const store = new SqliteMemoryStore({ path: ":memory:", log });
+    await store.migrate();
+    const deps = depsFor(store);
+    const byClass = new Map<string, Tally>();
+    const total: Tally = { kept: 0, keptRight: 0, expected: 0, found: 0 };
+    let supersedes = 0;
+    let supersedesRight = 0;
+    let wrongChanges = 0;
+    let duplicates = 0;
+    let leaks = 0;
+    let sensitiveExpected = 0;
+    let sensitiveKept = 0;
+    for (const conv of set.conversations) {
+      const r = await runConversation(deps, store, conv);
+      const tally = byClass.get(conv.class) ?? { kept: 0, keptRight: 0, expected: 0, found: 0 };
+      byClass.set(conv.class, tally);
+      for (const t of [tally, total]) {
+        t.kept += r.kept;
+        t.keptRight += r.keptRight;
+        t.expected += conv.expected.length;
+        t.found += r.found;
+      }
+      supersedes += r.supersedes;
+      supersedesRight += r.supersedesRight;
+      wrongChanges += r.wrongChanges;
+      duplicates += r.duplicates;
+      leaks += r.leaks;
+      sensitiveExpected += r.sensitiveExpected;
+      sensitiveKept += r.sensitiveKept;
+    }
+    await store.close();
+    const label = `${SETS[name].series} (${set.conversations.length} conversations, rules mode)`;
+    line(
+      label,
+      `precision ${ratio(total.keptRight, total.kept)} (${total.keptRight}/${total.kept}), recall ${ratio(total.found, total.expected)} (${total.found}/${total.expected})`,
+    );
+    line(
+      "  by class (precision/recall)",
+      [...byClass]
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([c, t]) => `${c} ${ratio(t.keptRight, t.kept)}/${ratio(t.found, t.expected)}`)
+        .join(", "),
+    );
+    line(
+      "  changed preferences superseding right",
+      `${ratio(supersedesRight, supersedes)} (${supersedesRight}/${supersedes}); memories changed that should not be: ${wrongChanges}`,
+    );
+    line(
+      "  sensitive kept as sensitive",
+      `${ratio(sensitiveKept, sensitiveExpected)} (${sensitiveKept}/${sensitiveExpected})`,
+    );
+    line(
+      "  duplicates on a second run",
+      `${duplicates} (target ${TARGET_DUPLICATES}) ${duplicates <= TARGET_DUPLICATES ? "MET" : "NOT MET"}; secrets leaked into summaries or keywords: ${leaks} (target ${TARGET_LEAKS}) ${leaks <= TARGET_LEAKS ? "MET" : "NOT MET"}`,
+    );
+    point("remember", SETS[name].series, "precision", total.kept === 0 ? 0 : total.keptRight / total.kept);
+    point("remember", SETS[name].series, "recall", total.expected === 0 ? 0 : total.found / total.expected);
+    point("remember", SETS[name].series, "superseding right", supersedes === 0 ? 0 : supersedesRight / supersedes);
+  }
+}
+
+const ratio = (a: number, b: number) => (b === 0 ? "-" : (a / b).toFixed(2));
+
+async function runConversation(deps: MemRecallDeps, store: SqliteMemoryStore, conv: Conversation) {
+  const ctx = context(`bench-remember-${conv.id}-${randomUUID().slice(0, 8)}`);
+  for (const p of conv.prior_memories) {
+    await storeMemory(
+      deps,
+      ctx,
+      storeMemoryInput.parse({
+        memory_key: p.memory_key,
+        memory_type: p.memory_type,
+        summary: p.summary,
+        content: p.content,
+        ...(p.stated_at ? { stated_at: p.stated_at } : {}),
+      }),
+    );
+  }
+  const input = rememberInput.parse({ messages: conv.messages, mode: "rules" });
+  const first = await rememberConversation(deps, ctx, input);
+  const written = first.operations.filter((o) => o.operation !== "NOOP");
+  const records = await store.getMany(
+    ownerOf(ctx.caller),
+    written.map((o) => o.memory_key),
+  );
+  const contentOf = new Map(records.map((r) => [r.memory_key, r.content.toLowerCase()]));
+  // Each expected memory matched once, by the first kept memory holding all its words.
+  const matched = new Map<number, (typeof written)[number]>();
+  let keptRight = 0;
+  for (const op of written) {
+    const content = contentOf.get(op.memory_key) ?? "";
+    const e = conv.expected.findIndex(
+      (x, i) => !matched.has(i) && x.must_contain.every((w) => content.includes(w.toLowerCase())),
+    );
+    if (e >= 0) {
+      matched.set(e, op);
+      keptRight++;
+    }
+  }
+  const expectedSupersedes = conv.expected.flatMap((x, i) => (x.op === "SUPERSEDE" ? [i] : []));
+  const supersedesRight = expectedSupersedes.filter((i) => {
+    const op = matched.get(i);
+    return op?.operation === "SUPERSEDE" && op.supersedes === conv.expected[i]!.target;
+  }).length;
+  const targets = new Set(conv.expected.flatMap((x) => (x.target ? [x.target] : [])));
+  const priors = new Set(conv.prior_memories.map((p) => p.memory_key));
+  const wrongChanges = written.filter((o) => {
+    const changed = o.operation === "UPDATE" ? o.memory_key : o.operation === "SUPERSEDE" ? o.supersedes : "";
+    return changed !== "" && priors.has(changed) && !targets.has(changed);
+  }).length;
+  const second = await rememberConversation(deps, ctx, input);
+  const duplicates = second.operations.filter((o) => o.operation !== "NOOP").length;
+  const sensitiveExpected = conv.expected.filter((x) => x.sensitive).length;
+  const sensitiveKept = conv.expected.filter((x, i) => x.sensitive && matched.get(i)?.sensitive === true).length;
+  return {
+    kept: written.length,
+    keptRight,
+    found: matched.size,
+    supersedes: expectedSupersedes.length,
+    supersedesRight,
+    wrongChanges,
+    duplicates,
+    leaks: leaksOf(first, records, conv.secrets),
+    sensitiveExpected,
+    sensitiveKept,
+  };
+}
+
+/** Secrets found in what is shown without the permission: summaries, keywords, reasons. */
+function leaksOf(
+  r: RememberResult,
+  records: { summary: string; keywords: { keyword: string }[] }[],
+  secrets: readonly string[],
+): number {
+  const shown = [
+    ...r.operations.flatMap((o) => [o.summary, o.reason]),
+    ...records.flatMap((m) => [m.summary, ...m.keywords.map((k) => k.keyword)]),
+  ].join("\n");
+  return secrets.filter((s) => shown.includes(s)).length;
+}

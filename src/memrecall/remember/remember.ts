@@ -1,0 +1,241 @@
+import type { CallContext } from "../../core/call-context";
+import { llmNotConfigured } from "../../errors/common";
+import type { MemoryRecord, MemoryWrite } from "../../store/memories/memory-store";
+import type { MemoriesDeps } from "../memories-deps";
+import { ownerOf } from "../owner";
+import { searchMemories } from "../search";
+import { commitWrites, memoryWrite } from "../write";
+import { type Candidate, sameText, subjectOverlap } from "./candidates";
+import { type Decision, decideByRules, keyOf, type Operation, SAME_SUBJECT } from "./decide";
+import { MEMORY_KINDS, type RememberInput } from "./input";
+import { decideByLlm, extractByLlm, MAX_CANDIDATES, type Masked } from "./llm";
+import { extractByRules } from "./rules";
+import { hasSecret, redactSecrets } from "./secrets";
+
+/** The most similar memories a candidate is compared with. */
+const SIMILAR = 5;
+/** Similar memories below this relevance are not compared with. */
+const SIMILAR_FLOOR = 0.1;
+/** The longest the LLM may take over one conversation, both requests and their repairs. */
+export const REMEMBER_LLM_BUDGET_MS = 60_000;
+
+/** One operation as answered. */
+export interface RememberOperation {
+  operation: Operation;
+  memory_key: string;
+  memory_type: string;
+  summary: string;
+  source_messages: number[];
+  reason: string;
+  supersedes: string;
+  sensitive: boolean;
+  /** ISO 8601. */
+  stated_at: string;
+}
+
+export interface RememberResult {
+  operations: RememberOperation[];
+  mode: "llm" | "rules";
+  applied: boolean;
+  llm_calls: number;
+  message: string;
+  counts: { added: number; updated: number; superseded: number; unchanged: number };
+}
+
+/**
+ * RememberConversation: what the conversation says worth keeping (rules or
+ * the LLM), each compared with the user's most similar memories and decided
+ * (ADD, UPDATE, SUPERSEDE, NOOP), then written in one transaction unless
+ * `dry_run`. A memory holding a secret is sensitive, its summary and keywords
+ * without it; the log holds counts and keys only.
+ */
+export async function rememberConversation(
+  deps: MemoriesDeps,
+  ctx: CallContext,
+  input: RememberInput,
+): Promise<RememberResult> {
+  const owner = ownerOf(ctx.caller);
+  const mode = modeOf(input.mode, deps);
+  const kinds = input.memory_types.length > 0 ? input.memory_types : [...MEMORY_KINDS];
+  const masked: Masked = { vault: new Map() };
+  let llmCalls = 0;
+  // The LLM's requests share one budget, and the caller's deadline.
+  const llmCtx = { ...ctx, signal: AbortSignal.any([ctx.signal, AbortSignal.timeout(REMEMBER_LLM_BUDGET_MS)]) };
+  let extracted: Candidate[];
+  if (mode === "llm") {
+    const r = await extractByLlm(deps.llm!, llmCtx, input.messages, kinds, masked);
+    extracted = r.candidates;
+    llmCalls += r.calls;
+  } else {
+    extracted = extractByRules(input.messages).filter((c) => kinds.includes(c.memory_type));
+  }
+  const candidates = latestOfConversation(extracted).slice(0, MAX_CANDIDATES);
+  const similar: MemoryRecord[][] = [];
+  for (const c of candidates) similar.push(await similarTo(deps, ctx, owner, c));
+  // Rules decide each; the LLM is asked only where a similar memory exists and none says the same:
+  // the same statement again is known whoever decides, so a second run changes nothing.
+  const decisions: ({ decision: Decision; content?: string } | undefined)[] = candidates.map((c, i) => {
+    const own = keyOf(c);
+    const same = similar[i]!.find((r) => r.memory_key === own || sameText(r.content, c.content));
+    if (same) return { decision: decideByRules(c, [same]) };
+    if (mode === "rules") return { decision: decideByRules(c, similar[i]!) };
+    return similar[i]!.length === 0 ? { decision: add(own) } : undefined;
+  });
+  const pending = candidates.flatMap((c, i) =>
+    decisions[i] === undefined ? [{ candidate: c, similar: similar[i]!, i }] : [],
+  );
+  if (pending.length > 0) {
+    const r = await decideByLlm(deps.llm!, llmCtx, pending, keyOf, masked);
+    llmCalls += r.calls;
+    r.decisions.forEach((d, n) => {
+      decisions[pending[n]!.i] = d;
+    });
+  }
+  const now = new Date().toISOString();
+  const decided = decisions.map((d) => d!);
+  const operations = candidates.map((c, i) => operationOf(c, decided[i]!.decision, now));
+  const writes = await writesOf(deps, ctx, mode, candidates, decided, similar);
+  const applied = !input.dry_run && writes.length > 0;
+  if (applied) await commitWrites(deps, ctx, owner, writes);
+  const counts = countOf(operations);
+  ctx.log.info(
+    { mode, dry_run: input.dry_run, ...counts, llm_calls: llmCalls, keys: operations.map((o) => o.memory_key) },
+    "conversation remembered",
+  );
+  return {
+    operations,
+    mode,
+    applied,
+    llm_calls: llmCalls,
+    message: messageOf(operations, input.dry_run, mode),
+    counts,
+  };
+}
+
+function modeOf(asked: RememberInput["mode"], deps: MemoriesDeps): "llm" | "rules" {
+  if (asked === "rules" || (asked === "auto" && !deps.llm)) return "rules";
+  if (deps.llm) return "llm";
+  throw llmNotConfigured({
+    needs: 'mode "llm" needs an LLM',
+    instead: 'Call again with mode "auto" or "rules" (explicit statements only).',
+    validValues: ["auto", "rules"],
+  });
+}
+
+function add(key: string): Decision {
+  return { operation: "ADD", memory_key: key, supersedes: "", reason: "没有相似的记忆" };
+}
+
+/**
+ * The candidates with repeats merged (the same text said twice is one memory
+ * from both messages) and, of two on one subject where the later says it
+ * changes something, the later only: within a conversation, latest wins too.
+ */
+function latestOfConversation(candidates: readonly Candidate[]): Candidate[] {
+  const out: Candidate[] = [];
+  for (const c of candidates) {
+    const same = out.findIndex((o) => sameText(o.content, c.content));
+    if (same >= 0) {
+      const o = out[same]!;
+      out[same] = { ...o, sources: [...new Set([...o.sources, ...c.sources])].sort((a, b) => a - b) };
+      continue;
+    }
+    if (c.revises) {
+      const replaced = out.findIndex(
+        (o) => o.memory_type === c.memory_type && subjectOverlap(o.content, c.content) >= SAME_SUBJECT,
+      );
+      if (replaced >= 0) out.splice(replaced, 1);
+    }
+    out.push(c);
+  }
+  return out;
+}
+
+/**
+ * The user's memories most like the candidate: a hybrid search of its text
+ * (secrets out), without the LLM's query rewrite (the candidate is already
+ * the user's words), read whole from the store.
+ */
+async function similarTo(deps: MemoriesDeps, ctx: CallContext, owner: string, c: Candidate): Promise<MemoryRecord[]> {
+  const query = [...redactSecrets(`${c.summary}\n${c.content}`)].slice(0, 2000).join("").trim();
+  const found = await searchMemories({ ...deps, llm: undefined }, ctx, {
+    query,
+    search_mode: "hybrid",
+    keywords: [],
+    memory_types: [],
+    limit: SIMILAR,
+    min_relevance_score: SIMILAR_FLOOR,
+    session_id: "",
+  });
+  const keys = found.results.map((r) => r.memory_key);
+  const own = keyOf(c);
+  const records = await deps.store.getMany(owner, [...new Set([own, ...keys])]);
+  const byKey = new Map(records.map((r) => [r.memory_key, r]));
+  return [own, ...keys].flatMap((k, i) => {
+    const r = byKey.get(k);
+    return r && (i === 0 || k !== own) ? [r] : [];
+  });
+}
+
+function operationOf(c: Candidate, d: Decision, now: string): RememberOperation {
+  return {
+    operation: d.operation,
+    memory_key: d.memory_key,
+    memory_type: c.memory_type,
+    summary: c.summary,
+    source_messages: c.sources,
+    reason: d.operation === "ADD" ? `${c.why}；${d.reason}` : d.reason,
+    supersedes: d.supersedes,
+    sensitive: hasSecret(c.content),
+    stated_at: c.stated_at ? new Date(c.stated_at).toISOString() : now,
+  };
+}
+
+/** The memory writes the decisions make (none for NOOP), in the conversation's order. */
+async function writesOf(
+  deps: MemoriesDeps,
+  ctx: CallContext,
+  mode: "llm" | "rules",
+  candidates: readonly Candidate[],
+  decisions: readonly { decision: Decision; content?: string }[],
+  similar: readonly MemoryRecord[][],
+): Promise<MemoryWrite[]> {
+  const writes: MemoryWrite[] = [];
+  for (const [i, c] of candidates.entries()) {
+    const { decision: d, content: merged } = decisions[i]!;
+    if (d.operation === "NOOP") continue;
+    const content = merged ?? c.content;
+    const sensitive = hasSecret(content);
+    const old = d.operation === "UPDATE" ? similar[i]!.find((r) => r.memory_key === d.memory_key) : undefined;
+    writes.push(
+      await memoryWrite(deps, ctx, {
+        memory_key: d.memory_key,
+        memory_type: c.memory_type,
+        summary: c.summary,
+        content,
+        keywords: [],
+        metadata: { source: "remember_conversation", mode, source_messages: c.sources },
+        // An update keeps what the memory replaced.
+        supersedes: old ? old.supersedes : d.supersedes,
+        sensitive,
+        ...(c.stated_at ? { stated_at: c.stated_at } : {}),
+      }),
+    );
+  }
+  return writes;
+}
+
+function countOf(ops: readonly RememberOperation[]) {
+  const n = (op: Operation) => ops.filter((o) => o.operation === op).length;
+  return { added: n("ADD"), updated: n("UPDATE"), superseded: n("SUPERSEDE"), unchanged: n("NOOP") };
+}
+
+function messageOf(ops: readonly RememberOperation[], dryRun: boolean, mode: "llm" | "rules"): string {
+  if (ops.length === 0)
+    return mode === "rules"
+      ? "对话中没有明确要记住的内容（规则模式只保存明确的陈述：记住…、以后…、我喜欢/不要…、命令、key=value 配置）"
+      : "对话中没有值得长期记住的内容";
+  const c = countOf(ops);
+  const what = `新增 ${c.added}，更新 ${c.updated}，取代 ${c.superseded}，已知 ${c.unchanged}`;
+  return dryRun ? `试运行，未写入：${what}` : what;
+}

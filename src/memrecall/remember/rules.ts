@@ -1,0 +1,248 @@
+import type { ConversationMessage } from "../recall/input";
+import { type Candidate, summaryOf } from "./candidates";
+import type { MemoryKind } from "./input";
+
+/**
+ * Rules mode: only what the user states explicitly is kept, never what an
+ * assistant wrote.
+ *
+ * - "记住…", "remember that…": what follows, typed by what it says;
+ * - "以后…", "from now on…": a preference that changes an earlier one;
+ * - "我喜欢/偏好/不要…", "I prefer…", "don't…": a preference;
+ * - "我们决定…", "we decided…": a decision;
+ * - commands in code blocks (or inline code that starts with a command), and
+ *   `key=value` configuration lines.
+ *
+ * Questions, hypotheticals ("如果以后…"), one-offs ("这次先…") and what
+ * someone else said ("老板说他喜欢…") are not statements of the user's.
+ */
+export function extractByRules(messages: readonly ConversationMessage[]): Candidate[] {
+  const out: Candidate[] = [];
+  messages.forEach((m, i) => {
+    if (m.role !== "user") return;
+    const at = m.time;
+    const { prose, blocks } = splitCode(m.content);
+    for (const b of blocks) {
+      const kind = blockKind(b.lang, b.body);
+      if (!kind) continue;
+      const intro = b.intro === "" ? "" : `${b.intro}\n`;
+      const content = `${intro}\`\`\`${b.lang}\n${b.body}\n\`\`\``;
+      const firstLine = b.body.split("\n").find((l) => l.trim() !== "") ?? "";
+      out.push({
+        memory_type: kind,
+        content,
+        summary: summaryOf(
+          b.intro !== "" ? b.intro : firstLine.replace(/^\s*\$\s*/, ""),
+          kind === "command" ? "命令：" : "配置：",
+        ),
+        sources: [i],
+        stated_at: at,
+        revises: false,
+        why: kind === "command" ? "用户贴出的命令" : "用户贴出的配置",
+      });
+    }
+    const configLines = prose.split("\n").filter((l) => CONFIG_LINE.test(l));
+    if (configLines.length > 0) {
+      const content = configLines.map((l) => l.trim()).join("\n");
+      out.push({
+        memory_type: "configuration",
+        content,
+        summary: summaryOf(configLines.map((l) => l.trim().split(/\s*[=]\s*/)[0]).join(", "), "配置："),
+        sources: [i],
+        stated_at: at,
+        revises: false,
+        why: "用户写出的 key=value 配置",
+      });
+    }
+    const rest = prose
+      .split("\n")
+      .filter((l) => !CONFIG_LINE.test(l))
+      .join("\n");
+    for (const inline of rest.matchAll(/`([^`\n]{3,500})`/g)) {
+      const code = inline[1]!.trim();
+      if (!COMMAND_START.test(code)) continue;
+      const sentence = sentenceAround(rest, inline.index);
+      out.push({
+        memory_type: "command",
+        content: sentence,
+        summary: summaryOf(code, "命令："),
+        sources: [i],
+        stated_at: at,
+        revises: false,
+        why: "用户写出的命令",
+      });
+    }
+    for (const s of sentences(rest)) {
+      const c = statement(s);
+      if (c) out.push({ ...c, sources: [i], stated_at: at });
+    }
+  });
+  return out;
+}
+
+/** A fenced code block, with the prose line just before it (what the user said it is). */
+interface CodeBlock {
+  lang: string;
+  body: string;
+  intro: string;
+}
+
+/** The message without its fenced code blocks, and the blocks. An unclosed fence runs to the end. */
+function splitCode(text: string): { prose: string; blocks: CodeBlock[] } {
+  const blocks: CodeBlock[] = [];
+  let prose = "";
+  let at = 0;
+  const fence = /```([A-Za-z0-9_+-]{0,20})[^\n]*\n([\s\S]*?)(?:```|$)/g;
+  for (const m of text.matchAll(fence)) {
+    const before = text.slice(at, m.index);
+    prose += `${before}\n`;
+    const lines = before.split("\n").filter((l) => l.trim() !== "");
+    const intro = (lines[lines.length - 1] ?? "").trim();
+    blocks.push({
+      lang: m[1]!.toLowerCase(),
+      body: m[2]!.replace(/\s+$/, ""),
+      intro: [...intro].length <= 200 ? intro : "",
+    });
+    at = m.index + m[0].length;
+  }
+  prose += text.slice(at);
+  return { prose, blocks };
+}
+
+const SHELL_LANGS = new Set([
+  "bash",
+  "sh",
+  "shell",
+  "zsh",
+  "console",
+  "terminal",
+  "powershell",
+  "ps",
+  "ps1",
+  "cmd",
+  "bat",
+  "fish",
+  "sql",
+  "psql",
+  "mysql",
+]);
+const CONFIG_LANGS = new Set(["ini", "env", "dotenv", "properties", "toml", "yaml", "yml", "conf", "cfg", "json"]);
+
+/** The command-line programs a pasted line may start with. */
+const COMMAND_START =
+  /^\s*(?:\$\s*|#\s+)?(?:sudo\s+)?(?:kubectl|docker|docker-compose|podman|helm|git|npm|npx|pnpm|yarn|node|python3?|pip3?|go|cargo|make|mvn|gradle|java|psql|mysql|mysqldump|pg_dump|pg_restore|redis-cli|mongo|mongosh|curl|wget|ssh|scp|rsync|systemctl|journalctl|service|terraform|ansible(?:-playbook)?|aws|gcloud|az|kubectx|kubens|k9s|tar|grep|find|awk|sed|ls|cd|cat|tail|head|chmod|chown|crontab|nginx|openssl|ping|dig|nslookup|telnet|nc|ps|kill|top|df|du|free|export|source|bash|sh|select|insert|update|delete|create|alter|drop|show|explain|vacuum|analyze)\b/i;
+
+/** A configuration line: KEY=value or KEY: value with an identifier key (export allowed). */
+const CONFIG_LINE = /^\s*(?:export\s+)?[A-Za-z_][A-Za-z0-9_.-]{0,63}\s*=\s*\S/;
+const YAML_LINE = /^\s*[A-Za-z_][A-Za-z0-9_.-]{0,63}\s*:\s+\S/;
+
+/** What a code block holds worth keeping: a command, a configuration, or nothing (code, a log). */
+function blockKind(lang: string, body: string): MemoryKind | undefined {
+  const lines = body.split("\n").filter((l) => l.trim() !== "" && !/^\s*(?:#|\/\/|--)/.test(l));
+  if (lines.length === 0) return undefined;
+  if (SHELL_LANGS.has(lang) || COMMAND_START.test(lines[0]!)) return "command";
+  const configLike = lines.filter((l) => CONFIG_LINE.test(l) || YAML_LINE.test(l)).length;
+  if (CONFIG_LANGS.has(lang) || configLike / lines.length >= 0.6) return "configuration";
+  return undefined;
+}
+
+/** The sentences of prose: split after 。！？；!?; and line ends, and after ". " in English. */
+function sentences(prose: string): string[] {
+  return prose
+    .split(/(?<=[。！？；!?;\n])|(?<=[.])\s+/)
+    .map((s) => s.trim())
+    .filter((s) => [...s].length >= 4);
+}
+
+/** The sentence of `text` around position `at`. */
+function sentenceAround(text: string, at: number): string {
+  const before = text.slice(0, at);
+  const start = Math.max(...["。", "！", "？", "；", "!", "?", "\n", ". "].map((p) => before.lastIndexOf(p))) + 1;
+  const after = text.slice(at);
+  const ends = ["。", "！", "？", "；", "!", "?", "\n"].map((p) => after.indexOf(p)).filter((i) => i >= 0);
+  const end = ends.length > 0 ? at + Math.min(...ends) + 1 : text.length;
+  return text.slice(start, end).trim();
+}
+
+const QUESTION =
+  /[?？]\s*$|(?:吗|呢|么|没有)\s*[。.!！]?\s*$|^(?:如果|假如|要是|假设|万一|是否|能不能|可不可以|可以吗|怎么|为什么|what if|if\b|should\b|can you|could you|would you|how\b|what\b|why\b|when\b|where\b|which\b|do you|does\b|is it|are there)/i;
+const HYPOTHETICAL = /如果|假如|要是|假设|万一|\bif\b|\bwhat if\b|\bsuppose\b/i;
+const ONE_OFF =
+  /这次|这一次|这回|暂时|临时|今天先|先用|先这样|只这一次|for now|this time|just this once|for this one|for today/i;
+const OTHERS =
+  /(?:老板|领导|经理|主管|同事|客户|对方|产品|他|她|他们|她们|别人|有人)(?:说|觉得|认为|喜欢|想要|希望|讨厌)|\b(?:he|she|they|my (?:boss|manager|colleague|client)|the client|someone)\s+(?:said|says|thinks|likes|prefers|wants)\b/i;
+
+const REMEMBER =
+  /^(?:好的?[，,]?\s*)?(?:请|麻烦)?(?:你)?(?:帮我)?(?:记住|记一下|记下来?|记得|备注一下)[：:，,\s]*(.+)$/s;
+const REMEMBER_EN =
+  /\b(?:please\s+)?(?:remember|note down|keep in mind|don't forget|do not forget)(?:\s+that)?\s*[:,]?\s+(.+)$/is;
+const CHANGE =
+  /以后|今后|往后|从现在起|从现在开始|从今天起|从今往后|改用|改成|改为|换成|\bfrom now on\b|\bgoing forward\b|\bfrom today\b|\binstead\b|\bno longer\b|\bfrom here on\b/i;
+const NOT_A_CHANGE = /以后再|以后有空|以后再说|以后看|以后看看/;
+const PREFERENCE =
+  /我(?:比较|更|一般|通常|总是|一直|还是)?(?:喜欢|偏好|习惯|倾向于?|爱用|想要|希望)|我(?:不喜欢|讨厌|受不了|不想要?)|(?:^|[，,。\s])(?:请)?(?:不要|别|不用|勿|一律|统一|默认)(?:再)?(?:给我)?(?:用|写|加|发|放|做|生成|输出|使用|带)|\bI\s+(?:really\s+|generally\s+|usually\s+|always\s+|much\s+)?(?:prefer|like|love|hate|dislike|want|would rather|'d rather)\b|\b(?:please\s+)?(?:don't|do not|never)\s+(?:use|add|write|send|give|put|include|show|format|reply)\b|\balways\s+(?:use|reply|write|answer|format|show|give)\b/i;
+const DECISION =
+  /(?:我们|咱们|团队|大家)?(?:决定|定了|就这么定|就这样定|拍板|敲定|确定了|最终选|最终用)|\bwe(?:'ve|\s+have)?\s+(?:decided|agreed|settled on|chose|chosen|will go with|are going with)\b|\blet's go with\b|\bdecision\s*:/i;
+const UNDECIDED = /还没(?:有)?(?:决定|定)|没定|未定|待定|不确定|not decided|haven't decided|undecided|not sure/i;
+
+/** A sentence as a statement worth keeping, or undefined. */
+function statement(sentence: string): Omit<Candidate, "sources" | "stated_at"> | undefined {
+  if (QUESTION.test(sentence) || OTHERS.test(sentence)) return undefined;
+  const remembered = REMEMBER.exec(sentence) ?? REMEMBER_EN.exec(sentence);
+  if (remembered && [...remembered[1]!.trim()].length >= 2) {
+    const content = remembered[1]!.trim();
+    return {
+      memory_type: kindOf(content),
+      content,
+      summary: summaryOf(content),
+      revises: CHANGE.test(content) && !NOT_A_CHANGE.test(content),
+      why: "用户明确要求记住",
+    };
+  }
+  if (HYPOTHETICAL.test(sentence)) return undefined;
+  const changes = CHANGE.test(sentence) && !NOT_A_CHANGE.test(sentence);
+  if (changes) {
+    const kind = kindOf(sentence);
+    return {
+      memory_type: kind === "general" || kind === "project_fact" ? "user_preference" : kind,
+      content: sentence,
+      summary: summaryOf(sentence),
+      revises: true,
+      why: "用户说明以后的做法",
+    };
+  }
+  if (ONE_OFF.test(sentence)) return undefined;
+  if (PREFERENCE.test(sentence))
+    return {
+      memory_type: "user_preference",
+      content: sentence,
+      summary: summaryOf(sentence),
+      revises: false,
+      why: "用户表达的偏好",
+    };
+  if (DECISION.test(sentence) && !UNDECIDED.test(sentence))
+    return {
+      memory_type: "decision",
+      content: sentence,
+      summary: summaryOf(sentence),
+      revises: false,
+      why: "明确作出的决定",
+    };
+  return undefined;
+}
+
+const PERSON =
+  /负责人|负责|值班|对接人|联系人|是我们(?:组|团队|部门)?的|(?:经理|主管|组长|架构师|DBA|运维|产品经理|owner|PM|leader|lead)\b|\bon-?call\b|\bin charge of\b|\bis (?:our|the) (?:\w+ ){0,2}(?:lead|manager|owner|dba|pm|architect|contact)\b|\bowns\b/i;
+const PROJECT =
+  /项目|服务|系统|数据库|库|集群|环境|生产|线上|测试环境|机房|上线|发布|版本|仓库|接口|域名|端口|截止|deadline|\b(?:project|service|system|database|db|cluster|prod|production|staging|deploy|release|repo|repository|endpoint|api|server|version|region)\b/i;
+
+/** The type of what an explicit "remember" names. */
+function kindOf(text: string): MemoryKind {
+  if (COMMAND_START.test(text.replace(/^`|`$/g, ""))) return "command";
+  if (CONFIG_LINE.test(text) || /\b[A-Za-z_][A-Za-z0-9_.]{1,63}=\S/.test(text)) return "configuration";
+  if (PREFERENCE.test(text)) return "user_preference";
+  if (DECISION.test(text)) return "decision";
+  if (PERSON.test(text)) return "person_role";
+  if (PROJECT.test(text)) return "project_fact";
+  return "general";
+}
