@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
@@ -16,7 +17,10 @@ type HandoffMethod = (
   cb: (err: grpc.ServiceError | null) => void,
 ) => void;
 
-/** A grpc-js channel to one server, calling MemRecallService.Handoff with CONCURRENCY calls in flight. */
+/**
+ * A grpc-js channel to one server, calling MemRecallService.Handoff with
+ * CONCURRENCY calls in flight, each with x-account-id and a sampled traceparent.
+ */
 export interface HandoffClient {
   /** Keeps CONCURRENCY calls in flight for `ms`; resolves with the calls answered OK. Rejects on the first error. */
   run(ms: number): Promise<number>;
@@ -37,6 +41,9 @@ export function handoffClient(port: number): HandoffClient {
   const handoff = (client["handoff"] as HandoffMethod).bind(client);
   const metadata = new grpc.Metadata();
   metadata.set("x-account-id", "bench");
+  // Every call continues a caller's sampled trace, as a traced caller's would: the traced service
+  // exports a span per call, the others read (the service) or ignore (bare) the header.
+  metadata.set("traceparent", `00-${randomBytes(16).toString("hex")}-${randomBytes(8).toString("hex")}-01`);
   const one = () =>
     new Promise<void>((resolve, reject) =>
       handoff(REQUEST, metadata, { deadline: Date.now() + CALL_DEADLINE_MS }, (err) => (err ? reject(err) : resolve())),

@@ -154,13 +154,14 @@ export function saveMeasured(dir: string, sides: readonly Measured[]): void {
 
 /**
  * Prints, per server, the busy time per call (idle left out) during the
- * measured rounds; then per area of code and per function, the service beside
- * bare connect-node, µs per call: the areas, the service's busiest functions,
- * its busiest functions of our code, and the functions where it spends the
- * most more than bare.
+ * measured rounds; then per area of code and per function, the first server
+ * (the service) beside the second (bare connect-node, or the service without
+ * tracing), µs per call: the areas, the first's busiest functions, its busiest
+ * functions of our code, and the functions where it spends the most more than
+ * the second.
  */
-export function printProfiles(dir: string, sides: readonly Measured[]): void {
-  const [ours, bare] = sides.map((s) => {
+export function printProfiles(dir: string, pair: readonly [Measured, Measured]): void {
+  const [ours, bare] = pair.map((s) => {
     const { frames } = selfTimes(readProfile(join(dir, s.name)), s.windows);
     const busy = frames.filter((f) => f.area !== "idle");
     const perCall = new Map(busy.map((f) => [f.name, f.selfUs / s.calls]));
@@ -175,17 +176,18 @@ export function printProfiles(dir: string, sides: readonly Measured[]): void {
   const us = (v: number | undefined) => (v ?? 0).toFixed(1).padStart(6);
   const areas = (side: Side) => new Map(byArea(side.busy).map((a) => [a.area, a.selfUs / side.s.calls]));
   const [oursAreas, bareAreas] = [areas(ours), areas(bare)];
-  line("unary profile: per area", `µs per call: the service, bare connect-node, difference`);
+  const against = `${ours.s.label}, ${bare.s.label}`;
+  line("unary profile: per area", `µs per call: ${against}, difference`);
   for (const [area, v] of oursAreas)
     line(`  ${area}`, `${us(v)} ${us(bareAreas.get(area))} ${signed(v - (bareAreas.get(area) ?? 0))}`);
   const table = (title: string, frames: readonly Frame[]) => {
-    line(`unary profile: ${title}`, "µs per call: the service, bare connect-node, function");
+    line(`unary profile: ${title}`, `µs per call: ${against}, function`);
     for (const f of frames.slice(0, TOP))
       line(`  ${f.area}`, `${us(ours.perCall.get(f.name))} ${us(bare.perCall.get(f.name))}  ${f.name}`);
   };
-  table("the service, busiest", ours.busy);
+  table(`${ours.s.label}, busiest`, ours.busy);
   table(
-    "the service, busiest of our code",
+    `${ours.s.label}, busiest of our code`,
     ours.busy.filter((f) => f.area.startsWith("ours")),
   );
   const more = [...ours.busy].sort(
@@ -194,7 +196,18 @@ export function printProfiles(dir: string, sides: readonly Measured[]): void {
       (bare.perCall.get(b.name) ?? 0) -
       (a.selfUs / ours.s.calls - (bare.perCall.get(a.name) ?? 0)),
   );
-  table("the service, most more than bare", more);
+  table(`${ours.s.label}, most more than ${bare.s.label}`, more);
+}
+
+/**
+ * The tables of a run: the service beside bare connect-node, then (a run with
+ * the traced service too) the service with tracing on beside tracing off.
+ */
+export function printPairs(dir: string, sides: readonly Measured[]): void {
+  const named = (name: string) => sides.find((s) => s.name === name);
+  const [service, bare, traced] = [named("service"), named("bare"), named("traced")];
+  if (service && bare) printProfiles(dir, [service, bare]);
+  if (traced && service) printProfiles(dir, [traced, service]);
 }
 
 function signed(v: number): string {
@@ -205,5 +218,5 @@ function signed(v: number): string {
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const dir = process.argv[2];
   if (!dir) throw new Error("usage: npx tsx bench/unary/profile.ts bench/profiles/unary-<time>");
-  printProfiles(dir, JSON.parse(readFileSync(join(dir, "measured.json"), "utf8")) as Measured[]);
+  printPairs(dir, JSON.parse(readFileSync(join(dir, "measured.json"), "utf8")) as Measured[]);
 }

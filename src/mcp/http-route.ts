@@ -39,7 +39,9 @@ export function mcpRoute(opts: {
       const started = performance.now();
       const headers = headersOf(req);
       const traceId = traceIdFromHeaders(headers);
-      const log = opts.log.child({ trace_id: traceId, route: MCP_PATH });
+      // The request's own lines carry trace_id and route on the line; the one child logger per request,
+      // made once the account is known, is the tools' (a child of a child is what pino makes slowly).
+      const fields = { trace_id: traceId, route: MCP_PATH };
       let caller: Caller;
       let headerKnId: string | undefined;
       try {
@@ -52,14 +54,14 @@ export function mcpRoute(opts: {
         const status = httpStatusOf[err.code];
         const message = err.hint ? `${err.message}. ${err.hint.message}` : err.message;
         writeJsonRpcError(res, status, message, traceId, challengeHeaders(err));
-        log.info({ status, reason: err.reason }, "mcp request refused");
+        opts.log.info({ ...fields, status, reason: err.reason }, "mcp request refused");
         return;
       }
       const gone = new AbortController();
       res.once("close", () => {
         if (!res.writableFinished) gone.abort(new Error("the client closed the connection"));
       });
-      const callLog = log.child({ account: caller.accountId });
+      const callLog = opts.log.child({ ...fields, account: caller.accountId });
       const server = createMcpServer({
         tools: opts.tools,
         contextOf: (signal): CallContext => ({
@@ -94,7 +96,10 @@ export function mcpRoute(opts: {
         });
         if (answer.body !== null && answer.headers.get("content-type")?.startsWith("text/event-stream")) {
           await streamTo(res, answer.status, out, answer.body);
-          log.info({ status: answer.status, ms: Math.round((performance.now() - started) * 10) / 10 }, "mcp");
+          opts.log.info(
+            { ...fields, status: answer.status, ms: Math.round((performance.now() - started) * 10) / 10 },
+            "mcp",
+          );
           return;
         }
         const text = answer.body === null ? "" : await answer.text();
@@ -102,7 +107,10 @@ export function mcpRoute(opts: {
           res.writeHead(answer.status, { ...out, "content-length": String(Buffer.byteLength(text)) });
           res.end(text);
         }
-        log.info({ status: answer.status, ms: Math.round((performance.now() - started) * 10) / 10 }, "mcp");
+        opts.log.info(
+          { ...fields, status: answer.status, ms: Math.round((performance.now() - started) * 10) / 10 },
+          "mcp",
+        );
       } finally {
         await server.close();
       }

@@ -54,7 +54,10 @@ const UNREADABLE = "(answer)";
 export async function generate(ctx: CallContext, lp: LogicProperty, env: GenerateEnv): Promise<Generated> {
   const started = performance.now();
   const spanId = newSpanId();
-  const log = ctx.log.child({ span_id: spanId, property: lp.name });
+  // The property's fields go on its own log line (ctx.log is already the call's child logger; a child
+  // of it per property is what pino makes slowly). Only an LLM call, whose client logs through the
+  // context it is given, gets a logger carrying them (below).
+  const fields = { span_id: spanId, property: lp.name };
   const facts = metricFacts(lp, env.facts);
   const debug: PropertyDebug = {
     property: lp.name,
@@ -73,8 +76,8 @@ export async function generate(ctx: CallContext, lp: LogicProperty, env: Generat
   const finish = ({ params, problems, llmError }: Answer): Generated => {
     debug.latency_ms = Math.round(performance.now() - started);
     debug.dynamic_params = params;
-    log.info(
-      { ms: debug.latency_ms, repairs: debug.repairs, problems: problems.map((p) => p.name) },
+    ctx.log.info(
+      { ...fields, ms: debug.latency_ms, repairs: debug.repairs, problems: problems.map((p) => p.name) },
       "dynamic_params generated",
     );
     return { params, problems, llmError, debug };
@@ -98,12 +101,18 @@ export async function generate(ctx: CallContext, lp: LogicProperty, env: Generat
     operator,
   });
   const about: AnswerContext = { lp, facts, operator, notes: debug.notes };
-  const asked = await askJson(env.llm!, { ...ctx, log }, messages, (answer) => readAnswer(answer, about), {
-    repairs: input.options.max_repair_rounds,
-    repairMessage: ({ problems }) =>
-      `上面的输出未通过校验：${problems.map((p) => `${p.name}: ${p.problem}`).join("；")}。` +
-      `请修正后重新输出完整的 JSON 对象 {"${lp.name}": {...}}，只输出 JSON。`,
-  });
+  const asked = await askJson(
+    env.llm!,
+    { ...ctx, log: ctx.log.child(fields) },
+    messages,
+    (answer) => readAnswer(answer, about),
+    {
+      repairs: input.options.max_repair_rounds,
+      repairMessage: ({ problems }) =>
+        `上面的输出未通过校验：${problems.map((p) => `${p.name}: ${p.problem}`).join("；")}。` +
+        `请修正后重新输出完整的 JSON 对象 {"${lp.name}": {...}}，只输出 JSON。`,
+    },
+  );
   debug.prompt_chars = asked.promptChars;
   debug.raw_answers = asked.answers;
   debug.repairs = asked.repairs;
