@@ -104,6 +104,15 @@ function handle(span: Span, ctx: Context): ServerSpan {
  * tracing is off it only runs `fn`. A throw marks the span an error with the
  * thrown value's reason (a ToolError's) or name, never its message.
  */
+/**
+ * inSpan, only within a span already open (a call's): work no call asked for,
+ * such as a readiness probe's store ping, makes no trace of its own.
+ */
+export function inChildSpan<T>(name: string, attributes: Attributes, fn: (span: SpanNotes) => Promise<T>): Promise<T> {
+  if (!tracer || trace.getSpan(context.active()) === undefined) return fn(NO_NOTES);
+  return inSpan(name, attributes, fn);
+}
+
 export async function inSpan<T>(
   name: string,
   attributes: Attributes,

@@ -1,10 +1,11 @@
-import { inSpan } from "../core/telemetry";
+import { inChildSpan } from "../core/telemetry";
 
 /**
  * `store` with a span around each of `operations` (`<system> <operation>`,
  * the database system and operation as attributes, never keys or values),
  * for when tracing is on; the composition root leaves stores unwrapped when
- * it is off. A Proxy keeps every other member (kind, usage…) as it is.
+ * it is off. Only inside a call's span: a readiness probe's ping is no trace.
+ * A Proxy keeps every other member (kind, usage…) as it is.
  */
 export function traced<T extends object>(store: T, system: string, operations: readonly (keyof T & string)[]): T {
   const wrapped = new Set<string>(operations);
@@ -13,7 +14,7 @@ export function traced<T extends object>(store: T, system: string, operations: r
       const value: unknown = Reflect.get(target, property, receiver);
       if (typeof property !== "string" || !wrapped.has(property) || typeof value !== "function") return value;
       return (...args: unknown[]) =>
-        inSpan(`${system} ${property}`, { "db.system.name": system, "db.operation.name": property }, () =>
+        inChildSpan(`${system} ${property}`, { "db.system.name": system, "db.operation.name": property }, () =>
           Promise.resolve(value.apply(target, args)),
         );
     },
@@ -23,6 +24,8 @@ export function traced<T extends object>(store: T, system: string, operations: r
 /** The memory store's queries. */
 export const MEMORY_STORE_OPERATIONS = [
   "upsert",
+  "upsertMany",
+  "successorsAsOf",
   "get",
   "getMany",
   "delete",

@@ -141,6 +141,21 @@ describe("tracing with OTEL_EXPORTER_OTLP_ENDPOINT", () => {
     expect(attr(request!, "http.response.status_code")).toBe(200);
   });
 
+  it("makes no trace of a readiness probe: its store pings are no call's", async () => {
+    const server = await startServer({ LOG_LEVEL: "silent", OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url });
+    const before = receiver.spans().length;
+    try {
+      for (let i = 0; i < 3; i++) expect((await fetch(`${server.baseUrl}/readyz`)).status).toBe(200);
+    } finally {
+      await server.close();
+    }
+    const pings = receiver
+      .spans()
+      .slice(before)
+      .filter((s) => s.name.endsWith(" ping"));
+    expect(pings).toEqual([]);
+  });
+
   it("exports a failed call as an error span", async () => {
     const server = await startServer({ LOG_LEVEL: "silent", OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url });
     try {
