@@ -96,3 +96,28 @@ export function saysNothingNew(part: string, whole: string): boolean {
   const words = [...subjectWords(part).keys()];
   return words.length > 0 && words.every((w) => held.has(w));
 }
+
+/** True when `next` holds at least `share` of the subject weight of `old`: it restates it, adding to it. */
+export function holdsMostOf(next: string, old: string, share: number): boolean {
+  const words = subjectWords(old);
+  const held = new Set(searchTokens(normalizeText(next)));
+  let total = 0;
+  let kept = 0;
+  for (const [w, weight] of words) {
+    total += weight;
+    if (held.has(w)) kept += weight;
+  }
+  return total > 0 && kept / total >= share;
+}
+
+/** Names (Latin-script words such as product names: YAML, Python, Neovim) in a statement. */
+function namesOf(text: string): Set<string> {
+  return new Set([...subjectWords(text).keys()].filter((w) => /^[a-z][a-z0-9+#.-]{1,}$/.test(w)));
+}
+
+/** Both statements name things, and none of the same: they are about different things. */
+export function namesDiffer(a: string, b: string): boolean {
+  const na = namesOf(a);
+  const nb = namesOf(b);
+  return na.size > 0 && nb.size > 0 && ![...na].some((n) => nb.has(n));
+}

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { comparable } from "../../core/text";
 import type { MemoryRecord } from "../../store/memories/memory-store";
-import { type Candidate, sameText, saysNothingNew, subjectOverlap } from "./candidates";
+import { type Candidate, holdsMostOf, namesDiffer, sameText, saysNothingNew, subjectOverlap } from "./candidates";
 
 export type Operation = "ADD" | "UPDATE" | "SUPERSEDE" | "NOOP";
 
@@ -17,6 +17,14 @@ export interface Decision {
 
 /** Two statements share a subject when this much of the lighter one is in both (candidates.ts subjectOverlap). */
 export const SAME_SUBJECT = 0.5;
+/**
+ * A statement that says it changes something ("以后", "switched to") is about
+ * what it changes even when it shares less with it: it names the new thing,
+ * not the old one.
+ */
+const SAME_SUBJECT_WHEN_REVISING = 0.3;
+/** A new statement extends an old one when it holds this share of the old one's subject. */
+const EXTENDS = 0.6;
 
 /** The key of a memory RememberConversation writes: its type and a digest of its text, so the same statement maps to the same key. */
 export function keyOf(c: Pick<Candidate, "memory_type" | "content">): string {
@@ -51,19 +59,24 @@ export function decideByRules(c: Candidate, similar: readonly MemoryRecord[]): D
           ? keysOverlap(c.content, r.content)
           : subjectOverlap(c.content, `${r.summary}\n${r.content}`),
     }))
-    .filter((s) => s.overlap >= SAME_SUBJECT)
+    // Python's indentation and YAML's are two preferences: names that differ make two subjects, unless the
+    // statement says it changes one for the other ("switched to Neovim").
+    .filter(
+      (s) =>
+        s.overlap >= (c.revises ? SAME_SUBJECT_WHEN_REVISING : SAME_SUBJECT) &&
+        (c.revises || !namesDiffer(c.content, `${s.r.summary}\n${s.r.content}`)),
+    )
     .sort((a, b) => b.overlap - a.overlap);
   const best = scored[0]?.r;
   if (!best) return add(own, "没有同一主题的记忆");
   const old = `${best.summary}\n${best.content}`;
   if (c.memory_type === "configuration" ? configHeld(c.content, best.content) : saysNothingNew(c.content, old))
     return noop(best.memory_key, `记忆 ${best.memory_key} 已包含这些内容`);
-  if (
-    !c.revises &&
-    (c.memory_type === "configuration"
+  const extendsOld =
+    c.memory_type === "configuration" && pairsOf(best.content).size > 0
       ? configExtends(c.content, best.content)
-      : saysNothingNew(best.content, c.content))
-  )
+      : holdsMostOf(c.content, old, EXTENDS);
+  if (!c.revises && extendsOld)
     return {
       operation: "UPDATE",
       memory_key: best.memory_key,

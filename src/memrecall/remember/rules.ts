@@ -1,6 +1,7 @@
 import type { ConversationMessage } from "../recall/input";
 import { type Candidate, summaryOf } from "./candidates";
 import type { MemoryKind } from "./input";
+import { findSecrets, hasSecret } from "./secrets";
 
 /**
  * Rules mode: only what the user states explicitly is kept, never what an
@@ -24,7 +25,8 @@ export function extractByRules(messages: readonly ConversationMessage[]): Candid
     const { prose, blocks } = splitCode(m.content);
     for (const b of blocks) {
       const kind = blockKind(b.lang, b.body);
-      if (!kind) continue;
+      // Code pasted to be fixed, explained or formatted is the question's material, not something to keep.
+      if (!kind || HELP_REQUEST.test(b.intro)) continue;
       const intro = b.intro === "" ? "" : `${b.intro}\n`;
       const content = `${intro}\`\`\`${b.lang}\n${b.body}\n\`\`\``;
       const firstLine = b.body.split("\n").find((l) => l.trim() !== "") ?? "";
@@ -41,9 +43,19 @@ export function extractByRules(messages: readonly ConversationMessage[]): Candid
         why: kind === "command" ? "用户贴出的命令" : "用户贴出的配置",
       });
     }
-    const configLines = prose.split("\n").filter((l) => CONFIG_LINE.test(l));
+    const proseLines = prose.split("\n");
+    const configLines = proseLines.filter((l) => CONFIG_LINE.test(l));
     if (configLines.length > 0) {
-      const content = configLines.map((l) => l.trim()).join("\n");
+      // With the line that says what they are ("Here are the AWS creds for CI:"), when there is one.
+      const first = proseLines.indexOf(configLines[0]!);
+      const intro = proseLines
+        .slice(0, first)
+        .reverse()
+        .find((l) => l.trim() !== "")
+        ?.trim();
+      const content = [...(intro && [...intro].length <= 200 ? [intro] : []), ...configLines.map((l) => l.trim())].join(
+        "\n",
+      );
       out.push({
         memory_type: "configuration",
         content,
@@ -58,22 +70,39 @@ export function extractByRules(messages: readonly ConversationMessage[]): Candid
       .split("\n")
       .filter((l) => !CONFIG_LINE.test(l))
       .join("\n");
+    const taken = new Set<string>();
     for (const inline of rest.matchAll(/`([^`\n]{3,500})`/g)) {
       const code = inline[1]!.trim();
-      if (!COMMAND_START.test(code)) continue;
+      const kind = isCommand(code) ? "command" : OPTIONS.test(code) ? "configuration" : undefined;
+      if (!kind) continue;
       const sentence = sentenceAround(rest, inline.index);
+      taken.add(sentence);
       out.push({
-        memory_type: "command",
+        memory_type: kind,
         content: sentence,
-        summary: summaryOf(code, "命令："),
+        summary: summaryOf(code, kind === "command" ? "命令：" : "配置："),
         sources: [i],
         stated_at: at,
         revises: false,
-        why: "用户写出的命令",
+        why: kind === "command" ? "用户写出的命令" : "用户写出的参数",
       });
     }
+    // After "记一下：" or "two things before I forget:", every sentence that follows is to be kept.
+    let keepRest = false;
     for (const s of sentences(rest)) {
-      const c = statement(s);
+      if (taken.has(s)) continue;
+      if (REMEMBER_LEAD.test(s)) {
+        keepRest = true;
+        const after = s.replace(REMEMBER_LEAD, "").trim();
+        if ([...after].length < 4) continue;
+      }
+      const last = out[out.length - 1];
+      // "Please stop using MM/DD/YYYY. Use ISO dates.": the instruction completes the preference before it.
+      if (last?.memory_type === "user_preference" && last.sources[0] === i && IMPERATIVE.test(s) && !QUESTION.test(s)) {
+        last.content = `${last.content} ${s}`;
+        continue;
+      }
+      const c = statement(s, keepRest);
       if (c) out.push({ ...c, sources: [i], stated_at: at });
     }
   });
@@ -109,6 +138,14 @@ function splitCode(text: string): { prose: string; blocks: CodeBlock[] } {
   return { prose, blocks };
 }
 
+/** A command line: a known program, or a lower-case word followed by an option or a path. */
+function isCommand(line: string): boolean {
+  return COMMAND_START.test(line) || /^\s*(?:\$\s*)?[a-z][\w.-]{1,30}\s+(?:-{1,2}[A-Za-z]|\/|\.\/|~\/)/.test(line);
+}
+
+/** Options or settings written as code: -Xmx4g -XX:+UseG1GC, --max-old-space-size=512, key=value pairs. */
+const OPTIONS = /^(?:-{1,2}[A-Za-z][\w:+.=-]*\s*)+$|^(?:[A-Za-z_][\w.-]{0,63}=\S+\s*){1,}$/;
+
 const SHELL_LANGS = new Set([
   "bash",
   "sh",
@@ -140,7 +177,7 @@ const YAML_LINE = /^\s*[A-Za-z_][A-Za-z0-9_.-]{0,63}\s*:\s+\S/;
 function blockKind(lang: string, body: string): MemoryKind | undefined {
   const lines = body.split("\n").filter((l) => l.trim() !== "" && !/^\s*(?:#|\/\/|--)/.test(l));
   if (lines.length === 0) return undefined;
-  if (SHELL_LANGS.has(lang) || COMMAND_START.test(lines[0]!)) return "command";
+  if (SHELL_LANGS.has(lang) || isCommand(lines[0]!)) return "command";
   const configLike = lines.filter((l) => CONFIG_LINE.test(l) || YAML_LINE.test(l)).length;
   if (CONFIG_LANGS.has(lang) || configLike / lines.length >= 0.6) return "configuration";
   return undefined;
@@ -148,10 +185,13 @@ function blockKind(lang: string, body: string): MemoryKind | undefined {
 
 /** The sentences of prose: split after 。！？；!?; and line ends, and after ". " in English. */
 function sentences(prose: string): string[] {
-  return prose
-    .split(/(?<=[。！？；!?;\n])|(?<=[.])\s+/)
-    .map((s) => s.trim())
-    .filter((s) => [...s].length >= 4);
+  return (
+    prose
+      // "!" inside a password is not an end: an English end is followed by a space.
+      .split(/(?<=[。！？；\n])|(?<=[.!?;])\s+/)
+      .map((s) => s.trim())
+      .filter((s) => [...s].length >= 4)
+  );
 }
 
 /** The sentence of `text` around position `at`. */
@@ -166,38 +206,83 @@ function sentenceAround(text: string, at: number): string {
 
 const QUESTION =
   /[?？]\s*$|(?:吗|呢|么|没有)\s*[。.!！]?\s*$|^(?:如果|假如|要是|假设|万一|是否|能不能|可不可以|可以吗|怎么|为什么|what if|if\b|should\b|can you|could you|would you|how\b|what\b|why\b|when\b|where\b|which\b|do you|does\b|is it|are there)/i;
-const HYPOTHETICAL = /如果|假如|要是|假设|万一|\bif\b|\bwhat if\b|\bsuppose\b/i;
+/** A hypothetical: one that starts so, or a future change only supposed ("如果以后…", "if we ever…"). */
+const HYPOTHETICAL =
+  /^(?:如果|假如|要是|假设|万一|if\b|what if\b|suppose\b|in case\b)|(?:如果|假如|要是|万一)(?:以后|今后|哪天)|\bif (?:we|I|you) (?:ever|later|someday)\b/i;
 const ONE_OFF =
   /这次|这一次|这回|暂时|临时|今天先|先用|先这样|只这一次|for now|this time|just this once|for this one|for today/i;
 const OTHERS =
   /(?:老板|领导|经理|主管|同事|客户|对方|产品|他|她|他们|她们|别人|有人)(?:说|觉得|认为|喜欢|想要|希望|讨厌)|\b(?:he|she|they|my (?:boss|manager|colleague|client)|the client|someone)\s+(?:said|says|thinks|likes|prefers|wants)\b/i;
 
+/** An intro that asks for help with the code below it. */
+const HELP_REQUEST =
+  /帮我|帮忙|请你|能不能|可以帮|为什么|怎么回事|报错了|出错了|看看|格式化|改一下|解释一下|优化一下|\b(?:can|could|would) you\b|\bplease (?:fix|check|review|explain|format|help)|\bwhy (?:does|is|do|did)\b|\bwhat'?s wrong\b|\bhelp me\b/i;
+
+/** Two or more key=value settings in one sentence: "host=mq.prod.internal，port=5672". */
+const CONFIG_PAIRS =
+  /[A-Za-z_][\w.-]{0,63}=[^\s，,；;=]{1,200}[\s，,；;]{1,3}(?:[^\s=]{0,20}[\s，,；;]{0,3})?[A-Za-z_][\w.-]{0,63}=\S/;
+/** A sentence that goes on with an instruction: "Use ISO dates.", "用 ISO 日期". */
+const IMPERATIVE =
+  /^(?:please\s+)?(?:use|always|prefer|write|reply|format|put|keep|stick to|go with)\b|^(?:请)?(?:用|改用|统一用|都用|一律用|换成)/i;
+
+/** A sentence that announces what follows is to be kept: "记一下：", "two things before I forget:". */
+const REMEMBER_LEAD =
+  /^.{0,20}?(?:before I forget|for the record|note to self|记一下|记住|备忘|先记下|以下几点|几件事)\s*[:：]\s*/i;
 const REMEMBER =
   /^(?:好的?[，,]?\s*)?(?:请|麻烦)?(?:你)?(?:帮我)?(?:记住|记一下|记下来?|记得|备注一下)[：:，,\s]*(.+)$/s;
 const REMEMBER_EN =
   /\b(?:please\s+)?(?:remember|note down|keep in mind|don't forget|do not forget)(?:\s+that)?\s*[:,]?\s+(.+)$/is;
 const CHANGE =
-  /以后|今后|往后|从现在起|从现在开始|从今天起|从今往后|改用|改成|改为|换成|\bfrom now on\b|\bgoing forward\b|\bfrom today\b|\binstead\b|\bno longer\b|\bfrom here on\b/i;
+  /以后|今后|往后|从现在起|从现在开始|从今天起|从今往后|改用|改成|改为|换成|换到|搬到|迁到|不再|别再|不要再|\bfrom now on\b|\bgoing forward\b|\bfrom today\b|\binstead\b|\bno longer\b|\bfrom here on\b|\bswitched (?:over )?to\b|\bmoved (?:over )?to\b|\bmigrated to\b|\bstop (?:using|adding|sending|writing|suggesting)\b/i;
 const NOT_A_CHANGE = /以后再|以后有空|以后再说|以后看|以后看看/;
 const PREFERENCE =
-  /我(?:比较|更|一般|通常|总是|一直|还是)?(?:喜欢|偏好|习惯|倾向于?|爱用|想要|希望)|我(?:不喜欢|讨厌|受不了|不想要?)|(?:^|[，,。\s])(?:请)?(?:不要|别|不用|勿|一律|统一|默认)(?:再)?(?:给我)?(?:用|写|加|发|放|做|生成|输出|使用|带)|\bI\s+(?:really\s+|generally\s+|usually\s+|always\s+|much\s+)?(?:prefer|like|love|hate|dislike|want|would rather|'d rather)\b|\b(?:please\s+)?(?:don't|do not|never)\s+(?:use|add|write|send|give|put|include|show|format|reply)\b|\balways\s+(?:use|reply|write|answer|format|show|give)\b/i;
+  /我(?:比较|更|一般|通常|总是|一直|还是|很|挺|非常|最)?(?:喜欢|偏好|习惯|倾向于?|爱用|想要|希望)|我(?:不太|不怎么|不大|一点也不|并不)?(?:不喜欢|喜欢|讨厌|受不了|不想要?)|(?:^|[，,。\s])(?:请)?(?:不要|别|不用|勿|一律|统一|默认)(?:再)?(?:给我)?(?:用|写|加|发|放|做|生成|输出|使用|带)|\bI\s+(?:really\s+|generally\s+|usually\s+|always\s+|much\s+)?(?:prefer|like|love|hate|dislike|want|would rather|'d rather)\b|\b(?:please\s+)?(?:don't|do not|never|stop)\s+(?:use|using|add|adding|write|send|give|put|include|show|format|reply|suggest|suggesting|recommend|mention|propose)\b|\balways\s+(?:use|reply|write|answer|format|show|give)\b/i;
 const DECISION =
-  /(?:我们|咱们|团队|大家)?(?:决定|定了|就这么定|就这样定|拍板|敲定|确定了|最终选|最终用)|\bwe(?:'ve|\s+have)?\s+(?:decided|agreed|settled on|chose|chosen|will go with|are going with)\b|\blet's go with\b|\bdecision\s*:/i;
+  /(?:我们|咱们|团队|大家)?(?:决定|定了|就这么定|就这样定|拍板|敲定|确定了|最终选|最终用)|那就(?:这样|这么办|这么定|用)|\b(?:we|I)(?:'ve|\s+have)?\s+(?:decided|agreed|settled on|chose|chosen)\b|\b(?:we|I)(?:'ll|\s+will|'re going|\s+are going|'m going|\s+am going)\s+(?:to\s+)?go(?:ing)?\s+with\b|\blet's go with\b|\bdecision\s*:/i;
 const UNDECIDED = /还没(?:有)?(?:决定|定)|没定|未定|待定|不确定|not decided|haven't decided|undecided|not sure/i;
 
-/** A sentence as a statement worth keeping, or undefined. */
-function statement(sentence: string): Omit<Candidate, "sources" | "stated_at"> | undefined {
-  if (QUESTION.test(sentence) || OTHERS.test(sentence)) return undefined;
+/** A sentence as a statement worth keeping (`announced`: the user said to keep what follows), or undefined. */
+function statement(sentence: string, announced: boolean): Omit<Candidate, "sources" | "stated_at"> | undefined {
   const remembered = REMEMBER.exec(sentence) ?? REMEMBER_EN.exec(sentence);
-  if (remembered && [...remembered[1]!.trim()].length >= 2) {
+  if (remembered && [...remembered[1]!.trim()].length >= 2 && !QUESTION.test(sentence)) {
     const content = remembered[1]!.trim();
     return {
-      memory_type: kindOf(content),
+      memory_type: kindOfSecretOr(content),
       content,
       summary: summaryOf(content),
       revises: CHANGE.test(content) && !NOT_A_CHANGE.test(content),
       why: "用户明确要求记住",
     };
+  }
+  // A pasted secret is kept whatever else the sentence is (stored as sensitive).
+  if (hasSecret(sentence)) {
+    return {
+      memory_type: kindOfSecretOr(sentence),
+      content: sentence,
+      summary: summaryOf(sentence),
+      revises: false,
+      why: "用户给出的密钥或个人信息（敏感）",
+    };
+  }
+  if (QUESTION.test(sentence)) {
+    // "Marco is the SRE lead — can you draft…?": the statement before the question still stands.
+    const cut = Math.max(...["—", "，", ", "].map((p) => sentence.lastIndexOf(p)));
+    const before = sentence.slice(0, Math.max(cut, 0)).trim();
+    return [...before].length >= 8 ? statement(before, announced) : undefined;
+  }
+  if (CONFIG_PAIRS.test(sentence))
+    return {
+      memory_type: "configuration",
+      content: sentence,
+      summary: summaryOf(sentence),
+      revises: false,
+      why: "用户写出的 key=value 配置",
+    };
+  // What someone else said is theirs: only what comes before it can be the user's statement.
+  const others = OTHERS.exec(sentence);
+  if (others) {
+    const before = sentence.slice(0, others.index).replace(/[，,；;\s]+$/, "");
+    return [...before].length >= 4 ? statement(before, announced) : undefined;
   }
   if (HYPOTHETICAL.test(sentence)) return undefined;
   const changes = CHANGE.test(sentence) && !NOT_A_CHANGE.test(sentence);
@@ -228,7 +313,41 @@ function statement(sentence: string): Omit<Candidate, "sources" | "stated_at"> |
       revises: false,
       why: "明确作出的决定",
     };
+  if (ROLE.test(sentence))
+    return {
+      memory_type: "person_role",
+      content: sentence,
+      summary: summaryOf(sentence),
+      revises: false,
+      why: "人员与角色",
+    };
+  if (announced)
+    return {
+      memory_type: kindOf(sentence),
+      content: sentence,
+      summary: summaryOf(sentence),
+      revises: false,
+      why: "用户要求记下",
+    };
   return undefined;
+}
+
+/** Someone's role stated: "小林是我们组新来的实习生", "Marco is the SRE lead", "I'm a designer". */
+const ROLE =
+  /(?:负责人|对接人|联系人|经理|主管|组长|架构师)(?:是|为)\S{1,6}|(?:是|担任|当)(?:我们|咱们|公司|组里|团队|这边)?\S{0,8}?(?:负责人|实习生|经理|主管|组长|架构师|DBA|运维|产品经理|项目经理|技术负责人|对接人|联系人|值班)|\b(?:is|as)\s+(?:our|the|my)\s+(?:[\w-]+\s+){0,2}(?:lead|manager|owner|dba|pm|architect|contact|intern|on-?call|point of contact)\b|\bI'?m\s+(?:a|an|the)\s+(?:[\w-]+\s+)?(?:designer|engineer|developer|pm|product manager|manager|student|intern|scientist|analyst|sre|dba|architect|lead|researcher|consultant)\b|\bI'?m\s+(?:covering\s+)?on-?call\b|\bI'?m\s+covering\b/i;
+
+/** The type of what a sentence says; for a secret with nothing else to type it by, the secret's. */
+function kindOfSecretOr(text: string): MemoryKind {
+  const kind = kindOf(text);
+  return hasSecret(text) && (kind === "general" || kind === "project_fact") ? secretKind(text) : kind;
+}
+
+/** The type of a sentence whose point is a secret: credentials are configuration, a phone or ID number is about a person. */
+function secretKind(sentence: string): MemoryKind {
+  const kinds = new Set(findSecrets(sentence).map((s) => s.kind));
+  if (kinds.has("phone") && ROLE.test(sentence)) return "person_role";
+  if (kinds.has("phone") || kinds.has("id_number")) return "general";
+  return "configuration";
 }
 
 const PERSON =
