@@ -101,6 +101,22 @@ export const expectations: Record<string, string[][]> = {
       "details[1].debug.next_rpc=contextloader.knowledge.v1.KnowledgeRetrievalService/RetrieveSchema",
     ],
   ],
+  "17-remember-conversation.sh": [
+    ["memory_key=pref_weekly_chart", "created=true"],
+    [
+      "mode=rules",
+      "applied=true",
+      "operations[0].operation=ADD",
+      "operations[2].memory_type=command",
+      "operations[3].operation=SUPERSEDE",
+      "operations[3].supersedes=pref_weekly_chart",
+      "added=3",
+      "superseded=1",
+    ],
+    ["operations[0].operation=NOOP", "operations[3].operation=NOOP", "unchanged=4"],
+    ["results[0].memory_key=pref_weekly_chart", "results[0].stated_at"],
+    ["operations[0].sensitive=true", "operations[0].summary"],
+  ],
   "README.md (First calls)": [
     ["session_id", "objects", "round=1"],
     ["keyword_context_text"],

@@ -33,10 +33,11 @@ export function extractByRules(messages: readonly ConversationMessage[]): Candid
       out.push({
         memory_type: kind,
         content,
-        summary: summaryOf(
-          b.intro !== "" ? b.intro : firstLine.replace(/^\s*\$\s*/, ""),
-          kind === "command" ? "命令：" : "配置：",
-        ),
+        // A command says itself best; a configuration by what the user called it.
+        summary:
+          kind === "command"
+            ? summaryOf(firstLine.replace(/^\s*\$\s*/, ""), "命令：")
+            : summaryOf(b.intro !== "" ? b.intro : firstLine, "配置："),
         sources: [i],
         stated_at: at,
         revises: false,
