@@ -16,6 +16,8 @@ import { type RememberResult, rememberConversation } from "../src/memrecall/reme
 import { storeMemory } from "../src/memrecall/write";
 import { InProcessSessionStore } from "../src/store/in-process-session-store";
 import { SqliteMemoryStore } from "../src/store/memories/sqlite-memory-store";
+import { LlmClient } from "../src/upstream/llm-client";
+import { type ChatRequest, startScriptedLlm } from "../test/helpers/scripted-llm";
 import { point } from "./record";
 import { line } from "./stats";
 
@@ -76,14 +78,14 @@ function context(accountId: string): CallContext {
   };
 }
 
-function depsFor(store: SqliteMemoryStore): MemRecallDeps {
+function depsFor(store: SqliteMemoryStore, llm?: LlmClient): MemRecallDeps {
   return {
     store,
     sessions: new InProcessSessionStore({ maxValueBytes: 1 << 20, maxEntries: 1_000_000, log }),
     embedder: memoryEmbedder(glossary),
     glossary,
     lexicon: () => loadLexicon(),
-    llm: undefined,
+    llm,
     index: new MemoryIndex(store, 4),
     maxSearchesPerSession: 3,
     semanticFloor: shipped.semanticFloor,
@@ -116,7 +118,24 @@ export async function benchRemember(): Promise<void> {
     const set = evalSet.parse(JSON.parse(readFileSync(new URL(SETS[name].file, import.meta.url), "utf8")));
     const store = new SqliteMemoryStore({ path: ":memory:", log });
     await store.migrate();
-    const deps = depsFor(store);
+    await benchSet(name, set, depsFor(store), store, "rules");
+    await store.close();
+  }
+  await benchLlmPlumbing();
+}
+
+type EvalSet = z.output<typeof evalSet>;
+
+async function benchSet(
+  name: keyof typeof SETS,
+  set: EvalSet,
+  deps: MemRecallDeps,
+  store: SqliteMemoryStore,
+  mode: "rules" | "llm",
+  /** Told each conversation before it runs (the scripted LLM's oracle). */
+  starting?: (conv: Conversation) => void,
+): Promise<void> {
+  {
     const byClass = new Map<string, Tally>();
     const total: Tally = { kept: 0, keptRight: 0, expected: 0, found: 0 };
     let supersedes = 0;
@@ -127,7 +146,8 @@ export async function benchRemember(): Promise<void> {
     let sensitiveExpected = 0;
     let sensitiveKept = 0;
     for (const conv of set.conversations) {
-      const r = await runConversation(deps, store, conv);
+      starting?.(conv);
+      const r = await runConversation(deps, store, conv, mode);
       const tally = byClass.get(conv.class) ?? { kept: 0, keptRight: 0, expected: 0, found: 0 };
       byClass.set(conv.class, tally);
       for (const t of [tally, total]) {
@@ -144,8 +164,7 @@ export async function benchRemember(): Promise<void> {
       sensitiveExpected += r.sensitiveExpected;
       sensitiveKept += r.sensitiveKept;
     }
-    await store.close();
-    const label = `${SETS[name].series} (${set.conversations.length} conversations, rules mode)`;
+    const label = `${SETS[name].series} (${set.conversations.length} conversations, ${mode === "rules" ? "rules mode" : "LLM mode, scripted"})`;
     line(
       label,
       `precision ${ratio(total.keptRight, total.kept)} (${total.keptRight}/${total.kept}), recall ${ratio(total.found, total.expected)} (${total.found}/${total.expected})`,
@@ -169,15 +188,103 @@ export async function benchRemember(): Promise<void> {
       "  duplicates on a second run",
       `${duplicates} (target ${TARGET_DUPLICATES}) ${duplicates <= TARGET_DUPLICATES ? "MET" : "NOT MET"}; secrets leaked into summaries or keywords: ${leaks} (target ${TARGET_LEAKS}) ${leaks <= TARGET_LEAKS ? "MET" : "NOT MET"}`,
     );
-    point("remember", SETS[name].series, "precision", total.kept === 0 ? 0 : total.keptRight / total.kept);
-    point("remember", SETS[name].series, "recall", total.expected === 0 ? 0 : total.found / total.expected);
-    point("remember", SETS[name].series, "superseding right", supersedes === 0 ? 0 : supersedesRight / supersedes);
+    if (mode === "rules") {
+      point("remember", SETS[name].series, "precision", total.kept === 0 ? 0 : total.keptRight / total.kept);
+      point("remember", SETS[name].series, "recall", total.expected === 0 ? 0 : total.found / total.expected);
+      point("remember", SETS[name].series, "superseding right", supersedes === 0 ? 0 : supersedesRight / supersedes);
+    }
   }
+}
+
+/**
+ * LLM mode's plumbing, not its quality (no real LLM runs here): a scripted
+ * OpenAI-compatible server answers as an oracle from the held-out set's
+ * labels, reading only what the service sent it. Extraction: for each
+ * expected memory, the message (as sent, secrets masked) holding its words.
+ * Decision: each candidate's expected operation when its target was among the
+ * similar memories offered, else ADD. What this measures is what the service
+ * does around the LLM: masking (no secret in any request), restoring secrets
+ * into contents only, validating and applying decisions, idempotence, and how
+ * many requests a conversation costs. The oracle writes one memory per
+ * sentence, so two expected memories of one sentence are one memory kept.
+ * `BENCH_REMEMBER_PLUMBING_SET=development` runs it on the development set;
+ * `BENCH_REMEMBER_VERBOSE=1` lists the development set's misses (never the held-out set's).
+ */
+async function benchLlmPlumbing(): Promise<void> {
+  const which = process.env["BENCH_REMEMBER_PLUMBING_SET"] === "development" ? "development" : "heldOut";
+  const set = evalSet.parse(JSON.parse(readFileSync(new URL(SETS[which].file, import.meta.url), "utf8")));
+  let current: Conversation | undefined;
+  const llm = await startScriptedLlm((req) => ({ content: JSON.stringify(oracle(req, current!)) }));
+  const store = new SqliteMemoryStore({ path: ":memory:", log });
+  await store.migrate();
+  const client = new LlmClient({ baseUrl: llm.baseUrl, apiKey: undefined, model: "scripted", timeoutMs: 10_000 });
+  const deps = depsFor(store, client);
+  await benchSet(which, set, deps, store, "llm", (conv) => {
+    current = conv;
+  });
+  const calls = llm.requests.length;
+  const conversations = set.conversations;
+  const secrets = set.conversations.flatMap((c) => c.secrets);
+  const sent = llm.requests.map((r) => r.messages.map((m) => m.content).join("\n")).join("\n");
+  const exposed = secrets.filter((s) => sent.includes(s)).length;
+  line(
+    "LLM mode, scripted oracle (plumbing)",
+    `${(calls / conversations.length).toFixed(2)} LLM requests per conversation (two runs each); secrets sent to the LLM: ${exposed} (target 0) ${exposed === 0 ? "MET" : "NOT MET"}`,
+  );
+  await store.close();
+  await llm.close();
+}
+
+/** The oracle's answer to one request of the service, from the conversation's labels and the prompt alone. */
+function oracle(req: ChatRequest, conv: Conversation): unknown {
+  const prompt = req.messages.map((m) => m.content).join("\n");
+  if (prompt.includes("列出值得长期记住的事实")) {
+    // The messages as sent: "[i] role (time): text", one after another, a text possibly many lines long.
+    const shown = prompt.slice(prompt.indexOf("内容）：\n") + 5, prompt.lastIndexOf("\n\n只返回 JSON"));
+    const lines = shown.split(/\n\n(?=\[\d+\] )/).flatMap((block) => {
+      const m = /^\[(\d+)\] user(?: \([^)]*\))?: ([\s\S]*)$/.exec(block);
+      return m ? [{ index: Number(m[1]), text: m[2]! }] : [];
+    });
+    return {
+      memories: conv.expected.flatMap((e) => {
+        const holds = (text: string) => e.must_contain.every((w) => text.toLowerCase().includes(w.toLowerCase()));
+        const from = lines.find((l) => holds(l.text));
+        // The sentence that holds the memory's words when one does (two memories of one message are two), else the message.
+        const sentence = from?.text.split(/(?<=[。！？])\s*|(?<=[.!?])\s+/).find(holds);
+        return from
+          ? [
+              {
+                type: e.memory_type,
+                content: sentence ?? from.text,
+                summary: from.text.slice(0, 60),
+                source_messages: [from.index],
+                changes_previous: e.op === "SUPERSEDE",
+              },
+            ]
+          : [];
+      }),
+    };
+  }
+  const blocks = [...prompt.matchAll(/^候选 (\d+)（[^）]*）：(.*)$/gm)].map((m) => ({ id: Number(m[1]), text: m[2]! }));
+  return {
+    decisions: blocks.map(({ id, text }) => {
+      const e = conv.expected.find((x) => x.must_contain.every((w) => text.toLowerCase().includes(w.toLowerCase())));
+      const offered = prompt.split(/^候选 /m)[id + 1] ?? "";
+      return e?.target && offered.includes(`key=${e.target} `)
+        ? { id, operation: e.op, target: e.target, reason: "oracle" }
+        : { id, operation: "ADD", reason: "oracle" };
+    }),
+  };
 }
 
 const ratio = (a: number, b: number) => (b === 0 ? "-" : (a / b).toFixed(2));
 
-async function runConversation(deps: MemRecallDeps, store: SqliteMemoryStore, conv: Conversation) {
+async function runConversation(
+  deps: MemRecallDeps,
+  store: SqliteMemoryStore,
+  conv: Conversation,
+  mode: "rules" | "llm",
+) {
   const ctx = context(`bench-remember-${conv.id}-${randomUUID().slice(0, 8)}`);
   for (const p of conv.prior_memories) {
     await storeMemory(
@@ -192,7 +299,7 @@ async function runConversation(deps: MemRecallDeps, store: SqliteMemoryStore, co
       }),
     );
   }
-  const input = rememberInput.parse({ messages: conv.messages, mode: "rules" });
+  const input = rememberInput.parse({ messages: conv.messages, mode });
   const first = await rememberConversation(deps, ctx, input);
   const written = first.operations.filter((o) => o.operation !== "NOOP");
   const records = await store.getMany(
@@ -224,6 +331,12 @@ async function runConversation(deps: MemRecallDeps, store: SqliteMemoryStore, co
     const changed = o.operation === "UPDATE" ? o.memory_key : o.operation === "SUPERSEDE" ? o.supersedes : "";
     return changed !== "" && priors.has(changed) && !targets.has(changed);
   }).length;
+  if (process.env["BENCH_REMEMBER_VERBOSE"] === "1" && conv.id.startsWith("d"))
+    for (const [i, x] of conv.expected.entries())
+      if (!matched.has(i) || (x.sensitive && !matched.get(i)!.sensitive))
+        process.stdout.write(
+          `  ${conv.id} ${mode}: ${matched.has(i) ? "NOT SENSITIVE" : "MISS"} ${x.op} ${JSON.stringify(x.must_contain)}; kept: ${written.map((o) => `${o.operation} ${o.memory_type} ${o.summary}`).join(" | ")}\n`,
+        );
   const second = await rememberConversation(deps, ctx, input);
   const duplicates = second.operations.filter((o) => o.operation !== "NOOP").length;
   const sensitiveExpected = conv.expected.filter((x) => x.sensitive).length;
