@@ -14,6 +14,8 @@ import { labelPlaceholders, maskSecrets, unmaskSecrets } from "./secrets";
 export const MAX_CANDIDATES = 20;
 /** Characters of an existing memory shown to the LLM. */
 const SHOWN_CHARS = 600;
+/** Characters of conversation one extraction prompt holds at most: the newest messages that fit. */
+export const PROMPT_CONVERSATION_CHARS = 48_000;
 const REPAIR = (problem: string) => `这个回答无法使用：${problem}。请只返回符合要求的 JSON 对象。`;
 
 /** What the LLM sees and writes: secrets replaced by placeholders, which come back as the secrets only in contents. */
@@ -47,10 +49,19 @@ export async function extractByLlm(
   messages: readonly ConversationMessage[],
   kinds: readonly MemoryKind[],
   masked: Masked,
-): Promise<{ candidates: Candidate[]; calls: number }> {
-  const shown = messages
-    .map((m, i) => `[${i}] ${m.role}${m.time ? ` (${m.time})` : ""}: ${maskSecrets(m.content, masked.vault)}`)
-    .join("\n\n");
+): Promise<{ candidates: Candidate[]; calls: number; left: number }> {
+  // The newest messages that fit the prompt (a conversation may hold 200 of 20 000 characters); their numbers stay.
+  const lines: string[] = [];
+  let chars = 0;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i]!;
+    const line = `[${i}] ${m.role}${m.time ? ` (${m.time})` : ""}: ${maskSecrets(m.content, masked.vault)}`;
+    if (lines.length > 0 && chars + line.length > PROMPT_CONVERSATION_CHARS) break;
+    lines.unshift(line);
+    chars += line.length;
+  }
+  const left = messages.length - lines.length;
+  const shown = lines.join("\n\n");
   const prompt = `你在为用户维护长期记忆。阅读下面的对话，列出值得长期记住的事实。
 
 值得记住：用户的偏好与习惯、项目事实（环境、服务、位置、版本、截止时间）、做出的决定、用户给出的命令及其输出、配置（参数、连接信息、key=value）、人员与角色（谁负责什么）。
@@ -89,7 +100,7 @@ ${shown}
         why: "LLM 从对话中抽取",
       };
     });
-  return { candidates, calls: asked.answers.length };
+  return { candidates, calls: asked.answers.length, left };
 }
 
 function readExtraction(answer: string, messageCount: number): Reading<z.output<typeof extractionSchema>> {
@@ -146,7 +157,8 @@ export async function decideByLlm(
       const olds = similar
         .map(
           (r) =>
-            `    - key=${r.memory_key} type=${r.memory_type} stated=${r.stated_at.toISOString()}: ${mask(`${r.summary}\n${[...r.content].slice(0, SHOWN_CHARS).join("")}`).replaceAll("\n", " ")}`,
+            // A sensitive memory is shown by its summary: its content is for callers with the permission only.
+            `    - key=${r.memory_key} type=${r.memory_type} stated=${r.stated_at.toISOString()}: ${mask(r.sensitive ? r.summary : `${r.summary}\n${[...r.content].slice(0, SHOWN_CHARS).join("")}`).replaceAll("\n", " ")}`,
         )
         .join("\n");
       return `候选 ${id}（${c.memory_type}${c.revises ? "，说明有改变" : ""}）：${mask(c.content).replaceAll("\n", " ")}\n  用户已有的相似记忆：\n${olds}`;

@@ -62,14 +62,19 @@ export async function rememberConversation(
   // The LLM's requests share one budget, and the caller's deadline.
   const llmCtx = { ...ctx, signal: AbortSignal.any([ctx.signal, AbortSignal.timeout(REMEMBER_LLM_BUDGET_MS)]) };
   let extracted: Candidate[];
+  const notes: string[] = [];
   if (mode === "llm") {
     const r = await extractByLlm(deps.llm!, llmCtx, input.messages, kinds, masked);
     extracted = r.candidates;
     llmCalls += r.calls;
+    if (r.left > 0) notes.push(`对话过长，LLM 只读了最新的 ${input.messages.length - r.left} 条消息`);
   } else {
     extracted = extractByRules(input.messages).filter((c) => kinds.includes(c.memory_type));
   }
-  const candidates = latestOfConversation(extracted).slice(0, MAX_CANDIDATES);
+  const all = latestOfConversation(extracted);
+  const candidates = all.slice(0, MAX_CANDIDATES);
+  if (all.length > MAX_CANDIDATES)
+    notes.push(`对话中可保存的内容有 ${all.length} 条，只处理了前 ${MAX_CANDIDATES} 条：请分段发送`);
   const similar: MemoryRecord[][] = [];
   for (const c of candidates) similar.push(await similarTo(deps, ctx, owner, c));
   // Rules decide each; the LLM is asked only where a similar memory exists and none says the same:
@@ -93,7 +98,7 @@ export async function rememberConversation(
   }
   const now = new Date().toISOString();
   const decided = decisions.map((d) => d!);
-  const operations = candidates.map((c, i) => operationOf(c, decided[i]!.decision, now));
+  const operations = candidates.map((c, i) => operationOf(c, decided[i]!, now));
   const writes = await writesOf(deps, ctx, mode, candidates, decided, similar);
   const applied = !input.dry_run && writes.length > 0;
   if (applied) await commitWrites(deps, ctx, owner, writes);
@@ -107,7 +112,7 @@ export async function rememberConversation(
     mode,
     applied,
     llm_calls: llmCalls,
-    message: messageOf(operations, input.dry_run, mode),
+    message: [messageOf(operations, input.dry_run, mode), ...notes].join("；"),
     counts,
   };
 }
@@ -177,7 +182,11 @@ async function similarTo(deps: MemoriesDeps, ctx: CallContext, owner: string, c:
   });
 }
 
-function operationOf(c: Candidate, d: Decision, now: string): RememberOperation {
+function operationOf(
+  c: Candidate,
+  { decision: d, content }: { decision: Decision; content?: string },
+  now: string,
+): RememberOperation {
   return {
     operation: d.operation,
     memory_key: d.memory_key,
@@ -186,7 +195,7 @@ function operationOf(c: Candidate, d: Decision, now: string): RememberOperation 
     source_messages: c.sources,
     reason: d.operation === "ADD" ? `${c.why}；${d.reason}` : d.reason,
     supersedes: d.supersedes,
-    sensitive: hasSecret(c.content),
+    sensitive: hasSecret(content ?? c.content),
     stated_at: c.stated_at ? new Date(c.stated_at).toISOString() : now,
   };
 }
