@@ -4,23 +4,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import pg from "pg";
-import { pino } from "pino";
 import { z } from "zod";
-import { loadConfig } from "../src/config";
-import type { CallContext } from "../src/core/call-context";
-import { loadLexicon } from "../src/core/lexicon";
-import { loadGlossary } from "../src/memrecall/glossary";
 import { searchMemoriesInput, storeMemoryInput } from "../src/memrecall/inputs";
-import { embedMemoryText, memoryEmbedder } from "../src/memrecall/lexical-embedder";
-import type { MemoriesDeps } from "../src/memrecall/memories-deps";
-import { MemoryIndex } from "../src/memrecall/memory-index";
+import { embedMemoryText } from "../src/memrecall/lexical-embedder";
 import { searchMemories } from "../src/memrecall/search";
 import { searchTextOf } from "../src/memrecall/search-text";
 import { storeMemory } from "../src/memrecall/write";
-import { InProcessSessionStore } from "../src/store/in-process-session-store";
 import type { MemoryStore, MemoryWrite } from "../src/store/memories/memory-store";
 import { PostgresMemoryStore } from "../src/store/memories/postgres-memory-store";
 import { SqliteMemoryStore } from "../src/store/memories/sqlite-memory-store";
+import { benchContext, benchDeps, glossary, benchLog as log } from "./memrecall-deps";
 import { type ChartId, point } from "./record";
 import { formatMicros, line, percentile, timeEach } from "./stats";
 
@@ -61,36 +54,6 @@ const evalSet = z.object({
       .refine((q) => q.relevant.length > 0 || q.kind === "unrelated", "only an unrelated query has no relevant memory"),
   ),
 });
-
-const log = pino({ level: "silent" });
-const shipped = loadConfig({}).memrecall;
-const glossary = loadGlossary(shipped.glossaryPaths);
-
-function context(accountId: string): CallContext {
-  return {
-    caller: { accountId, accountType: "user" },
-    traceId: randomUUID().replaceAll("-", ""),
-    log,
-    signal: new AbortController().signal,
-    remainingMs: () => undefined,
-  };
-}
-
-function depsFor(store: MemoryStore): MemoriesDeps {
-  return {
-    store,
-    sessions: new InProcessSessionStore({ maxValueBytes: 1 << 20, maxEntries: 1_000_000, log }),
-    embedder: memoryEmbedder(glossary),
-    glossary,
-    lexicon: () => loadLexicon(),
-    llm: undefined,
-    index: new MemoryIndex(store, 4),
-    maxSearchesPerSession: 3,
-    // What ships: the configuration's defaults for the local embedder.
-    semanticFloor: shipped.semanticFloor,
-    semanticCeiling: shipped.semanticCeiling,
-  };
-}
 
 /**
  * MemRecall search, end to end through the domain code the RPC calls, as it
@@ -171,8 +134,8 @@ const storeInput = (m: EvalMemory) =>
 async function storeDated(data: EvalSet, path: string, owner: string): Promise<void> {
   const store = new SqliteMemoryStore({ path, log });
   await store.migrate();
-  const deps = depsFor(store);
-  const ctx = context(owner);
+  const deps = benchDeps(store);
+  const ctx = benchContext(owner);
   const oldestFirst = data.memories
     .map((m, i) => ({ m, i }))
     .sort((a, b) => b.m.created_days_ago - a.m.created_days_ago || a.i - b.i);
@@ -210,8 +173,8 @@ async function quality(label: string, data: EvalSet, path: string, chart?: Chart
   await storeDated(data, path, owner);
   // A fresh store, caches and index: what a process started after those writes sees.
   const store = new SqliteMemoryStore({ path, log });
-  const deps = depsFor(store);
-  const ctx = context(owner);
+  const deps = benchDeps(store);
+  const ctx = benchContext(owner);
   const tallies: Record<string, Tally> = {};
   const tally = (bucket: string, recall: number, rr: number) => {
     const t = (tallies[bucket] ??= { recall: 0, rr: 0, n: 0 });
@@ -360,9 +323,9 @@ function fillerWriter(data: EvalSet): (i: number) => MemoryWrite {
 
 async function latency(data: EvalSet, store: MemoryStore): Promise<void> {
   await store.migrate();
-  let deps = depsFor(store);
+  let deps = benchDeps(store);
   const owner = `bench-${randomUUID()}`;
-  const ctx = context(owner);
+  const ctx = benchContext(owner);
   for (const m of data.memories) await storeMemory(deps, ctx, storeInput(m));
   const filler = fillerWriter(data);
   let loaded = data.memories.length;
@@ -380,7 +343,7 @@ async function latency(data: EvalSet, store: MemoryStore): Promise<void> {
       // key lookups of a user it thinks has one row by the wrong index.
       if (store.kind === "postgres") await analyze();
       // The filler went straight to the store, past the service's caches and vector index: start them afresh.
-      deps = depsFor(store);
+      deps = benchDeps(store);
       const first = performance.now();
       await searchMemories(
         deps,

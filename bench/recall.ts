@@ -3,14 +3,9 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { pino } from "pino";
 import { z } from "zod";
-import { loadConfig } from "../src/config";
-import type { CallContext } from "../src/core/call-context";
-import { loadLexicon } from "../src/core/lexicon";
-import { loadGlossary } from "../src/memrecall/glossary";
 import { storeMemoryInput } from "../src/memrecall/inputs";
-import { embedMemoryText, memoryEmbedder } from "../src/memrecall/lexical-embedder";
+import { embedMemoryText } from "../src/memrecall/lexical-embedder";
 import type { MemRecallDeps } from "../src/memrecall/memories-deps";
 import { MemoryIndex } from "../src/memrecall/memory-index";
 import type { RecallEvent, RecallResult } from "../src/memrecall/recall/events";
@@ -20,9 +15,9 @@ import { searchTextOf } from "../src/memrecall/search-text";
 import { toolDefinitions } from "../src/memrecall/tool-definitions";
 import { memrecallTools } from "../src/memrecall/tools";
 import { storeMemory } from "../src/memrecall/write";
-import { InProcessSessionStore } from "../src/store/in-process-session-store";
 import type { MemoryWrite } from "../src/store/memories/memory-store";
 import { SqliteMemoryStore } from "../src/store/memories/sqlite-memory-store";
+import { benchContext, benchDeps, glossary, benchLog as log, shipped } from "./memrecall-deps";
 import { point } from "./record";
 import { line, percentile } from "./stats";
 
@@ -81,38 +76,7 @@ function loadSet(name: SetName): EvalSet {
   return evalSet.parse(JSON.parse(readFileSync(new URL(SETS[name].file, import.meta.url), "utf8")));
 }
 
-const log = pino({ level: "silent" });
-const shipped = loadConfig({}).memrecall;
-const glossary = loadGlossary(shipped.glossaryPaths);
 const definitions = toolDefinitions(memrecallTools(shipped.maxContextWindow));
-
-function context(accountId: string): CallContext {
-  return {
-    caller: { accountId, accountType: "user" },
-    traceId: randomUUID().replaceAll("-", ""),
-    log,
-    signal: new AbortController().signal,
-    remainingMs: () => undefined,
-  };
-}
-
-/** The service's MemRecall dependencies as shipped: no LLM, no embeddings endpoint, the shipped glossary. */
-function depsFor(store: SqliteMemoryStore): MemRecallDeps {
-  return {
-    store,
-    sessions: new InProcessSessionStore({ maxValueBytes: 1 << 20, maxEntries: 1_000_000, log }),
-    embedder: memoryEmbedder(glossary),
-    glossary,
-    lexicon: () => loadLexicon(),
-    llm: undefined,
-    index: new MemoryIndex(store, 4),
-    maxSearchesPerSession: 3,
-    semanticFloor: shipped.semanticFloor,
-    semanticCeiling: shipped.semanticCeiling,
-    maxContextWindow: shipped.maxContextWindow,
-    recallTimeoutMs: shipped.recallTimeoutMs,
-  };
-}
 
 /**
  * Recall (issue 16), its deterministic strategy as shipped (no LLM), on the
@@ -143,20 +107,20 @@ export async function benchRecall(): Promise<void> {
     const owner = `recall-${randomUUID()}`;
     await storeDated(development, path, owner);
     const store = new SqliteMemoryStore({ path, log });
-    await quality(development, depsFor(store), owner, "development");
+    await quality(development, benchDeps(store), owner, "development");
 
     const dev22Path = join(dir, "recall-dev-22.db");
     const dev22Owner = `recall-dev-22-${randomUUID()}`;
     await storeDated(development22, dev22Path, dev22Owner);
     const dev22Store = new SqliteMemoryStore({ path: dev22Path, log });
-    await quality(development22, depsFor(dev22Store), dev22Owner, "development22");
+    await quality(development22, benchDeps(dev22Store), dev22Owner, "development22");
     await dev22Store.close();
 
     const heldOutPath = join(dir, "recall-holdout.db");
     const heldOutOwner = `recall-holdout-${randomUUID()}`;
     await storeDated(heldOut, heldOutPath, heldOutOwner);
     const heldOutStore = new SqliteMemoryStore({ path: heldOutPath, log });
-    await quality(heldOut, depsFor(heldOutStore), heldOutOwner, "heldOut");
+    await quality(heldOut, benchDeps(heldOutStore), heldOutOwner, "heldOut");
     await heldOutStore.close();
 
     if (process.env["BENCH_QUALITY_ONLY"] !== "1") await latency(development, store, owner);
@@ -170,7 +134,7 @@ export async function benchRecall(): Promise<void> {
 async function run(deps: MemRecallDeps, owner: string, c: Conversation): Promise<RecallResult> {
   const input = recallInput(deps.maxContextWindow).parse({ messages: c.messages, strategy: "deterministic" });
   let result: RecallResult | undefined;
-  for await (const e of runRecall(deps, context(owner), input, definitions) as AsyncGenerator<RecallEvent>) {
+  for await (const e of runRecall(deps, benchContext(owner), input, definitions) as AsyncGenerator<RecallEvent>) {
     if (e.kind === "handoff") result = e.result;
   }
   if (!result) throw new Error(`${c.id}: the recall ended without a handoff`);
@@ -274,8 +238,8 @@ async function quality(data: EvalSet, deps: MemRecallDeps, owner: string, set: S
 async function storeDated(data: EvalSet, path: string, owner: string): Promise<void> {
   const store = new SqliteMemoryStore({ path, log });
   await store.migrate();
-  const deps = depsFor(store);
-  const ctx = context(owner);
+  const deps = benchDeps(store);
+  const ctx = benchContext(owner);
   const oldestFirst = data.memories
     .map((m, i) => ({ m, i }))
     .sort((a, b) => b.m.created_days_ago - a.m.created_days_ago || a.i - b.i);
@@ -335,7 +299,7 @@ async function latency(data: EvalSet, store: SqliteMemoryStore, owner: string): 
   const index = new MemoryIndex(store, 4);
   for (let round = 0; round < LATENCY_ROUNDS; round++) {
     // New caches every round, so each search runs (the recall's searches are cached for a minute).
-    const deps = { ...depsFor(store), index };
+    const deps = { ...benchDeps(store), index };
     for (const c of data.conversations) {
       const started = performance.now();
       await run(deps, owner, c);

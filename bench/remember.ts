@@ -1,23 +1,16 @@
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { pino } from "pino";
 import { z } from "zod";
-import { loadConfig } from "../src/config";
-import type { CallContext } from "../src/core/call-context";
-import { loadLexicon } from "../src/core/lexicon";
-import { loadGlossary } from "../src/memrecall/glossary";
 import { storeMemoryInput } from "../src/memrecall/inputs";
-import { memoryEmbedder } from "../src/memrecall/lexical-embedder";
 import type { MemRecallDeps } from "../src/memrecall/memories-deps";
-import { MemoryIndex } from "../src/memrecall/memory-index";
 import { ownerOf } from "../src/memrecall/owner";
 import { rememberInput } from "../src/memrecall/remember/input";
 import { type RememberResult, rememberConversation } from "../src/memrecall/remember/remember";
 import { storeMemory } from "../src/memrecall/write";
-import { InProcessSessionStore } from "../src/store/in-process-session-store";
 import { SqliteMemoryStore } from "../src/store/memories/sqlite-memory-store";
 import { LlmClient } from "../src/upstream/llm-client";
 import { type ChatRequest, startScriptedLlm } from "../test/helpers/scripted-llm";
+import { benchContext, benchDeps, benchLog as log } from "./memrecall-deps";
 import { point } from "./record";
 import { line } from "./stats";
 
@@ -64,37 +57,6 @@ const SETS = {
   heldOut: { file: "./remember-holdout.json", series: "held-out set" },
 } as const;
 
-const log = pino({ level: "silent" });
-const shipped = loadConfig({}).memrecall;
-const glossary = loadGlossary(shipped.glossaryPaths);
-
-function context(accountId: string): CallContext {
-  return {
-    caller: { accountId, accountType: "user" },
-    traceId: randomUUID().replaceAll("-", ""),
-    log,
-    signal: new AbortController().signal,
-    remainingMs: () => undefined,
-  };
-}
-
-function depsFor(store: SqliteMemoryStore, llm?: LlmClient): MemRecallDeps {
-  return {
-    store,
-    sessions: new InProcessSessionStore({ maxValueBytes: 1 << 20, maxEntries: 1_000_000, log }),
-    embedder: memoryEmbedder(glossary),
-    glossary,
-    lexicon: () => loadLexicon(),
-    llm,
-    index: new MemoryIndex(store, 4),
-    maxSearchesPerSession: 3,
-    semanticFloor: shipped.semanticFloor,
-    semanticCeiling: shipped.semanticCeiling,
-    maxContextWindow: shipped.maxContextWindow,
-    recallTimeoutMs: shipped.recallTimeoutMs,
-  };
-}
-
 interface Tally {
   kept: number;
   keptRight: number;
@@ -118,7 +80,7 @@ export async function benchRemember(): Promise<void> {
     const set = evalSet.parse(JSON.parse(readFileSync(new URL(SETS[name].file, import.meta.url), "utf8")));
     const store = new SqliteMemoryStore({ path: ":memory:", log });
     await store.migrate();
-    await benchSet(name, set, depsFor(store), store, "rules");
+    await benchSet(name, set, benchDeps(store), store, "rules");
     await store.close();
   }
   await benchLlmPlumbing();
@@ -218,7 +180,7 @@ async function benchLlmPlumbing(): Promise<void> {
   const store = new SqliteMemoryStore({ path: ":memory:", log });
   await store.migrate();
   const client = new LlmClient({ baseUrl: llm.baseUrl, apiKey: undefined, model: "scripted", timeoutMs: 10_000 });
-  const deps = depsFor(store, client);
+  const deps = benchDeps(store, client);
   await benchSet(which, set, deps, store, "llm", (conv) => {
     current = conv;
   });
@@ -285,7 +247,7 @@ async function runConversation(
   conv: Conversation,
   mode: "rules" | "llm",
 ) {
-  const ctx = context(`bench-remember-${conv.id}-${randomUUID().slice(0, 8)}`);
+  const ctx = benchContext(`bench-remember-${conv.id}-${randomUUID().slice(0, 8)}`);
   for (const p of conv.prior_memories) {
     await storeMemory(
       deps,

@@ -245,7 +245,7 @@ export function describeMemoryStoreContract(name: string, make: () => Promise<Me
         expect((await store.vectors(u)).map((v) => v.memory_key).sort()).toEqual(["a", "b", "x"]);
       });
 
-      it("writes none when one fails, and rejects", async () => {
+      it("writes none when one fails, and rejects as an internal failure (a bug here, not the store away)", async () => {
         const u = user("many-atomic");
         const kept = await store.upsert(u, memory("kept", "保留 kept", { content: "as it was" }));
         const broken = memory("two", "二 two", { embedding: undefined as unknown as Float32Array });
@@ -256,7 +256,7 @@ export function describeMemoryStoreContract(name: string, make: () => Promise<Me
             memory("three", "三 three"),
             memory("kept", "改写 rewritten", { content: "changed" }),
           ]),
-        ).rejects.toThrow();
+        ).rejects.toMatchObject({ code: "internal", reason: "MEMORY_STORE_FAILED" });
         expect(await store.getMany(u, ["one", "two", "three"])).toEqual([]);
         expect(await store.count(u)).toBe(1);
         expect(await store.get(u, "kept")).toEqual(kept.record);

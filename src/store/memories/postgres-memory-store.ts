@@ -147,35 +147,21 @@ export class PostgresMemoryStore implements MemoryStore {
   }
 
   async migrate(): Promise<void> {
-    const from = await this.run("migrate the schema", async () => {
-      const client = await this.pool.connect();
-      let broken = false;
-      try {
-        await client.query("BEGIN");
-        // Replicas starting together queue here; each finds the versions the one before applied.
-        await client.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK]);
-        await client.query(
-          "CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())",
-        );
-        const { rows } = await client.query<{ version: number }>(
-          "SELECT coalesce(max(version), 0) AS version FROM schema_migrations",
-        );
-        const current = rows[0]?.version ?? 0;
-        for (let v = current; v < MIGRATIONS.length; v++) {
-          await client.query(MIGRATIONS[v]!);
-          await client.query("INSERT INTO schema_migrations (version) VALUES ($1)", [v + 1]);
-        }
-        await client.query("COMMIT");
-        return current;
-      } catch (err) {
-        await client.query("ROLLBACK").catch(() => {
-          broken = true;
-        });
-        throw err;
-      } finally {
-        // A connection that could not even roll back is closed rather than reused.
-        client.release(broken);
+    const from = await this.transaction("migrate the schema", async (client) => {
+      // Replicas starting together queue here; each finds the versions the one before applied.
+      await client.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK]);
+      await client.query(
+        "CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())",
+      );
+      const { rows } = await client.query<{ version: number }>(
+        "SELECT coalesce(max(version), 0) AS version FROM schema_migrations",
+      );
+      const current = rows[0]?.version ?? 0;
+      for (let v = current; v < MIGRATIONS.length; v++) {
+        await client.query(MIGRATIONS[v]!);
+        await client.query("INSERT INTO schema_migrations (version) VALUES ($1)", [v + 1]);
       }
+      return current;
     });
     if (from < MIGRATIONS.length)
       this.opts.log.info({ target: this.target, from, to: MIGRATIONS.length }, "memory store schema migrated");
@@ -186,24 +172,11 @@ export class PostgresMemoryStore implements MemoryStore {
   }
 
   async upsertMany(userId: string, memories: MemoryWrite[]): Promise<{ created: boolean; record: MemoryRecord }[]> {
-    return this.run("store memories", async () => {
-      const client = await this.pool.connect();
-      let broken = false;
-      try {
-        await client.query("BEGIN");
-        const written: { created: boolean; record: MemoryRecord }[] = [];
-        // One after the other: a client runs one statement at a time, and the order is the caller's.
-        for (const m of memories) written.push(await writeMemory(client, userId, m));
-        await client.query("COMMIT");
-        return written;
-      } catch (err) {
-        await client.query("ROLLBACK").catch(() => {
-          broken = true;
-        });
-        throw err;
-      } finally {
-        client.release(broken);
-      }
+    return this.transaction("store memories", async (client) => {
+      const written: { created: boolean; record: MemoryRecord }[] = [];
+      // One after the other: a client runs one statement at a time, and the order is the caller's.
+      for (const m of memories) written.push(await writeMemory(client, userId, m));
+      return written;
     });
   }
 
@@ -314,6 +287,28 @@ export class PostgresMemoryStore implements MemoryStore {
     await this.pool.end();
   }
 
+  /** `op` in one transaction on one connection: committed when it resolves, rolled back when it throws. */
+  private transaction<T>(what: string, op: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    return this.run(what, async () => {
+      const client = await this.pool.connect();
+      let broken = false;
+      try {
+        await client.query("BEGIN");
+        const result = await op(client);
+        await client.query("COMMIT");
+        return result;
+      } catch (err) {
+        await client.query("ROLLBACK").catch(() => {
+          broken = true;
+        });
+        throw err;
+      } finally {
+        // A connection that could not even roll back is closed rather than reused.
+        client.release(broken);
+      }
+    });
+  }
+
   private query<R extends pg.QueryResultRow = pg.QueryResultRow>(
     what: string,
     sql: string,
@@ -398,7 +393,9 @@ function storeError(err: unknown, what: string, target: string): ToolError {
   const e = err as Error & { code?: string; errors?: Error[] };
   // A server-side error carries a SQLSTATE; anything else (refused, reset, timed out, the pool closed) never reached it.
   const sqlstate = err instanceof pg.DatabaseError ? e.code : undefined;
-  const unavailable = sqlstate === undefined || UNAVAILABLE_SQLSTATE_CLASSES.has(sqlstate.slice(0, 2));
+  // A TypeError or RangeError is a bug on this side (a value the driver cannot send), not the database away.
+  const bug = err instanceof TypeError || err instanceof RangeError;
+  const unavailable = !bug && (sqlstate === undefined || UNAVAILABLE_SQLSTATE_CLASSES.has(sqlstate.slice(0, 2)));
   // Waiting does not help a wrong user, password or database name.
   const misconfigured = sqlstate !== undefined && MISCONFIGURED_SQLSTATE_CLASSES.has(sqlstate.slice(0, 2));
   // A refused connection to a name with several addresses is an AggregateError with an empty message.
