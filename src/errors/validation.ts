@@ -47,9 +47,50 @@ function requestJson<D extends DescMessage>(desc: D, message: MessageShape<D>): 
   try {
     return toJson(desc, message, { useProtoFieldName: true, alwaysEmitImplicit: true });
   } catch (err) {
-    // Binary proto can carry what JSON cannot (NaN or Infinity in a Struct): the request is bad, not the server.
-    throw invalidArgument([{ field: "request", description: `not representable as JSON: ${(err as Error).message}` }]);
+    // Binary proto can carry what JSON cannot (NaN or Infinity in a Struct, a time out of range): the request is
+    // bad, not the server, and the violation names the field that holds it.
+    throw invalidArgument([
+      {
+        field: unrepresentable(desc, message, "") ?? "request",
+        description: `not representable as JSON: ${(err as Error).message}`,
+      },
+    ]);
   }
+}
+
+/** The path of the innermost message field of `message` that toJson refuses, as callers name fields. */
+function unrepresentable(desc: DescMessage, message: unknown, prefix: string): string | undefined {
+  const m = message as Record<string, unknown>;
+  const refused = (d: DescMessage, value: unknown, path: string): string | undefined => {
+    try {
+      toJson(d, value as MessageShape<typeof d>);
+      return undefined;
+    } catch {
+      // A well-known type (Timestamp, Struct) is one field to callers: its insides are not theirs to name.
+      return d.typeName.startsWith("google.protobuf.") ? path : (unrepresentable(d, value, `${path}.`) ?? path);
+    }
+  };
+  for (const f of desc.fields) {
+    const holder = f.oneof ? (m[f.oneof.localName] as { case?: string; value?: unknown } | undefined) : undefined;
+    const value = f.oneof ? (holder?.case === f.localName ? holder.value : undefined) : m[f.localName];
+    if (value === undefined) continue;
+    const path = `${prefix}${f.name}`;
+    if (f.fieldKind === "message") {
+      const bad = refused(f.message, value, path);
+      if (bad) return bad;
+    } else if (f.fieldKind === "list" && f.listKind === "message") {
+      for (const [i, item] of (value as unknown[]).entries()) {
+        const bad = refused(f.message, item, `${path}[${i}]`);
+        if (bad) return bad;
+      }
+    } else if (f.fieldKind === "map" && f.mapKind === "message") {
+      for (const [k, item] of Object.entries(value as Record<string, unknown>)) {
+        const bad = refused(f.message, item, `${path}.${k}`);
+        if (bad) return bad;
+      }
+    }
+  }
+  return undefined;
 }
 
 /** Parses plain JSON (a REST body, an already-converted request) or throws INVALID_ARGUMENT. */

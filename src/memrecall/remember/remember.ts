@@ -1,4 +1,5 @@
 import type { CallContext } from "../../core/call-context";
+import { comparable } from "../../core/text";
 import { llmNotConfigured } from "../../errors/common";
 import type { MemoryRecord, MemoryWrite } from "../../store/memories/memory-store";
 import type { MemoriesDeps } from "../memories-deps";
@@ -71,10 +72,9 @@ export async function rememberConversation(
   } else {
     extracted = extractByRules(input.messages).filter((c) => kinds.includes(c.memory_type));
   }
-  const all = latestOfConversation(extracted);
-  const candidates = all.slice(0, MAX_CANDIDATES);
-  if (all.length > MAX_CANDIDATES)
-    notes.push(`对话中可保存的内容有 ${all.length} 条，只处理了前 ${MAX_CANDIDATES} 条：请分段发送`);
+  const { kept: candidates, total } = latestOfConversation(extracted);
+  if (total > MAX_CANDIDATES)
+    notes.push(`对话中可保存的内容有 ${total} 条，只处理了前 ${MAX_CANDIDATES} 条：请分段发送`);
   const similar: MemoryRecord[][] = [];
   for (const c of candidates) similar.push(await similarTo(deps, ctx, owner, c));
   // Rules decide each; the LLM is asked only where a similar memory exists and none says the same:
@@ -97,9 +97,15 @@ export async function rememberConversation(
     });
   }
   const now = new Date().toISOString();
-  const decided = decisions.map((d) => d!);
-  const operations = candidates.map((c, i) => operationOf(c, decided[i]!, now));
-  const writes = await writesOf(deps, ctx, mode, candidates, decided, similar);
+  // A secret the service masked is a secret however the LLM worded the text around it.
+  const secrets = [...masked.vault.values()];
+  const plans = candidates.map((c, i): Plan => {
+    const planned = planOf(c, decisions[i]!, similar[i]!);
+    const content = planned.content ?? c.content;
+    return { ...planned, c, sensitive: hasSecret(content) || secrets.some((x) => content.includes(x)) };
+  });
+  const operations = plans.map((p) => operationOf(p, now));
+  const writes = await writesOf(deps, ctx, mode, plans, similar);
   const applied = !input.dry_run && writes.length > 0;
   if (applied) await commitWrites(deps, ctx, owner, writes);
   const counts = countOf(operations);
@@ -136,24 +142,35 @@ function add(key: string): Decision {
  * from both messages) and, of two on one subject where the later says it
  * changes something, the later only: within a conversation, latest wins too.
  */
-function latestOfConversation(candidates: readonly Candidate[]): Candidate[] {
-  const out: Candidate[] = [];
+function latestOfConversation(candidates: readonly Candidate[]): { kept: Candidate[]; total: number } {
+  const kept: Candidate[] = [];
+  // Each text compared once (a Map of its comparable form): a message of a thousand statements stays linear.
+  const seen = new Map<string, Candidate | undefined>();
+  let total = 0;
   for (const c of candidates) {
-    const same = out.findIndex((o) => sameText(o.content, c.content));
-    if (same >= 0) {
-      const o = out[same]!;
-      out[same] = { ...o, sources: [...new Set([...o.sources, ...c.sources])].sort((a, b) => a - b) };
+    const text = comparable(c.content);
+    if (seen.has(text)) {
+      const o = seen.get(text);
+      if (o) o.sources = [...new Set([...o.sources, ...c.sources])].sort((a, b) => a - b);
       continue;
     }
+    total++;
+    // Past the most a conversation keeps, a candidate is only counted (the answer says how many there were).
+    if (kept.length >= MAX_CANDIDATES) {
+      seen.set(text, undefined);
+      continue;
+    }
+    const own = { ...c, sources: [...c.sources] };
+    seen.set(text, own);
     if (c.revises) {
-      const replaced = out.findIndex(
+      const replaced = kept.findIndex(
         (o) => o.memory_type === c.memory_type && subjectOverlap(o.content, c.content) >= SAME_SUBJECT,
       );
-      if (replaced >= 0) out.splice(replaced, 1);
+      if (replaced >= 0) kept.splice(replaced, 1);
     }
-    out.push(c);
+    kept.push(own);
   }
-  return out;
+  return { kept, total };
 }
 
 /**
@@ -182,11 +199,37 @@ async function similarTo(deps: MemoriesDeps, ctx: CallContext, owner: string, c:
   });
 }
 
-function operationOf(
+/** What is written for a candidate: the decision, the content (an UPDATE's merged one), and whether it is sensitive. */
+interface Plan {
+  c: Candidate;
+  decision: Decision;
+  content?: string;
+  sensitive: boolean;
+}
+
+/**
+ * The decision as carried out. A sensitive memory is never rewritten: its
+ * secret would be lost to content written without it (the LLM sees such a
+ * memory by its summary only), so an UPDATE of one supersedes it instead.
+ */
+function planOf(
   c: Candidate,
-  { decision: d, content }: { decision: Decision; content?: string },
-  now: string,
-): RememberOperation {
+  d: { decision: Decision; content?: string },
+  similar: readonly MemoryRecord[],
+): Omit<Plan, "c" | "sensitive"> {
+  const target = similar.find((r) => r.memory_key === d.decision.memory_key);
+  if (d.decision.operation !== "UPDATE" || !target?.sensitive) return d;
+  return {
+    decision: {
+      operation: "SUPERSEDE",
+      memory_key: keyOf(c),
+      supersedes: target.memory_key,
+      reason: `${d.decision.reason}（敏感记忆不改写：新记忆取代它）`,
+    },
+  };
+}
+
+function operationOf({ c, decision: d, sensitive }: Plan, now: string): RememberOperation {
   return {
     operation: d.operation,
     memory_key: d.memory_key,
@@ -195,7 +238,7 @@ function operationOf(
     source_messages: c.sources,
     reason: d.operation === "ADD" ? `${c.why}；${d.reason}` : d.reason,
     supersedes: d.supersedes,
-    sensitive: hasSecret(content ?? c.content),
+    sensitive,
     stated_at: c.stated_at ? new Date(c.stated_at).toISOString() : now,
   };
 }
@@ -205,16 +248,13 @@ async function writesOf(
   deps: MemoriesDeps,
   ctx: CallContext,
   mode: "llm" | "rules",
-  candidates: readonly Candidate[],
-  decisions: readonly { decision: Decision; content?: string }[],
+  plans: readonly Plan[],
   similar: readonly MemoryRecord[][],
 ): Promise<MemoryWrite[]> {
   const writes: MemoryWrite[] = [];
-  for (const [i, c] of candidates.entries()) {
-    const { decision: d, content: merged } = decisions[i]!;
+  for (const [i, { c, decision: d, content: merged, sensitive }] of plans.entries()) {
     if (d.operation === "NOOP") continue;
     const content = merged ?? c.content;
-    const sensitive = hasSecret(content);
     const old = d.operation === "UPDATE" ? similar[i]!.find((r) => r.memory_key === d.memory_key) : undefined;
     writes.push(
       await memoryWrite(deps, ctx, {
