@@ -96,6 +96,8 @@ function lookUp(deps: KeywordContextDeps, ctx: CallContext, ot: RecalledObjectTy
       words: "and",
       conclusive: CONCLUSIVE,
       ...(deps.embedder.name !== LOCAL_EMBEDDER_NAME ? { embedder: deps.embedder } : {}),
+      // The service's one load of the dictionaries, logged once, for telling near names from typos.
+      ...(deps.lexicon ? { lexicon: deps.lexicon } : {}),
     },
   );
 }

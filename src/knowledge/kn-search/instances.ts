@@ -255,6 +255,8 @@ function search(
       budget: cfg.max_semantic_sub_conditions,
       conclusive: CONCLUSIVE,
       ...(deps.embedder.name !== LOCAL_EMBEDDER_NAME ? { embedder: deps.embedder } : {}),
+      // The service's one load of the dictionaries, logged once, for telling near names from typos.
+      ...(deps.lexicon ? { lexicon: deps.lexicon } : {}),
     },
   );
 }

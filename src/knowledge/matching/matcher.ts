@@ -1,4 +1,5 @@
 import type { CallContext } from "../../core/call-context";
+import { type Lexicon, lexiconOrNone, loadLexicon } from "../../core/lexicon";
 import { comparable, textOf } from "../../core/text";
 import { ToolError } from "../../errors/tool-error";
 import type { KnowledgeNetworkBackend } from "../../kn/backend";
@@ -7,8 +8,9 @@ import type { Embedder } from "../../upstream/embeddings";
 import type { AliasLink } from "./aliases";
 import type { CandidateMatch, MentionMatch } from "./candidates";
 import { type Alternate, formsOf, type Mention } from "./mention";
+import { nearness, swapsWords, toldApartByDictionary, unlikeSubstitutions } from "./near-names";
 import { anyOf, directCondition, exactCondition, relaxedConditions, type SearchField } from "./queries";
-import { type MatchType, MENTION_THRESHOLD, scoreValue, unlikeSubstitutions } from "./score";
+import { type MatchType, MENTION_THRESHOLD, type MentionScore, scoreValue, shorterOrLonger } from "./score";
 import { bySemantics } from "./semantic";
 
 /** The object type searched, as the session recorded it. */
@@ -38,6 +40,12 @@ export interface MatchOptions {
    * candidates ordered by it (semantic.ts).
    */
   embedder?: Embedder;
+  /**
+   * CC-CEDICT (core/lexicon.ts), asked only when a candidate to be returned is a near name of the
+   * mention (near-names.ts): whether the dictionary knows the two as different words. By default the
+   * process's copy, loaded once on first use and shared with every other user of it.
+   */
+  lexicon?: () => Promise<Lexicon>;
 }
 
 export interface MatchOutcome {
@@ -112,7 +120,10 @@ export async function matchInstances(
   }
   if (aliasRows.status === "fulfilled" && aliasRows.value) addAliases(found, aliasRows.value);
 
-  let candidates = scoreAll(found, mentions, opts.fields);
+  // The dictionary, when an earlier call has loaded it; else asked for below only if a near name needs it.
+  const dictionary = opts.lexicon ?? processLexicon;
+  let lexicon = loadedLexicons.get(dictionary);
+  let candidates = scoreAll(found, mentions, opts.fields, { lexicon });
   const unsure = mentions
     .map((_, k) => k)
     .filter((k) => !candidates.some((c) => (c.mentions[k]?.confidence ?? 0) >= opts.conclusive));
@@ -144,10 +155,11 @@ export async function matchInstances(
           if ((q.total_count ?? q.datas.length) > q.datas.length) cut = true;
         } else addAliases(found, r.value as AliasHit[]);
       });
-      candidates = scoreAll(found, mentions, opts.fields);
+      candidates = scoreAll(found, mentions, opts.fields, { lexicon });
     }
   }
   // A near name with a character the lookups have not seen in any name: ask whether the network uses it.
+  let alsoUsed: ReadonlySet<string> = new Set();
   const unseen = unseenSubstitutes(found, mentions, opts.fields, candidates);
   if (unseen.length > 0) {
     const probes = await Promise.allSettled(unseen.map((c) => namesWith(backend, ctx, target, opts.fields, c)));
@@ -160,7 +172,18 @@ export async function matchInstances(
         failures.push({ lookup: "names", error: r.reason });
       }
     });
-    if (names.size > 0) candidates = scoreAll(found, mentions, opts.fields, names);
+    if (names.size > 0) {
+      alsoUsed = names;
+      candidates = scoreAll(found, mentions, opts.fields, { alsoUsed, lexicon });
+    }
+  }
+  // Something to return, and a near name among the names found: the dictionary may tell the two apart.
+  if (!lexicon && nearNameAmong(found, mentions, opts.fields, candidates)) {
+    lexicon = await lexiconOrNone(dictionary, ctx.log, "near names are told from misspellings without the dictionary");
+    if (lexicon) {
+      loadedLexicons.set(dictionary, lexicon);
+      candidates = scoreAll(found, mentions, opts.fields, { alsoUsed, lexicon });
+    }
   }
   if (opts.embedder) {
     try {
@@ -172,6 +195,11 @@ export async function matchInstances(
   }
   return { candidates, total, cut, stages, failures };
 }
+
+/** The process's CC-CEDICT (core/lexicon.ts: one load per process, shared with its other users). */
+const processLexicon = () => loadLexicon();
+/** The dictionaries loaded so far, by loader: a call after the first scores with it at once. */
+const loadedLexicons = new WeakMap<() => Promise<Lexicon>, Lexicon>();
 
 interface AliasHit {
   row: Row;
@@ -205,16 +233,44 @@ function addAliases(found: Map<string, Found>, hits: readonly AliasHit[]): void 
 /** An alias match counts a little less than the same match on the instance's own name. */
 const ALIAS_WEIGHT = 0.95;
 
+/** What scoring knows beyond the candidates: characters the network's names use, and the dictionary. */
+interface Knowledge {
+  /** Characters some name of the network holds, found by asking (namesWith). */
+  alsoUsed?: ReadonlySet<string>;
+  lexicon?: Lexicon;
+}
+
 function scoreAll(
   found: Map<string, Found>,
   mentions: readonly Mention[],
   fields: readonly SearchField[],
-  alsoUsed: ReadonlySet<string> = new Set(),
+  knowledge: Knowledge = {},
 ): CandidateMatch[] {
   const best = Math.max(0, ...[...found.values()].map((f) => Number(f.row["_score"] ?? 0)));
   // Built only when some candidate is a near name: most are not, and the set costs every name's characters.
   let usedSet: ReadonlySet<string> | undefined;
-  const used = () => (usedSet ??= charactersUsed(found, fields, alsoUsed));
+  const used = () => (usedSet ??= charactersUsed(found, fields, knowledge.alsoUsed ?? new Set()));
+  const names: NameEvidence = { used, lexicon: knowledge.lexicon };
+  // Per mention (each form), how near the nearest name it was told apart from is; worked out when first needed.
+  const nearestOther = new Map<Mention, number>();
+  const otherAt = (m: Mention) => {
+    let cost = nearestOther.get(m);
+    if (cost === undefined) {
+      cost = nearestOtherName(found, fields, m, names);
+      nearestOther.set(m, cost);
+    }
+    return cost;
+  };
+  // A misspelling or a rewording of this name is nearer to it than to any other name (see nearestOtherName);
+  // asked only of a match good enough to be returned.
+  const accepted = (m: Mention, value: string, s: MentionScore) =>
+    !anotherName(m, value, s.type, names) &&
+    !(
+      (s.type === "fuzzy" || s.type === "tokens") &&
+      s.confidence >= MENTION_THRESHOLD &&
+      !shorterOrLonger(m, value) &&
+      nearness(m, value).cost > otherAt(m)
+    );
   return [...found.values()].map(({ row, aliases }) => ({
     row,
     engine: best > 0 ? Number(row["_score"] ?? 0) / best : 0,
@@ -236,12 +292,12 @@ function scoreAll(
           const text = textOf(row[f.name]);
           if (text === undefined || text === "") continue;
           const s = scoreValue(form.mention, text);
-          if (s && !anotherName(form.mention, text, s.type, used))
+          if (s && accepted(form.mention, text, s))
             consider(typeOf(s.type), round(s.confidence * f.weight * form.weight), f.name);
         }
         for (const a of aliases) {
           const s = scoreValue(form.mention, a.name);
-          if (s && !anotherName(form.mention, a.name, s.type, used))
+          if (s && accepted(form.mention, a.name, s))
             consider("alias", round(s.confidence * ALIAS_WEIGHT * form.weight), `${a.relation}:${a.field}`);
         }
       }
@@ -270,16 +326,65 @@ function charactersUsed(
   return used;
 }
 
+/** What tells a near name from a misspelling of it (anotherName). */
+interface NameEvidence {
+  /** The characters the network writes its names with (charactersUsed). */
+  used: () => ReadonlySet<string>;
+  lexicon: Lexicon | undefined;
+}
+
 /**
- * A mention that is a name but for a character that sounds nothing like the
- * name's, where the network writes its names with that character too, names
- * something else (肝纤维化 is not 肺纤维化, 三尖瓣狭窄 not 二尖瓣狭窄): a typo
- * puts a character that sounds alike (帕金深病), or one the network's names
- * do not use (座疮 for 痤疮), and still matches.
+ * A mention that is a name but for a character or two, that names something
+ * else (near-names.ts): where a character that sounds nothing like the name's
+ * stands, and the network writes its names with that character too (肝纤维化
+ * is not 肺纤维化, 三尖瓣狭窄 not 二尖瓣狭窄); or the mention puts other words
+ * where the name has words (浅静脉血栓形成 is not 深静脉血栓形成, 髋骨关节炎 not
+ * 膝骨关节炎); or the dictionary knows the two for different words (戊型肝炎 is
+ * not 乙型肝炎, 慢性鼻炎 not 慢性鼻窦炎). A typo puts a character that sounds
+ * alike (帕金深病), or one the network's names do not use and that leaves no
+ * word in its place (座疮 for 痤疮), and still matches. A mention holding the
+ * name whole, or held in it, is judged on the characters alone: the words
+ * around a name are no edit of it.
  */
-function anotherName(m: Mention, value: string, type: MatchType, used: () => ReadonlySet<string>): boolean {
+function anotherName(m: Mention, value: string, type: MatchType, evidence: NameEvidence): boolean {
   if (type === "exact") return false;
-  return unlikeSubstitutions(m, value).some((c) => DESIGNATION.test(c) || used().has(c));
+  if (unlikeSubstitutions(m, value).some((c) => DESIGNATION.test(c) || evidence.used().has(c))) return true;
+  if (type === "contains") return false;
+  return swapsWords(m, value) || (evidence.lexicon !== undefined && toldApartByDictionary(m, value, evidence.lexicon));
+}
+
+/**
+ * How near (nearness's cost) the nearest name of the candidates is that the
+ * mention matches but was told apart from (anotherName); Infinity when there
+ * is none. A mention that is another name a character from one of the
+ * network's names is that other name: it is not, besides, a misspelling or a
+ * rewording of a name further away (子宫内膜炎, a character from 子宫内膜癌, is
+ * not 子宫内膜异位症 for sharing its words). A shorter or a longer form of a
+ * name may be (shorterOrLonger): short forms are near each other (扩心病 and
+ * 冠心病, 甲型肝炎 and 乙型肝炎), and each stands for its own long name; 右下腹痛,
+ * though not 右上腹痛, is a 腹痛. So may an abbreviation.
+ */
+function nearestOtherName(
+  found: Map<string, Found>,
+  fields: readonly SearchField[],
+  m: Mention,
+  evidence: NameEvidence,
+): number {
+  let nearest = Number.POSITIVE_INFINITY;
+  const check = (text: string | undefined) => {
+    if (!text) return;
+    const s = scoreValue(m, text);
+    if (!s) return;
+    const cost = nearness(m, text).cost;
+    if (cost < nearest && anotherName(m, text, s.type, evidence)) nearest = cost;
+  };
+  // Names only: another property's value (an age group, a code) is no name the mention could be.
+  const names = fields.filter((f) => f.nameLike);
+  for (const { row, aliases } of found.values()) {
+    for (const f of names) check(textOf(row[f.name]));
+    for (const a of aliases) check(a.name);
+  }
+  return nearest;
 }
 
 /**
@@ -287,6 +392,36 @@ function anotherName(m: Mention, value: string, type: MatchType, used: () => Rea
  * another one is another thing, whatever the network's other names use.
  */
 const DESIGNATION = /^[a-z0-9]$/;
+
+/**
+ * Whether the dictionary could change what is returned (near-names.ts,
+ * toldApartByDictionary): some candidate is to be returned on more than an
+ * exact match, and some name found is a near name of a mention (within
+ * MAX_EDITS, by more than same-sounding characters): either that candidate
+ * itself, or a name that would make the mention another name
+ * (nearestOtherName).
+ */
+function nearNameAmong(
+  found: Map<string, Found>,
+  mentions: readonly Mention[],
+  fields: readonly SearchField[],
+  candidates: readonly CandidateMatch[],
+): boolean {
+  if (!candidates.some((c) => c.mentions.some((m) => m && m.type !== "exact" && m.confidence >= MENTION_THRESHOLD)))
+    return false;
+  const forms = mentions.flatMap(formsOf);
+  const near = (text: string | undefined) =>
+    text !== undefined &&
+    forms.some((m) => {
+      const cost = nearness(m, text).cost;
+      return cost >= 1 && cost !== Number.POSITIVE_INFINITY;
+    });
+  const names = fields.filter((f) => f.nameLike);
+  for (const { row, aliases } of found.values()) {
+    if (names.some((f) => near(textOf(row[f.name]))) || aliases.some((a) => near(a.name))) return true;
+  }
+  return false;
+}
 
 /** Names probed for a character per call at most: a mention is a name, not a paragraph. */
 const MAX_PROBES = 6;

@@ -40,9 +40,9 @@ interface ValueForms {
 }
 
 /** A name property may list several names: "艾滋病/HIV感染", "手癣/足癣". */
-const NAME_LIST = /\s*[/／|｜]\s*/;
+export const NAME_LIST = /\s*[/／|｜]\s*/;
 /** More edits than this is another name, not a misspelling of this one. */
-const MAX_EDITS = 2;
+export const MAX_EDITS = 2;
 
 /**
  * How well a property value answers a mention, or undefined when it does not
@@ -90,7 +90,13 @@ function scoreName(m: Mention, value: string): MentionScore | undefined {
   const lcs =
     plain === m.chars.length || m.chars.length - plain > MAX_EDITS ? plain : lcsLength(m.chars, v.chars, soundAlike);
   let best: MentionScore | undefined;
-  for (const s of [contained(m, v), ...inOrder(m, v, lcs), misspelt(m, v), tokens(m, v, lcs), acronym(m, value)]) {
+  for (const s of [
+    contained(m, v),
+    ...inOrder(m, v, lcs, plain),
+    misspelt(m, v),
+    tokens(m, v, lcs),
+    acronym(m, value),
+  ]) {
     if (s && s.confidence > 0 && (!best || s.confidence > best.confidence)) best = s;
   }
   return best;
@@ -113,6 +119,22 @@ function valueForms(value: string): ValueForms {
     forms.set(value, f);
   }
   return f;
+}
+
+/** A value's comparable form (comparable), kept with its other forms. */
+export function keyOf(value: string): string {
+  return valueForms(value).key;
+}
+
+/**
+ * Whether the mention is a shorter or a longer form of the value rather than
+ * a rewording of it: every character of the mention is in the value (甲型肝炎
+ * of 甲型病毒性肝炎, or its words in another order), or the mention holds the
+ * value whole (右下腹痛 holds 腹痛).
+ */
+export function shorterOrLonger(m: Mention, value: string): boolean {
+  const loose = valueForms(value).loose;
+  return m.loose.includes(loose) || m.chars.every((c) => loose.includes(c));
 }
 
 /** One holds the other whole, the more of the longer one the shorter covers the surer. */
@@ -159,12 +181,16 @@ function beginsAWord(key: string, words: readonly string[]): boolean {
  * The characters of one appear in the other in order (characters that sound
  * the same count as the same: people type by pinyin): an abbreviation (the
  * mention's characters beginning the name: 甲亢, 慢阻肺), characters dropped
- * or added (慢性肾病, 糖尿病肾脏病变).
+ * or added (慢性肾病, 糖尿病肾脏病变). `lcs` counts same-sounding characters,
+ * `plain` only those written alike: with characters dropped or added, at
+ * least two must be, since one character and one that merely sounds like
+ * another is no evidence of a longer name (卡铂 is not 卡泊三醇, 丙肝 not
+ * 病毒性肝炎（乙型）, whose 病 sounds like 丙).
  */
-function inOrder(m: Mention, v: ValueForms, lcs: number): (MentionScore | undefined)[] {
+function inOrder(m: Mention, v: ValueForms, lcs: number, plain: number): (MentionScore | undefined)[] {
   const lm = m.chars.length;
   const lv = v.chars.length;
-  if (lm < 2 || lv < 2) return [];
+  if (lm < 2 || lv < 2 || (plain < 2 && lm !== lv)) return [];
   const out: (MentionScore | undefined)[] = [];
   if (lcs === lm) {
     // An abbreviation typed with a wrong (if same-sounding) character is doubly uncertain.
@@ -245,85 +271,4 @@ function acronym(m: Mention, raw: string): MentionScore | undefined {
     .map((w) => w[0]!.toLowerCase())
     .join("");
   return initials === m.key ? { type: "abbreviation", confidence: 0.8 } : undefined;
-}
-
-/**
- * The characters of the mention that stand where the name has a different
- * character that does not sound like it (肝 for 肺 in 肝纤维化 → 肺纤维化, 三
- * for 二 in 三尖瓣狭窄 → 二尖瓣狭窄), in the cheapest alignment of the two;
- * for a value listing names, against the name closest to the mention; none
- * when more than two edits apart. Characters dropped or added are not substitutions, nor are same-sounding
- * ones (people type by pinyin). The matcher decides with them whether the
- * mention is a misspelling of the name or another name (matcher.ts).
- */
-export function unlikeSubstitutions(m: Mention, value: string): readonly string[] {
-  if (m.latin) return NONE;
-  let known = substituted.get(m);
-  if (!known) substituted.set(m, (known = new Map()));
-  let subs = known.get(value);
-  if (subs === undefined) {
-    const mine = [...m.key];
-    let best: { cost: number; subs: string[] } | undefined;
-    for (const part of [value, ...value.split(NAME_LIST).filter((p) => p !== "" && p !== value)]) {
-      // On the comparable forms, fillers kept: 性 in 性腺 is no filler.
-      const theirs = [...valueForms(part).key];
-      // Lengths further apart than the edits allowed need no alignment to be too far.
-      if (Math.abs(mine.length - theirs.length) > MAX_EDITS) continue;
-      const a = align(mine, theirs);
-      if (!best || a.cost < best.cost) best = a;
-    }
-    // Further apart, it is a related name at best (梗阻 in 肠梗阻 for 上气道梗阻), not a near one.
-    subs = best && best.cost <= MAX_EDITS ? best.subs : NONE;
-    known.set(value, subs);
-  }
-  return subs;
-}
-
-const NONE: readonly string[] = Object.freeze([]);
-/** A call checks its mentions against the same names at each stage: the answer is kept with the mention. */
-const substituted = new WeakMap<Mention, Map<string, readonly string[]>>();
-
-/**
- * Edit distance with same-sounding substitutions cheap and adjacent swaps one
- * edit (高血脂症 for 高脂血症), and the characters of `a` substituted on one
- * cheapest path by a character of the same kind (Han for Han, a Latin letter
- * for a letter, a digit for a digit: "a" for "α", "h" for "小时" are the same
- * thing written otherwise).
- */
-function align(a: readonly string[], b: readonly string[]): { cost: number; subs: string[] } {
-  const cols = b.length + 1;
-  const d = new Float64Array((a.length + 1) * cols);
-  const sub = (i: number, j: number) => (a[i - 1] === b[j - 1] ? 0 : soundDistance(a[i - 1]!, b[j - 1]!));
-  const swap = (i: number, j: number) => i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1];
-  for (let i = 0; i <= a.length; i++) d[i * cols] = i;
-  for (let j = 0; j <= b.length; j++) d[j] = j;
-  for (let i = 1; i <= a.length; i++) {
-    for (let j = 1; j <= b.length; j++) {
-      let best = Math.min(d[(i - 1) * cols + j]! + 1, d[i * cols + j - 1]! + 1, d[(i - 1) * cols + j - 1]! + sub(i, j));
-      if (swap(i, j)) best = Math.min(best, d[(i - 2) * cols + j - 2]! + 1);
-      d[i * cols + j] = best;
-    }
-  }
-  const subs: string[] = [];
-  let i = a.length;
-  let j = b.length;
-  while (i > 0 && j > 0) {
-    const here = d[i * cols + j]!;
-    if (swap(i, j) && here === d[(i - 2) * cols + j - 2]! + 1) {
-      i -= 2;
-      j -= 2;
-    } else if (here === d[(i - 1) * cols + j - 1]! + sub(i, j)) {
-      if (sub(i, j) === 1 && kindOf(a[i - 1]!) === kindOf(b[j - 1]!)) subs.push(a[i - 1]!);
-      i--;
-      j--;
-    } else if (here === d[(i - 1) * cols + j]! + 1) i--;
-    else j--;
-  }
-  return { cost: d[a.length * cols + b.length]!, subs };
-}
-
-function kindOf(c: string): "han" | "latin" | "digit" | "other" {
-  if (/\p{Script=Han}/u.test(c)) return "han";
-  if (/[a-z]/.test(c)) return "latin";
-  return /\d/.test(c) ? "digit" : "other";
 }
