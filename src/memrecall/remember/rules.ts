@@ -11,8 +11,11 @@ import { findSecrets, hasSecret } from "./secrets";
  * - "以后…", "from now on…": a preference that changes an earlier one;
  * - "我喜欢/偏好/不要…", "I prefer…", "don't…": a preference;
  * - "我们决定…", "we decided…": a decision;
- * - commands in code blocks (or inline code that starts with a command), and
- *   `key=value` configuration lines.
+ * - roles stated ("小林是我们组的实习生", "I'm a designer");
+ * - commands in code blocks (or inline code that starts with a command),
+ *   `key=value` configuration lines and pairs, options written as code;
+ * - a pasted secret (kept as a sensitive memory);
+ * - after "记一下：" or "two things before I forget:", every sentence that follows.
  *
  * Questions, hypotheticals ("如果以后…"), one-offs ("这次先…") and what
  * someone else said ("老板说他喜欢…") are not statements of the user's.
