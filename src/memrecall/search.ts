@@ -83,13 +83,18 @@ export async function searchMemories(
   deps: MemoriesDeps,
   ctx: CallContext,
   input: SearchMemoriesInput,
+  /** `cache: false`: a search run apart from the agent's (RememberConversation's, without the LLM's rewrite), neither read from nor written to the cache. */
+  opts: { cache?: boolean } = {},
 ): Promise<SearchOutput> {
   const owner = ownerOf(ctx.caller);
   if (input.session_id !== "") await countSearch(deps, ctx, owner, input.session_id);
   const version = await versionOf(deps, ctx, owner);
   const { session_id: _session, ...search } = input;
   const started = performance.now();
-  const key = version === undefined ? undefined : accountKey(owner, `mem:search:${version}:${digest(search)}`);
+  const key =
+    version === undefined || opts.cache === false
+      ? undefined
+      : accountKey(owner, `mem:search:${version}:${digest(search)}`);
   const out = await cached(
     ctx,
     deps,

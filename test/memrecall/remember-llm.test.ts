@@ -831,6 +831,19 @@ describe("RememberConversation, which mode runs", () => {
     expect(r).toMatchObject({ mode: "rules", llmCalls: 0 });
   });
 
+  it("its similarity searches leave the search cache alone: the agent's same search afterwards is rewritten by the LLM", async () => {
+    const c = clientFor(account());
+    const fact = "我们的生产数据库在上海机房。";
+    // Rules mode, a dry run: no request, nothing written, so the memory version stays the same.
+    const dry = await c.rememberConversation({ messages: [msg("user", `记住：${fact}`)], mode: "rules", dryRun: true });
+    expect(dry.operations).toHaveLength(1);
+    const sent = requestsFrom();
+    llm.queue({ content: JSON.stringify({ terms: ["production database"], expanded_query: "生产数据库 机房" }) });
+    // The very search RememberConversation ran (its query is the candidate's summary and content).
+    await c.searchMemories({ query: `${fact}\n${fact}`, searchMode: "hybrid", limit: 5, minRelevanceScore: 0.1 });
+    expect(sent()).toHaveLength(1);
+  });
+
   it('mode "rules" with an LLM configured sends no request', async () => {
     const c = clientFor(account());
     await c.storeMemory({

@@ -180,15 +180,21 @@ function latestOfConversation(candidates: readonly Candidate[]): { kept: Candida
  */
 async function similarTo(deps: MemoriesDeps, ctx: CallContext, owner: string, c: Candidate): Promise<MemoryRecord[]> {
   const query = [...redactSecrets(`${c.summary}\n${c.content}`)].slice(0, 2000).join("").trim();
-  const found = await searchMemories({ ...deps, llm: undefined }, ctx, {
-    query,
-    search_mode: "hybrid",
-    keywords: [],
-    memory_types: [],
-    limit: SIMILAR,
-    min_relevance_score: SIMILAR_FLOOR,
-    session_id: "",
-  });
+  const found = await searchMemories(
+    { ...deps, llm: undefined },
+    ctx,
+    {
+      query,
+      search_mode: "hybrid",
+      keywords: [],
+      memory_types: [],
+      limit: SIMILAR,
+      min_relevance_score: SIMILAR_FLOOR,
+      session_id: "",
+    },
+    // Without the rewrite its answer is not the agent's search's: kept out of the cache both ways.
+    { cache: false },
+  );
   const keys = found.results.map((r) => r.memory_key);
   const own = keyOf(c);
   const records = await deps.store.getMany(owner, [...new Set([own, ...keys])]);
