@@ -104,6 +104,15 @@ const CONVERSATION = [
   msg("assistant", "好的，记下了。", "2026-11-20T01:02:05Z"),
 ];
 
+/** The LLM's extraction of "以后周报图表改用折线图", said in message `source`. */
+const chartChange = (source: number): Extracted => ({
+  type: "user_preference",
+  content: "以后周报图表改用折线图",
+  summary: "周报图表用折线图",
+  source_messages: [source],
+  changes_previous: true,
+});
+
 const DB_FACT: Extracted = {
   type: "project_fact",
   content: "生产数据库在上海机房，是 PostgreSQL 15",
@@ -297,13 +306,7 @@ describe("RememberConversation, LLM mode: decisions against similar memories", (
     await seedChart(c);
     const sent = requestsFrom();
     llm.queue(
-      extraction({
-        type: "user_preference",
-        content: "以后周报图表改用折线图",
-        summary: "周报图表用折线图",
-        source_messages: [0],
-        changes_previous: true,
-      }),
+      extraction(chartChange(0)),
       decision({ id: 0, operation: "SUPERSEDE", target: "pref_weekly_chart", reason: "图表偏好改变了" }),
     );
     const r = await c.rememberConversation({
@@ -396,13 +399,7 @@ describe("RememberConversation, LLM mode: decisions against similar memories", (
           summary: "小林：新实习生，负责数据看板",
           source_messages: [0],
         },
-        {
-          type: "user_preference",
-          content: "以后周报图表改用折线图",
-          summary: "周报图表用折线图",
-          source_messages: [1],
-          changes_previous: true,
-        },
+        chartChange(1),
       ),
       decision({ id: 0, operation: "SUPERSEDE", target: "pref_weekly_chart" }),
     );
@@ -534,13 +531,7 @@ describe("RememberConversation, LLM mode: decisions against similar memories", (
     llm.queue(
       extraction(
         { type: "user_preference", content: "周报图表用柱状图", summary: "周报图表用柱状图", source_messages: [0] },
-        {
-          type: "user_preference",
-          content: "以后周报图表改用折线图",
-          summary: "周报图表用折线图",
-          source_messages: [1],
-          changes_previous: true,
-        },
+        chartChange(1),
       ),
     );
     const r = await c.rememberConversation({
@@ -566,13 +557,7 @@ describe("RememberConversation, LLM mode: decisions against similar memories", (
     });
     const sent = requestsFrom();
     llm.queue(
-      extraction({
-        type: "user_preference",
-        content: "以后周报图表改用折线图",
-        summary: "周报图表用折线图",
-        source_messages: [0],
-        changes_previous: true,
-      }),
+      extraction(chartChange(0)),
       // The LLM picks the older, already replaced memory.
       decision({ id: 0, operation: "SUPERSEDE", target: "pref_weekly_chart" }),
     );
@@ -596,16 +581,7 @@ describe("RememberConversation, LLM mode: decisions against similar memories", (
       msg("user", "我们的生产数据库在上海机房，是 PostgreSQL 15。", "2026-11-20T01:01:00Z"),
       msg("user", "以后周报图表改用折线图。", "2026-11-20T01:04:00Z"),
     ];
-    const extracted = extraction(
-      { ...DB_FACT, source_messages: [0] },
-      {
-        type: "user_preference",
-        content: "以后周报图表改用折线图",
-        summary: "周报图表用折线图",
-        source_messages: [1],
-        changes_previous: true,
-      },
-    );
+    const extracted = extraction({ ...DB_FACT, source_messages: [0] }, chartChange(1));
     const first = requestsFrom();
     llm.queue(extracted, decision({ id: 0, operation: "SUPERSEDE", target: "pref_weekly_chart" }));
     const one = await c.rememberConversation({ messages });
@@ -713,13 +689,7 @@ describe("RememberConversation, LLM mode: unusable answers and failures", () => 
           summary: "小林：新实习生",
           source_messages: [0],
         },
-        {
-          type: "user_preference",
-          content: "以后周报图表改用折线图",
-          summary: "周报图表用折线图",
-          source_messages: [1],
-          changes_previous: true,
-        },
+        chartChange(1),
       ),
       decision({ id: 0, operation: "SUPERSEDE", target: "someone_elses" }),
       decision({ id: 0, operation: "SUPERSEDE", target: "no_such_memory" }),
@@ -747,17 +717,9 @@ describe("RememberConversation, LLM mode: unusable answers and failures", () => 
     const c = clientFor(account());
     await c.storeMemory({ memoryKey: "pref_weekly_chart", content: "我喜欢周报里的图表用柱状图。" });
     const sent = requestsFrom();
-    llm.queue(
-      extraction({
-        type: "user_preference",
-        content: "以后周报图表改用折线图",
-        summary: "周报图表用折线图",
-        source_messages: [0],
-        changes_previous: true,
-      }),
-      decision(),
-      { content: JSON.stringify({ decisions: [{ id: 0, operation: "DELETE", target: "pref_weekly_chart" }] }) },
-    );
+    llm.queue(extraction(chartChange(0)), decision(), {
+      content: JSON.stringify({ decisions: [{ id: 0, operation: "DELETE", target: "pref_weekly_chart" }] }),
+    });
     const err = await failure(c.rememberConversation({ messages: [msg("user", "以后周报图表改用折线图。")] }));
     expect(info(err)).toBe("LLM_BAD_ANSWER");
     expect(sent()).toHaveLength(3);
@@ -794,13 +756,7 @@ describe("RememberConversation, LLM mode: unusable answers and failures", () => 
     llm.queue(
       extraction(
         { type: "person_role", content: "小林是我们组新来的实习生", summary: "小林：新实习生", source_messages: [0] },
-        {
-          type: "user_preference",
-          content: "以后周报图表改用折线图",
-          summary: "周报图表用折线图",
-          source_messages: [1],
-          changes_previous: true,
-        },
+        chartChange(1),
       ),
     );
     llm.setFallback(() => ({ status: 503, body: "{}" }));
