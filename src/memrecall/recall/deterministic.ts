@@ -23,6 +23,12 @@ const CONFIRMING_WORDS = 2;
  * several equally weak matches.
  */
 const CLEAR_LEAD = 1.25;
+/**
+ * Words of the search (or their translations) a guess's text must hold: a
+ * memory standing out below the bar by one shared word ("ES 集群 节点" and the
+ * one memory on clusters) is more often a neighbour than the one meant.
+ */
+const GUESS_WORDS = 2;
 /** Keys a handoff names at most, and how far below the best a key may score. */
 const MAX_KEYS = 3;
 const KEY_MARGIN = 0.15;
@@ -65,6 +71,25 @@ const CHATTER_WORDS = new Set(
 const FUNCTION_TAGS = /^(?:r[rzg]?|p|cc?|u[jlzgdv]?|m[qg]?|q|y|e|o|f|tg?|w|x)$/;
 
 /**
+ * Numbers that name something rather than count it: versions of three parts
+ * ("MQTT 3.1.1") and codes of five digits or more ("GB/T 32960"). jieba cuts
+ * the first apart and tags the second a numeral, so they are read from the
+ * text itself.
+ */
+const CODE_NUMBERS = /(?<![\p{L}\d.])(?:\d+(?:\.\d+){2,}|\d{5,})(?![\p{L}\d]|\.\d)/gu;
+
+/**
+ * The user pointing at a habit or preference of theirs ("按我习惯的来",
+ * "老规矩", "时区按我要的", "the way I like my charts"): what is meant is a
+ * preference, so when a search finds preferences, they are what it found —
+ * the latest of each (latest wins), not the task's other memories that
+ * share a word with the message.
+ */
+const PREFERENCE_CUE =
+  /按我(?!们)|照我(?!们)|我的?习惯|老规矩|老样子|照旧|偏好|喜好|我喜欢|\b(?:the way I like|how I like|as usual|my usual|I prefer|my preference)/iu;
+const PREFERENCE_TYPE = "user_preference";
+
+/**
  * The deterministic strategy (no LLM). Each iteration takes the words that
  * can name a subject from the last user message (jieba, dictionary words
  * only: its guesses at unknown words are more often wrong cuts than names),
@@ -94,6 +119,7 @@ export async function* deterministicStrategy(run: RecallRun): AsyncGenerator<Rec
     return words;
   };
   const own = await wordsOf(reference);
+  const wantsPreference = PREFERENCE_CUE.test(reference.content.normalize("NFKC"));
   // The subject in the other language: a memory written in it holds the translations whole.
   const translated = await run.translations(own);
   let guesses: SearchResultItem[] = [];
@@ -127,17 +153,24 @@ export async function* deterministicStrategy(run: RecallRun): AsyncGenerator<Rec
       });
       if (!outcome.ok || outcome.tool !== "search_memories") continue;
       queries.push(query);
-      const found = outcome.out.results;
+      const found = wantsPreference ? preferencesIfAny(outcome.out.results) : outcome.out.results;
       if (words.length >= CONFIRMING_WORDS) {
-        const relevant = pickRelevant(found);
+        const relevant = pickRelevant(found, wide);
         if (relevant.length > 0) return yield* conclude(run, relevant, query);
         const lead = wide ? clearLead(found) : undefined;
-        if (lead) guess = { hit: lead, query };
+        if (
+          lead &&
+          (heldWords(lead, [...words, ...translated]) >= GUESS_WORDS || isPreferenceFor(lead, wantsPreference))
+        )
+          guess = { hit: lead, query };
       } else {
         // One word usually names too little to tell memories apart ("按之前的格式": every format fits); it is
         // a finding when one memory clears the bar and stands out from the rest ("按之前的 Grafana 来").
         const lead = clearLead(found);
         if (lead && lead.relevance_score >= RELEVANT_SCORE) return yield* conclude(run, [lead], query);
+        // Several fit the word alike ("心跳": the meeting and the metric): the rest of the window says which.
+        const settled = settledByWindow(found, around);
+        if (settled) return yield* conclude(run, [settled], query);
       }
       guesses = [...guesses, ...found].sort((a, b) => b.relevance_score - a.relevance_score);
     }
@@ -179,6 +212,7 @@ async function subjectWords(text: string, slice: TimeSlice, tags: Map<string, st
       if (!STOP_WORDS.has(lower) && !POINTING_WORDS.has(lower) && !CHATTER_WORDS.has(lower)) words.add(w);
     }
   }
+  for (const code of text.normalize("NFKC").matchAll(CODE_NUMBERS)) words.add(code[0]);
   return [...words];
 }
 
@@ -237,16 +271,25 @@ function lastUserMessage(messages: readonly ConversationMessage[]): Conversation
 /**
  * The results the conversation may mean: those clearing the bar, close to
  * the best one, the replaced ones out when what replaces them is there (latest
- * wins), at most three.
+ * wins), at most three. A widened search's (`wide`) are all named: the words
+ * of the rest of the window it adds can lift a memory of the conversation's
+ * earlier subject above the one the last message asks about ("BMS 要改 SOC
+ * 的信号定义" … "他们老大是谁"), so closeness to the best says little there.
  */
-function pickRelevant(found: readonly SearchResultItem[]): SearchResultItem[] {
+function pickRelevant(found: readonly SearchResultItem[], wide = false): SearchResultItem[] {
   const clearing = found.filter((r) => r.relevance_score >= RELEVANT_SCORE);
   const best = clearing[0]?.relevance_score ?? 0;
   const keys = new Set(clearing.map((r) => r.memory_key));
   return clearing
-    .filter((r) => r.relevance_score >= best - KEY_MARGIN)
+    .filter((r) => wide || r.relevance_score >= best - KEY_MARGIN)
     .filter((r) => r.superseded_by === "" || !keys.has(r.superseded_by))
     .slice(0, MAX_KEYS);
+}
+
+/** The preferences among the results when there are any (the user pointed at one), else the results. */
+function preferencesIfAny(found: readonly SearchResultItem[]): readonly SearchResultItem[] {
+  const preferences = found.filter((r) => r.memory_type === PREFERENCE_TYPE);
+  return preferences.length > 0 ? preferences : found;
 }
 
 /**
@@ -260,6 +303,64 @@ function clearLead(found: readonly SearchResultItem[]): SearchResultItem | undef
   const [best, next] = rivals;
   if (!best) return undefined;
   return next === undefined || best.relevance_score >= CLEAR_LEAD * next.relevance_score ? best : undefined;
+}
+
+/**
+ * Of several memories clearing the bar alike, the one whose text (summary,
+ * preview, keywords) holds the most words of the rest of the window, when
+ * one holds more than every other: "跟 tbox 厂商开的那个会" … "心跳最后咋定的"
+ * is the meeting with the T-Box vendor, not the metric that also speaks of
+ * heartbeats.
+ */
+function settledByWindow(found: readonly SearchResultItem[], around: readonly string[]): SearchResultItem | undefined {
+  const keys = new Set(found.map((r) => r.memory_key));
+  const candidates = found.filter(
+    (r) => r.relevance_score >= RELEVANT_SCORE && (r.superseded_by === "" || !keys.has(r.superseded_by)),
+  );
+  const words = around.map(folded).filter((w) => w.length > 0);
+  if (candidates.length < 2 || words.length === 0) return undefined;
+  const held = candidates.map((r) => {
+    const text = folded([r.summary, r.content_preview, ...r.keywords].join(" "));
+    return words.filter((w) => text.includes(w)).length;
+  });
+  const most = Math.max(...held);
+  if (most === 0 || held.filter((h) => h === most).length > 1) return undefined;
+  return candidates[held.indexOf(most)];
+}
+
+/** True when the user pointed at a preference and `r` is one: the pointing says which kind is meant. */
+function isPreferenceFor(r: SearchResultItem, wantsPreference: boolean): boolean {
+  return wantsPreference && r.memory_type === PREFERENCE_TYPE;
+}
+
+/**
+ * How many of `words` the result's text (summary, preview, keywords) holds: a
+ * Latin word at the start of one of its words ("prefix" in "prefixed"), any
+ * other where it stands.
+ */
+function heldWords(r: SearchResultItem, words: readonly string[]): number {
+  const raw = [r.summary, r.content_preview, ...r.keywords].join(" ");
+  const text = raw.normalize("NFKC").toLowerCase();
+  const loose = folded(raw);
+  let held = 0;
+  for (const w of unique(words.map((x) => x.normalize("NFKC").toLowerCase()))) {
+    if (/^[\p{Script=Latin}\d]/u.test(w)) {
+      if (text.includes(w) && new RegExp(`(?<![\\p{L}\\p{N}])${escapeRegExp(w)}`, "u").test(text)) held++;
+    } else if (folded(w).length > 0 && loose.includes(folded(w))) held++;
+  }
+  return held;
+}
+
+function escapeRegExp(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+/** Text compared loosely: lower case, letters and digits only ("T-Box" holds "tbox"). */
+function folded(text: string): string {
+  return text
+    .normalize("NFKC")
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, "");
 }
 
 /**
