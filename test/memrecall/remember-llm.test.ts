@@ -104,6 +104,24 @@ const CONVERSATION = [
   msg("assistant", "好的，记下了。", "2026-11-20T01:02:05Z"),
 ];
 
+/** A sensitive memory holding the CI token. */
+const seedSensitiveToken = (c: MemClient) =>
+  c.storeMemory({
+    memoryKey: "ci_github_token",
+    memoryType: "configuration",
+    summary: "CI 的 GitHub token",
+    content: `CI 的 GitHub token 是 ${TOKEN}`,
+    sensitive: true,
+  });
+
+/** The LLM's extraction of "CI 的 GitHub token 每 90 天轮换一次", said in message 0. */
+const tokenRotation = extraction({
+  type: "configuration",
+  content: "CI 的 GitHub token 每 90 天轮换一次",
+  summary: "CI 的 GitHub token 每 90 天轮换",
+  source_messages: [0],
+});
+
 /** The LLM's extraction of "以后周报图表改用折线图", said in message `source`. */
 const chartChange = (source: number): Extracted => ({
   type: "user_preference",
@@ -420,23 +438,9 @@ describe("RememberConversation, LLM mode: decisions against similar memories", (
   it("a sensitive similar memory is shown to the LLM by its summary, never its content", async () => {
     const owner = account();
     const c = clientFor(owner);
-    await c.storeMemory({
-      memoryKey: "ci_github_token",
-      memoryType: "configuration",
-      summary: "CI 的 GitHub token",
-      content: `CI 的 GitHub token 是 ${TOKEN}`,
-      sensitive: true,
-    });
+    await seedSensitiveToken(c);
     const sent = requestsFrom();
-    llm.queue(
-      extraction({
-        type: "configuration",
-        content: "CI 的 GitHub token 每 90 天轮换一次",
-        summary: "CI 的 GitHub token 每 90 天轮换",
-        source_messages: [0],
-      }),
-      decision({ id: 0, operation: "ADD" }),
-    );
+    llm.queue(tokenRotation, decision({ id: 0, operation: "ADD" }));
     const r = await c.rememberConversation({ messages: [msg("user", "CI 的 GitHub token 每 90 天轮换一次。")] });
     const requests = sent();
     expect(requests).toHaveLength(2);
@@ -450,20 +454,9 @@ describe("RememberConversation, LLM mode: decisions against similar memories", (
   it("an UPDATE of a sensitive memory supersedes it instead: its secret is never rewritten away", async () => {
     const owner = account();
     const c = clientFor(owner);
-    await c.storeMemory({
-      memoryKey: "ci_github_token",
-      memoryType: "configuration",
-      summary: "CI 的 GitHub token",
-      content: `CI 的 GitHub token 是 ${TOKEN}`,
-      sensitive: true,
-    });
+    await seedSensitiveToken(c);
     llm.queue(
-      extraction({
-        type: "configuration",
-        content: "CI 的 GitHub token 每 90 天轮换一次",
-        summary: "CI 的 GitHub token 每 90 天轮换",
-        source_messages: [0],
-      }),
+      tokenRotation,
       decision({ id: 0, operation: "UPDATE", target: "ci_github_token", content: "CI 的 GitHub token，每 90 天轮换" }),
     );
     const r = await c.rememberConversation({ messages: [msg("user", "CI 的 GitHub token 每 90 天轮换一次。")] });
