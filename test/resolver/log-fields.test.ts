@@ -18,6 +18,9 @@ const RPC = "contextloader.resolver.v1.LogicPropertyResolverService/ResolveLogic
 /** The line's keys after pino's own (level, time, pid, hostname). */
 const fieldsOf = (line: LogLine) => Object.keys(line).filter((k) => !["level", "time", "pid", "hostname"].includes(k));
 
+/** The fields of "dynamic_params generated", in order. */
+const GENERATED_FIELDS = ["trace_id", "rpc", "account", "span_id", "property", "ms", "repairs", "problems", "msg"];
+
 describe("the resolver's log lines per property", () => {
   let llm: ScriptedLlm;
   let server: TestServer;
@@ -52,17 +55,7 @@ describe("the resolver's log lines per property", () => {
     const lines = await call(traceId, "u-log-facts", `start=${JAN}，end=${NOW}，instant=true`);
     const generated = lines.filter((l) => l.msg === "dynamic_params generated");
     expect(generated).toHaveLength(1);
-    expect(fieldsOf(generated[0]!)).toEqual([
-      "trace_id",
-      "rpc",
-      "account",
-      "span_id",
-      "property",
-      "ms",
-      "repairs",
-      "problems",
-      "msg",
-    ]);
+    expect(fieldsOf(generated[0]!)).toEqual(GENERATED_FIELDS);
     expect(generated[0]).toMatchObject({
       trace_id: traceId,
       rpc: RPC,
@@ -91,16 +84,6 @@ describe("the resolver's log lines per property", () => {
       property: "approved_drug_count",
       llm: "scripted",
     });
-    expect(fieldsOf(generated)).toEqual([
-      "trace_id",
-      "rpc",
-      "account",
-      "span_id",
-      "property",
-      "ms",
-      "repairs",
-      "problems",
-      "msg",
-    ]);
+    expect(fieldsOf(generated)).toEqual(GENERATED_FIELDS);
   });
 });
