@@ -63,6 +63,17 @@ export interface Config {
     admission: AdmissionSettings;
     /** JSON request bodies nested deeper than this are refused before they are parsed. */
     jsonMaxDepth: number;
+    /** JSON request bodies holding more values (members and array items) than this are refused while they are read. */
+    jsonMaxValues: number;
+    /** Streams and requests open at once: per HTTP/2 connection (advertised in SETTINGS) and in the whole process. */
+    streams: { perConnection: number; total: number };
+    /** A grpc.health.v1 Watch that saw no change for this long is ended (the client watches again), ms. */
+    healthWatchIdleMs: number;
+    /**
+     * Host (or :authority) names the service answers to, any port; undefined: any host. Defaults to
+     * localhost, 127.0.0.1 and [::1] when HOST is a loopback address (a DNS-rebinding page cannot reach it).
+     */
+    allowedHosts: string[] | undefined;
     /** How long a connection may take to send what it must (HTTP_*_TIMEOUT_MS, HTTP2_IDLE_TIMEOUT_MS). */
     timeouts: ConnectionTimeouts;
   };
@@ -156,6 +167,21 @@ const origin = z.string().refine((o) => o === "*" || /^https?:\/\/[^/\s]+$/.test
   message: 'each origin must be "*" or scheme://host[:port] without a path',
 });
 
+/** An ALLOWED_HOSTS entry: "*", a host name, an IPv4 address or a bracketed IPv6 address (no port: any port matches). */
+const allowedHost = z
+  .string()
+  .transform((h) => h.toLowerCase())
+  .refine((h) => h === "*" || /^(?:[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?|\[[0-9a-f:.]+\])$/.test(h), {
+    message: 'each host must be "*", a host name, an IPv4 address or [an IPv6 address], without a port',
+  });
+
+/** The Host names a loopback-only service answers to by default. */
+export const LOOPBACK_HOSTS = ["localhost", "127.0.0.1", "[::1]"];
+
+function isLoopback(host: string): boolean {
+  return host === "localhost" || host === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
 const envSchema = z.object({
   // server
   PORT: integer("PORT", 0, 65535).default(8080),
@@ -176,6 +202,11 @@ const envSchema = z.object({
   HTTP_KEEP_ALIVE_TIMEOUT_MS: integer("HTTP_KEEP_ALIVE_TIMEOUT_MS", 100, 3_600_000).default(65_000),
   HTTP2_IDLE_TIMEOUT_MS: integer("HTTP2_IDLE_TIMEOUT_MS", 100, 3_600_000).default(65_000),
   JSON_MAX_DEPTH: integer("JSON_MAX_DEPTH", 8, 10_000).default(64),
+  JSON_MAX_VALUES: integer("JSON_MAX_VALUES", 100, 10_000_000).default(20_000),
+  HTTP2_MAX_CONCURRENT_STREAMS: integer("HTTP2_MAX_CONCURRENT_STREAMS", 1, 100_000).default(100),
+  STREAMS_MAX_OPEN: integer("STREAMS_MAX_OPEN", 1, 1_000_000).default(2000),
+  HEALTH_WATCH_IDLE_MS: integer("HEALTH_WATCH_IDLE_MS", 1000, 86_400_000).default(300_000),
+  ALLOWED_HOSTS: list.pipe(z.array(allowedHost)).optional(),
   LOG_LEVEL: logLevel.default("info"),
   // auth
   AUTH_MODE: z
@@ -403,6 +434,17 @@ function serverSection(e: Env): Config["server"] {
       maxWaitMs: e.ADMISSION_MAX_WAIT_MS,
     },
     jsonMaxDepth: e.JSON_MAX_DEPTH,
+    jsonMaxValues: e.JSON_MAX_VALUES,
+    streams: { perConnection: e.HTTP2_MAX_CONCURRENT_STREAMS, total: e.STREAMS_MAX_OPEN },
+    healthWatchIdleMs: e.HEALTH_WATCH_IDLE_MS,
+    allowedHosts:
+      e.ALLOWED_HOSTS === undefined
+        ? isLoopback(e.HOST)
+          ? LOOPBACK_HOSTS
+          : undefined
+        : e.ALLOWED_HOSTS.includes("*")
+          ? undefined
+          : e.ALLOWED_HOSTS,
     timeouts: {
       // The whole request includes its headers: a longer headers timeout could never fire.
       headersMs: Math.min(e.HTTP_HEADERS_TIMEOUT_MS, e.HTTP_REQUEST_TIMEOUT_MS),

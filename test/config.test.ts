@@ -36,6 +36,11 @@ describe("loadConfig", () => {
       shutdownGraceMs: 10_000,
       admission: { maxInFlight: 64, maxQueued: 1000, maxWaitMs: 1000 },
       jsonMaxDepth: 64,
+      jsonMaxValues: 20_000,
+      streams: { perConnection: 100, total: 2000 },
+      healthWatchIdleMs: 300_000,
+      // Listening on loopback: only loopback names, so a DNS-rebinding page cannot reach the service.
+      allowedHosts: ["localhost", "127.0.0.1", "[::1]"],
       timeouts: { headersMs: 10_000, requestMs: 30_000, keepAliveMs: 65_000, http2IdleMs: 65_000 },
     });
     expect(c.logLevel).toBe("info");
@@ -87,6 +92,11 @@ describe("loadConfig", () => {
       HTTP_KEEP_ALIVE_TIMEOUT_MS: "5000",
       HTTP2_IDLE_TIMEOUT_MS: "7000",
       JSON_MAX_DEPTH: "16",
+      JSON_MAX_VALUES: "5000",
+      HTTP2_MAX_CONCURRENT_STREAMS: "10",
+      STREAMS_MAX_OPEN: "50",
+      HEALTH_WATCH_IDLE_MS: "60000",
+      ALLOWED_HOSTS: "loader.internal, LOADER.example.com,[::1]",
       UPSTREAM_ID_SPELLING: "old",
       PLATFORM_API_LAYOUT: "0.8",
       OPERATOR_MARKET_PATH_PREFIX: "/gateway/operators/",
@@ -139,6 +149,10 @@ describe("loadConfig", () => {
         shutdownGraceMs: 0,
         admission: { maxInFlight: 8, maxQueued: 0, maxWaitMs: 250 },
         jsonMaxDepth: 16,
+        jsonMaxValues: 5000,
+        streams: { perConnection: 10, total: 50 },
+        healthWatchIdleMs: 60_000,
+        allowedHosts: ["loader.internal", "loader.example.com", "[::1]"],
         // The headers timeout is capped by the request timeout.
         timeouts: { headersMs: 2000, requestMs: 2000, keepAliveMs: 5000, http2IdleMs: 7000 },
       },
@@ -340,9 +354,19 @@ describe("loadConfig", () => {
     [{ OTEL_EXPORTER_OTLP_HEADERS: "authorization" }, /OTEL_EXPORTER_OTLP_HEADERS: "authorization" is not key=value/],
     [{ OTEL_EXPORTER_OTLP_HEADERS: "a=%zz" }, /the value of a is not percent-encoded/],
     [{ OTEL_TRACES_SAMPLER_ARG: "2" }, /OTEL_TRACES_SAMPLER_ARG/],
+    [{ ALLOWED_HOSTS: "loader.example.com:8080" }, /ALLOWED_HOSTS: each host must be .* without a port/],
+    [{ ALLOWED_HOSTS: "http://loader.example.com" }, /ALLOWED_HOSTS: each host must be/],
+    [{ HTTP2_MAX_CONCURRENT_STREAMS: "0" }, /HTTP2_MAX_CONCURRENT_STREAMS must be between 1/],
   ])("stops start-up naming the variable for %o", (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);
+  });
+
+  it("answers any Host when listening beyond loopback, unless ALLOWED_HOSTS names them; * means any", () => {
+    expect(loadConfig({ HOST: "0.0.0.0" }).server.allowedHosts).toBeUndefined();
+    expect(loadConfig({ HOST: "::1" }).server.allowedHosts).toEqual(["localhost", "127.0.0.1", "[::1]"]);
+    expect(loadConfig({ HOST: "0.0.0.0", ALLOWED_HOSTS: "loader.svc" }).server.allowedHosts).toEqual(["loader.svc"]);
+    expect(loadConfig({ ALLOWED_HOSTS: "*" }).server.allowedHosts).toBeUndefined();
   });
 
   it("treats empty values as unset", () => {
