@@ -14,6 +14,7 @@ import { Listener } from "./server/listener";
 import { createMetrics, type Metrics } from "./server/metrics";
 import { probeRoutes } from "./server/probes";
 import { createRpcHandler } from "./server/rpc-handler";
+import { ToolingStreams } from "./server/tooling-streams";
 import { tracingInterceptor } from "./server/tracing";
 
 export interface App {
@@ -38,6 +39,10 @@ export function createApp(config: Config, log: Logger, overrides: { backend?: Cl
   const metrics = createMetrics();
   const deps = buildDeps(config, log, overrides);
   const health = new HealthState(productServices.map((s) => s.typeName));
+  const toolingStreams = new ToolingStreams({
+    totalStreams: config.server.streams.total,
+    watchIdleMs: config.server.healthWatchIdleMs,
+  });
   const stopping = new AbortController();
   // Every call in flight listens to this signal (connect's shutdownSignal): no listener cap.
   setMaxListeners(0, stopping.signal);
@@ -48,7 +53,7 @@ export function createApp(config: Config, log: Logger, overrides: { backend?: Cl
   for (const u of deps.usage) metrics.gauge(u.name, u.help, u.read);
 
   const rpc = createRpcHandler({
-    routes: routes(deps, health),
+    routes: routes(deps, health, toolingStreams),
     routerOptions: {
       grpc: true,
       grpcWeb: true,
@@ -90,8 +95,19 @@ export function createApp(config: Config, log: Logger, overrides: { backend?: Cl
     },
     tls: config.server.tls,
     timeouts: config.server.timeouts,
+    streams: config.server.streams,
     log,
   });
+  metrics.gauge(
+    "contextloader_streams_open",
+    "Requests and streams open, over every connection.",
+    () => listener.openStreams,
+  );
+  metrics.gauge(
+    "contextloader_tooling_streams_open",
+    "Health watches and reflection streams open.",
+    () => toolingStreams.inUse,
+  );
 
   let stopped: Promise<void> | undefined;
   return {

@@ -24,6 +24,7 @@ import { type HealthState, registerHealth } from "./server/health";
 import type { HttpRoute } from "./server/http-routes";
 import type { JsonRouteOptions } from "./server/json-route";
 import { documentedDescriptors, registerReflection } from "./server/reflection";
+import type { ToolingStreams } from "./server/tooling-streams";
 
 /** The three product services, in the order reflection lists them. */
 export const productServices = [
@@ -36,19 +37,25 @@ export const productServices = [
 /**
  * Every RPC the service answers, registered on a Connect router: the three
  * product services, grpc.health.v1 over `health`, and server reflection (with
- * the error-detail messages, so grpcurl can print them). What
+ * the error-detail messages, so grpcurl can print them); health watches and
+ * reflection streams share `toolingStreams`. What
  * connectNodeAdapter and createRouterTransport both take.
  */
-export function routes(deps: Deps, health: HealthState): (router: ConnectRouter) => void {
+export function routes(
+  deps: Deps,
+  health: HealthState,
+  toolingStreams: ToolingStreams,
+): (router: ConnectRouter) => void {
   const documented = documentedDescriptors(readFileSync(new URL("../gen/descriptors.binpb", import.meta.url)));
   return (router) => {
     registerKnowledge(router, deps.knowledge);
     registerKnowledgeTools(router, deps.knowledge);
     registerResolver(router, deps.resolver);
     registerMemRecall(router, deps.memrecall);
-    registerHealth(router, health);
+    registerHealth(router, health, toolingStreams);
     registerReflection(
       router,
+      toolingStreams,
       [...productServices, Health],
       [file_google_rpc_error_details, file_google_rpc_status, file_contextloader_common_v1_errors],
       documented,

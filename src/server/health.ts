@@ -7,6 +7,7 @@ import {
   HealthCheckResponse_ServingStatus as Status,
 } from "../../gen/grpc/health/v1/health_pb";
 import { ToolError } from "../errors/tool-error";
+import type { ToolingStreams } from "./tooling-streams";
 
 /**
  * The serving status of the whole server ("") and of each registered service,
@@ -48,8 +49,14 @@ export class HealthState {
   }
 }
 
-/** Registers grpc.health.v1.Health (Check, Watch, List) over `state`. */
-export function registerHealth(router: ConnectRouter, state: HealthState): void {
+/**
+ * Registers grpc.health.v1.Health (Check, Watch, List) over `state`. Each
+ * Watch counts against `streams` (refused RESOURCE_EXHAUSTED past its budget)
+ * and ends with OK once it has seen no change for `streams.watchIdleMs`: a
+ * client that still cares watches again, one that forgot its stream no
+ * longer holds memory (about 49 KiB a stream, docs/operations.md).
+ */
+export function registerHealth(router: ConnectRouter, state: HealthState, streams: ToolingStreams): void {
   router.service(Health, {
     check(req) {
       const status = state.get(req.service);
@@ -72,33 +79,52 @@ export function registerHealth(router: ConnectRouter, state: HealthState): void 
       return { statuses };
     },
     async *watch(req, ctx: HandlerContext) {
+      const release = streams.take("Health/Watch");
       // Per the health protocol, an unknown service is reported as SERVICE_UNKNOWN, not as an error.
       const current = () => state.get(req.service) ?? Status.SERVICE_UNKNOWN;
       let wake: (() => void) | undefined;
       let changed = false;
+      let idle = false;
       const unsubscribe = state.subscribe(() => {
         changed = true;
         wake?.();
       });
       const onAbort = () => wake?.();
       ctx.signal.addEventListener("abort", onAbort);
+      let timer: NodeJS.Timeout | undefined;
+      const idleAfter = () => {
+        clearTimeout(timer);
+        timer = setTimeout(() => {
+          idle = true;
+          wake?.();
+        }, streams.watchIdleMs);
+        timer.unref();
+      };
       try {
         let last = current();
         yield { status: last };
+        idleAfter();
         for (;;) {
-          if (!changed) await new Promise<void>((resolve) => (wake = resolve));
+          if (!changed && !idle) await new Promise<void>((resolve) => (wake = resolve));
           wake = undefined;
-          changed = false;
           ctx.signal.throwIfAborted();
-          const now = current();
-          if (now !== last) {
-            last = now;
-            yield { status: now };
+          if (changed) {
+            changed = false;
+            const now = current();
+            if (now !== last) {
+              last = now;
+              yield { status: now };
+              idleAfter();
+              continue;
+            }
           }
+          if (idle) return;
         }
       } finally {
+        clearTimeout(timer);
         unsubscribe();
         ctx.signal.removeEventListener("abort", onAbort);
+        release();
       }
     },
   });

@@ -8,6 +8,13 @@ import type { NodeHandler, NodeServerRequest, NodeServerResponse } from "./node-
 
 /** The first bytes of every HTTP/2 connection (RFC 9113 §3.4). */
 const H2_PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", "latin1");
+/** Answered at once and never held: a full server still tells Kubernetes it is alive (and whether it is ready). */
+const PROBE_PATHS = new Set(["/healthz", "/readyz"]);
+
+function isProbe(req: NodeServerRequest): boolean {
+  return req.method === "GET" && PROBE_PATHS.has(req.url ?? "");
+}
+
 /** After the grace period and the abort, how long responses get to flush before sockets are cut. */
 const FLUSH_AFTER_ABORT_MS = 1_000;
 
@@ -23,11 +30,20 @@ export interface ConnectionTimeouts {
   http2IdleMs: number;
 }
 
+/** Streams and requests open at once (HTTP2_MAX_CONCURRENT_STREAMS, STREAMS_MAX_OPEN). */
+export interface StreamLimits {
+  /** Per HTTP/2 connection, advertised in its SETTINGS: the client may not open more. */
+  perConnection: number;
+  /** In the whole process, HTTP/1.1 requests and HTTP/2 streams together. */
+  total: number;
+}
+
 export interface ListenerOptions {
   handler: NodeHandler;
   /** With `clientCa`, every client is asked for a certificate checked against it, and let in either way (src/server/auth reads the verdict). */
   tls: { cert: Buffer; key: Buffer; clientCa?: Buffer } | undefined;
   timeouts: ConnectionTimeouts;
+  streams: StreamLimits;
   log: Logger;
 }
 
@@ -46,11 +62,18 @@ export interface ListenerOptions {
  * HTTP/2 stream reset), idle keep-alive connections and HTTP/2 sessions with
  * no open stream. Answers are never cut: a long stream or a slow upstream
  * call runs as long as its own deadline allows.
+ *
+ * Open streams are bounded: each HTTP/2 connection advertises
+ * HTTP2_MAX_CONCURRENT_STREAMS (Node's default is 2^32-1, and a thousand idle
+ * streams per connection held gigabytes), and past STREAMS_MAX_OPEN in the
+ * whole process a new request (but a probe) is answered 503 with Retry-After at
+ * once, before any handler, so the memory held by open streams has a ceiling whatever the
+ * number of connections.
  */
 export class Listener {
   private readonly front: net.Server;
   private readonly h1: http.Server;
-  private readonly h2 = http2.createServer();
+  private readonly h2: http2.Http2Server;
   private readonly sockets = new Set<net.Socket>();
   private readonly h2Sockets = new WeakSet<net.Socket>();
   private readonly sessions = new Set<http2.Http2Session>();
@@ -62,6 +85,8 @@ export class Listener {
   private readonly bodiesDue = new Map<http2.ServerHttp2Stream, { req: http2.Http2ServerRequest; due: number }>();
   private bodySweep: NodeJS.Timeout | undefined;
   private closing = false;
+  /** HTTP/1.x requests and HTTP/2 streams whose response has not closed yet. */
+  private open = 0;
   private readonly allClosedWaiters = new Set<() => void>();
 
   constructor(private readonly opts: ListenerOptions) {
@@ -74,6 +99,8 @@ export class Listener {
       connectionsCheckingInterval: Math.max(10, Math.min(1000, Math.floor(t.headersMs / 10))),
     };
     this.h1 = http.createServer(h1Timeouts);
+    const settings = { maxConcurrentStreams: opts.streams.perConnection };
+    this.h2 = http2.createServer({ settings });
     // The h1 server never listens itself (the front server hands it connections), and Node starts
     // the checks of headersTimeout and requestTimeout on 'listening': start them here.
     this.h1.emit("listening");
@@ -84,7 +111,7 @@ export class Listener {
     if (opts.tls) {
       const { cert, key, clientCa } = opts.tls;
       const clientCerts = clientCa ? { requestCert: true, rejectUnauthorized: false, ca: clientCa } : {};
-      const secure = http2.createSecureServer({ cert, key, allowHTTP1: true, ...clientCerts }, handler);
+      const secure = http2.createSecureServer({ cert, key, allowHTTP1: true, settings, ...clientCerts }, handler);
       // Its HTTP/1.1 fallback reads these as the h1 server does (createSecureServer does not take them as options).
       Object.assign(secure, h1Timeouts);
       secure.on("session", (s) => this.trackSession(s));
@@ -157,7 +184,18 @@ export class Listener {
     for (const socket of this.sockets) socket.destroy();
   }
 
+  /** Requests and streams open now, over every connection. */
+  get openStreams(): number {
+    return this.open;
+  }
+
   private onRequest(req: NodeServerRequest, res: NodeServerResponse): void {
+    if (this.open >= this.opts.streams.total && !isProbe(req)) {
+      this.refuseOverCap(req, res);
+      return;
+    }
+    this.open++;
+    res.once("close", this.streamClosed);
     if ("stream" in req) this.limitBodyTime(req);
     else {
       const socket = req.socket;
@@ -172,6 +210,38 @@ export class Listener {
       });
     }
     this.opts.handler(req, res);
+  }
+
+  private readonly streamClosed = (): void => {
+    this.open--;
+  };
+
+  /**
+   * 503 with Retry-After, as cheap as an answer gets: no handler, no body read.
+   * gRPC clients see UNAVAILABLE (retryable), Connect and plain HTTP clients the
+   * status and a JSON line naming the setting. The unread body is dropped (an
+   * HTTP/1.1 connection then closes, an HTTP/2 stream is reset after the answer).
+   */
+  private refuseOverCap(req: NodeServerRequest, res: NodeServerResponse): void {
+    this.opts.log.debug({ path: req.url, open: this.open }, "request refused: STREAMS_MAX_OPEN reached");
+    const text = JSON.stringify({
+      error: `the server has ${this.opts.streams.total} requests and streams open, its limit (STREAMS_MAX_OPEN); retry in a second`,
+      reason: "TOO_MANY_STREAMS",
+    });
+    req.resume();
+    if ("stream" in req) {
+      res.once("finish", () => {
+        if (!req.stream.destroyed) req.stream.close(http2.constants.NGHTTP2_NO_ERROR);
+      });
+    } else {
+      res.setHeader("connection", "close");
+    }
+    res.writeHead(503, {
+      "content-type": "application/json",
+      "content-length": String(Buffer.byteLength(text)),
+      "retry-after": "1",
+    });
+    res.end(text);
   }
 
   /**

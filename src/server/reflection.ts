@@ -21,6 +21,7 @@ import {
   ServerReflectionRequestSchema as V1AlphaRequestSchema,
   ServerReflectionResponseSchema as V1AlphaResponseSchema,
 } from "../../gen/grpc/reflection/v1alpha/reflection_pb";
+import type { ToolingStreams } from "./tooling-streams";
 
 const NOT_FOUND = 5;
 const INVALID_ARGUMENT = 3;
@@ -165,12 +166,13 @@ function respond(
 /**
  * Registers grpc.reflection.v1 and v1alpha ServerReflection, so `grpcurl` and
  * `buf curl --reflect` can list and describe every service and decode error
- * details. Files found in `documented` are served with their comments. Each stream remembers which files it sent, so dependencies go once
+ * details. Files found in `documented` are served with their comments. Each stream counts against `streams`. Each stream remembers which files it sent, so dependencies go once
  * per stream (as grpc-go does). v1alpha has the same wire format as v1: its
  * messages are re-read as v1 and answered by the same code.
  */
 export function registerReflection(
   router: ConnectRouter,
+  streams: ToolingStreams,
   services: readonly DescService[],
   extraFiles: readonly DescFile[],
   documented: ReadonlyMap<string, Uint8Array> = new Map(),
@@ -179,19 +181,29 @@ export function registerReflection(
 
   router.service(ServerReflection, {
     async *serverReflectionInfo(requests) {
-      const sent = new Set<string>();
-      for await (const req of requests) {
-        yield answer(index, req, sent);
+      const release = streams.take("ServerReflectionInfo");
+      try {
+        const sent = new Set<string>();
+        for await (const req of requests) {
+          yield answer(index, req, sent);
+        }
+      } finally {
+        release();
       }
     },
   });
 
   router.service(ServerReflectionV1Alpha, {
     async *serverReflectionInfo(requests) {
-      const sent = new Set<string>();
-      for await (const alphaReq of requests) {
-        const req = fromBinary(ServerReflectionRequestSchema, toBinary(V1AlphaRequestSchema, alphaReq));
-        yield fromBinary(V1AlphaResponseSchema, toBinary(ServerReflectionResponseSchema, answer(index, req, sent)));
+      const release = streams.take("ServerReflectionInfo");
+      try {
+        const sent = new Set<string>();
+        for await (const alphaReq of requests) {
+          const req = fromBinary(ServerReflectionRequestSchema, toBinary(V1AlphaRequestSchema, alphaReq));
+          yield fromBinary(V1AlphaResponseSchema, toBinary(ServerReflectionResponseSchema, answer(index, req, sent)));
+        }
+      } finally {
+        release();
       }
     },
   });

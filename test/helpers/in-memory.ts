@@ -8,6 +8,7 @@ import { productServices, routes } from "../../src/routes";
 import { HealthState } from "../../src/server/health";
 import { callInterceptor } from "../../src/server/interceptors";
 import { createMetrics } from "../../src/server/metrics";
+import { ToolingStreams } from "../../src/server/tooling-streams";
 
 /** The service's routes served in memory: no port, no HTTP, the same handlers and interceptor. */
 export interface InMemoryService {
@@ -30,7 +31,11 @@ export async function inMemoryService(env: Record<string, string> = {}): Promise
   const deps = buildDeps(config, log);
   await deps.start();
   const health = new HealthState(productServices.map((s) => s.typeName));
-  const transport = createRouterTransport(routes(deps, health), {
+  const streams = new ToolingStreams({
+    totalStreams: config.server.streams.total,
+    watchIdleMs: config.server.healthWatchIdleMs,
+  });
+  const transport = createRouterTransport(routes(deps, health, streams), {
     router: { interceptors: [callInterceptor({ log, metrics: createMetrics() })], jsonOptions: JSON_OPTIONS },
   });
   return {
