@@ -72,7 +72,7 @@ export function createApp(config: Config, log: Logger, overrides: { backend?: Cl
     fallback: createHttpRoutes({
       routes: [
         ...probeRoutes({ health, metrics, checks: deps.readiness, log }),
-        ...httpRoutes(deps, { log, maxBytes: config.server.readMaxBytes, stopping: stopping.signal }),
+        ...httpRoutes(deps, { log, maxBytes: config.server.readMaxBytes, stopping: stopping.signal }, admission),
       ],
       metrics,
       log,

@@ -19,6 +19,7 @@ import { mcpTools } from "./mcp/tools";
 import { registerMemRecall } from "./memrecall/memrecall-service";
 import { registerResolver } from "./resolver/resolver-service";
 import { resolverRoutes } from "./resolver/rest-routes";
+import type { Admission } from "./server/admission";
 import { PUBLIC_PREFIX } from "./server/auth";
 import { type HealthState, registerHealth } from "./server/health";
 import type { HttpRoute } from "./server/http-routes";
@@ -70,14 +71,18 @@ export function routes(
  * `/api/agent-retrieval/v1/…`, and MCP at `/api/agent-retrieval/v1/mcp`, the
  * same handlers behind the token check (PUBLIC_PREFIX in server/auth).
  */
-export function httpRoutes(deps: Deps, route: Pick<JsonRouteOptions, "log" | "maxBytes" | "stopping">): HttpRoute[] {
+export function httpRoutes(
+  deps: Deps,
+  route: Pick<JsonRouteOptions, "log" | "maxBytes" | "stopping">,
+  admission: Admission,
+): HttpRoute[] {
   const internal = [
     ...knowledgeRoutes(deps.knowledge, route),
     ...schemaAndActionRoutes(deps.knowledge, route),
     ...instanceRoutes(deps.knowledge, route),
     ...resolverRoutes(deps.resolver, route),
   ];
-  const mcp = mcpRoute({ ...route, tools: mcpTools(deps) });
+  const mcp = mcpRoute({ ...route, admission, tools: mcpTools(deps) });
   const publicRoutes = internal
     .filter((r) => r.path.startsWith(INTERNAL_PREFIX))
     .map((r) => ({ ...r, path: PUBLIC_PREFIX + r.path.slice(INTERNAL_PREFIX.length) }));

@@ -2,6 +2,7 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import type { Logger } from "pino";
 import type { CallContext, Caller } from "../core/call-context";
 import { ToolError } from "../errors/tool-error";
+import type { Admission } from "../server/admission";
 import { authenticatedCaller, challengeHeaders } from "../server/auth";
 import { knIdFromHeaders } from "../server/caller";
 import type { HttpRoute } from "../server/http-routes";
@@ -20,7 +21,9 @@ export const MCP_PATH = "/mcp";
  * progress, ending with its result; no session id), so any replica can serve
  * any call. GET and DELETE are 405 with `Allow: POST`, as the transport
  * spec allows a server that offers no stream and no sessions (the route table
- * answers them). The identity headers and `traceparent` work as for RPCs, and
+ * answers them). Each tool call takes its own admission slot, so a JSON-RPC
+ * batch of a hundred calls waits its turn a hundred times rather than running
+ * them all in one turn of the event loop. The identity headers and `traceparent` work as for RPCs, and
  * a call is cancelled when its client goes away or the server stops.
  */
 export function mcpRoute(opts: {
@@ -28,11 +31,14 @@ export function mcpRoute(opts: {
   log: Logger;
   maxBytes: number;
   stopping: AbortSignal;
+  admission: Admission;
 }): HttpRoute {
   return {
     method: "POST",
     path: MCP_PATH,
     jsonBody: { maxBytes: opts.maxBytes },
+    // Each tools/call and tools/list of the body waits for its own slot (createMcpServer's `admit`).
+    admitsItself: true,
     // Refused before any JSON-RPC message is read: a JSON-RPC error without an id, with the status the problem means.
     renderRefusal: (err) => ({ status: refusalStatus(err), body: jsonRpcError(err.message) }),
     async handle(req, res, body) {
@@ -64,6 +70,7 @@ export function mcpRoute(opts: {
       const callLog = opts.log.child({ ...fields, account: caller.accountId });
       const server = createMcpServer({
         tools: opts.tools,
+        admit: (signal) => opts.admission.tryEnter() ?? opts.admission.enter(signal, caller.accountId),
         contextOf: (signal): CallContext => ({
           caller,
           ...(headerKnId !== undefined ? { headerKnId } : {}),

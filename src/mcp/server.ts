@@ -14,6 +14,7 @@ import type { CallContext } from "../core/call-context";
 import { inSpan } from "../core/telemetry";
 import { publicError } from "../errors/public-error";
 import type { ToolError } from "../errors/tool-error";
+import type { Release } from "../server/admission";
 import type { McpTool } from "./tools";
 
 /** The server's name and version (package.json's) in the MCP handshake. */
@@ -43,6 +44,12 @@ const INSTRUCTIONS = `业务知识网络与用户记忆的检索工具。
 export function createMcpServer(opts: {
   tools: readonly McpTool[];
   contextOf(signal: AbortSignal): CallContext;
+  /**
+   * Waits for a slot of admission control for one tools/list or tools/call;
+   * resolves with its release, rejects (OVERLOADED, the signal's reason) when
+   * refused. Absent over stdio, where one client is all there is.
+   */
+  admit?(signal: AbortSignal): Promise<Release> | Release;
 }): Server {
   const byName = new Map(opts.tools.map((t) => [t.name, t]));
   const server = new Server(SERVER_INFO, {
@@ -50,16 +57,23 @@ export function createMcpServer(opts: {
     instructions: INSTRUCTIONS,
     jsonSchemaValidator: noElicitation,
   });
-  server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: opts.tools.map(({ name, title, description, inputSchema, outputSchema, annotations }) => ({
-      name,
-      title,
-      description,
-      inputSchema,
-      outputSchema,
-      annotations,
-    })),
+  const tools = opts.tools.map(({ name, title, description, inputSchema, outputSchema, annotations }) => ({
+    name,
+    title,
+    description,
+    inputSchema,
+    outputSchema,
+    annotations,
   }));
+  server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => {
+    try {
+      (await admitted(opts.admit, extra.signal))?.();
+    } catch (err) {
+      const { error } = publicError(err, "");
+      throw new McpError(ErrorCode.InternalError, `${error.code.toUpperCase()} (${error.reason}): ${error.message}`);
+    }
+    return { tools };
+  });
   server.setRequestHandler(LooseCallToolRequest, async (request, extra): Promise<CallToolResult> => {
     // The SDK has checked the request against CallToolRequestSchema before calling this (see LooseCallToolRequest).
     const { name, arguments: args = {} } = (request as CallToolRequest).params;
@@ -72,6 +86,7 @@ export function createMcpServer(opts: {
     }
     const ctx = opts.contextOf(extra.signal);
     const started = performance.now();
+    let release: Release | undefined;
     // A client that sends a progressToken hears each step of a long tool (recall) as notifications/progress,
     // one after another and all before the result: a client drops progress that comes after its answer.
     const token = (request as CallToolRequest).params._meta?.progressToken;
@@ -87,6 +102,7 @@ export function createMcpServer(opts: {
               .catch((err: unknown) => ctx.log.warn({ err, tool: name }, "mcp progress notification not sent"));
           };
     try {
+      release = await admitted(opts.admit, ctx.signal);
       const { text, structured } = await inSpan(`mcp tool ${name}`, { "mcp.tool": name }, () =>
         tool.call(ctx, args, progress).finally(() => notified),
       );
@@ -101,9 +117,19 @@ export function createMcpServer(opts: {
           "mcp tool failed",
         );
       return { isError: true, content: [{ type: "text", text: errorText(failure, ctx.traceId) }] };
+    } finally {
+      release?.();
     }
   });
   return server;
+}
+
+/** A slot from `admit`, when there is admission control. */
+async function admitted(
+  admit: ((signal: AbortSignal) => Promise<Release> | Release) | undefined,
+  signal: AbortSignal,
+): Promise<Release | undefined> {
+  return admit === undefined ? undefined : await admit(signal);
 }
 
 /**

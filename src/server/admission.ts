@@ -20,6 +20,7 @@ export interface AdmissionObserver {
 export type Release = () => void;
 
 interface Waiter {
+  readonly caller: string;
   admit(release: Release): void;
 }
 
@@ -36,10 +37,16 @@ const MAX_PER_TURN = 256;
 /**
  * Admission control: at most `maxInFlight` calls in progress in this process,
  * and calls started for at most SLICE_MS in one turn of the event loop; the
- * next ones wait in one first-in first-out queue, at most `maxQueued` of them
- * and each at most `maxWaitMs`, then are refused RESOURCE_EXHAUSTED with a
- * time to retry after. A waiting call whose caller gives up (deadline,
- * cancel, shutdown) leaves the queue with the caller's reason.
+ * next ones wait, at most `maxQueued` of them and each at most `maxWaitMs`,
+ * then are refused RESOURCE_EXHAUSTED with a time to retry after. A waiting
+ * call whose caller gives up (deadline, cancel, shutdown) leaves the queue
+ * with the caller's reason.
+ *
+ * Waiting is fair between callers (accounts): each caller has its own
+ * first-in first-out queue and the queues take turns, one call each, so a
+ * caller with a thousand calls waiting (a flood, an MCP batch) delays another
+ * caller's call by one of its calls, not by all of them; and one caller may
+ * hold at most half of `maxQueued`, so it cannot fill the queue for everyone.
  *
  * Why both bounds. Most calls never wait for I/O (the embedded engine,
  * SQLite and the in-process session store answer synchronously), so they run
@@ -56,8 +63,13 @@ const MAX_PER_TURN = 256;
  */
 export class Admission {
   private running = 0;
-  /** The waiting calls, first come first: a Set keeps insertion order and lets one leave from anywhere at once. */
-  private readonly queue = new Set<Waiter>();
+  /**
+   * The waiting calls by caller, each caller's first come first (a Set keeps insertion order and lets
+   * one leave from anywhere at once); the callers in the order of their turns (a served caller with
+   * calls left goes to the back).
+   */
+  private readonly queues = new Map<string, Set<Waiter>>();
+  private waiting = 0;
   /** When this turn's slice began; undefined between slices. */
   private sliceStart: number | undefined;
   /** setImmediate callbacks scheduled to start waiting calls and not run yet. */
@@ -75,7 +87,12 @@ export class Admission {
 
   /** Calls waiting for a slot now. */
   get queued(): number {
-    return this.queue.size;
+    return this.waiting;
+  }
+
+  /** The most calls one caller may have waiting. */
+  private get perCaller(): number {
+    return Math.ceil(this.settings.maxQueued / 2);
   }
 
   /**
@@ -83,20 +100,22 @@ export class Admission {
    * turn's slice has time left, else after the calls before it. Rejects with
    * RESOURCE_EXHAUSTED (reason OVERLOADED, retryAfterMs set) when the queue is
    * full or the wait passes maxWaitMs, and with `signal.reason` when the
-   * signal aborts first.
+   * signal aborts first. `caller` (an account) decides whose turn it is among
+   * waiting calls.
    */
-  enter(signal: AbortSignal): Promise<Release> {
+  enter(signal: AbortSignal, caller: string): Promise<Release> {
     if (signal.aborted) return Promise.reject(signal.reason);
     const now = this.tryEnter();
     if (now !== undefined) return Promise.resolve(now);
-    if (this.queue.size >= this.settings.maxQueued) {
+    const own = this.queues.get(caller);
+    if (this.waiting >= this.settings.maxQueued || (own?.size ?? 0) >= this.perCaller) {
       this.observer.refused("queue_full");
       return Promise.reject(this.overloaded());
     }
     const started = performance.now();
     return new Promise<Release>((resolve, reject) => {
       const leave = (reason: unknown) => {
-        this.queue.delete(waiter);
+        this.dequeue(waiter);
         clearTimeout(timer);
         signal.removeEventListener("abort", onAbort);
         reject(reason);
@@ -107,6 +126,7 @@ export class Admission {
         leave(this.overloaded());
       }, this.settings.maxWaitMs);
       const waiter: Waiter = {
+        caller,
         admit: (release) => {
           clearTimeout(timer);
           signal.removeEventListener("abort", onAbort);
@@ -115,7 +135,10 @@ export class Admission {
         },
       };
       signal.addEventListener("abort", onAbort, { once: true });
-      this.queue.add(waiter);
+      const queue = own ?? new Set<Waiter>();
+      if (own === undefined) this.queues.set(caller, queue);
+      queue.add(waiter);
+      this.waiting++;
       this.schedulePump();
     });
   }
@@ -127,9 +150,32 @@ export class Admission {
    * microtask queue.
    */
   tryEnter(): Release | undefined {
-    if (this.running < this.settings.maxInFlight && this.queue.size === 0 && !this.sliceSpent()) {
+    if (this.running < this.settings.maxInFlight && this.waiting === 0 && !this.sliceSpent()) {
       this.start();
       return this.releaser();
+    }
+    return undefined;
+  }
+
+  /** Takes a waiting call out of its caller's queue (served, or gone); a caller with none left loses its turn. */
+  private dequeue(waiter: Waiter): void {
+    const queue = this.queues.get(waiter.caller);
+    if (queue === undefined || !queue.delete(waiter)) return;
+    this.waiting--;
+    if (queue.size === 0) this.queues.delete(waiter.caller);
+  }
+
+  /** The first call of the caller whose turn it is; that caller moves to the back of the turns. */
+  private nextInTurn(): Waiter | undefined {
+    for (const [caller, queue] of this.queues) {
+      const [first] = queue;
+      this.queues.delete(caller);
+      if (queue.size > 1) this.queues.set(caller, queue);
+      if (first !== undefined) {
+        queue.delete(first);
+        this.waiting--;
+      }
+      return first;
     }
     return undefined;
   }
@@ -168,18 +214,19 @@ export class Admission {
    */
   private schedulePump(): void {
     const free = this.settings.maxInFlight - this.running;
-    if (this.pumps > 0 || this.queue.size === 0 || free <= 0) return;
-    this.pumps = Math.min(this.queue.size, free, MAX_PER_TURN);
+    if (this.pumps > 0 || this.waiting === 0 || free <= 0) return;
+    this.pumps = Math.min(this.waiting, free, MAX_PER_TURN);
     for (let i = this.pumps; i > 0; i--) setImmediate(this.pump);
   }
 
   private readonly pump = (): void => {
     this.pumps--;
-    const [first] = this.queue;
-    if (first !== undefined && this.running < this.settings.maxInFlight && !this.sliceSpent()) {
-      this.queue.delete(first);
-      this.start();
-      first.admit(this.releaser());
+    if (this.waiting > 0 && this.running < this.settings.maxInFlight && !this.sliceSpent()) {
+      const next = this.nextInTurn();
+      if (next !== undefined) {
+        this.start();
+        next.admit(this.releaser());
+      }
     }
     if (this.pumps === 0) this.schedulePump();
   };
@@ -190,7 +237,7 @@ export class Admission {
     return new ToolError({
       code: "resource_exhausted",
       reason: "OVERLOADED",
-      message: `the service is at its limit of ${this.settings.maxInFlight} calls in progress and ${this.queue.size} waiting; retry in ${retryAfterMs} ms`,
+      message: `the service is at its limit of ${this.settings.maxInFlight} calls in progress and ${this.waiting} waiting; retry in ${retryAfterMs} ms`,
       metadata: { retry_after_ms: String(retryAfterMs) },
       retryAfterMs,
       hint: {

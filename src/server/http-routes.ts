@@ -3,6 +3,7 @@ import { tracingOn } from "../core/telemetry";
 import { retryAfterSeconds } from "../errors/connect-mapping";
 import { ToolError } from "../errors/tool-error";
 import type { Admission } from "./admission";
+import { authResultOf } from "./auth";
 import type { Metrics } from "./metrics";
 import type { NodeHandler, NodeServerRequest, NodeServerResponse } from "./node-types";
 import {
@@ -35,6 +36,14 @@ export interface HttpRoute {
    * dead one. Every other route waits its turn like an RPC.
    */
   unqueued?: boolean;
+  /**
+   * The route's body is read and checked as for any route, but the route
+   * takes admission slots itself, one per piece of work it finds in the body
+   * (MCP: one per tool call of a JSON-RPC batch), rather than one for the
+   * whole request: a batch then costs other callers what its calls sent one
+   * by one would.
+   */
+  admitsItself?: boolean;
   /**
    * The status and body of a refusal before the route runs (body too large or
    * too deep, malformed Host, overloaded, shutting down) in the route's own
@@ -168,7 +177,14 @@ export function createHttpRoutes(opts: {
     res.once("close", () => gone.abort(new ToolError({ code: "cancelled", reason: "CANCELLED", message: "gone" })));
     void bodyOf(route, req, res).then((body) => {
       if (body === undefined) return;
-      opts.admission.enter(AbortSignal.any([gone.signal, opts.stopping])).then(
+      if (route.admitsItself) {
+        void run(route, path, req, res, body);
+        return;
+      }
+      // Turns are shared between accounts; a request refused by authentication waits as one anonymous caller.
+      const auth = authResultOf(req);
+      const caller = auth.ok ? auth.caller.accountId : "";
+      opts.admission.enter(AbortSignal.any([gone.signal, opts.stopping]), caller).then(
         (release) => {
           res.once("close", release);
           if (res.destroyed) release();

@@ -103,7 +103,9 @@ export function callInterceptor(deps: { log: Logger; metrics: Metrics; admission
           for await (const m of req.message) messages.push(m);
           req = { ...req, message: replay(messages) } as typeof req;
         }
-        release = (req.signal.aborted ? undefined : admission.tryEnter()) ?? (await admission.enter(req.signal));
+        release =
+          (req.signal.aborted ? undefined : admission.tryEnter()) ??
+          (await admission.enter(req.signal, auth.caller.accountId));
       }
       const res = await next(req);
       res.header.set("x-trace-id", call.traceId);

@@ -30,11 +30,11 @@ describe("admission control", () => {
   it("admits at once up to maxInFlight, then in arrival order as slots come free", async () => {
     const { observer } = recorder();
     const admission = new Admission({ maxInFlight: 2, maxQueued: 10, maxWaitMs: 5000 }, observer);
-    const first = await admission.enter(never);
-    const second = await admission.enter(never);
+    const first = await admission.enter(never, "a");
+    const second = await admission.enter(never, "a");
     const order: string[] = [];
     const waiting = ["a", "b", "c"].map((name) =>
-      admission.enter(never).then((release) => {
+      admission.enter(never, "a").then((release) => {
         order.push(name);
         return release;
       }),
@@ -62,7 +62,7 @@ describe("admission control", () => {
     const first = admission.tryEnter();
     expect(first).toBeTypeOf("function");
     expect(admission.tryEnter()).toBeUndefined();
-    const waiting = admission.enter(never);
+    const waiting = admission.enter(never, "a");
     first!();
     // The freed slot goes to the call that waited, not to one arriving after it.
     expect(admission.tryEnter()).toBeUndefined();
@@ -86,7 +86,7 @@ describe("admission control", () => {
     // Each call arrives in its own callback, as requests do, and works 15 ms without yielding, as an embedded-engine call does.
     const calls = Array.from({ length: 6 }, (_, call) =>
       new Promise((r) => setImmediate(r))
-        .then(() => admission.enter(never))
+        .then(() => admission.enter(never, "a"))
         .then((release) => {
           started.push({ call, turn });
           busy(15);
@@ -103,9 +103,9 @@ describe("admission control", () => {
   it("refuses at once with RESOURCE_EXHAUSTED OVERLOADED and a time to retry when the queue is full", async () => {
     const { seen, observer } = recorder();
     const admission = new Admission({ maxInFlight: 1, maxQueued: 1, maxWaitMs: 400 }, observer);
-    await admission.enter(never);
-    const queued = admission.enter(never);
-    const err = await admission.enter(never).catch((e: unknown) => e);
+    await admission.enter(never, "a");
+    const queued = admission.enter(never, "a");
+    const err = await admission.enter(never, "a").catch((e: unknown) => e);
     // At once: the call already waiting has not reached its 400 ms yet.
     expect(admission.queued).toBe(1);
     expect(err).toBeInstanceOf(ToolError);
@@ -117,16 +117,51 @@ describe("admission control", () => {
     await expect(queued).rejects.toMatchObject({ reason: "OVERLOADED" });
   });
 
+  it("takes turns between callers: a caller with many calls waiting delays another's call by one of them", async () => {
+    const { observer } = recorder();
+    const admission = new Admission({ maxInFlight: 1, maxQueued: 100, maxWaitMs: 5000 }, observer);
+    const running = await admission.enter(never, "flood");
+    const order: string[] = [];
+    const waitFor = (caller: string, n: number) =>
+      admission.enter(never, caller).then((release) => {
+        order.push(`${caller}${n}`);
+        release();
+      });
+    const calls = [1, 2, 3, 4, 5].map((n) => waitFor("flood", n));
+    calls.push(waitFor("other", 1), waitFor("third", 1), waitFor("other", 2));
+    running();
+    await Promise.all(calls);
+    // First come first served within a caller; one call per caller per turn between them.
+    expect(order).toEqual(["flood1", "other1", "third1", "flood2", "other2", "flood3", "flood4", "flood5"]);
+  });
+
+  it("lets one caller hold at most half of maxQueued waiting, so a flood leaves room for others", async () => {
+    const { seen, observer } = recorder();
+    const admission = new Admission({ maxInFlight: 1, maxQueued: 4, maxWaitMs: 5000 }, observer);
+    const running = await admission.enter(never, "flood");
+    const held = [admission.enter(never, "flood"), admission.enter(never, "flood")];
+    await expect(admission.enter(never, "flood")).rejects.toMatchObject({ reason: "OVERLOADED" });
+    const other = admission.enter(never, "other");
+    expect(admission.queued).toBe(3);
+    expect(seen.refused).toEqual(["queue_full"]);
+    running();
+    for (const next of [held[0]!, other, held[1]!]) (await next)();
+    expect(admission.inFlight).toBe(0);
+  });
+
   it("refuses a call that waited maxWaitMs, and gives its place to the next", async () => {
     const { seen, observer } = recorder();
     const admission = new Admission({ maxInFlight: 1, maxQueued: 5, maxWaitMs: 100 }, observer);
-    const running = await admission.enter(never);
+    const running = await admission.enter(never, "a");
     const started = performance.now();
-    await expect(admission.enter(never)).rejects.toMatchObject({ code: "resource_exhausted", reason: "OVERLOADED" });
+    await expect(admission.enter(never, "a")).rejects.toMatchObject({
+      code: "resource_exhausted",
+      reason: "OVERLOADED",
+    });
     expect(performance.now() - started).toBeGreaterThanOrEqual(95);
     expect(seen.refused).toEqual(["waited_too_long"]);
     expect(admission.queued).toBe(0);
-    const next = admission.enter(never);
+    const next = admission.enter(never, "a");
     running();
     (await next)();
     expect(seen.waited).toHaveLength(1);
@@ -136,10 +171,10 @@ describe("admission control", () => {
   it("lets a caller who gives up leave the queue with the caller's reason, keeping the others' order", async () => {
     const { seen, observer } = recorder();
     const admission = new Admission({ maxInFlight: 1, maxQueued: 5, maxWaitMs: 5000 }, observer);
-    const running = await admission.enter(never);
+    const running = await admission.enter(never, "a");
     const deadline = new AbortController();
-    const gone = admission.enter(deadline.signal);
-    const after = admission.enter(never);
+    const gone = admission.enter(deadline.signal, "a");
+    const after = admission.enter(never, "a");
     const reason = new ConnectError("the deadline passed", Code.DeadlineExceeded);
     deadline.abort(reason);
     await expect(gone).rejects.toBe(reason);
@@ -147,7 +182,7 @@ describe("admission control", () => {
     running();
     (await after)();
     expect(seen.refused).toEqual([]);
-    await expect(admission.enter(AbortSignal.abort(reason))).rejects.toBe(reason);
+    await expect(admission.enter(AbortSignal.abort(reason), "a")).rejects.toBe(reason);
   });
 });
 
