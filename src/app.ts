@@ -5,7 +5,7 @@ import type { Config } from "./config";
 import { buildDeps, type ClosableBackend } from "./deps";
 import { httpRoutes, productServices, routes } from "./routes";
 import { Admission } from "./server/admission";
-import { createAuthenticator, logAuthentication, withAuthentication } from "./server/auth";
+import { authResultOf, createAuthenticator, logAuthentication, withAuthentication } from "./server/auth";
 import { createCors } from "./server/cors";
 import { HealthState } from "./server/health";
 import { createHttpRoutes } from "./server/http-routes";
@@ -77,6 +77,11 @@ export function createApp(config: Config, log: Logger, overrides: { backend?: Cl
       metrics,
       log,
       admission,
+      // Turns are shared between accounts; requests authentication refused wait as one caller.
+      callerOf: (req) => {
+        const auth = authResultOf(req);
+        return auth.ok ? auth.caller.accountId : "";
+      },
       jsonMaxDepth: config.server.jsonMaxDepth,
       stopping: stopping.signal,
     }),

@@ -1,4 +1,5 @@
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import { SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "pino";
 import type { CallContext, Caller } from "../core/call-context";
 import { ToolError } from "../errors/tool-error";
@@ -61,6 +62,18 @@ export function mcpRoute(opts: {
         const message = err.hint ? `${err.message}. ${err.hint.message}` : err.message;
         writeJsonRpcError(res, status, message, traceId, challengeHeaders(err));
         opts.log.info({ ...fields, status, reason: err.reason }, "mcp request refused");
+        return;
+      }
+      const version = headers.get("mcp-protocol-version");
+      if (version !== null && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
+        // Refused here rather than by the SDK, which would echo the whole header back: it comes from the caller, whatever its length.
+        const shown =
+          version.length > 40
+            ? `${JSON.stringify(version.slice(0, 40))}… (${version.length} characters)`
+            : JSON.stringify(version);
+        const message = `Bad Request: unsupported mcp-protocol-version ${shown}; this server speaks ${SUPPORTED_PROTOCOL_VERSIONS.join(", ")}`;
+        writeJsonRpcError(res, 400, message, traceId);
+        opts.log.info({ ...fields, status: 400, reason: "UNSUPPORTED_PROTOCOL_VERSION" }, "mcp request refused");
         return;
       }
       const gone = new AbortController();

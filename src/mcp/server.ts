@@ -109,7 +109,7 @@ export function createMcpServer(opts: {
       ctx.log.info({ tool: name, ms: elapsed(started), chars: text.length }, "mcp tool");
       return { content: [{ type: "text", text }], structuredContent: structured };
     } catch (err) {
-      const { error: failure, unexpected } = publicError(err, ctx.traceId);
+      const { error: failure, unexpected } = publicError(err, ctx.traceId, ctx.signal);
       if (unexpected) ctx.log.error({ err, tool: name }, "mcp tool failed with an unexpected error");
       else
         ctx.log.info(

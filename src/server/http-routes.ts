@@ -3,7 +3,6 @@ import { tracingOn } from "../core/telemetry";
 import { retryAfterSeconds } from "../errors/connect-mapping";
 import { ToolError } from "../errors/tool-error";
 import type { Admission } from "./admission";
-import { authResultOf } from "./auth";
 import type { Metrics } from "./metrics";
 import type { NodeHandler, NodeServerRequest, NodeServerResponse } from "./node-types";
 import {
@@ -92,6 +91,8 @@ export function createHttpRoutes(opts: {
   metrics: Metrics;
   log: Logger;
   admission: Admission;
+  /** Whose turn a waiting request takes in admission control (an account). */
+  callerOf(req: NodeServerRequest): string;
   /** JSON bodies nested deeper than this are refused (JSON_MAX_DEPTH). */
   jsonMaxDepth: number;
   /** Aborted when the server shuts down past its grace period: a route still waiting for a slot is refused. */
@@ -181,10 +182,7 @@ export function createHttpRoutes(opts: {
         void run(route, path, req, res, body);
         return;
       }
-      // Turns are shared between accounts; a request refused by authentication waits as one anonymous caller.
-      const auth = authResultOf(req);
-      const caller = auth.ok ? auth.caller.accountId : "";
-      opts.admission.enter(AbortSignal.any([gone.signal, opts.stopping]), caller).then(
+      opts.admission.enter(AbortSignal.any([gone.signal, opts.stopping]), opts.callerOf(req)).then(
         (release) => {
           res.once("close", release);
           if (res.destroyed) release();

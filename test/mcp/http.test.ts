@@ -750,6 +750,30 @@ describe("MCP over Streamable HTTP", () => {
       }
     });
 
+    it("refuses an unknown mcp-protocol-version with 400 naming the supported ones, echoing at most 40 characters of it", async () => {
+      const res = await fetch(`${server.baseUrl}/mcp`, {
+        method: "POST",
+        headers: { ...MCP_HEADERS, "mcp-protocol-version": "9".repeat(4000) },
+        body: listRequest,
+      });
+      expect(res.status).toBe(400);
+      const text = await res.text();
+      expect(text.length).toBeLessThan(400);
+      expect(text).not.toContain("9".repeat(41));
+      const body = JSON.parse(text) as { error: { code: number; message: string } };
+      expect(body.error.message).toMatch(
+        /unsupported mcp-protocol-version "9{40}"… \(4000 characters\); this server speaks .*2025-06-18/,
+      );
+      for (const [name, value] of res.headers) expect(value.length, name).toBeLessThan(100);
+      const known = await fetch(`${server.baseUrl}/mcp`, {
+        method: "POST",
+        headers: { ...MCP_HEADERS, "mcp-protocol-version": "2025-06-18" },
+        body: listRequest,
+      });
+      expect(known.status).toBe(200);
+      await known.body?.cancel();
+    });
+
     it("answers bad identity headers with 400 and a JSON-RPC error naming the header", async () => {
       const bad: Record<string, string>[] = [{ "x-account-type": "robot" }, { "x-account-id": "x".repeat(300) }];
       for (const headers of bad) {

@@ -213,6 +213,7 @@ describe("MCP tool recall with an LLM: a client that goes away ends the recall",
       },
     );
     const before = llm.requests.length;
+    const logsBefore = server.logs.length;
     const controller = new AbortController();
     const res = await fetch(`${server.baseUrl}/mcp`, {
       method: "POST",
@@ -238,6 +239,9 @@ describe("MCP tool recall with an LLM: a client that goes away ends the recall",
     expect(llm.aborted).toHaveLength(1);
     await new Promise((r) => setTimeout(r, 300));
     expect(llm.requests.length - before).toBe(2);
+    // A client going away is not our failure: nothing at warn or error level, no stack (any client could fill the log).
+    const loud = server.logs.slice(logsBefore).filter((l) => (l.level ?? 0) >= 40);
+    expect(loud.map((l) => l.msg)).toEqual([]);
   });
 });
 
