@@ -13,6 +13,7 @@ import { callInterceptor } from "./server/interceptors";
 import { Listener } from "./server/listener";
 import { createMetrics, type Metrics } from "./server/metrics";
 import { probeRoutes } from "./server/probes";
+import { protoMaxDepth } from "./server/proto-shape";
 import { createRpcHandler } from "./server/rpc-handler";
 import { ToolingStreams } from "./server/tooling-streams";
 import { tracingInterceptor } from "./server/tracing";
@@ -65,6 +66,8 @@ export function createApp(config: Config, log: Logger, overrides: { backend?: Cl
       // Agents compose JSON by hand: a misspelt field is an error, not silently ignored.
       // Zero values are written too, so every answer has the spec's full shape (false, 0, [] included).
       jsonOptions: JSON_OPTIONS,
+      // protobuf-es's default is 100 levels; proto-shape.ts refuses deeper ones before it decodes them.
+      binaryOptions: { recursionLimit: protoMaxDepth(config.server.jsonMaxDepth) },
       // With tracing on, outermost: the call's span is open while it waits, runs and is logged.
       interceptors: [...(config.tracing ? [tracingInterceptor()] : []), callInterceptor({ log, metrics, admission })],
       shutdownSignal: stopping.signal,
@@ -86,6 +89,7 @@ export function createApp(config: Config, log: Logger, overrides: { backend?: Cl
       stopping: stopping.signal,
     }),
     jsonMaxDepth: config.server.jsonMaxDepth,
+    protoMaxDepth: protoMaxDepth(config.server.jsonMaxDepth),
     log,
   });
   const cors = createCors(config.server.corsAllowedOrigins);

@@ -1,4 +1,5 @@
 import type { OutgoingHttpHeaders } from "node:http";
+import type { DescMessage } from "@bufbuild/protobuf";
 import {
   Code,
   ConnectError,
@@ -15,11 +16,13 @@ import {
   universalResponseToNodeResponse,
 } from "@connectrpc/connect-node";
 import type { Logger } from "pino";
+import type { ToolError } from "../errors/tool-error";
 import { authResultOf } from "./auth";
 import { hostRefusal, sendJson } from "./http-routes";
 import { kAuthResult, kRequestProblem } from "./interceptors";
 import { readUnaryJson } from "./json-body";
 import type { NodeHandler, NodeServerRequest, NodeServerResponse } from "./node-types";
+import { protoShape, protoShapeProblem } from "./proto-shape";
 import { isClientGone, malformedHost } from "./request-body";
 
 const RPC_PATH = /^\/[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)+\/[A-Za-z_]\w*$/;
@@ -40,6 +43,8 @@ export function createRpcHandler(opts: {
   fallback: NodeHandler;
   /** Connect JSON bodies nested deeper than this are refused (JSON_MAX_DEPTH). */
   jsonMaxDepth: number;
+  /** Binary unary request messages nested deeper than this are refused (see proto-shape.ts). */
+  protoMaxDepth: number;
   log: Logger;
 }): NodeHandler {
   const router = createConnectRouter({
@@ -94,12 +99,29 @@ export function createRpcHandler(opts: {
     }
     const contextValues = createContextValues();
     contextValues.set(kAuthResult, authResultOf(req));
-    const checkJson =
+    const unaryPlain =
       handler.method.methodKind === "unary" &&
-      /^application\/json(;|$)/i.test(contentType) &&
       !["gzip", "br", "deflate"].includes(String(req.headers["content-encoding"] ?? "").toLowerCase());
+    const checkJson = unaryPlain && /^application\/json(;|$)/i.test(contentType);
+    const binary = unaryPlain ? binaryFraming(contentType) : undefined;
     let answered: Promise<UniversalServerResponse>;
-    if (checkJson) {
+    if (binary !== undefined) {
+      const uReq = universalRequestFromNodeRequest(req, res, undefined, contextValues);
+      // Without a parsed body handed in, the request's body is the stream of its bytes.
+      const body = checkedBinary(uReq.body as AsyncIterable<Uint8Array>, binary, {
+        input: handler.method.input,
+        maxDepth: opts.protoMaxDepth,
+        maxBytes: opts.routerOptions.readMaxBytes,
+        refuse: (problem) => contextValues.set(kRequestProblem, problem),
+      });
+      // A Connect body refused is replaced by an empty one, which must not be held to the sent content-length.
+      const header = binary === "raw" ? withoutContentLength(uReq.header) : uReq.header;
+      try {
+        answered = handler({ ...uReq, header, body });
+      } catch (err) {
+        answered = Promise.reject(err);
+      }
+    } else if (checkJson) {
       answered = readUnaryJson(req, res, handler.method.input, {
         maxBytes: opts.routerOptions.readMaxBytes,
         maxDepth: opts.jsonMaxDepth,
@@ -128,6 +150,65 @@ export function createRpcHandler(opts: {
         if (!res.headersSent) res.destroy();
       });
   };
+}
+
+/** How a binary unary request body holds its message: as it is (Connect), or in one 5-byte envelope (gRPC, gRPC-web). */
+function binaryFraming(contentType: string): "raw" | "enveloped" | undefined {
+  if (/^application\/proto(;|$)/i.test(contentType)) return "raw";
+  if (/^application\/grpc(-web)?(\+proto)?(;|$)/i.test(contentType)) return "enveloped";
+  return undefined;
+}
+
+function withoutContentLength(headers: Headers): Headers {
+  const copy = new Headers(headers);
+  copy.delete("content-length");
+  return copy;
+}
+
+/** An empty request message, in each framing: what the framework decodes when the real one was refused. */
+const EMPTY = { raw: new Uint8Array(0), enveloped: new Uint8Array(5) };
+
+/**
+ * The body of a binary unary call, looked at whole before the framework
+ * decodes it (protoShape): one too deep or malformed is handed on as an empty
+ * message, and `refuse` gets the problem, which the interceptor raises (so
+ * the call is logged and answered INVALID_ARGUMENT). A compressed envelope,
+ * more than one envelope, or a body past `maxBytes` is handed on unlooked at:
+ * the framework refuses those itself.
+ */
+async function* checkedBinary(
+  body: AsyncIterable<Uint8Array>,
+  framing: "raw" | "enveloped",
+  opts: { input: DescMessage; maxDepth: number; maxBytes: number; refuse(problem: ToolError): void },
+): AsyncIterable<Uint8Array> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const it = body[Symbol.asyncIterator]();
+  for (;;) {
+    const next = await it.next();
+    if (next.done) break;
+    chunks.push(next.value);
+    size += next.value.length;
+    if (size > opts.maxBytes + 5) {
+      yield* chunks;
+      yield* { [Symbol.asyncIterator]: () => it };
+      return;
+    }
+  }
+  const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+  let message: Uint8Array | undefined = bytes;
+  if (framing === "enveloped") {
+    const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    const whole = bytes.length >= 5 && (view[0]! & 1) === 0 && view.readUInt32BE(1) === bytes.length - 5;
+    message = whole ? bytes.subarray(5) : undefined;
+  }
+  const shape = message === undefined ? "ok" : protoShape(opts.input, message, opts.maxDepth);
+  if (shape === "ok") {
+    yield bytes;
+    return;
+  }
+  opts.refuse(protoShapeProblem(shape, opts.maxDepth));
+  yield EMPTY[framing];
 }
 
 /**
