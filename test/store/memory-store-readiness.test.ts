@@ -7,6 +7,7 @@ import { Code } from "@connectrpc/connect";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MemRecallService } from "../../gen/contextloader/memrecall/v1/memrecall_pb";
+import { atMostEvery } from "../../src/server/probes";
 import { sleep } from "../helpers/load";
 import { clientWith, failure } from "../helpers/rpc";
 import { startServer, type TestServer } from "../helpers/server";
@@ -35,6 +36,22 @@ async function readyzUntil(server: TestServer, check: string, want: string) {
     await sleep(200);
   }
 }
+
+describe("the write probe's rate", () => {
+  it("runs once for a burst of probes, which share its outcome, and again once the interval has passed", async () => {
+    let runs = 0;
+    const check = atMostEvery(200, async () => {
+      runs++;
+      if (runs === 1) throw new Error("not writable");
+    });
+    const burst = await Promise.allSettled(Array.from({ length: 50 }, () => check(AbortSignal.timeout(2000))));
+    expect(runs).toBe(1);
+    expect(burst.every((o) => o.status === "rejected")).toBe(true);
+    await sleep(250);
+    await check(AbortSignal.timeout(2000));
+    expect(runs).toBe(2);
+  });
+});
 
 /**
  * Root passes over file modes (chmod 0444 stops nothing here), and an open
