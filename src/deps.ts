@@ -17,7 +17,7 @@ import { MemoryIndex } from "./memrecall/memory-index";
 import { idfOf } from "./memrecall/search-text";
 import { ObjectTypeCache } from "./resolver/object-types";
 import type { ResolverDeps } from "./resolver/resolve";
-import type { ReadinessCheck } from "./server/probes";
+import { atMostEvery, type ReadinessCheck } from "./server/probes";
 import { InProcessSessionStore } from "./store/in-process-session-store";
 import type { MemoryStore } from "./store/memories/memory-store";
 import { PostgresMemoryStore } from "./store/memories/postgres-memory-store";
@@ -30,6 +30,9 @@ import { createDataRetrievalClient } from "./upstream/data-retrieval";
 import { localEmbedder, openAiEmbedder } from "./upstream/embeddings";
 import { LlmClient } from "./upstream/llm-client";
 import { httpReranker } from "./upstream/reranker";
+
+/** The memory store's write probe runs at most this often, however many probes ask (/readyz answers anyone). */
+const WRITE_PROBE_EVERY_MS = 1000;
 
 /** A knowledge-network backend the app can close on shutdown. */
 export type ClosableBackend = KnowledgeNetworkBackend & { close?(): void };
@@ -150,7 +153,11 @@ export function buildDeps(config: Config, log: Logger, overrides: { backend?: Cl
     readiness: [
       ...upstreamReadiness(backend, log),
       ...(redis ? [{ name: "redis", check: () => redis.ping() }] : []),
-      { name: `memory-store (${memories.kind})`, check: () => memories.ping() },
+      // Writable, not only reachable: a store that reads but refuses writes fails every StoreMemory.
+      {
+        name: `memory-store (${memories.kind})`,
+        check: atMostEvery(WRITE_PROBE_EVERY_MS, () => memories.checkWritable()),
+      },
     ],
     usage: [
       {

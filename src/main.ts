@@ -6,6 +6,7 @@ import { BundleError } from "./kn/embedded/bundle";
 import { VocabularyError } from "./knowledge/matching/vocabulary";
 import { GlossaryError } from "./memrecall/glossary";
 import { stopOnSignals } from "./stop-on-signals";
+import { MemoryFileError } from "./store/memories/sqlite-memory-store";
 
 /** Log output is written in chunks of about this size... */
 const LOG_BUFFER_BYTES = 8192;
@@ -38,7 +39,12 @@ function main(): void {
   try {
     app = createApp(config, log);
   } catch (err) {
-    if (err instanceof BundleError || err instanceof VocabularyError || err instanceof GlossaryError) {
+    if (
+      err instanceof BundleError ||
+      err instanceof VocabularyError ||
+      err instanceof GlossaryError ||
+      err instanceof MemoryFileError
+    ) {
       process.stderr.write(`context-loader cannot start: ${err.message}\n`);
       process.exit(2);
     }
@@ -50,6 +56,12 @@ function main(): void {
     // Whoever waits for the "listening" line need not wait for the next flush.
     () => destination.flush(),
     (err: unknown) => {
+      // The SQLite file opened but refused the schema or the start-up write (read-only, immutable, disk full).
+      if (err instanceof MemoryFileError) {
+        destination.flushSync();
+        process.stderr.write(`context-loader cannot start: ${err.message}\n`);
+        process.exit(2);
+      }
       const code = (err as NodeJS.ErrnoException).code;
       if (code === "EADDRINUSE" || code === "EACCES" || code === "EADDRNOTAVAIL") {
         // A setting to change, not a crash: one line saying which, as for a bad setting.

@@ -137,7 +137,7 @@ function recordLater(deps: MemoriesDeps, ctx: CallContext, owner: string): void 
 /**
  * `compute()`, through the session store's cache under `key` (none: computed). Cache reads and
  * writes never fail a call: the store is the truth, the cache only saves time.
- * A value `keep` refuses is returned but not cached.
+ * What is cached is `toCache(value)` (the value itself by default); undefined caches nothing.
  */
 export async function cached<T>(
   ctx: CallContext,
@@ -145,7 +145,7 @@ export async function cached<T>(
   key: string | undefined,
   ttlMs: number,
   compute: () => Promise<T>,
-  keep: (value: T) => boolean = () => true,
+  toCache: (value: T) => T | undefined = (value) => value,
 ): Promise<T> {
   // No key: the version is unknown (versionOf), and no cache can be trusted.
   if (key === undefined) return compute();
@@ -156,8 +156,9 @@ export async function cached<T>(
     ctx.log.warn({ err, key }, "cache read failed; computing");
   }
   const value = await compute();
-  if (keep(value))
-    deps.sessions.setJson(key, value, ttlMs).catch((err: unknown) => ctx.log.warn({ err, key }, "cache write failed"));
+  const kept = toCache(value);
+  if (kept !== undefined)
+    deps.sessions.setJson(key, kept, ttlMs).catch((err: unknown) => ctx.log.warn({ err, key }, "cache write failed"));
   return value;
 }
 

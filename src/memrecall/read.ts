@@ -23,7 +23,7 @@ type CachedRecord = Omit<MemoryRecord, "created_at" | "updated_at" | "stated_at"
 
 /**
  * get_memory_detail (spec §2.2): the caller's memory, from the hot-memory
- * cache (10 minutes, spec §6.1) or the store. A key the caller does not have
+ * cache (10 minutes, spec §6.1; never a sensitive memory) or the store. A key the caller does not have
  * — absent, or another user's — is the same NOT_FOUND with the spec's text.
  * A sensitive memory's content and metadata are withheld from a caller
  * without the permission (spec §7): key, summary and keywords remain.
@@ -32,18 +32,27 @@ export async function getMemoryDetail(deps: MemoriesDeps, ctx: CallContext, memo
   const owner = ownerOf(ctx.caller);
   const version = await versionOf(deps, ctx, owner);
   const key = version === undefined ? undefined : accountKey(owner, `mem:detail:${version}:${digest(memoryKey)}`);
-  const hit = await cached<CachedRecord | null>(ctx, deps, key, DETAIL_TTL_MS, async () => {
-    const record = await deps.store.get(owner, memoryKey);
-    if (!record) return null;
-    const { valid_until, ...rest } = record;
-    return {
-      ...rest,
-      created_at: record.created_at.toISOString(),
-      updated_at: record.updated_at.toISOString(),
-      stated_at: record.stated_at.toISOString(),
-      ...(valid_until ? { valid_until: valid_until.toISOString() } : {}),
-    };
-  });
+  const hit = await cached<CachedRecord | null>(
+    ctx,
+    deps,
+    key,
+    DETAIL_TTL_MS,
+    async () => {
+      const record = await deps.store.get(owner, memoryKey);
+      if (!record) return null;
+      const { valid_until, ...rest } = record;
+      return {
+        ...rest,
+        created_at: record.created_at.toISOString(),
+        updated_at: record.updated_at.toISOString(),
+        stated_at: record.stated_at.toISOString(),
+        ...(valid_until ? { valid_until: valid_until.toISOString() } : {}),
+      };
+    },
+    // A sensitive memory is never cached: the cache (Redis, shared by replicas) would hold its
+    // content in plain text. It is read from the store each time, as the cache would save only that read.
+    (record) => (record?.sensitive ? undefined : record),
+  );
   if (!hit) throw memoryNotFound(memoryKey);
   // `sensitive` may be missing from a record cached before the flag existed: it was not sensitive.
   const { valid_until, ...fields } = hit;

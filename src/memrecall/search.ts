@@ -77,7 +77,8 @@ export interface SearchOutput {
  * first. Then latest wins (latest-wins.ts): a memory replaced by a newer one
  * on the same subject says so and counts half. Results are cached for a
  * minute per user and search; any write of the user's invalidates them. A
- * sensitive memory's preview is withheld from a caller without the permission.
+ * sensitive memory's preview is withheld from a caller without the permission,
+ * and never cached: a caller with it gets the preview read from the store.
  */
 export async function searchMemories(
   deps: MemoriesDeps,
@@ -101,18 +102,49 @@ export async function searchMemories(
     key,
     SEARCH_TTL_MS,
     () => runSearch(deps, ctx, owner, version, search),
-    (o) => !o.degraded,
+    // The cache (Redis, shared by replicas) never holds a sensitive memory's preview in plain text.
+    (o) => (o.degraded ? undefined : { ...o, results: o.results.map(withoutPreview) }),
   );
   const ms = Math.round(performance.now() - started);
   ctx.log.info({ mode: input.search_mode, results: out.results.length, ms }, "memories searched");
   // The cache holds what the owner's memories say; each caller sees what its permissions allow.
-  return maySeeSensitive(ctx.caller) ? out : { ...out, results: out.results.map(redactedItem) };
+  return maySeeSensitive(ctx.caller)
+    ? withSensitivePreviews(deps, owner, out)
+    : { ...out, results: out.results.map(redactedItem) };
 }
 
 /** A sensitive memory's result without its content, for a caller without the permission (spec §7). */
 function redactedItem(r: SearchResultItem): SearchResultItem {
+  return r.sensitive === true ? { ...withoutPreview(r), redacted: true } : r;
+}
+
+/** A sensitive memory's result without its preview; any other as it is. */
+function withoutPreview(r: SearchResultItem): SearchResultItem {
   // `sensitive` may be missing from results cached before the flag existed: those are not sensitive.
-  return r.sensitive === true ? { ...r, content_preview: "", redacted: true } : r;
+  return r.sensitive === true ? { ...r, content_preview: "" } : r;
+}
+
+/**
+ * The output with the previews of its sensitive memories, which the cache
+ * does not hold: read again from the store by key (a search computed just now
+ * still has them). A memory deleted since the search was cached is left out.
+ */
+async function withSensitivePreviews(deps: MemoriesDeps, owner: string, out: SearchOutput): Promise<SearchOutput> {
+  const missing = out.results.filter((r) => r.sensitive === true && r.content_preview === "").map((r) => r.memory_key);
+  if (missing.length === 0) return out;
+  const records = new Map((await deps.store.getMany(owner, missing)).map((m) => [m.memory_key, m]));
+  const results = out.results.flatMap((r) => {
+    if (!missing.includes(r.memory_key)) return [r];
+    const record = records.get(r.memory_key);
+    return record ? [{ ...r, content_preview: previewOf(record.content) }] : [];
+  });
+  return { ...out, results };
+}
+
+/** The spec's preview: the first 200 characters, "..." when there is more. */
+function previewOf(content: string): string {
+  const chars = [...content];
+  return chars.length > PREVIEW_CHARS ? `${chars.slice(0, PREVIEW_CHARS).join("")}...` : content;
 }
 
 /**
@@ -338,12 +370,10 @@ export function hybridRelevance(keyword: number, semantic: number): number {
 }
 
 function resultItem({ record: m, relevance, supersedes, superseded_by }: Shown): SearchResultItem {
-  const chars = [...m.content];
   return {
     memory_key: m.memory_key,
     summary: m.summary,
-    // The spec's preview: the first 200 characters, "..." when there is more.
-    content_preview: chars.length > PREVIEW_CHARS ? `${chars.slice(0, PREVIEW_CHARS).join("")}...` : m.content,
+    content_preview: previewOf(m.content),
     memory_type: m.memory_type,
     relevance_score: relevance,
     created_at: m.created_at.toISOString(),

@@ -13,6 +13,21 @@ export interface ReadinessCheck {
 const CHECK_TIMEOUT_MS = 2000;
 
 /**
+ * `check`, run at most once per `intervalMs`: probes arriving meanwhile share
+ * the outcome of the last run (or of the one in flight). For a check that
+ * writes: /readyz answers anyone, and a flood of probes must not become a
+ * flood of writes (or of pool connections taken from calls).
+ */
+export function atMostEvery(intervalMs: number, check: ReadinessCheck["check"]): ReadinessCheck["check"] {
+  let last: { at: number; outcome: Promise<void> } | undefined;
+  return (signal) => {
+    const now = performance.now();
+    if (last === undefined || now - last.at >= intervalMs) last = { at: now, outcome: check(signal) };
+    return last.outcome;
+  };
+}
+
+/**
  * GET /healthz (the process is up), GET /readyz (it is not shutting down and
  * every dependency answers) and GET /metrics (Prometheus text).
  */

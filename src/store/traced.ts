@@ -32,7 +32,7 @@ export const MEMORY_STORE_OPERATIONS = [
   "keywordSearch",
   "vectors",
   "count",
-  "ping",
+  "checkWritable",
 ] as const;
 
 /** The session store's commands. */

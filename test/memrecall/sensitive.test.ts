@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { type Client, Code } from "@connectrpc/connect";
 import type { Client as McpClient } from "@modelcontextprotocol/sdk/client/index.js";
+import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MemRecallService } from "../../gen/contextloader/memrecall/v1/memrecall_pb";
 import { BadRequestSchema } from "../../gen/google/rpc/error_details_pb";
@@ -177,5 +178,88 @@ describe("sensitive memories", () => {
         redacted: true,
       });
     });
+  });
+});
+
+/**
+ * With Redis as the session store, MemRecall's caches (mem:search, mem:detail) live in Redis, which
+ * every replica shares and whose operators may read it: a sensitive memory's content and metadata
+ * are never among what is cached, in plain text or otherwise; callers with the scope still get them.
+ */
+describe("sensitive memories with Redis as the cache", () => {
+  const REDIS_URL = "redis://127.0.0.1:6379";
+  let server: TestServer;
+  let redis: Redis;
+  const owner = account();
+  beforeAll(async () => {
+    server = await startServer({ REDIS_URL, LOG_LEVEL: "warn" });
+    redis = new Redis(REDIS_URL);
+  });
+  afterAll(async () => {
+    const keys = await keysOf(owner);
+    if (keys.length > 0) await redis.del(...keys);
+    redis.disconnect();
+    await server.close();
+  });
+
+  /** Every key of the owner's (accountKey and sessionKey hold the account id as written: it needs no escaping). */
+  async function keysOf(who: string): Promise<string[]> {
+    const keys: string[] = [];
+    let cursor = "0";
+    do {
+      const [next, batch] = await redis.scan(cursor, "MATCH", `cl:*${who}*`, "COUNT", 1000);
+      keys.push(...batch);
+      cursor = next;
+    } while (cursor !== "0");
+    return keys;
+  }
+
+  /** What a key holds, as text, whatever its type. */
+  async function textOf(key: string): Promise<string> {
+    const type = await redis.type(key);
+    if (type === "string") return (await redis.get(key)) ?? "";
+    if (type === "list") return (await redis.lrange(key, 0, -1)).join("\n");
+    if (type === "set") return (await redis.smembers(key)).join("\n");
+    if (type === "hash") return JSON.stringify(await redis.hgetall(key));
+    return "";
+  }
+
+  it("caches searches and reads of the owner without the sensitive memory's content or metadata, and still shows them with the scope", async () => {
+    const plain = clientWith(MemRecallService, server.baseUrl, { "x-account-id": owner });
+    const permitted = clientWith(MemRecallService, server.baseUrl, {
+      "x-account-id": owner,
+      [SCOPE_HEADER]: "memories:sensitive",
+    });
+    await plain.storeMemory(SECRET);
+    await plain.storeMemory(PLAIN);
+    const search = { query: "生产数据库的口令", minRelevanceScore: 0.1 };
+    // Each twice: the second answer comes from the cache.
+    for (let i = 0; i < 2; i++) {
+      for (const [c, shown] of [
+        [plain, false],
+        [permitted, true],
+      ] as const) {
+        const detail = await c.getMemoryDetail({ memoryKey: SECRET.memoryKey });
+        expect(detail).toMatchObject({ content: shown ? SECRET.content : "", redacted: !shown });
+        expect(detail.metadata).toEqual(shown ? SECRET.metadata : {});
+        expect((await c.getMemoryDetail({ memoryKey: PLAIN.memoryKey })).content).toBe(PLAIN.content);
+        const found = await c.searchMemories(search);
+        expect(found.results.find((r) => r.memoryKey === SECRET.memoryKey)).toMatchObject({
+          contentPreview: shown ? SECRET.content : "",
+          redacted: !shown,
+        });
+      }
+    }
+
+    const keys = await keysOf(owner);
+    // The caches were written (the test looks where they are).
+    expect(keys.some((k) => k.includes(":mem:search:"))).toBe(true);
+    expect(keys.some((k) => k.includes(":mem:detail:"))).toBe(true);
+    const cachedText = (await Promise.all(keys.map(textOf))).join("\n");
+    expect(cachedText).toContain(PLAIN.content);
+    expect(cachedText).toContain(SECRET.summary);
+    expect(cachedText).not.toContain("Tr0ub4dor");
+    expect(cachedText).not.toContain("analytics_rw");
+    expect(cachedText).not.toContain("rotated");
   });
 });

@@ -56,8 +56,9 @@ describe("postgres memory store", () => {
     try {
       await first.migrate();
       await first.upsert("u", { ...write, memory_key: "old" });
-      // Back to what version 2 had: no sensitive or stated_at column, two migrations recorded.
+      // Back to what version 2 had: no sensitive or stated_at column, no probe table, two migrations recorded.
       await admin.query(`ALTER TABLE ${schema}.memories DROP COLUMN sensitive, DROP COLUMN stated_at`);
+      await admin.query(`DROP TABLE ${schema}.readiness_probe`);
       await admin.query(`DELETE FROM ${schema}.schema_migrations WHERE version >= 3`);
       await first.migrate();
       const old = await first.get("u", "old");
@@ -85,7 +86,7 @@ describe("postgres memory store", () => {
     try {
       await Promise.all(replicas.map((r) => r.migrate()));
       const versions = await admin.query(`SELECT version FROM ${schema}.schema_migrations ORDER BY version`);
-      expect(versions.rows).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }]);
+      expect(versions.rows).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }, { version: 5 }]);
       await replicas[0]!.upsert("u", {
         memory_key: "k",
         memory_type: "fact",

@@ -4,8 +4,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { pino } from "pino";
 import { afterAll, describe, expect, it } from "vitest";
-import { ToolError } from "../../src/errors/tool-error";
-import { SqliteMemoryStore } from "../../src/store/memories/sqlite-memory-store";
+import { MemoryFileError, SqliteMemoryStore } from "../../src/store/memories/sqlite-memory-store";
 import { describeMemoryStoreContract } from "./memory-store.contract";
 
 const log = pino({ level: "silent" });
@@ -62,10 +61,11 @@ describe("sqlite memory store", () => {
     await first.migrate();
     await first.upsert("u", { ...write, memory_key: "old" });
     await first.close();
-    // Back to what version 2 had: no sensitive or stated_at column.
+    // Back to what version 2 had: no sensitive or stated_at column, no probe table.
     const raw = new Database(path);
     raw.exec("ALTER TABLE memories DROP COLUMN sensitive");
     raw.exec("ALTER TABLE memories DROP COLUMN stated_at");
+    raw.exec("DROP TABLE readiness_probe");
     raw.pragma("user_version = 2");
     raw.close();
 
@@ -81,20 +81,33 @@ describe("sqlite memory store", () => {
     await second.close();
   });
 
-  it("reports UNAVAILABLE when the database cannot be opened, naming the file for the log only", () => {
+  it("refuses to open a file under a path that is no directory, naming the file and the setting (a start-up problem)", () => {
     const notADirectory = join(dir, "plain-file");
     writeFileSync(notADirectory, "x");
     const path = join(notADirectory, "memories.db");
-    let err: unknown;
+    expect(() => new SqliteMemoryStore({ path, log })).toThrow(
+      new MemoryFileError(
+        `the SQLite memory store ${path} cannot be opened for writing (EEXIST: a part of its directory path is a file, not a directory); make the file and its directory writable by this user, or set SQLITE_PATH to a writable file`,
+      ),
+    );
+  });
+
+  it("takes the readiness probe's write while another connection holds the write lock, without waiting for it", async () => {
+    const path = join(dir, "locked.db");
+    const store = new SqliteMemoryStore({ path, log });
+    await store.migrate();
+    const other = new Database(path);
+    other.exec("BEGIN IMMEDIATE");
     try {
-      new SqliteMemoryStore({ path, log });
-    } catch (e) {
-      err = e;
+      const started = performance.now();
+      await store.checkWritable();
+      // Not the 5 s busy timeout of a write: the probe holds the event loop for no one.
+      expect(performance.now() - started).toBeLessThan(2500);
+    } finally {
+      other.exec("ROLLBACK");
+      other.close();
     }
-    expect(err).toBeInstanceOf(ToolError);
-    expect((err as ToolError).code).toBe("unavailable");
-    expect((err as ToolError).reason).toBe("MEMORY_STORE_UNAVAILABLE");
-    expect((err as ToolError).message).not.toContain(path);
-    expect((err as ToolError).privateDetail).toContain(path);
+    await store.checkWritable();
+    await store.close();
   });
 });

@@ -555,6 +555,14 @@ export function describeMemoryStoreContract(name: string, make: () => Promise<Me
       expect(back?.content).toBe(content);
     });
 
+    it("takes the readiness probe's write on a writable store, changing no user's memories", async () => {
+      const u = user("probe");
+      await store.upsert(u, memory("kept", "探针 不 改 记忆"));
+      await store.checkWritable();
+      await store.checkWritable();
+      expect((await store.vectors(u)).map((v) => v.memory_key)).toEqual(["kept"]);
+    });
+
     it("makes a write visible to a second store on the same database as soon as upsert resolves", async () => {
       const u = user("durable");
       const second = await make();

@@ -120,7 +120,11 @@ export interface MemoryStore {
   /** Every memory of the user as the in-process search index needs it (embedding, search text, filter fields). */
   vectors(userId: string): Promise<MemoryVector[]>;
   count(userId: string): Promise<number>;
-  ping(): Promise<void>;
+  /**
+   * Resolves when the store takes a write, without writing any user's data
+   * (readiness: a store that answers reads but refuses writes is not ready).
+   */
+  checkWritable(): Promise<void>;
   close(): Promise<void>;
 }
 

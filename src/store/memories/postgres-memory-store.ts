@@ -46,6 +46,8 @@ const MIGRATION_LOCK = 7_301_455_130_001;
  *   with the permission may read; the store keeps it, the reads redact.
  * - `stated_at` (version 4): when what the memory says was stated, its
  *   creation time for rows written before; a search as of a time reads it.
+ * - `readiness_probe` (version 5): what checkWritable() inserts and rolls
+ *   back; it never holds a row.
  */
 const MIGRATIONS: readonly string[] = [
   `
@@ -82,6 +84,9 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE memories ADD COLUMN stated_at timestamptz;
   UPDATE memories SET stated_at = created_at;
   ALTER TABLE memories ALTER COLUMN stated_at SET NOT NULL;
+  `,
+  `
+  CREATE TABLE readiness_probe (checked_at timestamptz NOT NULL);
   `,
 ];
 
@@ -279,8 +284,28 @@ export class PostgresMemoryStore implements MemoryStore {
     return rows[0]?.n ?? 0;
   }
 
-  async ping(): Promise<void> {
-    await this.query("query the database", "SELECT 1", []);
+  /**
+   * An insert into the probe table, rolled back: PostgreSQL refuses a write
+   * when the statement runs, not at commit — a read-only database (a standby
+   * after a failover, default_transaction_read_only) or a role without the
+   * rights — so nothing needs committing, no row stays and replicas probing at
+   * once never wait for each other (the table has no key). Its own disk full
+   * or down, the server does not answer at all.
+   */
+  async checkWritable(): Promise<void> {
+    await this.run("write the readiness probe", async () => {
+      const client = await this.pool.connect();
+      let broken = false;
+      try {
+        await client.query("BEGIN");
+        await client.query("INSERT INTO readiness_probe (checked_at) VALUES (now())");
+      } finally {
+        await client.query("ROLLBACK").catch(() => {
+          broken = true;
+        });
+        client.release(broken);
+      }
+    });
   }
 
   async close(): Promise<void> {
@@ -387,6 +412,13 @@ function tsqueryText(tokens: string[]): string | undefined {
  */
 const UNAVAILABLE_SQLSTATE_CLASSES = new Set(["08", "28", "3D", "53", "57"]);
 const MISCONFIGURED_SQLSTATE_CLASSES = new Set(["28", "3D"]);
+/**
+ * Single SQLSTATEs of other classes that mean the same: 25006 a read-only
+ * database (a standby after a failover, default_transaction_read_only), 42501
+ * a role without the rights (a grant to fix).
+ */
+const UNAVAILABLE_SQLSTATES = new Set(["25006", "42501"]);
+const MISCONFIGURED_SQLSTATES = new Set(["42501"]);
 
 function storeError(err: unknown, what: string, target: string): ToolError {
   if (err instanceof ToolError) return err;
@@ -395,9 +427,15 @@ function storeError(err: unknown, what: string, target: string): ToolError {
   const sqlstate = err instanceof pg.DatabaseError ? e.code : undefined;
   // A TypeError or RangeError is a bug on this side (a value the driver cannot send), not the database away.
   const bug = err instanceof TypeError || err instanceof RangeError;
-  const unavailable = !bug && (sqlstate === undefined || UNAVAILABLE_SQLSTATE_CLASSES.has(sqlstate.slice(0, 2)));
-  // Waiting does not help a wrong user, password or database name.
-  const misconfigured = sqlstate !== undefined && MISCONFIGURED_SQLSTATE_CLASSES.has(sqlstate.slice(0, 2));
+  const unavailable =
+    !bug &&
+    (sqlstate === undefined ||
+      UNAVAILABLE_SQLSTATE_CLASSES.has(sqlstate.slice(0, 2)) ||
+      UNAVAILABLE_SQLSTATES.has(sqlstate));
+  // Waiting does not help a wrong user, password or database name, or missing rights.
+  const misconfigured =
+    sqlstate !== undefined &&
+    (MISCONFIGURED_SQLSTATE_CLASSES.has(sqlstate.slice(0, 2)) || MISCONFIGURED_SQLSTATES.has(sqlstate));
   // A refused connection to a name with several addresses is an AggregateError with an empty message.
   const detail = e.message || e.errors?.map((x) => x.message).join("; ") || e.code || String(err);
   // The server, database and the server's message (which may quote SQL or values) are for the operators' log only.

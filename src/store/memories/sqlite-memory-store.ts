@@ -56,6 +56,8 @@ const CACHE_KIB = 64 * 1024;
  *   the permission may read; the store keeps it, the reads redact.
  * - `stated_at` (version 4): when what the memory says was stated (epoch ms),
  *   its creation time for rows written before; a search as of a time reads it.
+ * - `readiness_probe` (version 5): one row, rewritten by checkWritable() and
+ *   at every start; no user data.
  */
 const MIGRATIONS: readonly string[] = [
   `
@@ -118,7 +120,14 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE memories ADD COLUMN stated_at INTEGER NOT NULL DEFAULT 0;
   UPDATE memories SET stated_at = created_at;
   `,
+  `
+  CREATE TABLE readiness_probe (id INTEGER PRIMARY KEY CHECK (id = 1), checked_at INTEGER NOT NULL);
+  `,
 ];
+
+/** The readiness probe's write: the one row of `readiness_probe`, replaced. */
+const PROBE_WRITE =
+  "INSERT INTO readiness_probe (id, checked_at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET checked_at = excluded.checked_at";
 
 const RECORD_COLUMNS =
   "memory_key, user_id, memory_type, summary, content, content_truncated, keywords, metadata, supersedes, sensitive, created_at, updated_at, stated_at";
@@ -178,7 +187,7 @@ export class SqliteMemoryStore implements MemoryStore {
   private readonly statements = new Map<string, Database.Statement>();
 
   constructor(private readonly opts: SqliteMemoryStoreOptions) {
-    this.db = this.run("open the database", () => {
+    this.db = atStartUp(opts.path, () => {
       if (opts.path !== ":memory:") mkdirSync(dirname(resolve(opts.path)), { recursive: true });
       const db = new Database(opts.path);
       db.pragma("journal_mode = WAL");
@@ -196,15 +205,18 @@ export class SqliteMemoryStore implements MemoryStore {
   async migrate(): Promise<void> {
     // IMMEDIATE takes the write lock before reading the version: two processes
     // starting on one file migrate one after the other, the second finding nothing to do.
+    // The probe's row is written at every start: a file SQLite could only open read-only (it
+    // falls back to that silently) stops start-up here rather than failing every write later.
     const apply = this.db.transaction(() => {
       const from = this.db.pragma("user_version", { simple: true }) as number;
       for (let v = from; v < MIGRATIONS.length; v++) {
         this.db.exec(MIGRATIONS[v]!);
         this.db.pragma(`user_version = ${v + 1}`);
       }
+      this.stmt(PROBE_WRITE).run(Date.now());
       return from;
     });
-    const from = this.run("migrate the schema", () => apply.immediate());
+    const from = atStartUp(this.opts.path, () => apply.immediate());
     if (from < MIGRATIONS.length)
       this.opts.log.info({ path: this.opts.path, from, to: MIGRATIONS.length }, "memory store schema migrated");
   }
@@ -373,8 +385,26 @@ export class SqliteMemoryStore implements MemoryStore {
     return row.n;
   }
 
-  async ping(): Promise<void> {
-    this.run("query the database", () => this.stmt("SELECT 1").get());
+  /**
+   * A committed write of the probe's row: SQLite appends to the WAL only at
+   * commit, so a write rolled back never touches the files and passes where
+   * every real write fails (the WAL unwritable: a read-only file system, an
+   * immutable file). About 3 ms (one fsync); the probe route runs it at most
+   * once a second. Another connection holding the write lock (another process
+   * on the file) is no failure: the file takes writes, and waiting the busy
+   * timeout here would hold the event loop for it.
+   */
+  async checkWritable(): Promise<void> {
+    this.run("write the readiness probe", () => {
+      this.db.pragma("busy_timeout = 0");
+      try {
+        this.stmt(PROBE_WRITE).run(Date.now());
+      } catch (err) {
+        if (!String((err as { code?: unknown }).code).startsWith("SQLITE_BUSY")) throw err;
+      } finally {
+        this.db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+      }
+    });
   }
 
   async close(): Promise<void> {
@@ -411,6 +441,35 @@ function ftsQuery(tokens: string[]): string | undefined {
   const unique = [...new Set(tokens.filter((t) => t.trim() !== ""))];
   if (unique.length === 0) return undefined;
   return unique.map((t) => `"${t.replaceAll('"', '""')}"`).join(" OR ");
+}
+
+/**
+ * The SQLite file cannot be opened or written when the service starts: a
+ * setting or the file system to fix, said in one line naming the file.
+ */
+export class MemoryFileError extends Error {
+  override name = "MemoryFileError";
+}
+
+/** Runs `op` of opening or migrating the file, turning any failure into a MemoryFileError. */
+function atStartUp<T>(path: string, op: () => T): T {
+  try {
+    return op();
+  } catch (err) {
+    const e = err as Error & { code?: string };
+    // mkdir -p through a file says EEXIST naming the file; Node's other messages name the code and the
+    // path already ("EACCES: permission denied, mkdir '/…'"), SQLite's do not name the code.
+    const why =
+      e.code === "EEXIST" || e.code === "ENOTDIR"
+        ? `${e.code}: a part of its directory path is a file, not a directory`
+        : e.code && !e.message.startsWith(e.code)
+          ? `${e.code}: ${e.message}`
+          : e.message;
+    throw new MemoryFileError(
+      `the SQLite memory store ${resolve(path)} cannot be opened for writing (${why}); make the file and its directory writable by this user, or set SQLITE_PATH to a writable file`,
+      { cause: err },
+    );
+  }
 }
 
 /**
