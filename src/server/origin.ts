@@ -29,7 +29,7 @@ const LOGGED_CHARS = 200;
  *   request's own (scheme://Host) is 403; `null` (a sandboxed page, a file) is
  *   never the request's own. Requests without Origin (SDKs, curl, grpcurl) pass.
  * Each protocol gets the refusal in its own error shape: gRPC as a status
- * (grpc-js, grpc-go and connect-es show only "HTTP 421" for a bare HTTP
+ * (for a bare 421, grpc-js and connect-es show only UNKNOWN and the HTTP
  * status), a route with its own shape (MCP's JSON-RPC error, the specs' REST
  * bodies) in that, anything else as a Connect error body. Counted in
  * /metrics under route host_not_allowed or origin_not_allowed.
