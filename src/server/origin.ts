@@ -81,21 +81,22 @@ export function createOriginCheck(opts: {
         "grpc-message": specPercentEncode(err.message),
         "x-trace-id": traceId,
       };
-      if ("stream" in res) res.stream.respond({ ":status": sent, ...headers }, { endStream: true });
-      else {
+      if ("stream" in res) {
+        // A stream the client already reset cannot be answered (respond would throw).
+        if (!res.stream.destroyed) res.stream.respond({ ":status": sent, ...headers }, { endStream: true });
+      } else {
         res.writeHead(sent, headers);
         res.end();
       }
     } else {
-      // A route's own shape, at the status this refusal means; otherwise the Connect protocol's error
-      // body (Connect clients show its message) with the fields of the JSON routes' own refusals.
-      const body = renderers.get(path)?.(err, traceId).body ?? {
-        code: err.code,
-        message: err.message,
-        error: err.message,
-        reason: err.reason,
-        trace_id: traceId,
-      };
+      // A route's own shape, at the status this refusal means (a shape that repeats the status, as the
+      // knowledge routes' status_code, repeats this one); otherwise the Connect protocol's error body
+      // (Connect clients show its message) with the fields of the JSON routes' own refusals.
+      const rendered = renderers.get(path)?.(err, traceId).body;
+      const body =
+        rendered === undefined
+          ? { code: err.code, message: err.message, error: err.message, reason: err.reason, trace_id: traceId }
+          : withStatusCode(rendered, status);
       sendJson(res, status, body, { "x-trace-id": traceId });
     }
     const label = err.reason === HOST_NOT_ALLOWED ? "host_not_allowed" : "origin_not_allowed";
@@ -138,6 +139,11 @@ function originNotAllowed(origin: string): ToolError {
     reason: "ORIGIN_NOT_ALLOWED",
     message: `pages from the origin ${JSON.stringify(origin)} may not call this service; add the origin to CORS_ALLOWED_ORIGINS to allow it`,
   });
+}
+
+/** A route's error body with its `status_code`, where it has one, set to the status sent. */
+function withStatusCode(body: unknown, status: number): unknown {
+  return typeof body === "object" && body !== null && "status_code" in body ? { ...body, status_code: status } : body;
 }
 
 /** The name of a Host value, lower case, without its port; an IPv6 address keeps its brackets. */

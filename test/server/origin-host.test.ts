@@ -229,6 +229,28 @@ describe("a DNS-rebinding page against a loopback service (the default HOST)", (
     expect(unknown.status).toBe(421);
   });
 
+  it("is refused on a REST route in that route's own error shape, with the status sent", async () => {
+    const res = await post1(
+      EVIL,
+      server.port,
+      "/tools/knowledge_retrieve",
+      { query: "药品" },
+      { "x-account-id": VICTIM },
+    );
+    expect(res.status).toBe(421);
+    expect(JSON.parse(res.text)).toMatchObject({
+      status_code: 421,
+      error: expect.stringContaining("ALLOWED_HOSTS"),
+      detail: { reason: "HOST_NOT_ALLOWED" },
+    });
+    const foreign = await post1("localhost", server.port, "/api/kn/logic-property-resolver", {}, { origin: "null" });
+    expect(foreign.status).toBe(403);
+    expect(JSON.parse(foreign.text)).toMatchObject({
+      error_code: "ORIGIN_NOT_ALLOWED",
+      message: expect.stringContaining("CORS_ALLOWED_ORIGINS"),
+    });
+  });
+
   it("counts each refusal and logs it once, without the request's other headers", async () => {
     const before = server.logs.length;
     await post1(EVIL, server.port, "/mcp", readSecret, { ...attack(), authorization: "Bearer sekret-token" });
