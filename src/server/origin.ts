@@ -129,7 +129,7 @@ function hostNotAllowed(name: string): ToolError {
   return new ToolError({
     code: "permission_denied",
     reason: HOST_NOT_ALLOWED,
-    message: `this service does not answer to the host name ${JSON.stringify(name)} (the Host header); call it by a name in ALLOWED_HOSTS, or add this one there`,
+    message: `this service does not answer to the host name ${JSON.stringify(clip(name))} (the Host header); call it by a name in ALLOWED_HOSTS, or add this one there`,
   });
 }
 
@@ -137,7 +137,7 @@ function originNotAllowed(origin: string): ToolError {
   return new ToolError({
     code: "permission_denied",
     reason: "ORIGIN_NOT_ALLOWED",
-    message: `pages from the origin ${JSON.stringify(origin)} may not call this service; add the origin to CORS_ALLOWED_ORIGINS to allow it`,
+    message: `pages from the origin ${JSON.stringify(clip(origin))} may not call this service; add the origin to CORS_ALLOWED_ORIGINS to allow it`,
   });
 }
 

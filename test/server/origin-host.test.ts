@@ -29,11 +29,10 @@ type UnaryMethod = (
   callback: (err: grpc.ServiceError | null) => void,
 ) => grpc.ClientUnaryCall;
 
+/** The rebound DNS: every name is 127.0.0.1 (as one address, or as a list when Node asks for all). */
 const rebound: LookupFunction = (_hostname, options, callback) => {
-  if (options.all)
-    (callback as (err: null, addresses: { address: string; family: number }[]) => void)(null, [
-      { address: "127.0.0.1", family: 4 },
-    ]);
+  const all = callback as (err: null, addresses: { address: string; family: number }[]) => void;
+  if (options.all) all(null, [{ address: "127.0.0.1", family: 4 }]);
   else callback(null, "127.0.0.1", 4);
 };
 
