@@ -12,6 +12,7 @@ import { createHttpRoutes } from "./server/http-routes";
 import { callInterceptor } from "./server/interceptors";
 import { Listener } from "./server/listener";
 import { createMetrics, type Metrics } from "./server/metrics";
+import { createOriginCheck } from "./server/origin";
 import { probeRoutes } from "./server/probes";
 import { protoMaxDepth } from "./server/proto-shape";
 import { createRpcHandler } from "./server/rpc-handler";
@@ -32,9 +33,10 @@ export const JSON_OPTIONS = { useProtoFieldName: true, ignoreUnknownFields: fals
 
 /**
  * Assembles the service from its settings: the dependencies (deps.ts), the
- * RPC and JSON routes (routes.ts), the one interceptor, CORS and the one-port
- * listener, and the graceful shutdown. `overrides` lets tests and benchmarks
- * bring a knowledge-network backend built elsewhere.
+ * RPC and JSON routes (routes.ts), the one interceptor, the Host and Origin
+ * checks, CORS and the one-port listener, and the graceful shutdown.
+ * `overrides` lets tests and benchmarks bring a knowledge-network backend
+ * built elsewhere.
  */
 export function createApp(config: Config, log: Logger, overrides: { backend?: ClosableBackend } = {}): App {
   const metrics = createMetrics();
@@ -53,6 +55,10 @@ export function createApp(config: Config, log: Logger, overrides: { backend?: Cl
   metrics.gauge("contextloader_calls_queued", "Calls waiting for a slot.", () => admission.queued);
   for (const u of deps.usage) metrics.gauge(u.name, u.help, u.read);
 
+  const plainRoutes = [
+    ...probeRoutes({ health, metrics, checks: deps.readiness, log }),
+    ...httpRoutes(deps, { log, maxBytes: config.server.readMaxBytes, stopping: stopping.signal }, admission),
+  ];
   const rpc = createRpcHandler({
     routes: routes(deps, health, toolingStreams),
     routerOptions: {
@@ -73,10 +79,7 @@ export function createApp(config: Config, log: Logger, overrides: { backend?: Cl
       shutdownSignal: stopping.signal,
     },
     fallback: createHttpRoutes({
-      routes: [
-        ...probeRoutes({ health, metrics, checks: deps.readiness, log }),
-        ...httpRoutes(deps, { log, maxBytes: config.server.readMaxBytes, stopping: stopping.signal }, admission),
-      ],
+      routes: plainRoutes,
       metrics,
       log,
       admission,
@@ -92,6 +95,13 @@ export function createApp(config: Config, log: Logger, overrides: { backend?: Cl
     protoMaxDepth: protoMaxDepth(config.server.jsonMaxDepth),
     log,
   });
+  const checkOrigin = createOriginCheck({
+    allowedHosts: config.server.allowedHosts,
+    allowedOrigins: config.server.corsAllowedOrigins,
+    routes: plainRoutes,
+    metrics,
+    log,
+  });
   const cors = createCors(config.server.corsAllowedOrigins);
   const authenticated = withAuthentication(
     createAuthenticator(config.auth, { log }),
@@ -100,7 +110,7 @@ export function createApp(config: Config, log: Logger, overrides: { backend?: Cl
   );
   const listener = new Listener({
     handler: (req, res) => {
-      if (!cors(req, res)) authenticated(req, res);
+      if (!checkOrigin(req, res) && !cors(req, res)) authenticated(req, res);
     },
     tls: config.server.tls,
     timeouts: config.server.timeouts,

@@ -21,6 +21,7 @@ const PREFLIGHT_MAX_AGE_S = 7200;
 
 /**
  * CORS for browser callers (Connect-web, gRPC-web, MCP clients) from the configured origins.
+ * Runs after origin.ts, which refused every other origin but the request's own.
  * Returns true when it answered the request itself (a preflight).
  */
 export function createCors(allowedOrigins: readonly string[]) {
@@ -34,14 +35,9 @@ export function createCors(allowedOrigins: readonly string[]) {
     const headers = req.headers as IncomingHttpHeaders;
     const origin = headers.origin;
     if (origin === undefined) return false;
-    const ok = any || allowed.has(origin.toLowerCase());
+    // Any other origin is the request's own: a same-origin page needs no CORS headers.
+    if (!any && !allowed.has(origin.toLowerCase())) return false;
     const preflight = req.method === "OPTIONS" && headers["access-control-request-method"] !== undefined;
-    if (!ok) {
-      if (!preflight) return false;
-      res.writeHead(403, { "content-type": "text/plain; charset=utf-8", vary: "Origin" });
-      res.end(`origin ${origin} is not allowed; add it to CORS_ALLOWED_ORIGINS`);
-      return true;
-    }
     res.setHeader("access-control-allow-origin", any ? "*" : origin);
     res.setHeader("vary", "Origin");
     if (!preflight) {

@@ -100,12 +100,12 @@ describe("limits and framing", () => {
     const big = JSON.stringify({ ...handoffBody, search_summary: "x".repeat(60_000) });
     const small = JSON.stringify(handoffBody);
     const request = (body: string) =>
-      `POST ${HANDOFF} HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nx-account-id: ${ACCOUNT_ID}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+      `POST ${HANDOFF} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nx-account-id: ${ACCOUNT_ID}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
     const socket = net.connect(server.port, "127.0.0.1");
     let received = "";
     socket.on("data", (d: Buffer) => (received += d.toString("utf8")));
     // Both requests in one write, the first split across many TCP segments.
-    socket.write(request(big) + request(small).replace("Host: t", "Host: t\r\nConnection: close"));
+    socket.write(request(big) + request(small).replace("Host: localhost", "Host: localhost\r\nConnection: close"));
     await new Promise((resolve) => socket.once("close", resolve));
     const statuses = [...received.matchAll(/HTTP\/1\.1 (\d{3})/g)].map((m) => m[1]);
     expect(statuses).toEqual(["400", "200"]);
