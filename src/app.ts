@@ -73,9 +73,11 @@ export function createApp(config: Config, log: Logger, overrides: { backend?: Cl
       log,
       admission,
       jsonMaxDepth: config.server.jsonMaxDepth,
+      jsonMaxValues: config.server.jsonMaxValues,
       stopping: stopping.signal,
     }),
     jsonMaxDepth: config.server.jsonMaxDepth,
+    jsonMaxValues: config.server.jsonMaxValues,
     log,
   });
   const cors = createCors(config.server.corsAllowedOrigins);

@@ -1,7 +1,7 @@
 import { type DescField, type DescMessage, fromJson, type JsonValue } from "@bufbuild/protobuf";
 import { type FieldViolation, ToolError } from "../errors/tool-error";
 import type { NodeServerRequest, NodeServerResponse } from "./node-types";
-import { jsonDeeperThan, readRequestBody, tooDeep } from "./request-body";
+import { readRequestBody } from "./request-body";
 
 /** Messages whose JSON form is free-form or not an object of fields. */
 const opaqueJsonTypes = new Set([
@@ -21,8 +21,9 @@ const opaqueJsonTypes = new Set([
  * field (naming the valid fields), through the interceptor that logs, counts
  * and adds the trace id. The framework would answer such bodies without any
  * detail. The body is read whole before the call takes an admission slot; one
- * over `maxBytes` is RESOURCE_EXHAUSTED (answered before the rest arrives),
- * one nested deeper than `maxDepth` INVALID_ARGUMENT (before any parsing).
+ * over `maxBytes` is RESOURCE_EXHAUSTED, one nested deeper than `maxDepth` or
+ * holding more than `maxValues` values INVALID_ARGUMENT, each answered as soon
+ * as the bytes read show it, before anything parses the body.
  * Returns the parsed body, or the error to raise; rejects when the client
  * goes away first.
  */
@@ -30,12 +31,11 @@ export async function readUnaryJson(
   req: NodeServerRequest,
   res: NodeServerResponse,
   input: DescMessage,
-  limits: { maxBytes: number; maxDepth: number },
+  limits: { maxBytes: number; maxDepth: number; maxValues: number },
 ): Promise<{ body: JsonValue; problem?: ToolError }> {
-  const read = await readRequestBody(req, res, limits.maxBytes);
+  const read = await readRequestBody(req, res, limits.maxBytes, limits);
   if (read.problem) return { body: {}, problem: read.problem };
   const text = read.body.toString("utf8");
-  if (jsonDeeperThan(text, limits.maxDepth)) return { body: {}, problem: tooDeep(limits.maxDepth) };
   let body: JsonValue;
   try {
     body = text.trim() === "" ? {} : (JSON.parse(text) as JsonValue);
@@ -69,8 +69,9 @@ function badBody(violations: FieldViolation[]): ToolError {
 function unknownFields(desc: DescMessage, json: JsonValue, path: string): FieldViolation[] {
   if (opaqueJsonTypes.has(desc.typeName) || json === null || typeof json !== "object" || Array.isArray(json)) return [];
   const out: FieldViolation[] = [];
+  const byName = fieldsByName(desc);
   for (const [key, value] of Object.entries(json)) {
-    const field = desc.fields.find((f) => f.name === key || f.jsonName === key);
+    const field = byName.get(key);
     const here = path === "" ? key : `${path}.${key}`;
     if (!field) {
       out.push({
@@ -82,6 +83,19 @@ function unknownFields(desc: DescMessage, json: JsonValue, path: string): FieldV
     out.push(...nested(field, value, here));
   }
   return out;
+}
+
+const fieldNames = new WeakMap<DescMessage, Map<string, DescField>>();
+
+/** A message's fields by proto and JSON name, built once per message type: a body may hold thousands of keys. */
+function fieldsByName(desc: DescMessage): Map<string, DescField> {
+  let byName = fieldNames.get(desc);
+  if (!byName) {
+    byName = new Map();
+    for (const f of desc.fields) byName.set(f.name, f).set(f.jsonName, f);
+    fieldNames.set(desc, byName);
+  }
+  return byName;
 }
 
 function nested(field: DescField, value: JsonValue, path: string): FieldViolation[] {

@@ -40,6 +40,8 @@ export function createRpcHandler(opts: {
   fallback: NodeHandler;
   /** Connect JSON bodies nested deeper than this are refused (JSON_MAX_DEPTH). */
   jsonMaxDepth: number;
+  /** Connect JSON bodies holding more values than this are refused (JSON_MAX_VALUES). */
+  jsonMaxValues: number;
   log: Logger;
 }): NodeHandler {
   const router = createConnectRouter({
@@ -103,6 +105,7 @@ export function createRpcHandler(opts: {
       answered = readUnaryJson(req, res, handler.method.input, {
         maxBytes: opts.routerOptions.readMaxBytes,
         maxDepth: opts.jsonMaxDepth,
+        maxValues: opts.jsonMaxValues,
       }).then(({ body, problem }) => {
         if (problem) contextValues.set(kRequestProblem, problem);
         return handler(universalRequestFromNodeRequest(req, res, body, contextValues));
