@@ -1,7 +1,14 @@
+import { promisify } from "node:util";
+import * as zlib from "node:zlib";
 import { type DescField, type DescMessage, fromJson, type JsonValue } from "@bufbuild/protobuf";
+import { JsonShapeScanner } from "../core/json-shape";
 import { type FieldViolation, ToolError } from "../errors/tool-error";
 import type { NodeServerRequest, NodeServerResponse } from "./node-types";
-import { readRequestBody } from "./request-body";
+import { readRequestBody, shapeRefusal, tooLarge } from "./request-body";
+
+/** The content encodings a Connect unary JSON body may arrive in, as the router accepts them. */
+const inflate = { gzip: promisify(zlib.gunzip), br: promisify(zlib.brotliDecompress) };
+export type JsonBodyEncoding = keyof typeof inflate;
 
 /** Messages whose JSON form is free-form or not an object of fields. */
 const opaqueJsonTypes = new Set([
@@ -23,7 +30,9 @@ const opaqueJsonTypes = new Set([
  * detail. The body is read whole before the call takes an admission slot; one
  * over `maxBytes` is RESOURCE_EXHAUSTED, one nested deeper than `maxDepth` or
  * holding more than `maxValues` values INVALID_ARGUMENT, each answered as soon
- * as the bytes read show it, before anything parses the body.
+ * as the bytes read show it, before anything parses the body. A compressed
+ * body (`encoding`) is inflated here, at most `maxBytes` of it, and measured
+ * whole before it is parsed.
  * Returns the parsed body, or the error to raise; rejects when the client
  * goes away first.
  */
@@ -32,10 +41,27 @@ export async function readUnaryJson(
   res: NodeServerResponse,
   input: DescMessage,
   limits: { maxBytes: number; maxDepth: number; maxValues: number },
+  encoding?: JsonBodyEncoding,
 ): Promise<{ body: JsonValue; problem?: ToolError }> {
-  const read = await readRequestBody(req, res, limits.maxBytes, limits);
+  const read = await readRequestBody(req, res, limits.maxBytes, encoding ? undefined : limits);
   if (read.problem) return { body: {}, problem: read.problem };
-  const text = read.body.toString("utf8");
+  let bytes = read.body;
+  if (encoding) {
+    try {
+      bytes = await inflate[encoding](bytes, { maxOutputLength: limits.maxBytes });
+    } catch (err) {
+      const problem =
+        (err as { code?: unknown }).code === "ERR_BUFFER_TOO_LARGE"
+          ? tooLarge(limits.maxBytes)
+          : badBody([
+              { field: "request", description: `the body is not valid ${encoding}: ${(err as Error).message}` },
+            ]);
+      return { body: {}, problem };
+    }
+    const scanner = new JsonShapeScanner(limits);
+    if (scanner.write(bytes)) return { body: {}, problem: shapeRefusal(scanner) };
+  }
+  const text = bytes.toString("utf8");
   let body: JsonValue;
   try {
     body = text.trim() === "" ? {} : (JSON.parse(text) as JsonValue);

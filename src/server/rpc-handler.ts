@@ -18,7 +18,7 @@ import type { Logger } from "pino";
 import { authResultOf } from "./auth";
 import { hostRefusal, sendJson } from "./http-routes";
 import { kAuthResult, kRequestProblem } from "./interceptors";
-import { readUnaryJson } from "./json-body";
+import { type JsonBodyEncoding, readUnaryJson } from "./json-body";
 import type { NodeHandler, NodeServerRequest, NodeServerResponse } from "./node-types";
 import { isClientGone, malformedHost } from "./request-body";
 
@@ -96,17 +96,17 @@ export function createRpcHandler(opts: {
     }
     const contextValues = createContextValues();
     contextValues.set(kAuthResult, authResultOf(req));
+    const encoding = jsonBodyEncoding(req.headers["content-encoding"]);
     const checkJson =
-      handler.method.methodKind === "unary" &&
-      /^application\/json(;|$)/i.test(contentType) &&
-      !["gzip", "br", "deflate"].includes(String(req.headers["content-encoding"] ?? "").toLowerCase());
+      handler.method.methodKind === "unary" && /^application\/json(;|$)/i.test(contentType) && encoding !== null;
     let answered: Promise<UniversalServerResponse>;
     if (checkJson) {
-      answered = readUnaryJson(req, res, handler.method.input, {
+      const limits = {
         maxBytes: opts.routerOptions.readMaxBytes,
         maxDepth: opts.jsonMaxDepth,
         maxValues: opts.jsonMaxValues,
-      }).then(({ body, problem }) => {
+      };
+      answered = readUnaryJson(req, res, handler.method.input, limits, encoding).then(({ body, problem }) => {
         if (problem) contextValues.set(kRequestProblem, problem);
         return handler(universalRequestFromNodeRequest(req, res, body, contextValues));
       });
@@ -161,6 +161,17 @@ function addTrailersBySpec(this: NodeServerResponse, headers: OutgoingHttpHeader
 function fixGrpcMessage(headers: OutgoingHttpHeaders | undefined): void {
   const value = headers?.["grpc-message"];
   if (headers && typeof value === "string") headers["grpc-message"] = specPercentEncode(decodeURIComponentSafe(value));
+}
+
+/**
+ * The encoding of a Connect unary JSON body that readUnaryJson reads:
+ * undefined for none, null for one it leaves to the router (which answers an
+ * encoding it does not accept).
+ */
+function jsonBodyEncoding(header: string | string[] | undefined): JsonBodyEncoding | undefined | null {
+  const value = String(header ?? "identity").toLowerCase();
+  if (value === "identity" || value === "") return undefined;
+  return value === "gzip" || value === "br" ? value : null;
 }
 
 /** The path of a request URL, without its query. */

@@ -1,4 +1,5 @@
 import * as net from "node:net";
+import { gzipSync } from "node:zlib";
 import { Code, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -18,8 +19,8 @@ const HEADERS = {
   "x-account-id": "u-shape",
 };
 
-/** 200,000 metadata keys: 3.5 MB, under READ_MAX_BYTES, and seconds of parsing and decoding. */
-const manyKeys = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`key_${i}`, `v${i}`]));
+/** 200,000 metadata keys: 3.4 MB, under READ_MAX_BYTES, and seconds of parsing and decoding. */
+const manyKeys = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`key${i}`, i]));
 const bigMetadata = manyKeys(200_000);
 
 const mcpStore = (metadata: unknown) =>
@@ -88,6 +89,7 @@ function answerBeforeTheEnd(port: number, path: string, head: string, total: num
 
 let server: TestServer;
 beforeAll(async () => {
+  expect(JSON.stringify(bigMetadata).length).toBeLessThan(loadConfig({}).server.readMaxBytes);
   server = await startServer();
 });
 afterAll(() => server.close());
@@ -171,6 +173,21 @@ describe(`a JSON body holding more than JSON_MAX_VALUES (${LIMIT}) values`, () =
       expect(over.status, path).toBe(400);
       expect(await over.text(), path).toContain("JSON_MAX_VALUES");
     }
+  });
+
+  it("is measured after inflating when the Connect JSON body is compressed; a gzip bomb is refused at READ_MAX_BYTES", async () => {
+    const gzipped = (body: unknown) => ({
+      method: "POST",
+      headers: { ...HEADERS, "content-encoding": "gzip" },
+      body: gzipSync(typeof body === "string" ? body : JSON.stringify(body)),
+    });
+    const big = await fetch(server.baseUrl + STORE, gzipped({ memory_key: "k", content: "c", metadata: bigMetadata }));
+    expect(big.status).toBe(400);
+    expect(await big.text()).toContain("JSON_MAX_VALUES");
+    expect((await fetch(server.baseUrl + RERANK, gzipped(rerank(LIMIT)))).status).toBe(200);
+    const bomb = await fetch(server.baseUrl + STORE, gzipped(`{"content":"${" ".repeat(8 << 20)}"}`));
+    expect(bomb.status).toBe(429);
+    expect(await bomb.text()).toContain("(READ_MAX_BYTES)");
   });
 
   it("leaves the service answering others meanwhile", async () => {
