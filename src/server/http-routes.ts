@@ -5,7 +5,14 @@ import { ToolError } from "../errors/tool-error";
 import type { Admission } from "./admission";
 import type { Metrics } from "./metrics";
 import type { NodeHandler, NodeServerRequest, NodeServerResponse } from "./node-types";
-import { type BodyRead, isClientGone, malformedHost, REQUEST_TOO_LARGE, readRequestBody } from "./request-body";
+import {
+  type BodyRead,
+  isClientGone,
+  jsonMeter,
+  malformedHost,
+  REQUEST_TOO_LARGE,
+  readRequestBody,
+} from "./request-body";
 import { traceIdFromHeaders } from "./trace";
 import { routeSpan } from "./tracing";
 
@@ -111,7 +118,7 @@ export function createHttpRoutes(opts: {
     if (!route.jsonBody) return Buffer.alloc(0);
     let read: BodyRead;
     try {
-      read = await readRequestBody(req, res, route.jsonBody.maxBytes, jsonLimits);
+      read = await readRequestBody(req, res, route.jsonBody.maxBytes, jsonMeter(jsonLimits));
     } catch (err) {
       opts.log.debug({ err, path: route.path }, "the client went away while sending its body");
       return undefined;

@@ -4,7 +4,7 @@ import { type DescField, type DescMessage, fromJson, type JsonValue } from "@buf
 import { JsonShapeScanner } from "../core/json-shape";
 import { type FieldViolation, ToolError } from "../errors/tool-error";
 import type { NodeServerRequest, NodeServerResponse } from "./node-types";
-import { readRequestBody, shapeRefusal, tooLarge } from "./request-body";
+import { jsonMeter, readRequestBody, shapeRefusal, tooLarge } from "./request-body";
 
 /** The content encodings a Connect unary JSON body may arrive in, as the router accepts them. */
 const inflate = { gzip: promisify(zlib.gunzip), br: promisify(zlib.brotliDecompress) };
@@ -43,7 +43,7 @@ export async function readUnaryJson(
   limits: { maxBytes: number; maxDepth: number; maxValues: number },
   encoding?: JsonBodyEncoding,
 ): Promise<{ body: JsonValue; problem?: ToolError }> {
-  const read = await readRequestBody(req, res, limits.maxBytes, encoding ? undefined : limits);
+  const read = await readRequestBody(req, res, limits.maxBytes, encoding ? undefined : jsonMeter(limits));
   if (read.problem) return { body: {}, problem: read.problem };
   let bytes = read.body;
   if (encoding) {

@@ -13,14 +13,25 @@ export const JSON_TOO_LARGE = "JSON_TOO_LARGE";
 /** What reading a body gave: the bytes, or why they are refused. */
 export type BodyRead = { body: Buffer; problem?: undefined } | { body?: undefined; problem: ToolError };
 
+/** Measures a body chunk by chunk as it arrives; the refusal of the body once it has seen enough to refuse it. */
+export interface BodyMeter {
+  write(chunk: Buffer): ToolError | undefined;
+}
+
+/** A meter of a JSON body: refuses it once it nests too deep or holds too many values (see JsonShapeScanner). */
+export function jsonMeter(limits: JsonShapeLimits): BodyMeter {
+  const scanner = new JsonShapeScanner(limits);
+  return { write: (chunk) => (scanner.write(chunk) ? shapeRefusal(scanner) : undefined) };
+}
+
 /**
  * Reads a request body whole, before the call takes an admission slot, so a
  * slow sender holds a socket and not a slot (the listener's request timeout
  * ends it). Past `maxBytes` it stops keeping the bytes and resolves with
- * REQUEST_TOO_LARGE; with `json` limits, each chunk is measured as it comes
- * (see JsonShapeScanner) and a body nested too deep or holding too many
- * values is refused the same way (JSON_TOO_DEEP, JSON_TOO_LARGE), before
- * anything parses it. Once refused, the rest of the body is discarded as it
+ * REQUEST_TOO_LARGE; with a `meter` (e.g. jsonMeter), each chunk is measured
+ * as it comes and the body is refused the same way as soon as the meter
+ * refuses it (JSON_TOO_DEEP, JSON_TOO_LARGE), before anything parses it.
+ * Once refused, the rest of the body is discarded as it
  * comes (not left unread, which resets an HTTP/1.1 connection before the
  * answer is read) and the connection or stream is closed once the answer is
  * written. Rejects when the client goes away first (see isClientGone).
@@ -29,11 +40,10 @@ export function readRequestBody(
   req: NodeServerRequest,
   res: NodeServerResponse,
   maxBytes: number,
-  json?: JsonShapeLimits,
+  meter?: BodyMeter,
 ): Promise<BodyRead> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
-    const scanner = json ? new JsonShapeScanner(json) : undefined;
     let size = 0;
     const done = () => {
       req.off("data", onData);
@@ -52,8 +62,8 @@ export function readRequestBody(
     };
     const onData = (chunk: Buffer) => {
       size += chunk.length;
-      if (size > maxBytes) refuse(tooLarge(maxBytes));
-      else if (scanner?.write(chunk)) refuse(shapeRefusal(scanner));
+      const problem = size > maxBytes ? tooLarge(maxBytes) : meter?.write(chunk);
+      if (problem) refuse(problem);
       else chunks.push(chunk);
     };
     const onEnd = () => {

@@ -7,7 +7,7 @@ import {
   createConnectRouter,
   createContextValues,
 } from "@connectrpc/connect";
-import type { UniversalServerResponse } from "@connectrpc/connect/protocol";
+import { createAsyncIterable, type UniversalServerResponse } from "@connectrpc/connect/protocol";
 import {
   compressionBrotli,
   compressionGzip,
@@ -16,12 +16,15 @@ import {
 } from "@connectrpc/connect-node";
 import type { Logger } from "pino";
 import { authResultOf } from "./auth";
+import { EMPTY_JSON_ENVELOPE, EnvelopedJsonMeter } from "./enveloped-json";
 import { hostRefusal, sendJson } from "./http-routes";
 import { kAuthResult, kRequestProblem } from "./interceptors";
 import { type JsonBodyEncoding, readUnaryJson } from "./json-body";
 import type { NodeHandler, NodeServerRequest, NodeServerResponse } from "./node-types";
-import { isClientGone, malformedHost } from "./request-body";
+import { isClientGone, malformedHost, readRequestBody } from "./request-body";
 
+/** gRPC, gRPC-web and Connect streaming bodies of JSON messages. */
+const ENVELOPED_JSON = /^application\/(grpc|grpc-web|connect)\+json(;|$)/i;
 const RPC_PATH = /^\/[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)+\/[A-Za-z_]\w*$/;
 
 /**
@@ -29,6 +32,10 @@ const RPC_PATH = /^\/[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)+\/[A-Za-z_]\w*$/;
  * path. It does what connectNodeAdapter does, and also:
  * - checks a Connect unary JSON body before decoding (see json-body.ts), so a
  *   misspelt field gets the same detailed INVALID_ARGUMENT as any bad request;
+ * - measures every JSON body it can while it arrives (Connect unary JSON,
+ *   gzip or br included; the one message of a gRPC, gRPC-web or Connect
+ *   streaming `+json` unary or server-streaming call), so one nested too
+ *   deep or holding too many values is refused before it is parsed;
  * - answers curl-style mistakes on an RPC path (wrong method, wrong
  *   content-type, unknown RPC) with a JSON body that says what to send;
  * - writes grpc-message as the gRPC spec encodes it, which every gRPC client decodes;
@@ -97,18 +104,25 @@ export function createRpcHandler(opts: {
     const contextValues = createContextValues();
     contextValues.set(kAuthResult, authResultOf(req));
     const encoding = jsonBodyEncoding(req.headers["content-encoding"]);
-    const checkJson =
-      handler.method.methodKind === "unary" && /^application\/json(;|$)/i.test(contentType) && encoding !== null;
+    const { methodKind } = handler.method;
+    const limits = {
+      maxBytes: opts.routerOptions.readMaxBytes,
+      maxDepth: opts.jsonMaxDepth,
+      maxValues: opts.jsonMaxValues,
+    };
     let answered: Promise<UniversalServerResponse>;
-    if (checkJson) {
-      const limits = {
-        maxBytes: opts.routerOptions.readMaxBytes,
-        maxDepth: opts.jsonMaxDepth,
-        maxValues: opts.jsonMaxValues,
-      };
+    if (methodKind === "unary" && /^application\/json(;|$)/i.test(contentType) && encoding !== null) {
       answered = readUnaryJson(req, res, handler.method.input, limits, encoding).then(({ body, problem }) => {
         if (problem) contextValues.set(kRequestProblem, problem);
         return handler(universalRequestFromNodeRequest(req, res, body, contextValues));
+      });
+    } else if ((methodKind === "unary" || methodKind === "server_streaming") && ENVELOPED_JSON.test(contentType)) {
+      // One enveloped message (a flag byte and a 4-byte length before it), measured as it arrives;
+      // the router then reads it from memory. Client and bidi streams are left to the router: read whole, they would never start.
+      answered = readRequestBody(req, res, limits.maxBytes + 5, new EnvelopedJsonMeter(limits)).then((read) => {
+        if (read.problem) contextValues.set(kRequestProblem, read.problem);
+        const uReq = universalRequestFromNodeRequest(req, res, undefined, contextValues);
+        return handler({ ...uReq, body: createAsyncIterable([read.body ?? EMPTY_JSON_ENVELOPE]) });
       });
     } else {
       // The framework reads other bodies itself: called at once, not a turn of the microtask queue later.

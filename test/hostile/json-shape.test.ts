@@ -1,7 +1,7 @@
 import * as net from "node:net";
 import { gzipSync } from "node:zlib";
 import { Code, createClient } from "@connectrpc/connect";
-import { createConnectTransport } from "@connectrpc/connect-node";
+import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MemRecallService } from "../../gen/contextloader/memrecall/v1/memrecall_pb";
 import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb";
@@ -188,6 +188,48 @@ describe(`a JSON body holding more than JSON_MAX_VALUES (${LIMIT}) values`, () =
     const bomb = await fetch(server.baseUrl + STORE, gzipped(`{"content":"${" ".repeat(8 << 20)}"}`));
     expect(bomb.status).toBe(429);
     expect(await bomb.text()).toContain("(READ_MAX_BYTES)");
+  });
+
+  it("is INVALID_ARGUMENT JSON_TOO_LARGE over gRPC+json, gRPC-web+json and Connect streaming JSON too; honest calls are served", async () => {
+    const transports = {
+      "gRPC+json": createGrpcTransport({ baseUrl: server.baseUrl, useBinaryFormat: false }),
+      "gRPC-web+json": createGrpcWebTransport({ baseUrl: server.baseUrl, httpVersion: "1.1", useBinaryFormat: false }),
+      "Connect streaming JSON": createConnectTransport({
+        baseUrl: server.baseUrl,
+        httpVersion: "2",
+        useBinaryFormat: false,
+      }),
+    };
+    const headers = { "x-account-id": "u-shape" };
+    const tooMany = Array.from({ length: LIMIT }, (_, i) => ({ role: "user", content: `消息 "${i}" [,]` }));
+    for (const [name, transport] of Object.entries(transports)) {
+      const client = createClient(MemRecallService, transport);
+      const refusals = [
+        await failure(client.storeMemory({ memoryKey: "k", content: "c", metadata: bigMetadata }, { headers })),
+        await failure(
+          (async () => {
+            for await (const _ of client.recall({ messages: tooMany, strategy: "deterministic" }, { headers })) {
+              // The refusal comes before any event.
+            }
+          })(),
+        ),
+      ];
+      for (const err of refusals) {
+        expect(err.code, `${name}: ${err.message}`).toBe(Code.InvalidArgument);
+        expect(err.findDetails(ErrorInfoSchema)[0]?.reason, name).toBe("JSON_TOO_LARGE");
+      }
+      const stored = await client.storeMemory(
+        { memoryKey: `k-${name}`, content: "用户喜欢简洁的回答", metadata: { source: name } },
+        { headers },
+      );
+      expect(stored.memoryKey, name).toBe(`k-${name}`);
+      const kinds: string[] = [];
+      const honest = tooMany.slice(0, 50);
+      for await (const event of client.recall({ messages: honest, strategy: "deterministic" }, { headers })) {
+        kinds.push(event.event.case ?? "");
+      }
+      expect(kinds.at(-1), name).toBe("handoff");
+    }
   });
 
   it("leaves the service answering others meanwhile", async () => {
