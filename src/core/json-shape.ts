@@ -45,7 +45,7 @@ export class JsonShapeScanner {
   }
 
   /** Reads the next chunk; returns the limit passed, if one was (then or before). */
-  write(chunk: Uint8Array): "depth" | "values" | undefined {
+  write(chunk: Buffer): "depth" | "values" | undefined {
     if (this.over) return this.over;
     const { maxDepth, maxValues } = this.limits;
     const open = this.open;
@@ -53,9 +53,23 @@ export class JsonShapeScanner {
     for (let i = 0; i < chunk.length; i++) {
       const c = chunk[i]!;
       if (inString) {
-        if (escaped) escaped = false;
-        else if (c === BACKSLASH) escaped = true;
-        else if (c === QUOTE) inString = false;
+        if (escaped) {
+          escaped = false;
+          continue;
+        }
+        // Jump to the next quote (texts are most of a large body) and tell whether the backslashes
+        // just before it escape it; with no quote left, whether the chunk ends mid-escape.
+        const quote = chunk.indexOf(QUOTE, i);
+        const end = quote === -1 ? chunk.length : quote;
+        let k = end - 1;
+        while (k >= i && chunk[k] === BACKSLASH) k--;
+        const odd = (end - 1 - k) % 2 === 1;
+        if (quote === -1) {
+          escaped = odd;
+          break;
+        }
+        i = quote;
+        if (!odd) inString = false;
         continue;
       }
       // Whitespace between tokens never starts an array's first item.

@@ -103,6 +103,8 @@ describe("JsonShapeScanner", () => {
 
   it("counts a body cut at every byte the same as whole", () => {
     const text = '{"k\\"[":["a\\\\",{"b":"\\u005b,"},[]],"中":"\\"}"}';
+    const runs = JSON.stringify({ a: `${"\\".repeat(7)}"${"\\".repeat(8)}`, b: ["\\", '"\\"'] });
+    for (let cut = 1; cut < runs.length; cut++) expect(scan(runs, [cut]).values, `cut at ${cut}`).toBe(4);
     const whole = scan(text).values;
     expect(whole).toBe(countValues(JSON.parse(text)));
     const bytes = Buffer.from(text, "utf8");
