@@ -117,8 +117,9 @@ export function createRpcHandler(opts: {
         return handler(universalRequestFromNodeRequest(req, res, body, contextValues));
       });
     } else if ((methodKind === "unary" || methodKind === "server_streaming") && ENVELOPED_JSON.test(contentType)) {
-      // One enveloped message (a flag byte and a 4-byte length before it), measured as it arrives;
-      // the router then reads it from memory. Client and bidi streams are left to the router: read whole, they would never start.
+      // One enveloped message (a flag byte and a 4-byte length before it: the 5 bytes over maxBytes), measured as it
+      // arrives; the router then reads it from memory. Client and bidi streams are left to the router: read whole,
+      // they would never start.
       answered = readRequestBody(req, res, limits.maxBytes + 5, new EnvelopedJsonMeter(limits)).then((read) => {
         if (read.problem) contextValues.set(kRequestProblem, read.problem);
         const uReq = universalRequestFromNodeRequest(req, res, undefined, contextValues);
