@@ -89,9 +89,11 @@ export function createApp(config: Config, log: Logger, overrides: { backend?: Cl
         return auth.ok ? auth.caller.accountId : "";
       },
       jsonMaxDepth: config.server.jsonMaxDepth,
+      jsonMaxValues: config.server.jsonMaxValues,
       stopping: stopping.signal,
     }),
     jsonMaxDepth: config.server.jsonMaxDepth,
+    jsonMaxValues: config.server.jsonMaxValues,
     protoMaxDepth: protoMaxDepth(config.server.jsonMaxDepth),
     log,
   });

@@ -93,8 +93,10 @@ export function mcpRoute(opts: {
           remainingMs: () => undefined,
         }),
       });
+      // Parsed once, here, and handed to the transport; JSON it cannot parse is left to the transport to answer.
+      const parsed = parseJson(body);
       // A call that asks for progress is answered as an event stream carrying the notifications, then the result.
-      const streaming = asksForProgress(body);
+      const streaming = parsed !== undefined && asksForProgress(parsed.value);
       const transport = new WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: undefined,
         enableJsonResponse: !streaming,
@@ -109,6 +111,7 @@ export function mcpRoute(opts: {
             headers,
             body: new Uint8Array(body),
           }),
+          parsed === undefined ? undefined : { parsedBody: parsed.value },
         );
         const out: Record<string, string> = { "x-trace-id": traceId };
         answer.headers.forEach((value, name) => {
@@ -138,15 +141,17 @@ export function mcpRoute(opts: {
   };
 }
 
-/** True when the body is a tools/call (or a batch holding one) whose `_meta` carries a progressToken. */
-function asksForProgress(body: Buffer): boolean {
-  let parsed: unknown;
+/** The body parsed, or undefined when it is not JSON (the transport answers that with a parse error). */
+function parseJson(body: Buffer): { value: unknown } | undefined {
   try {
-    parsed = JSON.parse(body.toString("utf8"));
+    return { value: JSON.parse(body.toString("utf8")) };
   } catch {
-    // Not JSON: the transport answers it with a parse error.
-    return false;
+    return undefined;
   }
+}
+
+/** True when the message is a tools/call (or a batch holding one) whose `_meta` carries a progressToken. */
+function asksForProgress(parsed: unknown): boolean {
   const messages = Array.isArray(parsed) ? parsed : [parsed];
   return messages.some((m: unknown) => {
     const msg = m as { method?: unknown; params?: { _meta?: { progressToken?: unknown } } } | null;

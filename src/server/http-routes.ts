@@ -8,11 +8,10 @@ import type { NodeHandler, NodeServerRequest, NodeServerResponse } from "./node-
 import {
   type BodyRead,
   isClientGone,
-  jsonDeeperThan,
+  jsonMeter,
   malformedHost,
   REQUEST_TOO_LARGE,
   readRequestBody,
-  tooDeep,
 } from "./request-body";
 import { traceIdFromHeaders } from "./trace";
 import { routeSpan } from "./tracing";
@@ -23,7 +22,7 @@ export interface HttpRoute {
   path: string;
   /**
    * The route takes a JSON body of at most this many bytes. It is read whole
-   * (and its nesting checked) before the call waits for a slot, and handed to
+   * (and its shape checked as it arrives) before the call waits for a slot, and handed to
    * `handle`; a route without it reads no body.
    */
   jsonBody?: { maxBytes: number };
@@ -44,8 +43,8 @@ export interface HttpRoute {
    */
   admitsItself?: boolean;
   /**
-   * The status and body of a refusal before the route runs (body too large or
-   * too deep, malformed Host, overloaded, shutting down) in the route's own
+   * The status and body of a refusal before the route runs (body too large,
+   * too deep or holding too many values, malformed Host, overloaded, shutting down) in the route's own
    * error shape; a plain JSON body with the status of refusalStatus when absent.
    */
   renderRefusal?(err: ToolError, traceId: string): { status: number; body: unknown };
@@ -83,8 +82,8 @@ export function headersOf(req: NodeServerRequest): Headers {
  * naming what exists) otherwise. Each answer is counted in /metrics. A route
  * that is not `unqueued` runs only once `admission` gives it a slot, as RPCs
  * do; refused, it answers 429 with Retry-After (503 when the server stops
- * while it waits). A route's body is read and checked (size, nesting) before
- * it asks for a slot: a slow sender never holds one.
+ * while it waits). A route's body is read and checked (size, nesting, count
+ * of values) before it asks for a slot: a slow sender never holds one.
  */
 export function createHttpRoutes(opts: {
   routes: readonly HttpRoute[];
@@ -95,6 +94,8 @@ export function createHttpRoutes(opts: {
   callerOf(req: NodeServerRequest): string;
   /** JSON bodies nested deeper than this are refused (JSON_MAX_DEPTH). */
   jsonMaxDepth: number;
+  /** JSON bodies holding more values than this are refused (JSON_MAX_VALUES). */
+  jsonMaxValues: number;
   /** Aborted when the server shuts down past its grace period: a route still waiting for a slot is refused. */
   stopping: AbortSignal;
 }): NodeHandler {
@@ -105,6 +106,7 @@ export function createHttpRoutes(opts: {
     byPath.set(route.path, methods);
   }
   const known = [...byPath.keys()].sort();
+  const jsonLimits = { maxDepth: opts.jsonMaxDepth, maxValues: opts.jsonMaxValues };
 
   const run = (route: HttpRoute, path: string, req: NodeServerRequest, res: NodeServerResponse, body: Buffer) =>
     Promise.resolve()
@@ -126,16 +128,13 @@ export function createHttpRoutes(opts: {
     if (!route.jsonBody) return Buffer.alloc(0);
     let read: BodyRead;
     try {
-      read = await readRequestBody(req, res, route.jsonBody.maxBytes);
+      read = await readRequestBody(req, res, route.jsonBody.maxBytes, jsonMeter(jsonLimits));
     } catch (err) {
       opts.log.debug({ err, path: route.path }, "the client went away while sending its body");
       return undefined;
     }
-    const problem =
-      read.problem ??
-      (jsonDeeperThan(read.body.toString("utf8"), opts.jsonMaxDepth) ? tooDeep(opts.jsonMaxDepth) : undefined);
-    if (problem) {
-      refuse(route, req, res, problem);
+    if (read.problem) {
+      refuse(route, req, res, read.problem);
       return undefined;
     }
     return read.body;
@@ -209,7 +208,7 @@ export function hostRefusal(host: string): ToolError {
 
 /**
  * The HTTP status of a refusal before a route runs: 413 for a body over
- * READ_MAX_BYTES, 400 for a bad request (too deep, malformed Host), 429 when
+ * READ_MAX_BYTES, 400 for a bad request (too deep, too many values, malformed Host), 429 when
  * overloaded, 503 when shutting down.
  */
 export function refusalStatus(err: ToolError): number {

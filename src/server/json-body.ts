@@ -1,7 +1,14 @@
+import { promisify } from "node:util";
+import * as zlib from "node:zlib";
 import { type DescField, type DescMessage, fromJson, type JsonValue } from "@bufbuild/protobuf";
+import { JsonShapeScanner } from "../core/json-shape";
 import { type FieldViolation, ToolError } from "../errors/tool-error";
 import type { NodeServerRequest, NodeServerResponse } from "./node-types";
-import { jsonDeeperThan, readRequestBody, tooDeep } from "./request-body";
+import { jsonMeter, readRequestBody, shapeRefusal, tooLarge } from "./request-body";
+
+/** The content encodings a Connect unary JSON body may arrive in, as the router accepts them. */
+const inflate = { gzip: promisify(zlib.gunzip), br: promisify(zlib.brotliDecompress) };
+export type JsonBodyEncoding = keyof typeof inflate;
 
 /** Messages whose JSON form is free-form or not an object of fields. */
 const opaqueJsonTypes = new Set([
@@ -21,8 +28,11 @@ const opaqueJsonTypes = new Set([
  * field (naming the valid fields), through the interceptor that logs, counts
  * and adds the trace id. The framework would answer such bodies without any
  * detail. The body is read whole before the call takes an admission slot; one
- * over `maxBytes` is RESOURCE_EXHAUSTED (answered before the rest arrives),
- * one nested deeper than `maxDepth` INVALID_ARGUMENT (before any parsing).
+ * over `maxBytes` is RESOURCE_EXHAUSTED, one nested deeper than `maxDepth` or
+ * holding more than `maxValues` values INVALID_ARGUMENT, each answered as soon
+ * as the bytes read show it, before anything parses the body. A compressed
+ * body (`encoding`) is inflated here, at most `maxBytes` of it, and measured
+ * whole before it is parsed.
  * Returns the parsed body, or the error to raise; rejects when the client
  * goes away first.
  */
@@ -30,12 +40,28 @@ export async function readUnaryJson(
   req: NodeServerRequest,
   res: NodeServerResponse,
   input: DescMessage,
-  limits: { maxBytes: number; maxDepth: number },
+  limits: { maxBytes: number; maxDepth: number; maxValues: number },
+  encoding?: JsonBodyEncoding,
 ): Promise<{ body: JsonValue; problem?: ToolError }> {
-  const read = await readRequestBody(req, res, limits.maxBytes);
+  const read = await readRequestBody(req, res, limits.maxBytes, encoding ? undefined : jsonMeter(limits));
   if (read.problem) return { body: {}, problem: read.problem };
-  const text = read.body.toString("utf8");
-  if (jsonDeeperThan(text, limits.maxDepth)) return { body: {}, problem: tooDeep(limits.maxDepth) };
+  let bytes = read.body;
+  if (encoding) {
+    try {
+      bytes = await inflate[encoding](bytes, { maxOutputLength: limits.maxBytes });
+    } catch (err) {
+      const problem =
+        (err as { code?: unknown }).code === "ERR_BUFFER_TOO_LARGE"
+          ? tooLarge(limits.maxBytes)
+          : badBody([
+              { field: "request", description: `the body is not valid ${encoding}: ${(err as Error).message}` },
+            ]);
+      return { body: {}, problem };
+    }
+    const scanner = new JsonShapeScanner(limits);
+    if (scanner.write(bytes)) return { body: {}, problem: shapeRefusal(scanner) };
+  }
+  const text = bytes.toString("utf8");
   let body: JsonValue;
   try {
     body = text.trim() === "" ? {} : (JSON.parse(text) as JsonValue);
@@ -69,8 +95,9 @@ function badBody(violations: FieldViolation[]): ToolError {
 function unknownFields(desc: DescMessage, json: JsonValue, path: string): FieldViolation[] {
   if (opaqueJsonTypes.has(desc.typeName) || json === null || typeof json !== "object" || Array.isArray(json)) return [];
   const out: FieldViolation[] = [];
+  const byName = fieldsByName(desc);
   for (const [key, value] of Object.entries(json)) {
-    const field = desc.fields.find((f) => f.name === key || f.jsonName === key);
+    const field = byName.get(key);
     const here = path === "" ? key : `${path}.${key}`;
     if (!field) {
       out.push({
@@ -82,6 +109,19 @@ function unknownFields(desc: DescMessage, json: JsonValue, path: string): FieldV
     out.push(...nested(field, value, here));
   }
   return out;
+}
+
+const fieldNames = new WeakMap<DescMessage, Map<string, DescField>>();
+
+/** A message's fields by proto and JSON name, built once per message type: a body may hold thousands of keys. */
+function fieldsByName(desc: DescMessage): Map<string, DescField> {
+  let byName = fieldNames.get(desc);
+  if (!byName) {
+    byName = new Map();
+    for (const f of desc.fields) byName.set(f.name, f).set(f.jsonName, f);
+    fieldNames.set(desc, byName);
+  }
+  return byName;
 }
 
 function nested(field: DescField, value: JsonValue, path: string): FieldViolation[] {

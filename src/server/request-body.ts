@@ -1,4 +1,5 @@
 import * as http2 from "node:http2";
+import { type JsonShapeLimits, JsonShapeScanner } from "../core/json-shape";
 import { ToolError } from "../errors/tool-error";
 import type { NodeServerRequest, NodeServerResponse } from "./node-types";
 
@@ -6,20 +7,41 @@ import type { NodeServerRequest, NodeServerResponse } from "./node-types";
 export const REQUEST_TOO_LARGE = "REQUEST_TOO_LARGE";
 /** The reason of a JSON body nested deeper than JSON_MAX_DEPTH. */
 export const JSON_TOO_DEEP = "JSON_TOO_DEEP";
+/** The reason of a JSON body holding more values than JSON_MAX_VALUES. */
+export const JSON_TOO_LARGE = "JSON_TOO_LARGE";
 
 /** What reading a body gave: the bytes, or why they are refused. */
 export type BodyRead = { body: Buffer; problem?: undefined } | { body?: undefined; problem: ToolError };
+
+/** Measures a body chunk by chunk as it arrives; the refusal of the body once it has seen enough to refuse it. */
+export interface BodyMeter {
+  write(chunk: Buffer): ToolError | undefined;
+}
+
+/** A meter of a JSON body: refuses it once it nests too deep or holds too many values (see JsonShapeScanner). */
+export function jsonMeter(limits: JsonShapeLimits): BodyMeter {
+  const scanner = new JsonShapeScanner(limits);
+  return { write: (chunk) => (scanner.write(chunk) ? shapeRefusal(scanner) : undefined) };
+}
 
 /**
  * Reads a request body whole, before the call takes an admission slot, so a
  * slow sender holds a socket and not a slot (the listener's request timeout
  * ends it). Past `maxBytes` it stops keeping the bytes and resolves with
- * REQUEST_TOO_LARGE; the rest of the body is discarded as it comes (not
- * left unread, which resets an HTTP/1.1 connection before the answer is
- * read) and the connection or stream is closed once the answer is written.
- * Rejects when the client goes away first (see isClientGone).
+ * REQUEST_TOO_LARGE; with a `meter` (e.g. jsonMeter), each chunk is measured
+ * as it comes and the body is refused the same way as soon as the meter
+ * refuses it (JSON_TOO_DEEP, JSON_TOO_LARGE), before anything parses it.
+ * Once refused, the rest of the body is discarded as it
+ * comes (not left unread, which resets an HTTP/1.1 connection before the
+ * answer is read) and the connection or stream is closed once the answer is
+ * written. Rejects when the client goes away first (see isClientGone).
  */
-export function readRequestBody(req: NodeServerRequest, res: NodeServerResponse, maxBytes: number): Promise<BodyRead> {
+export function readRequestBody(
+  req: NodeServerRequest,
+  res: NodeServerResponse,
+  maxBytes: number,
+  meter?: BodyMeter,
+): Promise<BodyRead> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -30,18 +52,19 @@ export function readRequestBody(req: NodeServerRequest, res: NodeServerResponse,
       req.off("aborted", onAborted);
       res.off("close", onClose);
     };
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= maxBytes) {
-        chunks.push(chunk);
-        return;
-      }
+    const refuse = (problem: ToolError) => {
       done();
       // Keep reading (and dropping) so the client can read the answer.
       req.on("data", () => undefined);
       req.on("error", () => undefined);
       closeAfterAnswer(req, res);
-      resolve({ problem: tooLarge(maxBytes) });
+      resolve({ problem });
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      const problem = size > maxBytes ? tooLarge(maxBytes) : meter?.write(chunk);
+      if (problem) refuse(problem);
+      else chunks.push(chunk);
     };
     const onEnd = () => {
       done();
@@ -90,30 +113,6 @@ export function closeAfterAnswer(req: NodeServerRequest, res: NodeServerResponse
   if (!res.headersSent) res.setHeader("connection", "close");
 }
 
-/**
- * Whether a JSON text nests arrays and objects deeper than `maxDepth`,
- * counted on the text itself (brackets outside strings), so a hostile body
- * is refused before any parser or validator recurses into it.
- */
-export function jsonDeeperThan(text: string, maxDepth: number): boolean {
-  let depth = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c) i++;
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) {
-      inString = true;
-    } else if (c === 0x5b || c === 0x7b) {
-      if (++depth > maxDepth) return true;
-    } else if (c === 0x5d || c === 0x7d) {
-      depth--;
-    }
-  }
-  return false;
-}
-
 /** The refusal of a JSON body nested deeper than maxDepth, naming the setting. */
 export function tooDeep(maxDepth: number): ToolError {
   return new ToolError({
@@ -123,6 +122,28 @@ export function tooDeep(maxDepth: number): ToolError {
     metadata: { limit_depth: String(maxDepth) },
     violations: [{ field: "request", description: `nested deeper than ${maxDepth} levels` }],
     hint: { message: `Flatten the data so no value nests more than ${maxDepth} levels deep.` },
+  });
+}
+
+/** The refusal of a JSON body the scanner stopped at: too deep or too many values. */
+export function shapeRefusal(scanner: JsonShapeScanner): ToolError {
+  return scanner.over === "depth" ? tooDeep(scanner.limits.maxDepth) : tooManyValues(scanner.limits.maxValues);
+}
+
+/**
+ * The refusal of a JSON body holding more than maxValues values, naming the
+ * setting. INVALID_ARGUMENT, like a body nested too deep: the same body is
+ * refused however idle the server is, so it is not worth retrying as
+ * RESOURCE_EXHAUSTED (which clients read as "overloaded") would suggest.
+ */
+export function tooManyValues(maxValues: number): ToolError {
+  return new ToolError({
+    code: "invalid_argument",
+    reason: JSON_TOO_LARGE,
+    message: `the JSON body holds more than ${maxValues} values (object members and array items; JSON_MAX_VALUES)`,
+    metadata: { limit_values: String(maxValues) },
+    violations: [{ field: "request", description: `more than ${maxValues} values` }],
+    hint: { message: "Send fewer items or fields in one call, for example split a long list over several calls." },
   });
 }
 

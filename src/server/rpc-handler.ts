@@ -8,7 +8,7 @@ import {
   createConnectRouter,
   createContextValues,
 } from "@connectrpc/connect";
-import type { UniversalServerResponse } from "@connectrpc/connect/protocol";
+import { createAsyncIterable, type UniversalServerResponse } from "@connectrpc/connect/protocol";
 import {
   compressionBrotli,
   compressionGzip,
@@ -18,13 +18,16 @@ import {
 import type { Logger } from "pino";
 import type { ToolError } from "../errors/tool-error";
 import { authResultOf } from "./auth";
+import { EMPTY_JSON_ENVELOPE, EnvelopedJsonMeter } from "./enveloped-json";
 import { hostRefusal, sendJson } from "./http-routes";
 import { kAuthResult, kRequestProblem } from "./interceptors";
-import { readUnaryJson } from "./json-body";
+import { type JsonBodyEncoding, readUnaryJson } from "./json-body";
 import type { NodeHandler, NodeServerRequest, NodeServerResponse } from "./node-types";
 import { protoShape, protoShapeProblem } from "./proto-shape";
-import { isClientGone, malformedHost } from "./request-body";
+import { isClientGone, malformedHost, readRequestBody } from "./request-body";
 
+/** gRPC, gRPC-web and Connect streaming bodies of JSON messages. */
+const ENVELOPED_JSON = /^application\/(grpc|grpc-web|connect)\+json(;|$)/i;
 const RPC_PATH = /^\/[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)+\/[A-Za-z_]\w*$/;
 
 /**
@@ -32,6 +35,10 @@ const RPC_PATH = /^\/[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)+\/[A-Za-z_]\w*$/;
  * path. It does what connectNodeAdapter does, and also:
  * - checks a Connect unary JSON body before decoding (see json-body.ts), so a
  *   misspelt field gets the same detailed INVALID_ARGUMENT as any bad request;
+ * - measures every JSON body it can while it arrives (Connect unary JSON,
+ *   gzip or br included; the one message of a gRPC, gRPC-web or Connect
+ *   streaming `+json` unary or server-streaming call), so one nested too
+ *   deep or holding too many values is refused before it is parsed;
  * - answers curl-style mistakes on an RPC path (wrong method, wrong
  *   content-type, unknown RPC) with a JSON body that says what to send;
  * - writes grpc-message as the gRPC spec encodes it, which every gRPC client decodes;
@@ -43,6 +50,8 @@ export function createRpcHandler(opts: {
   fallback: NodeHandler;
   /** Connect JSON bodies nested deeper than this are refused (JSON_MAX_DEPTH). */
   jsonMaxDepth: number;
+  /** Connect JSON bodies holding more values than this are refused (JSON_MAX_VALUES). */
+  jsonMaxValues: number;
   /** Binary unary request messages nested deeper than this are refused (see proto-shape.ts). */
   protoMaxDepth: number;
   log: Logger;
@@ -99,19 +108,36 @@ export function createRpcHandler(opts: {
     }
     const contextValues = createContextValues();
     contextValues.set(kAuthResult, authResultOf(req));
-    const unaryPlain =
-      handler.method.methodKind === "unary" &&
-      !["gzip", "br", "deflate"].includes(String(req.headers["content-encoding"] ?? "").toLowerCase());
-    const checkJson = unaryPlain && /^application\/json(;|$)/i.test(contentType);
-    const binary = unaryPlain ? binaryFraming(contentType) : undefined;
+    const encoding = jsonBodyEncoding(req.headers["content-encoding"]);
+    const { methodKind } = handler.method;
+    const limits = {
+      maxBytes: opts.routerOptions.readMaxBytes,
+      maxDepth: opts.jsonMaxDepth,
+      maxValues: opts.jsonMaxValues,
+    };
+    const binary = methodKind === "unary" && encoding === undefined ? binaryFraming(contentType) : undefined;
     let answered: Promise<UniversalServerResponse>;
-    if (binary !== undefined) {
+    if (methodKind === "unary" && /^application\/json(;|$)/i.test(contentType) && encoding !== null) {
+      answered = readUnaryJson(req, res, handler.method.input, limits, encoding).then(({ body, problem }) => {
+        if (problem) contextValues.set(kRequestProblem, problem);
+        return handler(universalRequestFromNodeRequest(req, res, body, contextValues));
+      });
+    } else if ((methodKind === "unary" || methodKind === "server_streaming") && ENVELOPED_JSON.test(contentType)) {
+      // One enveloped message (a flag byte and a 4-byte length before it: the 5 bytes over maxBytes), measured as it
+      // arrives; the router then reads it from memory. Client and bidi streams are left to the router: read whole,
+      // they would never start.
+      answered = readRequestBody(req, res, limits.maxBytes + 5, new EnvelopedJsonMeter(limits)).then((read) => {
+        if (read.problem) contextValues.set(kRequestProblem, read.problem);
+        const uReq = universalRequestFromNodeRequest(req, res, undefined, contextValues);
+        return handler({ ...uReq, body: createAsyncIterable([read.body ?? EMPTY_JSON_ENVELOPE]) });
+      });
+    } else if (binary !== undefined) {
       const uReq = universalRequestFromNodeRequest(req, res, undefined, contextValues);
       // Without a parsed body handed in, the request's body is the stream of its bytes.
       const body = checkedBinary(uReq.body as AsyncIterable<Uint8Array>, binary, {
         input: handler.method.input,
         maxDepth: opts.protoMaxDepth,
-        maxBytes: opts.routerOptions.readMaxBytes,
+        maxBytes: limits.maxBytes,
         refuse: (problem) => contextValues.set(kRequestProblem, problem),
       });
       // A Connect body refused is replaced by an empty one, which must not be held to the sent content-length.
@@ -121,14 +147,6 @@ export function createRpcHandler(opts: {
       } catch (err) {
         answered = Promise.reject(err);
       }
-    } else if (checkJson) {
-      answered = readUnaryJson(req, res, handler.method.input, {
-        maxBytes: opts.routerOptions.readMaxBytes,
-        maxDepth: opts.jsonMaxDepth,
-      }).then(({ body, problem }) => {
-        if (problem) contextValues.set(kRequestProblem, problem);
-        return handler(universalRequestFromNodeRequest(req, res, body, contextValues));
-      });
     } else {
       // The framework reads other bodies itself: called at once, not a turn of the microtask queue later.
       try {
@@ -239,6 +257,17 @@ function addTrailersBySpec(this: NodeServerResponse, headers: OutgoingHttpHeader
 function fixGrpcMessage(headers: OutgoingHttpHeaders | undefined): void {
   const value = headers?.["grpc-message"];
   if (headers && typeof value === "string") headers["grpc-message"] = specPercentEncode(decodeURIComponentSafe(value));
+}
+
+/**
+ * The encoding of a Connect unary JSON body that readUnaryJson reads:
+ * undefined for none, null for one it leaves to the router (which answers an
+ * encoding it does not accept).
+ */
+function jsonBodyEncoding(header: string | string[] | undefined): JsonBodyEncoding | undefined | null {
+  const value = String(header ?? "identity").toLowerCase();
+  if (value === "identity" || value === "") return undefined;
+  return value === "gzip" || value === "br" ? value : null;
 }
 
 /** The path of a request URL, without its query. */

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MemRecallService } from "../../gen/contextloader/memrecall/v1/memrecall_pb";
 import { HealthCheckRequestSchema } from "../../gen/grpc/health/v1/health_pb";
 import type { NodeServerRequest } from "../../src/server/node-types";
-import { jsonDeeperThan, malformedHost } from "../../src/server/request-body";
+import { malformedHost } from "../../src/server/request-body";
 import { failure } from "../helpers/rpc";
 import { startServer, type TestServer } from "../helpers/server";
 
@@ -239,14 +239,6 @@ describe("TLS", () => {
 });
 
 describe("request checks", () => {
-  it("counts JSON nesting on the text, outside strings and escapes", () => {
-    expect(jsonDeeperThan('{"a":[[1]]}', 3)).toBe(false);
-    expect(jsonDeeperThan('{"a":[[[1]]]}', 3)).toBe(true);
-    expect(jsonDeeperThan('{"a":"[[[[{{{{","b":"\\"[[[["}', 1)).toBe(false);
-    expect(jsonDeeperThan("[]".repeat(10_000), 1)).toBe(false);
-    expect(jsonDeeperThan(`${"[".repeat(100_000)}${"]".repeat(100_000)}`, 64)).toBe(true);
-  });
-
   it("takes host names, IPv4 and IPv6 addresses with an optional port as Host, nothing else", () => {
     const host = (value: string) => malformedHost({ headers: { host: value } } as unknown as NodeServerRequest);
     for (const ok of ["localhost", "localhost:8080", "127.0.0.1:1", "[::1]:8080", "a-b.example.com", ""]) {
