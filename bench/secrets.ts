@@ -1,13 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { z } from "zod";
-import { searchMemoriesInput } from "../src/memrecall/inputs";
 import type { MemRecallDeps } from "../src/memrecall/memories-deps";
 import { ownerOf } from "../src/memrecall/owner";
 import { rememberInput } from "../src/memrecall/remember/input";
 import { rememberConversation } from "../src/memrecall/remember/remember";
 import { findSecrets } from "../src/memrecall/remember/secrets";
-import { searchMemories } from "../src/memrecall/search";
 import { SqliteMemoryStore } from "../src/store/memories/sqlite-memory-store";
 import { benchContext, benchDeps, benchLog as log } from "./memrecall-deps";
 import { line } from "./stats";
@@ -51,7 +49,10 @@ interface EndToEndTally {
   expected: number;
   /** In the content of a sensitive memory, and nowhere a caller without the scope sees or searches. */
   keptSensitive: number;
-  /** In a summary, a keyword, a reason, a non-sensitive memory's content, or found by a search for it. */
+  /**
+   * In a summary, a keyword, a reason, or a non-sensitive memory's content. (A sensitive memory is
+   * indexed by its summary and keywords only (write.ts), so one not there cannot be searched for.)
+   */
   leaked: number;
   /** Items holding no secret that were stored as a sensitive memory. */
   falseSensitive: number;
@@ -65,8 +66,8 @@ interface EndToEndTally {
  * secrets a found span holds whole), and the negatives it flags. Then each
  * message through RememberConversation in rules mode: each labelled secret
  * kept only in a sensitive memory's content, or leaked to what a caller
- * without the sensitive scope sees or finds (summary, keywords, reason, a
- * non-sensitive memory, a keyword search for the secret).
+ * without the sensitive scope sees or searches (summary, keywords, reason, a
+ * non-sensitive memory).
  * `BENCH_SECRETS_VERBOSE=1` lists the development set's misses (never the held-out set's).
  */
 export async function benchSecrets(): Promise<void> {
@@ -175,18 +176,9 @@ async function tallyEndToEnd(t: EndToEndTally, deps: MemRecallDeps, store: Sqlit
     .toLowerCase();
   for (const secret of item.secrets) {
     t.expected++;
-    const found = await searchMemories(
-      deps,
-      ctx,
-      searchMemoriesInput.parse({
-        query: [...secret].slice(0, 2000).join(""),
-        search_mode: "keyword",
-        min_relevance_score: 0,
-      }),
-      { cache: false },
-    );
-    const leaked = shown.includes(secret.toLowerCase()) || found.results.length > 0;
-    if (leaked) t.leaked++;
+    // A part of one is a leak too: a line of a private key block.
+    const parts = [secret, ...secret.split(/\s+/).filter((p) => p.length >= 16)];
+    if (parts.some((p) => shown.includes(p.toLowerCase()))) t.leaked++;
     else if (records.some((m) => m.sensitive && m.content.includes(secret))) t.keptSensitive++;
   }
 }
