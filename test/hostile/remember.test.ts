@@ -198,6 +198,21 @@ const HOSTILE: [string, string][] = [
   ["-p runs", fill(" -p'")],
   ["backtick runs", fill("`")],
   ["code fences", fill("```\n")],
+  // Issue 31's patterns: statements, provider formats, AWS secret keys by their context.
+  ["password was set to, repeated", fill("password was set to ")],
+  ["requirepass 设置为 repeated", fill("requirepass 设置为")],
+  ["密码也是了： repeated", fill("密码也是了：")],
+  ["changed … password, no to", fill("changed the admin password ")],
+  ["a verb, then 40 characters before the cue", fill(`set ${"a".repeat(38)} pass to `)],
+  ["password for the, repeated", fill("password for the ")],
+  ["api key is, repeated", fill("api key is ")],
+  ["密码 with spaces, repeated", fill("密码 ")],
+  ["Slack webhook prefixes", fill("https://hooks.slack.com/services/")],
+  ["sk_live_ runs", fill("sk_live_")],
+  ["one base64 run", fill("AbCdEf1234/+")],
+  ["39-character base64 runs after aws", fill(`aws ${"Ab1".repeat(13)} `)],
+  ["AKIA runs", fill("AKIA")],
+  ["a private key block in prose, cut", `my key:\n${fill("-----BEGIN EC PRIVATE KEY-----\nAbCd+/==\n", 19_900)}`],
 ];
 
 describe("RememberConversation over messages built to make the secret scanner backtrack", () => {

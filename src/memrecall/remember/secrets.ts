@@ -25,7 +25,7 @@ const LABELS: Record<SecretKind, string> = {
   phone: "[手机号已隐去]",
 };
 
-/** A pattern and the group (0: the whole match) that is the secret. */
+/** A pattern and the group (0: the whole match) that is the secret; a pattern with a group has the `d` flag (where the group starts). */
 interface Detector {
   kind: SecretKind;
   pattern: RegExp;
@@ -81,26 +81,26 @@ const DETECTORS: readonly Detector[] = [
   },
   {
     kind: "token",
-    pattern: /\bBearer\s+([A-Za-z0-9._~+/-]{16,4096}=*)/gi,
+    pattern: /\bBearer\s+([A-Za-z0-9._~+/-]{16,4096}=*)/dgi,
     group: 1,
   },
   {
     kind: "credentials",
     // scheme://user:password@host (the user may be empty: redis://:password@host): the password.
-    pattern: /\b[a-z][a-z0-9+.-]{1,20}:\/\/[^\s/:@'"`]{0,128}:([^\s/@'"`]{1,256})@[^\s/'"`]{1,256}/gi,
+    pattern: /\b[a-z][a-z0-9+.-]{1,20}:\/\/[^\s/:@'"`]{0,128}:([^\s/@'"`]{1,256})@[^\s/'"`]{1,256}/dgi,
     group: 1,
   },
   {
     kind: "password",
     // "password is …", "pwd: …", "api key = …", "密码是…", "requirepass 设置为 …", "令牌：…".
-    pattern: new RegExp(`${CUE}["'”’]?(?:\\s{1,3}(?:for|of|on)\\s[^\\n:=：]{1,40}?)?${JOIN}\\s{0,3}${VALUE}`, "gi"),
+    pattern: new RegExp(`${CUE}["'”’]?(?:\\s{1,3}(?:for|of|on)\\s[^\\n:=：]{1,40}?)?${JOIN}\\s{0,3}${VALUE}`, "dgi"),
     group: 1,
     valid: looksLikePassword,
   },
   {
     kind: "password",
     // "密码 Qw3rty!88", "password Gr@fana!2025": with nothing between, only what cannot be a word.
-    pattern: new RegExp(`${CUE}\\s{1,3}${VALUE}`, "gi"),
+    pattern: new RegExp(`${CUE}\\s{1,3}${VALUE}`, "dgi"),
     group: 1,
     valid: looksStrong,
   },
@@ -109,14 +109,14 @@ const DETECTORS: readonly Detector[] = [
     // "changed the jenkins admin password to …".
     pattern: new RegExp(
       `\\b(?:changed|set|reset|updated|rotated|switched)\\b[^.\\n]{0,40}?${CUE}\\s{1,3}to\\s{1,3}${VALUE}`,
-      "gi",
+      "dgi",
     ),
     group: 1,
     valid: looksLikePassword,
   },
   {
     kind: "password",
-    pattern: /(?:^|\s)(?:-p|--password=)['"]?([^\s'"]{4,256})/g,
+    pattern: /(?:^|\s)(?:-p|--password=)['"]?([^\s'"]{4,256})/dg,
     group: 1,
     // psql -p5432 is a port.
     valid: (s) => !/^\d+$/.test(s),
@@ -124,13 +124,13 @@ const DETECTORS: readonly Detector[] = [
   {
     kind: "id_number",
     pattern:
-      /(?<![0-9A-Za-z])([1-9]\d{5}(?:19|20)\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])\d{3}[\dXx])(?![0-9A-Za-z])/g,
+      /(?<![0-9A-Za-z])([1-9]\d{5}(?:19|20)\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])\d{3}[\dXx])(?![0-9A-Za-z])/dg,
     group: 1,
     valid: idChecksumHolds,
   },
   {
     kind: "phone",
-    pattern: /(?<![0-9A-Za-z])(?:\+?86[- ]?)?(1[3-9]\d[- ]?\d{4}[- ]?\d{4})(?![0-9A-Za-z])/g,
+    pattern: /(?<![0-9A-Za-z])(?:\+?86[- ]?)?(1[3-9]\d[- ]?\d{4}[- ]?\d{4})(?![0-9A-Za-z])/dg,
     group: 1,
   },
 ];
@@ -139,11 +139,13 @@ const DETECTORS: readonly Detector[] = [
 export function findSecrets(text: string): SecretSpan[] {
   const spans: SecretSpan[] = [];
   for (const d of DETECTORS) {
+    // exec on the shared pattern, not matchAll: that copies the pattern on every call, and the
+    // rules scan every sentence of a conversation several times.
     d.pattern.lastIndex = 0;
-    for (const m of text.matchAll(d.pattern)) {
+    for (let m = d.pattern.exec(text); m !== null; m = d.pattern.exec(text)) {
       const written = m[d.group];
       if (written === undefined) continue;
-      const start = m.index + (d.group === 0 ? 0 : m[0].lastIndexOf(written));
+      const start = d.group === 0 ? m.index : m.indices![d.group]![0];
       // A value that ends a sentence: "the password is hunter2." (a bracket closed that the value did not open).
       const secret = d.group === 0 ? written : withoutTrailingPunctuation(written);
       // A placeholder of ours, or a template's, is not a secret (<your-api-key>, ${DB_PASSWORD}, ****).
