@@ -1,7 +1,9 @@
 import { randomUUID } from "node:crypto";
+import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MemRecallService } from "../../gen/contextloader/memrecall/v1/memrecall_pb";
-import { clientWith } from "../helpers/rpc";
+import { BadRequestSchema } from "../../gen/google/rpc/error_details_pb";
+import { clientWith, failure } from "../helpers/rpc";
 import { startServer, type TestServer } from "../helpers/server";
 
 /**
@@ -10,7 +12,8 @@ import { startServer, type TestServer } from "../helpers/server";
  * sensitive memory, and passwords and keys stated in words in non-sensitive
  * ones. Each is kept only as a sensitive memory's content: not in its
  * summary, keywords, the answer or the log, and not found by a search from a
- * caller without the sensitive scope.
+ * caller without the sensitive scope. StoreMemory, which stores what the
+ * caller wrote, refuses a credential where such a caller would see it.
  */
 
 const AWS_ID = "AKIAZ7QW3ERT5YUI2OPL";
@@ -21,19 +24,19 @@ const user = (content: string) => ({ role: "user", content });
 /** Everything an answer says, as text (int64 as strings). */
 const textOf = (v: unknown) => JSON.stringify(v, (_k, x) => (typeof x === "bigint" ? String(x) : x));
 
-describe("RememberConversation keeps a secret only as a sensitive memory's content", () => {
-  let server: TestServer;
-  beforeAll(async () => {
-    server = await startServer();
+let server: TestServer;
+beforeAll(async () => {
+  server = await startServer();
+});
+afterAll(() => server.close());
+
+const clientFor = (owner: string, scopes = "") =>
+  clientWith(MemRecallService, server.baseUrl, {
+    "x-account-id": owner,
+    ...(scopes ? { "x-account-scopes": scopes } : {}),
   });
-  afterAll(() => server.close());
 
-  const clientFor = (owner: string, scopes = "") =>
-    clientWith(MemRecallService, server.baseUrl, {
-      "x-account-id": owner,
-      ...(scopes ? { "x-account-scopes": scopes } : {}),
-    });
-
+describe("RememberConversation keeps a secret only as a sensitive memory's content", () => {
   const cases: [string, string, string[]][] = [
     [
       "an AWS secret access key stated beside its access key id",
@@ -83,4 +86,75 @@ describe("RememberConversation keeps a secret only as a sensitive memory's conte
       expect(shown).toMatchObject({ sensitive: true, redacted: false });
     });
   }
+});
+
+describe("StoreMemory refuses a credential where a caller without the sensitive scope would see it", () => {
+  const cases: [string, Record<string, unknown>, string, RegExp][] = [
+    [
+      "a password in the content of a memory not marked sensitive",
+      { memoryKey: "db", summary: "测试库", content: "the staging db pass is tangerinesky" },
+      "sensitive",
+      /holds a password: store it with sensitive: true/,
+    ],
+    [
+      "an AWS secret access key in a sensitive memory's summary",
+      {
+        memoryKey: "aws",
+        summary: `CI 的 AWS 凭据 ${AWS_ID} ${AWS_SECRET}`,
+        content: `access key ${AWS_ID}, secret key ${AWS_SECRET}`,
+        sensitive: true,
+      },
+      "summary",
+      /every caller sees and searches the summary/,
+    ],
+    [
+      "a token as a keyword",
+      {
+        memoryKey: "gh",
+        summary: "CI 的 GitHub token",
+        content: "token ghp_Zx9Kq2Lm4Np6Rs8Tu0Vw2Xy4Za6Bc8De0Fg",
+        keywords: [{ keyword: "ghp_Zx9Kq2Lm4Np6Rs8Tu0Vw2Xy4Za6Bc8De0Fg", weight: 1 }],
+        sensitive: true,
+      },
+      "keywords[0]",
+      /holds a token or key/,
+    ],
+  ];
+  for (const [what, request, field, description] of cases) {
+    it(`${what}: INVALID_ARGUMENT on ${field}, nothing stored`, async () => {
+      const owner = account();
+      const err = await failure(clientFor(owner).storeMemory(request));
+      expect(err.code).toBe(Code.InvalidArgument);
+      const violations = err.findDetails(BadRequestSchema).flatMap((b) => b.fieldViolations);
+      expect(violations.find((v) => v.field === field)?.description).toMatch(description);
+      const err2 = await failure(
+        clientFor(owner, "memories:sensitive").getMemoryDetail({ memoryKey: request["memoryKey"] as string }),
+      );
+      expect(err2.code).toBe(Code.NotFound);
+    });
+  }
+
+  it("the same credential stored as sensitive with a summary without it is stored, and found only by its summary", async () => {
+    const owner = account();
+    const c = clientFor(owner);
+    const stored = await c.storeMemory({
+      memoryKey: "aws",
+      summary: "CI 的 AWS 凭据",
+      content: `access key ${AWS_ID}, secret key ${AWS_SECRET}`,
+      sensitive: true,
+    });
+    expect(stored.sensitive).toBe(true);
+    expect((await c.searchMemories({ query: AWS_SECRET, minRelevanceScore: 0 })).results).toEqual([]);
+    expect((await c.searchMemories({ query: "AWS 凭据", minRelevanceScore: 0 })).results[0]).toMatchObject({
+      memoryKey: "aws",
+      redacted: true,
+      contentPreview: "",
+    });
+  });
+
+  it("a phone number in a memory not marked sensitive is the caller's to judge: stored", async () => {
+    const c = clientFor(account());
+    const stored = await c.storeMemory({ memoryKey: "oncall", summary: "值班电话", content: "值班电话 13800138000" });
+    expect(stored.sensitive).toBe(false);
+  });
 });
