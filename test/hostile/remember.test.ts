@@ -198,7 +198,10 @@ const HOSTILE: [string, string][] = [
   ["-p runs", fill(" -p'")],
   ["backtick runs", fill("`")],
   ["code fences", fill("```\n")],
-  // Issue 31's patterns: statements, provider formats, AWS secret keys by their context.
+];
+
+/** The same for issue 31's patterns: statements, provider formats, AWS secret keys by their context. */
+const HOSTILE_31: [string, string][] = [
   ["password was set to, repeated", fill("password was set to ")],
   ["requirepass 设置为 repeated", fill("requirepass 设置为")],
   ["密码也是了： repeated", fill("密码也是了：")],
@@ -216,25 +219,29 @@ const HOSTILE: [string, string][] = [
 ];
 
 describe("RememberConversation over messages built to make the secret scanner backtrack", () => {
-  it("rules mode: every hostile message in one conversation completes within 5 s; another account's search answers meanwhile", async () => {
-    const c = clientFor(account());
-    const messages = HOSTILE.map(([, content]) => user(content));
-    const {
-      value: r,
-      callMs,
-      worstSearchMs,
-      searches,
-    } = await beside(() => c.rememberConversation({ messages, mode: "rules" }));
-    expect(callMs).toBeLessThan(5000);
-    expect(searches).toBeGreaterThan(0);
-    expect(worstSearchMs).toBeLessThan(1000);
-    expect(r.mode).toBe("rules");
-    expect(r.operations.length).toBeLessThanOrEqual(MAX_CANDIDATES);
-    // What a hostile message holds that looks like a secret stays out of every summary.
-    for (const op of r.operations) expect([...op.summary].length).toBeLessThanOrEqual(120);
-  }, 60_000);
+  for (const [which, set] of [
+    ["every hostile message", HOSTILE],
+    ["every hostile message of issue 31's patterns", HOSTILE_31],
+  ] as const)
+    it(`rules mode: ${which} in one conversation completes within 5 s; another account's search answers meanwhile`, async () => {
+      const c = clientFor(account());
+      const messages = set.map(([, content]) => user(content));
+      const {
+        value: r,
+        callMs,
+        worstSearchMs,
+        searches,
+      } = await beside(() => c.rememberConversation({ messages, mode: "rules" }));
+      expect(callMs).toBeLessThan(5000);
+      expect(searches).toBeGreaterThan(0);
+      expect(worstSearchMs).toBeLessThan(1000);
+      expect(r.mode).toBe("rules");
+      expect(r.operations.length).toBeLessThanOrEqual(MAX_CANDIDATES);
+      // What a hostile message holds that looks like a secret stays out of every summary.
+      for (const op of r.operations) expect([...op.summary].length).toBeLessThanOrEqual(120);
+    }, 60_000);
 
-  for (const [what, content] of HOSTILE) {
+  for (const [what, content] of [...HOSTILE, ...HOSTILE_31]) {
     it(`rules mode, ${what}: completes within 2 s`, async () => {
       const started = performance.now();
       await clientFor(account()).rememberConversation({ messages: [user(content)], mode: "rules", dryRun: true });
@@ -245,7 +252,7 @@ describe("RememberConversation over messages built to make the secret scanner ba
   it("LLM mode: the masked prompt is built within 5 s, and holds no run long enough to be a secret", async () => {
     const c = clientFor(account(), withLlm);
     const start = llm.requests.length;
-    const messages = HOSTILE.map(([, content]) => user(content));
+    const messages = [...HOSTILE, ...HOSTILE_31].map(([, content]) => user(content));
     const {
       value: r,
       callMs,

@@ -137,7 +137,8 @@ function splitCode(text: string): { prose: string; blocks: CodeBlock[] } {
   const blocks: CodeBlock[] = [];
   let prose = "";
   let at = 0;
-  const fence = /```([A-Za-z0-9_+-]{0,20})[^\n]*\n([\s\S]*?)(?:```|$)/g;
+  // The info string is bounded: unbounded, a line of backticks with no line end is quadratic.
+  const fence = /```([A-Za-z0-9_+-]{0,20})[^\n]{0,200}\n([\s\S]*?)(?:```|$)/g;
   for (const m of text.matchAll(fence)) {
     const before = text.slice(at, m.index);
     prose += `${before}\n`;
