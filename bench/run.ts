@@ -20,6 +20,7 @@ import { benchRecall } from "./recall";
 import { captureStdout, stampOf, writeRecord } from "./record";
 import { benchRemember } from "./remember";
 import { benchResolver } from "./resolver";
+import { benchSecrets } from "./secrets";
 import { benchTimeFacts } from "./time-facts";
 import { benchTokens } from "./tokens";
 import { benchUnary } from "./unary";
@@ -37,6 +38,7 @@ export const benches: Record<string, () => Promise<void>> = {
   memrecall: benchMemRecall,
   recall: benchRecall,
   remember: benchRemember,
+  secrets: benchSecrets,
   tokens: benchTokens,
   unary: benchUnary,
   lexicon: benchLexicon,

@@ -5,6 +5,7 @@ import { MAX_CONTENT_BYTES, type StoreMemoryInput } from "./inputs";
 import { extractLocally } from "./keyword-extraction";
 import type { MemoriesDeps } from "./memories-deps";
 import { bumpVersion, ownerOf } from "./owner";
+import { findSecrets, type SecretKind } from "./remember/secrets";
 import { searchTextOf } from "./search-text";
 
 /** Keywords extracted for a memory stored without any. */
@@ -30,6 +31,7 @@ export async function storeMemory(
   input: StoreMemoryInput,
 ): Promise<StoredMemory> {
   const owner = ownerOf(ctx.caller);
+  checkSecrets(input);
   if (input.supersedes !== "") await checkSupersedes(deps, owner, input.memory_key, input.supersedes);
   const memory = await memoryWrite(deps, ctx, input);
   const [result] = await commitWrites(deps, ctx, owner, [memory]);
@@ -122,6 +124,55 @@ export async function deleteMemory(deps: MemoriesDeps, ctx: CallContext, memoryK
     if (deleted) await bumpVersion(deps, ctx, owner, { remove: memoryKey });
     return deleted;
   });
+}
+
+/** What StoreMemory refuses to show: credentials. A phone or ID number is the caller's to judge. */
+const CREDENTIALS: ReadonlySet<SecretKind> = new Set(["private_key", "token", "password", "credentials"]);
+const SECRET_NAMES: Record<SecretKind, string> = {
+  private_key: "a private key",
+  token: "a token or key",
+  password: "a password",
+  credentials: "a connection string's password",
+  id_number: "an ID number",
+  phone: "a phone number",
+};
+
+/**
+ * A credential the scanner recognises (the one RememberConversation uses)
+ * is never where a caller without the sensitive scope sees or searches: not
+ * in a summary or keyword (shown to every caller, and what a sensitive
+ * memory is indexed by), and in content only when the memory is sensitive.
+ * The caller is told which field and why, and stores it again; nothing is
+ * hidden or flagged behind its back.
+ */
+function checkSecrets(input: StoreMemoryInput): void {
+  const credential = (text: string) => findSecrets(text).find((s) => CREDENTIALS.has(s.kind))?.kind;
+  const violations: { field: string; description: string }[] = [];
+  const inSummary = credential(input.summary);
+  if (inSummary)
+    violations.push({
+      field: "summary",
+      description: `the summary holds ${SECRET_NAMES[inSummary]}; every caller sees and searches the summary: say what the memory is for, without the secret`,
+    });
+  input.keywords.forEach((k, i) => {
+    const kind = credential(k.keyword);
+    if (kind)
+      violations.push({
+        field: `keywords[${i}]`,
+        description: `the keyword holds ${SECRET_NAMES[kind]}; every caller sees and searches keywords`,
+      });
+  });
+  const inContent = input.sensitive ? undefined : credential(input.content);
+  if (inContent)
+    violations.push({
+      field: "sensitive",
+      description: `the content holds ${SECRET_NAMES[inContent]}: store it with sensitive: true (its content is then shown only with the memories:sensitive scope and never searched), or without the secret`,
+    });
+  if (violations.length > 0)
+    throw invalidArgument(violations, {
+      message:
+        "Call StoreMemory again with the secret only in content, sensitive: true, and a summary that says what it is for.",
+    });
 }
 
 /**

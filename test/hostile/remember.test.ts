@@ -200,26 +200,48 @@ const HOSTILE: [string, string][] = [
   ["code fences", fill("```\n")],
 ];
 
-describe("RememberConversation over messages built to make the secret scanner backtrack", () => {
-  it("rules mode: every hostile message in one conversation completes within 5 s; another account's search answers meanwhile", async () => {
-    const c = clientFor(account());
-    const messages = HOSTILE.map(([, content]) => user(content));
-    const {
-      value: r,
-      callMs,
-      worstSearchMs,
-      searches,
-    } = await beside(() => c.rememberConversation({ messages, mode: "rules" }));
-    expect(callMs).toBeLessThan(5000);
-    expect(searches).toBeGreaterThan(0);
-    expect(worstSearchMs).toBeLessThan(1000);
-    expect(r.mode).toBe("rules");
-    expect(r.operations.length).toBeLessThanOrEqual(MAX_CANDIDATES);
-    // What a hostile message holds that looks like a secret stays out of every summary.
-    for (const op of r.operations) expect([...op.summary].length).toBeLessThanOrEqual(120);
-  }, 60_000);
+/** The same for issue 31's patterns: statements, provider formats, AWS secret keys by their context. */
+const HOSTILE_31: [string, string][] = [
+  ["password was set to, repeated", fill("password was set to ")],
+  ["requirepass 设置为 repeated", fill("requirepass 设置为")],
+  ["密码也是了： repeated", fill("密码也是了：")],
+  ["changed … password, no to", fill("changed the admin password ")],
+  ["a verb, then 40 characters before the cue", fill(`set ${"a".repeat(38)} pass to `)],
+  ["password for the, repeated", fill("password for the ")],
+  ["api key is, repeated", fill("api key is ")],
+  ["密码 with spaces, repeated", fill("密码 ")],
+  ["Slack webhook prefixes", fill("https://hooks.slack.com/services/")],
+  ["sk_live_ runs", fill("sk_live_")],
+  ["one base64 run", fill("AbCdEf1234/+")],
+  ["39-character base64 runs after aws", fill(`aws ${"Ab1".repeat(13)} `)],
+  ["AKIA runs", fill("AKIA")],
+  ["a private key block in prose, cut", `my key:\n${fill("-----BEGIN EC PRIVATE KEY-----\nAbCd+/==\n", 19_900)}`],
+];
 
-  for (const [what, content] of HOSTILE) {
+describe("RememberConversation over messages built to make the secret scanner backtrack", () => {
+  for (const [which, set] of [
+    ["every hostile message", HOSTILE],
+    ["every hostile message of issue 31's patterns", HOSTILE_31],
+  ] as const)
+    it(`rules mode: ${which} in one conversation completes within 5 s; another account's search answers meanwhile`, async () => {
+      const c = clientFor(account());
+      const messages = set.map(([, content]) => user(content));
+      const {
+        value: r,
+        callMs,
+        worstSearchMs,
+        searches,
+      } = await beside(() => c.rememberConversation({ messages, mode: "rules" }));
+      expect(callMs).toBeLessThan(5000);
+      expect(searches).toBeGreaterThan(0);
+      expect(worstSearchMs).toBeLessThan(1000);
+      expect(r.mode).toBe("rules");
+      expect(r.operations.length).toBeLessThanOrEqual(MAX_CANDIDATES);
+      // What a hostile message holds that looks like a secret stays out of every summary.
+      for (const op of r.operations) expect([...op.summary].length).toBeLessThanOrEqual(120);
+    }, 60_000);
+
+  for (const [what, content] of [...HOSTILE, ...HOSTILE_31]) {
     it(`rules mode, ${what}: completes within 2 s`, async () => {
       const started = performance.now();
       await clientFor(account()).rememberConversation({ messages: [user(content)], mode: "rules", dryRun: true });
@@ -230,7 +252,7 @@ describe("RememberConversation over messages built to make the secret scanner ba
   it("LLM mode: the masked prompt is built within 5 s, and holds no run long enough to be a secret", async () => {
     const c = clientFor(account(), withLlm);
     const start = llm.requests.length;
-    const messages = HOSTILE.map(([, content]) => user(content));
+    const messages = [...HOSTILE, ...HOSTILE_31].map(([, content]) => user(content));
     const {
       value: r,
       callMs,

@@ -11,7 +11,7 @@ import { type Decision, decideByRules, keyOf, type Operation, SAME_SUBJECT } fro
 import { MEMORY_KINDS, type RememberInput } from "./input";
 import { decideByLlm, extractByLlm, MAX_CANDIDATES, type Masked } from "./llm";
 import { extractByRules } from "./rules";
-import { hasSecret, redactSecrets } from "./secrets";
+import { hasSecret, redactForSensitive, redactSecrets } from "./secrets";
 
 /** The most similar memories a candidate is compared with. */
 const SIMILAR = 5;
@@ -102,7 +102,10 @@ export async function rememberConversation(
   const plans = candidates.map((c, i): Plan => {
     const planned = planOf(c, decisions[i]!, similar[i]!);
     const content = planned.content ?? c.content;
-    return { ...planned, c, sensitive: hasSecret(content) || secrets.some((x) => content.includes(x)) };
+    const sensitive = hasSecret(content) || secrets.some((x) => content.includes(x));
+    return sensitive
+      ? { ...withoutSecrets(planned, secrets), c: withoutSecrets(c, secrets), sensitive }
+      : { ...planned, c, sensitive };
   });
   const operations = plans.map((p) => operationOf(p, now));
   const writes = await writesOf(deps, ctx, mode, plans, similar);
@@ -120,6 +123,25 @@ export async function rememberConversation(
     llm_calls: llmCalls,
     message: [messageOf(operations, input.dry_run, mode), ...notes].join("；"),
     counts,
+  };
+}
+
+/**
+ * What a caller without the sensitive scope sees of a sensitive memory — its
+ * summary, the operation's reason — with no secret: neither one the service
+ * masked nor a key-like run the scanner did not recognise beside one it did
+ * (an AWS secret key next to its access key id).
+ */
+function withoutSecrets<T extends { summary?: string; why?: string; decision?: Decision }>(
+  x: T,
+  masked: readonly string[],
+): T {
+  const clean = (text: string) => redactForSensitive(masked.reduce((t, s) => t.replaceAll(s, "[已隐去]"), text));
+  return {
+    ...x,
+    ...(x.summary !== undefined ? { summary: clean(x.summary) } : {}),
+    ...(x.why !== undefined ? { why: clean(x.why) } : {}),
+    ...(x.decision ? { decision: { ...x.decision, reason: clean(x.decision.reason) } } : {}),
   };
 }
 

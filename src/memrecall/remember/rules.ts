@@ -25,7 +25,19 @@ export function extractByRules(messages: readonly ConversationMessage[]): Candid
   messages.forEach((m, i) => {
     if (m.role !== "user") return;
     const at = m.time;
-    const { prose, blocks } = splitCode(m.content);
+    const { prose: withKeys, blocks } = splitCode(m.content);
+    // A private key pasted outside a fence is one memory, whole: line by line it would read as configuration.
+    const { prose, keys } = splitPrivateKeys(withKeys);
+    for (const k of keys)
+      out.push({
+        memory_type: "configuration",
+        content: k.content,
+        summary: k.about === "" ? "私钥" : summaryOf(k.about, "私钥："),
+        sources: [i],
+        stated_at: at,
+        revises: false,
+        why: "用户贴出的私钥（敏感）",
+      });
     for (const b of blocks) {
       const kind = blockKind(b.lang, b.body);
       // Code pasted to be fixed, explained or formatted is the question's material, not something to keep.
@@ -125,7 +137,8 @@ function splitCode(text: string): { prose: string; blocks: CodeBlock[] } {
   const blocks: CodeBlock[] = [];
   let prose = "";
   let at = 0;
-  const fence = /```([A-Za-z0-9_+-]{0,20})[^\n]*\n([\s\S]*?)(?:```|$)/g;
+  // The info string is bounded: unbounded, a line of backticks with no line end is quadratic.
+  const fence = /```([A-Za-z0-9_+-]{0,20})[^\n]{0,200}\n([\s\S]*?)(?:```|$)/g;
   for (const m of text.matchAll(fence)) {
     const before = text.slice(at, m.index);
     prose += `${before}\n`;
@@ -140,6 +153,37 @@ function splitCode(text: string): { prose: string; blocks: CodeBlock[] } {
   }
   prose += text.slice(at);
   return { prose, blocks };
+}
+
+/**
+ * The text without its private key blocks, and each block with the lines
+ * that say what it is (the line before it and the line after it).
+ */
+function splitPrivateKeys(text: string): { prose: string; keys: { content: string; about: string }[] } {
+  const spans = findSecrets(text).filter((s) => s.kind === "private_key");
+  if (spans.length === 0) return { prose: text, keys: [] };
+  const keys: { content: string; about: string }[] = [];
+  let prose = "";
+  let at = 0;
+  for (const s of spans) {
+    const before = lastLine(text.slice(at, s.start));
+    const after =
+      text
+        .slice(s.end)
+        .split("\n")
+        .find((l) => l.trim() !== "" && !l.includes("-----BEGIN"))
+        ?.trim() ?? "";
+    const about = [...before].length <= 200 && before !== "" ? before : [...after].length <= 200 ? after : "";
+    keys.push({ content: [before, text.slice(s.start, s.end), after].filter((l) => l !== "").join("\n"), about });
+    prose += `${text.slice(at, s.start)}\n`;
+    at = s.end;
+  }
+  return { prose: prose + text.slice(at), keys };
+}
+
+function lastLine(text: string): string {
+  const lines = text.split("\n").filter((l) => l.trim() !== "");
+  return (lines[lines.length - 1] ?? "").trim();
 }
 
 /** A command line: a known program, or a lower-case word followed by an option or a path. */
