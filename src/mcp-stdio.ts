@@ -10,7 +10,9 @@ import { BundleError } from "./kn/embedded/bundle";
 import { VocabularyError } from "./knowledge/matching/vocabulary";
 import { createMcpServer } from "./mcp/server";
 import { mcpTools } from "./mcp/tools";
+import { GlossaryError } from "./memrecall/glossary";
 import { callerFromHeaders, knIdFromHeaders } from "./server/caller";
+import { MemoryFileError } from "./store/memories/sqlite-memory-store";
 
 /**
  * `npm run --silent mcp:stdio`: the same tools over MCP's stdio transport, for clients
@@ -65,13 +67,21 @@ async function main(): Promise<void> {
   try {
     deps = buildDeps(config, log);
   } catch (err) {
-    if (err instanceof BundleError || err instanceof VocabularyError) {
+    if (startUpProblem(err)) {
       process.stderr.write(`context-loader mcp:stdio cannot start: ${err.message}\n`);
       process.exit(2);
     }
     throw err;
   }
-  await deps.start();
+  try {
+    await deps.start();
+  } catch (err) {
+    if (startUpProblem(err)) {
+      process.stderr.write(`context-loader mcp:stdio cannot start: ${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
   const stopping = new AbortController();
   const server = createMcpServer({
     tools: mcpTools(deps),
@@ -104,6 +114,16 @@ async function main(): Promise<void> {
   process.on("SIGINT", () => void stop("SIGINT"));
   await server.connect(new StdioServerTransport());
   log.info({ account: caller.accountId, account_type: caller.accountType }, "mcp:stdio ready");
+}
+
+/** A file or setting to fix, said in one line as main.ts says it: not a crash. */
+function startUpProblem(err: unknown): err is Error {
+  return (
+    err instanceof BundleError ||
+    err instanceof VocabularyError ||
+    err instanceof GlossaryError ||
+    err instanceof MemoryFileError
+  );
 }
 
 main().catch((err: unknown) => {

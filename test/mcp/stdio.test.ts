@@ -153,4 +153,16 @@ describe("npm run mcp:stdio", () => {
     expect(stderr).toContain("cannot start");
     expect(stderr).toContain("LOG_LEVEL");
   }, 30_000);
+
+  it("exits with code 2 and one line naming SQLITE_PATH when the memory file cannot be written", async () => {
+    // A path below a regular file: unwritable even for root.
+    const { code, stderr } = await runToExit(
+      { MCP_ACCOUNT_ID: "u1", SQLITE_PATH: `${REPO}/package.json/memories.sqlite` },
+      20_000,
+    );
+    expect(code).toBe(2);
+    // stderr carries the JSON log too (stdout is the protocol's); besides it, one line and no stack.
+    expect(stderr.trim().split("\n").filter((l) => !l.startsWith("{"))).toHaveLength(1);
+    expect(stderr).toMatch(/cannot start: the SQLite memory store .* cannot be opened for writing .*SQLITE_PATH/);
+  }, 30_000);
 });
