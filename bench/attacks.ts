@@ -18,6 +18,9 @@
  * and take CPU the service would otherwise have: on a 2-core machine that is
  * part of the attack.
  */
+
+import { readFileSync } from "node:fs";
+import { loadavg } from "node:os";
 import { type Attack, flood, healthWatchFlood, largeJson, mcpBatches, together } from "./attacks/attackers";
 import { type ProbeReport, type Seen, startProbe } from "./attacks/probe";
 import { type ServerProcess, startServerProcess } from "./load/server-process";
@@ -86,24 +89,30 @@ export async function benchAttacks(): Promise<void> {
   try {
     for (const name of names) {
       const { label, start } = ATTACKS[name]!;
+      const load = loadavg()[0]!.toFixed(1);
       server = await startServerProcess();
-      const rssBefore = server.rssMiB();
-      const probe = startProbe(server.baseUrl, server.rssMiB);
+      const rss = rssTracker(server);
+      const probe = startProbe(server.baseUrl);
       const attack = start(server.baseUrl, watchConnections);
       await new Promise((r) => setTimeout(r, seconds * 1000));
       const sent = await attack.stop();
       const seen = await probe.stop();
       await new Promise((r) => setTimeout(r, settleSeconds * 1000));
-      // A process that exited has no VmRSS: NaN.
-      const rssAfter = server.rssMiB();
+      const { before, peak, now: after } = rss.stop();
       const health = await fetch(`${server.baseUrl}/healthz`, { signal: AbortSignal.timeout(10_000) }).then(
         (r) => `answered ${r.status}`,
-        (err: Error) => (err.name === "TimeoutError" ? "no answer in 10 s" : "refused (the service exited)"),
+        (err: Error) => (err.name === "TimeoutError" ? "no answer in 10 s" : `refused: ${lastWords(server!.logPath)}`),
       );
-      await server.stop();
+      const code = await server.stop();
       server = undefined;
-      line(`attacks ${name}: sent`, sent);
-      report(`attacks ${name}: ${label}`, seen, { before: rssBefore, after: rssAfter }, health, settleSeconds);
+      line(`attacks ${name}: sent`, `${sent} (load average ${load} at the start)`);
+      report(
+        `attacks ${name}: ${label}`,
+        seen,
+        { before, peak, after },
+        code === 0 ? health : `${health}, exit code ${code}`,
+        settleSeconds,
+      );
     }
   } finally {
     clearTimeout(watchdog);
@@ -113,22 +122,53 @@ export async function benchAttacks(): Promise<void> {
   }
 }
 
+/** The service's RSS before, its peak (sampled every 100 ms) and now, MiB; NaN once the process is gone. */
+function rssTracker(server: ServerProcess): { stop(): { before: number; peak: number; now: number } } {
+  const read = () => {
+    try {
+      return server.rssMiB();
+    } catch {
+      return NaN; // /proc/<pid> is gone with the process
+    }
+  };
+  const before = read();
+  let peak = before;
+  const timer = setInterval(() => {
+    const now = read();
+    if (now > peak) peak = now;
+  }, 100);
+  return {
+    stop() {
+      clearInterval(timer);
+      const now = read();
+      return { before, peak: Math.max(peak, Number.isNaN(now) ? peak : now), now };
+    },
+  };
+}
+
+/** The service exited: the last thing it logged at error level or above, or its last line. */
+function lastWords(logPath: string): string {
+  const lines = readFileSync(logPath, "utf8").trimEnd().split("\n");
+  const fatal = lines.filter((l) => /"level":(50|60)/.test(l)).at(-1);
+  return `the service exited; it last said ${(fatal ?? lines.at(-1) ?? "nothing").slice(0, 300)}`;
+}
+
 /** One line: what the probe saw, the RSS, and the target met or not. `health`: /healthz once the attack settled. */
 function report(
   label: string,
   seen: ProbeReport,
-  rss: { before: number; after: number },
+  rss: { before: number; peak: number; after: number },
   health: string,
   settleSeconds: number,
 ): void {
   const worst = Math.max(seen.healthz.max, seen.bystander.max);
   const answered = seen.healthz.failed === "" && seen.bystander.failed === "";
-  const growth = seen.rssPeakMiB - rss.before;
+  const growth = rss.peak - rss.before;
   const met = health === "answered 200" && answered && worst <= TARGET_WORST_MS && growth < TARGET_RSS_GROWTH_MIB;
   line(
     label,
     `/healthz ${probeText(seen.healthz)}; account B ${probeText(seen.bystander)}; ` +
-      `RSS ${rss.before.toFixed(0)} MiB before, peak ${seen.rssPeakMiB.toFixed(0)} (+${growth.toFixed(0)}), ` +
+      `RSS ${rss.before.toFixed(0)} MiB before, peak ${rss.peak.toFixed(0)} (+${growth.toFixed(0)}), ` +
       `${Number.isNaN(rss.after) ? "gone" : `${rss.after.toFixed(0)} MiB`} ${settleSeconds} s after (/healthz then ${health}) | ` +
       `target (<= ${TARGET_WORST_MS} ms, answered, RSS +< ${TARGET_RSS_GROWTH_MIB} MiB): ${met ? "met" : "NOT met"}`,
   );

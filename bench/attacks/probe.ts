@@ -20,7 +20,6 @@ export interface Seen {
 export interface ProbeReport {
   healthz: Seen;
   bystander: Seen;
-  rssPeakMiB: number;
 }
 
 /**
@@ -76,30 +75,24 @@ parentPort.once("message", async () => {
 
 /**
  * Starts sampling `/healthz` and another account's cheap call (Connect JSON
- * SearchMemories as ACCOUNT_B) every EVERY_MS, and the service's RSS for its
- * peak. `stop()` waits for the answers still out and returns what was seen.
+ * SearchMemories as ACCOUNT_B) every EVERY_MS. `stop()` waits for the answers
+ * still out and returns what was seen.
  */
-export function startProbe(baseUrl: string, rssMiB: () => number): { stop(): Promise<ProbeReport> } {
+export function startProbe(baseUrl: string): { stop(): Promise<ProbeReport> } {
   const worker = new Worker(SAMPLER, {
     eval: true,
     workerData: { baseUrl, account: ACCOUNT_B, everyMs: EVERY_MS, timeoutMs: PROBE_TIMEOUT_MS },
   });
-  let rssPeakMiB = rssMiB();
-  const rssTimer = setInterval(() => {
-    rssPeakMiB = Math.max(rssPeakMiB, rssMiB());
-  }, EVERY_MS);
   const failed = new Promise<never>((_, reject) => worker.once("error", reject));
   return {
     async stop() {
-      clearInterval(rssTimer);
-      rssPeakMiB = Math.max(rssPeakMiB, rssMiB());
       const report = new Promise<{ healthz: Answer[]; bystander: Answer[] }>((resolve) =>
         worker.once("message", resolve),
       );
       worker.postMessage("stop");
       try {
         const { healthz, bystander } = await Promise.race([report, failed]);
-        return { healthz: seen(healthz), bystander: seen(bystander), rssPeakMiB };
+        return { healthz: seen(healthz), bystander: seen(bystander) };
       } finally {
         await worker.terminate();
       }
