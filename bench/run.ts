@@ -7,6 +7,7 @@
  * docs/evaluation.md and docs/evaluation/ (see bench/record.ts).
  */
 import { fileURLToPath } from "node:url";
+import { benchAttacks } from "./attacks";
 import { benchEngine } from "./engine";
 import { benchKeywordContext } from "./keyword-context";
 import { benchKnSearch } from "./kn-search";
@@ -42,6 +43,7 @@ export const benches: Record<string, () => Promise<void>> = {
   tokens: benchTokens,
   unary: benchUnary,
   lexicon: benchLexicon,
+  attacks: benchAttacks,
 };
 
 const root = fileURLToPath(new URL("..", import.meta.url));

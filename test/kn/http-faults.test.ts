@@ -144,7 +144,8 @@ describe("upstream failures through the simulator", () => {
       metadata: { upstream: "ontology-query", timeout_ms: "200", limited_by: "upstream_timeout" },
     });
     expect(ms).toBeGreaterThanOrEqual(190);
-    expect(ms).toBeLessThan(1500);
+    // Not waiting for a platform that never answers; wide, for a loaded machine.
+    expect(ms).toBeLessThan(4000);
     expect(sim.requests()).toMatchObject([{ path: QUERY_PATH, status: 0 }]);
   });
 
@@ -159,7 +160,8 @@ describe("upstream failures through the simulator", () => {
       reason: "UPSTREAM_TIMEOUT",
       metadata: { timeout_ms: "150", limited_by: "caller_deadline" },
     });
-    expect(ms).toBeLessThan(1000);
+    // Well before the client's 5 s timeout; wide, for a loaded machine.
+    expect(ms).toBeLessThan(4000);
   });
 
   it("does not call at all when the caller's deadline has already passed", async () => {
@@ -177,7 +179,8 @@ describe("upstream failures through the simulator", () => {
       backendAt(sim.url).queryObjects(testContext({ signal: controller.signal }), KN, "disease", { limit: 1 }),
     );
     expect(outcome).toBe(reason);
-    expect(ms).toBeLessThan(1000);
+    // At the abort (the outcome above is its reason, not a timeout), before the client's 2 s timeout.
+    expect(ms).toBeLessThan(1900);
   });
 
   it("reuses one keep-alive connection for sequential calls", async () => {

@@ -124,7 +124,8 @@ describe("KnSearch forwarded to data-retrieval", () => {
     const started = performance.now();
     const err = await failure(client.knSearch({ query: "肺炎", knIds: KN }, { timeoutMs: 300 }));
     expect(err.code).toBe(Code.DeadlineExceeded);
-    expect(performance.now() - started).toBeLessThan(2500);
+    // Before data-retrieval's answer at 5 s; wide, for a loaded machine.
+    expect(performance.now() - started).toBeLessThan(4000);
   });
 
   it("tells the agent to send x-account-id when data-retrieval needs to know the caller", async () => {

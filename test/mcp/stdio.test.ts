@@ -110,12 +110,12 @@ describe("npm run mcp:stdio", () => {
     expect(stderr()).toContain('"msg":"mcp:stdio ready"');
     expect(stderr()).toContain('"account":"u-stdio"');
 
-    // Closing ends stdin; the server stops on its own, well before the transport's 2 s SIGTERM.
-    const closing = Date.now();
+    // Closing ends stdin; the server stops on its own, not at the transport's SIGTERM 2 s later (its log says why,
+    // an outcome whatever the machine's load).
     await client.close();
     await exited;
-    expect(Date.now() - closing).toBeLessThan(1900);
     expect(alive(pid)).toBe(false);
+    expect(stderr()).toMatch(/"why":"(the client closed stdin|the transport closed)","msg":"mcp:stdio stopping"/);
     expect(stderr()).toContain("the client closed stdin");
   }, 30_000);
 

@@ -461,7 +461,8 @@ describe("Recall ends at once when the caller cancels or its deadline passes", (
     const started = Date.now();
     const err = await failure(events(client, { messages: DB_CONFIG_TALK }, { timeoutMs: 500 }));
     expect(err.code).toBe(Code.DeadlineExceeded);
-    expect(Date.now() - started).toBeLessThan(2500);
+    // Before the LLM's answer at 4 s; wide, for a loaded machine.
+    expect(Date.now() - started).toBeLessThan(3500);
     await until(() => llm.aborted.length === abortedBefore + 1);
     await new Promise((r) => setTimeout(r, 300));
     expect(llm.requests.length - before).toBe(1);

@@ -159,7 +159,8 @@ afterAll(async () => {
 describe("SIGTERM while busy", () => {
   it("exits 0 once in-flight calls are answered, within the grace period and the flush that follows it", () => {
     expect(exitCode).toBe(0);
-    expect(exitedAt - sigtermAt).toBeLessThan(GRACE_MS + 3000);
+    // Wide, for a loaded machine: a stop that waited for the 5 s platform calls shows below (they would end OK).
+    expect(exitedAt - sigtermAt).toBeLessThan(GRACE_MS + 8000);
     expect(service.lines.some((l) => l["msg"] === "stopped")).toBe(true);
   });
 

@@ -103,8 +103,8 @@ describe("PostgreSQL crashing and starting again under memory load", () => {
       expect(o.message).toMatch(/^the memory store could not /);
       expect(o.message).not.toContain("127.0.0.1");
       expect(o.hint).toMatch(/Retry the same call/);
-      // Refused connections fail at once; nothing waits for the 5-second connection timeout.
-      expect(o.ms).toBeLessThan(3000);
+      // Refused connections fail at once; nothing waits for the 5-second connection timeout (bound wide, for a loaded machine).
+      expect(o.ms).toBeLessThan(4000);
     }
   });
 

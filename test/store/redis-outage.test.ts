@@ -100,9 +100,9 @@ describe("Redis stopped and started again under load", () => {
       expect(o.code).toBe("unavailable");
       expect(o.message).toMatch(/session store \(Redis\)/);
       expect(o.hint).toMatch(/Retry the same call/);
-      // Promptly: a call never waits on a Redis that is known to be gone (nor longer than a command timeout
-      // or so on a busy machine).
-      expect(o.ms).toBeLessThan(3 * COMMAND_TIMEOUT_MS);
+      // Promptly: a call never waits on a Redis that is known to be gone (nor longer than a few command
+      // timeouts on a loaded machine; one that waited for Redis to come back would have answered OK).
+      expect(o.ms).toBeLessThan(5 * COMMAND_TIMEOUT_MS);
     }
   });
 

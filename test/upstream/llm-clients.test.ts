@@ -160,25 +160,26 @@ describe("LLM client (OpenAI-compatible chat completions)", () => {
 
   it("stops when the caller's deadline is shorter than the timeout", async () => {
     llm.queue({ delayMs: 400, content: "late" }, { delayMs: 400, content: "late" }, { delayMs: 400, content: "late" });
-    const started = Date.now();
-    const deadline = started + 150;
+    const deadline = Date.now() + 150;
     const ctx = testContext({ remainingMs: () => deadline - Date.now() });
     const err = await toolError(client(300).complete(ctx, [{ role: "user", content: "x" }]));
     expect(err).toBeInstanceOf(ToolError);
-    expect(Date.now() - started).toBeLessThan(900);
+    // Cut at what the caller had left, not at the client's 300 ms: an outcome, whatever the machine's load.
+    const budgetMs = Number(/^the LLM did not answer within (\d+) ms$/.exec(err?.message ?? "")?.[1]);
+    expect(budgetMs).toBeLessThanOrEqual(150);
   });
 });
 
 describe("embeddings and reranker clients", () => {
   it("embeds through an OpenAI-compatible endpoint, normalised and in input order", async () => {
-    const embedder = openAiEmbedder({ baseUrl: llm.baseUrl, apiKey: undefined, model: "emb", timeoutMs: 2000 });
+    const embedder = openAiEmbedder({ baseUrl: llm.baseUrl, apiKey: undefined, model: "emb", timeoutMs: 10_000 });
     const [a, b, c] = await embedder.embed(testContext(), ["上气道梗阻", "上、下气道梗阻", "糖尿病"]);
     expect(cosine(a!, a!)).toBeCloseTo(1, 5);
     expect(cosine(a!, b!)).toBeGreaterThan(cosine(a!, c!));
   });
 
   it("scores documents with the platform's reranker protocol", async () => {
-    const reranker = httpReranker({ url: llm.rerankUrl, model: "rr", apiKey: undefined, timeoutMs: 2000 });
+    const reranker = httpReranker({ url: llm.rerankUrl, model: "rr", apiKey: undefined, timeoutMs: 10_000 });
     const scores = await reranker.rerank(testContext(), "疾病症状", ["疾病 症状 has_symptom", "药品 剂型"]);
     expect(scores[0]).toBeGreaterThan(scores[1]!);
   });
