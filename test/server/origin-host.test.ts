@@ -19,7 +19,8 @@ import { startServer, type TestServer } from "../helpers/server";
 
 const EVIL = "evil.attacker.example";
 const DETAIL = "/contextloader.memrecall.v1.MemRecallService/GetMemoryDetail";
-const SECRET = "the production database password is hunter2";
+// Private, not a credential: StoreMemory refuses a credential in a memory not marked sensitive.
+const SECRET = "the victim's private note: hunter2 is the name of the cat";
 const VICTIM = "u-victim";
 
 /** A unary method of a grpc-js dynamic client. */
