@@ -95,6 +95,7 @@ export function createApp(config: Config, log: Logger, overrides: { backend?: Cl
     jsonMaxDepth: config.server.jsonMaxDepth,
     jsonMaxValues: config.server.jsonMaxValues,
     protoMaxDepth: protoMaxDepth(config.server.jsonMaxDepth),
+    toolingStreams,
     log,
   });
   const checkOrigin = createOriginCheck({

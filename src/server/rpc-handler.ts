@@ -25,6 +25,7 @@ import { type JsonBodyEncoding, readUnaryJson } from "./json-body";
 import type { NodeHandler, NodeServerRequest, NodeServerResponse } from "./node-types";
 import { protoShape, protoShapeProblem } from "./proto-shape";
 import { isClientGone, malformedHost, readRequestBody } from "./request-body";
+import type { ToolingStreams } from "./tooling-streams";
 
 /** gRPC, gRPC-web and Connect streaming bodies of JSON messages. */
 const ENVELOPED_JSON = /^application\/(grpc|grpc-web|connect)\+json(;|$)/i;
@@ -54,6 +55,8 @@ export function createRpcHandler(opts: {
   jsonMaxValues: number;
   /** Binary unary request messages nested deeper than this are refused (see proto-shape.ts). */
   protoMaxDepth: number;
+  /** Health watches and reflection streams; past their budget a gRPC one is refused here, before the framework. */
+  toolingStreams: ToolingStreams;
   log: Logger;
 }): NodeHandler {
   const router = createConnectRouter({
@@ -66,6 +69,10 @@ export function createRpcHandler(opts: {
 
   return (req: NodeServerRequest, res: NodeServerResponse) => {
     const path = pathOf(req.url);
+    if (opts.toolingStreams.full && TOOLING_STREAM_PATHS.has(path) && GRPC.test(String(req.headers["content-type"]))) {
+      refuseToolingStream(req, res, opts.toolingStreams.refusal(path.slice(path.lastIndexOf("/") + 1)));
+      return;
+    }
     const handler = byPath.get(path);
     const badHost = handler ? malformedHost(req) : undefined;
     if (badHost !== undefined) {
@@ -168,6 +175,30 @@ export function createRpcHandler(opts: {
         if (!res.headersSent) res.destroy();
       });
   };
+}
+
+/** The long-lived streams that take no admission slot (tooling-streams.ts). */
+const TOOLING_STREAM_PATHS = new Set([
+  "/grpc.health.v1.Health/Watch",
+  "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
+  "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
+]);
+const GRPC = /^application\/grpc(\+proto)?(;|$)/i;
+
+/**
+ * RESOURCE_EXHAUSTED as a gRPC trailers-only answer, written at once: a flood
+ * of watches past the budget would otherwise cost the framework's whole call
+ * set-up (errors with stacks, abort signals) for each one refused, about 2 ms
+ * of CPU apiece, and health calls never wait for a slot. The body is dropped.
+ */
+function refuseToolingStream(req: NodeServerRequest, res: NodeServerResponse, message: string): void {
+  req.resume();
+  res.writeHead(200, {
+    "content-type": "application/grpc",
+    "grpc-status": String(Code.ResourceExhausted),
+    "grpc-message": specPercentEncode(message),
+  });
+  res.end();
 }
 
 /** How a binary unary request body holds its message: as it is (Connect), or in one 5-byte envelope (gRPC, gRPC-web). */

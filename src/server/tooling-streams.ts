@@ -27,13 +27,23 @@ export class ToolingStreams {
     return this.open;
   }
 
+  /** Whether the budget is spent: a new stream would be refused. */
+  get full(): boolean {
+    return this.open >= this.limit;
+  }
+
+  /** What a refused stream is told. */
+  refusal(kind: string): string {
+    return `${this.limit} health watches and reflection streams are open, the most this server holds (a quarter of STREAMS_MAX_OPEN); ${kind} refused`;
+  }
+
   /** Counts one stream of `kind` as open; returns its release (idempotent), or throws when the budget is spent. */
   take(kind: string): () => void {
-    if (this.open >= this.limit) {
+    if (this.full) {
       throw new ToolError({
         code: "resource_exhausted",
         reason: "TOO_MANY_STREAMS",
-        message: `${this.limit} health watches and reflection streams are open, the most this server holds (a quarter of STREAMS_MAX_OPEN); ${kind} refused`,
+        message: this.refusal(kind),
         metadata: { limit: String(this.limit) },
         retryAfterMs: 1000,
         hint: { message: "Close streams you no longer read, or use Health/Check for a one-off probe; retry later." },
