@@ -764,7 +764,9 @@ describe("MCP over Streamable HTTP", () => {
       expect(body.error.message).toMatch(
         /unsupported mcp-protocol-version "9{40}"… \(4000 characters\); this server speaks .*2025-06-18/,
       );
-      res.headers.forEach((value, name) => expect(value.length, name).toBeLessThan(100));
+      res.headers.forEach((value, name) => {
+        expect(value.length, name).toBeLessThan(100);
+      });
       const known = await fetch(`${server.baseUrl}/mcp`, {
         method: "POST",
         headers: { ...MCP_HEADERS, "mcp-protocol-version": "2025-06-18" },

@@ -162,7 +162,12 @@ describe("npm run mcp:stdio", () => {
     );
     expect(code).toBe(2);
     // stderr carries the JSON log too (stdout is the protocol's); besides it, one line and no stack.
-    expect(stderr.trim().split("\n").filter((l) => !l.startsWith("{"))).toHaveLength(1);
+    expect(
+      stderr
+        .trim()
+        .split("\n")
+        .filter((l) => !l.startsWith("{")),
+    ).toHaveLength(1);
     expect(stderr).toMatch(/cannot start: the SQLite memory store .* cannot be opened for writing .*SQLITE_PATH/);
   }, 30_000);
 });
