@@ -1,10 +1,11 @@
+import { Code } from "@connectrpc/connect";
 import type { Logger } from "pino";
 import { ToolError } from "../errors/tool-error";
 import { type HttpRoute, headersOf, sendJson } from "./http-routes";
 import type { Metrics } from "./metrics";
 import type { NodeServerRequest, NodeServerResponse } from "./node-types";
 import { malformedHost } from "./request-body";
-import { specPercentEncode } from "./rpc-handler";
+import { answerGrpcTrailersOnly, pathOf } from "./rpc-handler";
 import { traceIdFromHeaders } from "./trace";
 
 /** The status of a request to a host name the service does not answer to (RFC 9110 §15.5.20). */
@@ -71,23 +72,13 @@ export function createOriginCheck(opts: {
     const contentType = req.headers["content-type"] ?? "";
     let sent = status;
     if (contentType.startsWith("application/grpc")) {
-      // Trailers-only (the status in the one HEADERS frame, which ends the stream), as a gRPC server refuses a
-      // call: the status and message are what gRPC clients show. A client still sending its request is reset
-      // after it, and grpc-js would take that reset as the answer if the status came in a frame of its own.
       sent = 200;
-      const headers = {
-        "content-type": contentType,
-        "grpc-status": "7",
-        "grpc-message": specPercentEncode(err.message),
-        "x-trace-id": traceId,
-      };
-      if ("stream" in res) {
-        // A stream the client already reset cannot be answered (respond would throw).
-        if (!res.stream.destroyed) res.stream.respond({ ":status": sent, ...headers }, { endStream: true });
-      } else {
-        res.writeHead(sent, headers);
-        res.end();
-      }
+      answerGrpcTrailersOnly(
+        res,
+        { "content-type": contentType, "x-trace-id": traceId },
+        Code.PermissionDenied,
+        err.message,
+      );
     } else {
       // A route's own shape, at the status this refusal means (a shape that repeats the status, as the
       // knowledge routes' status_code, repeats this one); otherwise the Connect protocol's error body
@@ -157,12 +148,6 @@ function sameOrigin(origin: string, host: string | undefined): boolean {
   if (!host) return false;
   const from = origin.startsWith("http://") ? 7 : origin.startsWith("https://") ? 8 : -1;
   return from !== -1 && origin.slice(from).toLowerCase() === host.toLowerCase();
-}
-
-function pathOf(url: string | undefined): string {
-  if (url === undefined) return "/";
-  const query = url.indexOf("?");
-  return query === -1 ? url : url.slice(0, query);
 }
 
 function clip(value: string): string {

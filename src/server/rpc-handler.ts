@@ -193,11 +193,29 @@ const GRPC = /^application\/grpc(\+proto)?(;|$)/i;
  */
 function refuseToolingStream(req: NodeServerRequest, res: NodeServerResponse, message: string): void {
   req.resume();
-  res.writeHead(200, {
-    "content-type": "application/grpc",
-    "grpc-status": String(Code.ResourceExhausted),
-    "grpc-message": specPercentEncode(message),
-  });
+  answerGrpcTrailersOnly(res, { "content-type": "application/grpc" }, Code.ResourceExhausted, message);
+}
+
+/**
+ * A gRPC call ended with `code` before any handler, as a gRPC server refuses
+ * one: trailers-only, the status in the one HEADERS frame, which ends the
+ * stream. gRPC clients show its status and message; a client still sending
+ * its request is reset after it, and grpc-js would take that reset as the
+ * answer if the status came in a frame of its own.
+ */
+export function answerGrpcTrailersOnly(
+  res: NodeServerResponse,
+  headers: Record<string, string>,
+  code: Code,
+  message: string,
+): void {
+  const all = { ...headers, "grpc-status": String(code), "grpc-message": specPercentEncode(message) };
+  if ("stream" in res) {
+    // A stream the client already reset cannot be answered (respond would throw).
+    if (!res.stream.destroyed) res.stream.respond({ ":status": 200, ...all }, { endStream: true });
+    return;
+  }
+  res.writeHead(200, all);
   res.end();
 }
 
@@ -302,7 +320,7 @@ function jsonBodyEncoding(header: string | string[] | undefined): JsonBodyEncodi
 }
 
 /** The path of a request URL, without its query. */
-function pathOf(url: string | undefined): string {
+export function pathOf(url: string | undefined): string {
   if (url === undefined) return "";
   const query = url.indexOf("?");
   return query === -1 ? url : url.slice(0, query);
