@@ -139,21 +139,19 @@ export function createRpcHandler(opts: {
         return handler({ ...uReq, body: createAsyncIterable([read.body ?? EMPTY_JSON_ENVELOPE]) });
       });
     } else if (binary !== undefined) {
-      const uReq = universalRequestFromNodeRequest(req, res, undefined, contextValues);
-      // Without a parsed body handed in, the request's body is the stream of its bytes.
-      const body = checkedBinary(uReq.body as AsyncIterable<Uint8Array>, binary, {
-        input: handler.method.input,
-        maxDepth: opts.protoMaxDepth,
-        maxBytes: limits.maxBytes,
-        refuse: (problem) => contextValues.set(kRequestProblem, problem),
+      // Read whole and walked (proto-shape.ts) before the router decodes it; the router then reads it from memory.
+      const maxBytes = binary === "raw" ? limits.maxBytes : limits.maxBytes + 5;
+      answered = readRequestBody(req, res, maxBytes).then((read) => {
+        const problem = read.problem ?? binaryProblem(read.body, binary, handler.method.input, opts.protoMaxDepth);
+        if (problem) contextValues.set(kRequestProblem, problem);
+        const uReq = universalRequestFromNodeRequest(req, res, undefined, contextValues);
+        return handler({
+          ...uReq,
+          // A body refused is replaced by an empty message, which must not be held to the content-length sent.
+          header: problem && binary === "raw" ? withoutContentLength(uReq.header) : uReq.header,
+          body: createAsyncIterable([problem || read.body === undefined ? EMPTY[binary] : read.body]),
+        });
       });
-      // A Connect body refused is replaced by an empty one, which must not be held to the sent content-length.
-      const header = binary === "raw" ? withoutContentLength(uReq.header) : uReq.header;
-      try {
-        answered = handler({ ...uReq, header, body });
-      } catch (err) {
-        answered = Promise.reject(err);
-      }
     } else {
       // The framework reads other bodies itself: called at once, not a turn of the microtask queue later.
       try {
@@ -236,46 +234,23 @@ function withoutContentLength(headers: Headers): Headers {
 const EMPTY = { raw: new Uint8Array(0), enveloped: new Uint8Array(5) };
 
 /**
- * The body of a binary unary call, looked at whole before the framework
- * decodes it (protoShape): one too deep or malformed is handed on as an empty
- * message, and `refuse` gets the problem, which the interceptor raises (so
- * the call is logged and answered INVALID_ARGUMENT). A compressed envelope,
- * more than one envelope, or a body past `maxBytes` is handed on unlooked at:
- * the framework refuses those itself.
+ * Why a binary unary body must not reach the decoder (protoShape: nested too
+ * deep, or not the wire format), or undefined. A compressed envelope, or other
+ * than one whole envelope, is left to the router, which refuses those itself.
  */
-async function* checkedBinary(
-  body: AsyncIterable<Uint8Array>,
+function binaryProblem(
+  bytes: Buffer,
   framing: "raw" | "enveloped",
-  opts: { input: DescMessage; maxDepth: number; maxBytes: number; refuse(problem: ToolError): void },
-): AsyncIterable<Uint8Array> {
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  const it = body[Symbol.asyncIterator]();
-  for (;;) {
-    const next = await it.next();
-    if (next.done) break;
-    chunks.push(next.value);
-    size += next.value.length;
-    if (size > opts.maxBytes + 5) {
-      yield* chunks;
-      yield* { [Symbol.asyncIterator]: () => it };
-      return;
-    }
-  }
-  const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+  input: DescMessage,
+  maxDepth: number,
+): ToolError | undefined {
   let message: Uint8Array | undefined = bytes;
   if (framing === "enveloped") {
-    const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    const whole = bytes.length >= 5 && (view[0]! & 1) === 0 && view.readUInt32BE(1) === bytes.length - 5;
+    const whole = bytes.length >= 5 && (bytes[0]! & 1) === 0 && bytes.readUInt32BE(1) === bytes.length - 5;
     message = whole ? bytes.subarray(5) : undefined;
   }
-  const shape = message === undefined ? "ok" : protoShape(opts.input, message, opts.maxDepth);
-  if (shape === "ok") {
-    yield bytes;
-    return;
-  }
-  opts.refuse(protoShapeProblem(shape, opts.maxDepth));
-  yield EMPTY[framing];
+  const shape = message === undefined ? "ok" : protoShape(input, message, maxDepth);
+  return shape === "ok" ? undefined : protoShapeProblem(shape, maxDepth);
 }
 
 /**
