@@ -93,8 +93,10 @@ describe("Redis stopped and started again under load", () => {
   });
 
   it("ends session calls UNAVAILABLE with a hint within the command timeout while Redis is away", () => {
-    // Calls that started once the client had seen the connection go (a few ms after the stop).
-    const during = of("schema", marks.stopped + 200, marks.restarted);
+    // Calls that started once the client had seen the connection go (a few ms after the stop) and ended
+    // before Redis was started again: one still waiting in a reconnect attempt when Redis came back may
+    // rightly answer OK.
+    const during = of("schema", marks.stopped + 200, marks.restarted).filter((o) => o.at + o.ms < marks.restarted);
     expect(during.length).toBeGreaterThan(3);
     for (const o of during) {
       expect(o.code).toBe("unavailable");
