@@ -67,6 +67,8 @@ describe("admission control", () => {
     // The freed slot goes to the call that waited, not to one arriving after it.
     expect(admission.tryEnter()).toBeUndefined();
     (await waiting)();
+    // In the next turn of the event loop (the first call of a turn may start at once).
+    await new Promise((r) => setImmediate(r));
     const again = admission.tryEnter();
     expect(admission.inFlight).toBe(1);
     again!();
@@ -98,6 +100,40 @@ describe("admission control", () => {
     expect(started.map((s) => s.call)).toEqual([0, 1, 2, 3, 4, 5]);
     // Two calls fit in a slice (15 ms, then 30 > 20): the third waits for the loop to turn.
     for (let i = 2; i < started.length; i++) expect(started[i]!.turn).toBeGreaterThan(started[i - 2]!.turn);
+  });
+
+  it("starts only the first of the calls that arrive in one callback at once (an MCP batch), the others one by one in later turns", async () => {
+    const { observer } = recorder();
+    const admission = new Admission({ maxInFlight: 100, maxQueued: 100, maxWaitMs: 5000 }, observer);
+    let turn = 0;
+    const ticker = setInterval(() => turn++, 1);
+    const started: number[] = [];
+    const busy = (ms: number) => {
+      const until = performance.now() + ms;
+      while (performance.now() < until);
+    };
+    // Ten calls asking for their slots in one callback, before any has run (each then works 15 ms).
+    const calls = await new Promise<Promise<void>[]>((resolve) =>
+      setImmediate(() =>
+        resolve(
+          Array.from({ length: 10 }, () =>
+            Promise.resolve(admission.tryEnter() ?? admission.enter(never, "batch")).then((release) => {
+              started.push(turn);
+              busy(15);
+              release();
+            }),
+          ),
+        ),
+      ),
+    );
+    expect(started).toHaveLength(1);
+    expect(admission.queued).toBe(9);
+    await Promise.all(calls);
+    clearInterval(ticker);
+    // At most two calls (30 ms) in any one turn: before, all ten ran in the turn that read them (150 ms).
+    const perTurn = new Map<number, number>();
+    for (const t of started) perTurn.set(t, (perTurn.get(t) ?? 0) + 1);
+    expect(Math.max(...perTurn.values())).toBeLessThanOrEqual(2);
   });
 
   it("refuses at once with RESOURCE_EXHAUSTED OVERLOADED and a time to retry when the queue is full", async () => {
