@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import type { Config, KnowledgeSource } from "./config";
 import { newTraceId } from "./core/ids";
 import { type Lexicon, loadLexicon } from "./core/lexicon";
+import { soundDistance } from "./core/pinyin";
 import { tokenize } from "./core/text";
 import type { KnowledgeNetworkBackend } from "./kn/backend";
 import { EmbeddedBackend } from "./kn/embedded/engine";
@@ -86,8 +87,9 @@ export function buildDeps(config: Config, log: Logger, overrides: { backend?: Cl
   const glossary = loadGlossary(config.memrecall.glossaryPaths);
   const memoryEmbeddings = config.clients.embeddings ? embedder : memoryEmbedder(glossary);
   const index = new MemoryIndex(memories, config.memrecall.indexUsers);
-  // Loaded on first use (a search or a keyword lookup waits for it once, ~0.3 s parsed in slices), not at
-  // start-up: parsing at start competed with the first calls of a freshly started process.
+  // Loaded by start(), before the port is open (~0.3 s): parsed while serving, it competed with the first
+  // calls of a fresh process, and a first search that waited for it took 0.4 s. A failed load is tried
+  // again by the next call that needs it.
   let lexiconLoad: Promise<Lexicon> | undefined;
   const lexicon = (): Promise<Lexicon> =>
     (lexiconLoad ??= loadLexicon().then(
@@ -188,10 +190,12 @@ export function buildDeps(config: Config, log: Logger, overrides: { backend?: Cl
     ],
     async start() {
       await memories.migrate();
-      // jieba's IDF table and its search segmentation load on first use, a 500 ms pause of the event
-      // loop: at start-up, not in the first calls.
+      // jieba's IDF table and its search segmentation (500 ms), and pinyin-pro's segmenter (15 ms), load on
+      // first use, a pause of the event loop: at start-up, not in the first calls.
       idfOf("预热");
       tokenize("预热");
+      soundDistance("预热", "预备");
+      await lexicon().catch(() => undefined);
     },
     async close() {
       backend.close?.();
