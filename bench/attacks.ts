@@ -175,5 +175,5 @@ function report(
 }
 
 function probeText(s: Seen): string {
-  return `p99 ${s.p99.toFixed(0)} ms, max ${s.max.toFixed(0)} ms (n ${s.n}${s.failed === "" ? "" : `, not 200: ${s.failed}`})`;
+  return `p99 ${s.p99.toFixed(0)} ms, max ${s.max.toFixed(0)} ms at ${(s.worstAt / 1000).toFixed(1)} s (n ${s.n}${s.failed === "" ? "" : `, not 200: ${s.failed}`})`;
 }

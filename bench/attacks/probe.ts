@@ -13,6 +13,8 @@ export interface Seen {
   n: number;
   p99: number;
   max: number;
+  /** When the slowest one was sent, ms after the probe started (a warm-up spike or the steady state). */
+  worstAt: number;
   /** Answers other than 200 ("429 3, no answer 1"), or "" when every one was 200. */
   failed: string;
 }
@@ -35,6 +37,7 @@ const http = require("node:http");
 const { baseUrl, account, everyMs, timeoutMs } = workerData;
 const agents = { healthz: new http.Agent({ keepAlive: true }), bystander: new http.Agent({ keepAlive: true }) };
 const answers = { healthz: [], bystander: [] };
+const origin = performance.now();
 function send(kind, path, method, headers, body) {
   const started = performance.now();
   return new Promise((resolve) => {
@@ -43,7 +46,7 @@ function send(kind, path, method, headers, body) {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      resolve({ status, ms: performance.now() - started });
+      resolve({ status, ms: performance.now() - started, at: started - origin });
     };
     const req = http.request(baseUrl + path, { agent: agents[kind], method, headers });
     const timer = setTimeout(() => { done("no answer"); req.destroy(); }, timeoutMs);
@@ -86,8 +89,8 @@ export function startProbe(baseUrl: string): { stop(): Promise<ProbeReport> } {
   const failed = new Promise<never>((_, reject) => worker.once("error", reject));
   return {
     async stop() {
-      const report = new Promise<{ healthz: Answer[]; bystander: Answer[] }>((resolve) =>
-        worker.once("message", resolve),
+      const report = new Promise<{ healthz: (Answer & { at: number })[]; bystander: (Answer & { at: number })[] }>(
+        (resolve) => worker.once("message", resolve),
       );
       worker.postMessage("stop");
       try {
@@ -100,14 +103,16 @@ export function startProbe(baseUrl: string): { stop(): Promise<ProbeReport> } {
   };
 }
 
-function seen(answers: Answer[]): Seen {
+function seen(answers: (Answer & { at: number })[]): Seen {
   const ms = answers.map((a) => a.ms);
+  const worst = answers.reduce((w, a) => (a.ms > w.ms ? a : w), answers[0]!);
   const failed = new Map<string, number>();
   for (const a of answers) if (a.status !== 200) failed.set(String(a.status), (failed.get(String(a.status)) ?? 0) + 1);
   return {
     n: answers.length,
     p99: percentile(ms, 99),
-    max: Math.max(...ms),
+    max: worst.ms,
+    worstAt: worst.at,
     failed: [...failed].map(([s, n]) => `${s} ${n}`).join(", "),
   };
 }
