@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 import * as net from "node:net";
 import type { TLSSocket } from "node:tls";
 import type { Logger } from "pino";
+import { Ingress } from "./ingress";
 import type { NodeHandler, NodeServerRequest, NodeServerResponse } from "./node-types";
 
 /** The first bytes of every HTTP/2 connection (RFC 9113 §3.4). */
@@ -69,6 +70,10 @@ export interface ListenerOptions {
  * whole process a new request (but a probe) is answered 503 with Retry-After at
  * once, before any handler, so the memory held by open streams has a ceiling whatever the
  * number of connections.
+ *
+ * Requests reach the handler a turn's worth at a time, connections taking
+ * turns (src/server/ingress.ts): a read holding a hundred streams, or a
+ * thousand clients each sending one, no longer makes one long turn.
  */
 export class Listener {
   private readonly front: net.Server;
@@ -88,6 +93,8 @@ export class Listener {
   /** HTTP/1.x requests and HTTP/2 streams whose response has not closed yet. */
   private open = 0;
   private readonly allClosedWaiters = new Set<() => void>();
+  /** Hands requests to the handler a turn's worth at a time, connections taking turns (probes skip it). */
+  private readonly ingress = new Ingress();
 
   constructor(private readonly opts: ListenerOptions) {
     const t = opts.timeouts;
@@ -209,7 +216,17 @@ export class Listener {
         if (this.closing && left === 0) socket.end();
       });
     }
-    this.opts.handler(req, res);
+    if (isProbe(req)) {
+      this.opts.handler(req, res);
+      return;
+    }
+    let gone = false;
+    res.once("close", () => {
+      gone = true;
+    });
+    this.ingress.admit("stream" in req ? (req.stream.session ?? req.socket) : req.socket, () => {
+      if (!gone) this.opts.handler(req, res);
+    });
   }
 
   private readonly streamClosed = (): void => {
