@@ -5,7 +5,7 @@ import type { Config } from "./config";
 import { buildDeps, type ClosableBackend } from "./deps";
 import { httpRoutes, productServices, routes } from "./routes";
 import { Admission } from "./server/admission";
-import { authResultOf, createAuthenticator, logAuthentication, withAuthentication } from "./server/auth";
+import { authResultOf, claimedCaller, createAuthenticator, logAuthentication, withAuthentication } from "./server/auth";
 import { createCors } from "./server/cors";
 import { HealthState } from "./server/health";
 import { createHttpRoutes } from "./server/http-routes";
@@ -118,6 +118,7 @@ export function createApp(config: Config, log: Logger, overrides: { backend?: Cl
     tls: config.server.tls,
     timeouts: config.server.timeouts,
     streams: config.server.streams,
+    callerOf: claimedCaller(config.auth),
     log,
   });
   metrics.gauge(

@@ -1,3 +1,4 @@
+import { yieldToEventLoop } from "../core/time-slice";
 import { ToolError } from "../errors/tool-error";
 
 /** How many calls run at once, how many may wait, and for how long (ADMISSION_* settings). */
@@ -118,7 +119,9 @@ export class Admission {
         this.dequeue(waiter);
         clearTimeout(timer);
         signal.removeEventListener("abort", onAbort);
-        reject(reason);
+        // Hundreds leave at once (their timers share a millisecond; a flood's clients hang up together), and
+        // each refusal costs its protocol about a millisecond: they are answered in the turns' shared budget.
+        void yieldToEventLoop().then(() => reject(reason));
       };
       const onAbort = () => leave(signal.reason);
       const timer = setTimeout(() => {

@@ -9,15 +9,17 @@ const MAX_PER_TURN = 256;
 
 /**
  * Hands requests to the handler a turn's worth at a time, taking turns
- * between connections.
+ * between callers (the listener's key: who a request says it comes from, else
+ * its connection).
  *
  * One read of an HTTP/2 connection can hold a hundred new streams, and Node
  * emits them all in that one callback: a thousand health watches arriving
  * that way made a turn of almost a second before admission control or any
  * budget could look at the clock, and a flood of keep-alive clients did the
  * same with one request each. So only a turn's first request goes to the
- * handler at once; the others wait, each connection in its own first-in
- * first-out queue, the queues taking turns one request each, and are handed
+ * handler at once; the others wait, each caller in its own first-in
+ * first-out queue, the queues taking turns one request each (a thousand
+ * connections of one account wait in one queue), and are handed
  * over from setImmediate callbacks, one per callback (Node runs each
  * callback's promise chain before the next, so each sees the time the ones
  * before it took), for at most SLICE_MS per turn.
@@ -27,7 +29,7 @@ const MAX_PER_TURN = 256;
  * request whose client left while it waited is dropped unhandled.
  */
 export class Ingress {
-  private readonly queues = new Map<object, (() => void)[]>();
+  private readonly queues = new Map<unknown, (() => void)[]>();
   private waiting = 0;
   private sliceStart: number | undefined;
   private pumps = 0;
@@ -37,17 +39,17 @@ export class Ingress {
     return this.waiting;
   }
 
-  /** Runs `dispatch` now when it is the turn's first and nobody waits, else in a later callback, in `connection`'s turn. */
-  admit(connection: object, dispatch: () => void): void {
+  /** Runs `dispatch` now when it is the turn's first and nobody waits, else in a later callback, in `caller`'s turn. */
+  admit(caller: unknown, dispatch: () => void): void {
     if (this.waiting === 0 && this.sliceStart === undefined) {
       this.open();
       dispatch();
       return;
     }
-    let queue = this.queues.get(connection);
+    let queue = this.queues.get(caller);
     if (queue === undefined) {
       queue = [];
-      this.queues.set(connection, queue);
+      this.queues.set(caller, queue);
     }
     queue.push(dispatch);
     this.waiting++;
@@ -72,12 +74,12 @@ export class Ingress {
     for (let i = this.pumps; i > 0; i--) setImmediate(this.pump);
   }
 
-  /** The first request of the connection whose turn it is; that connection moves to the back. */
+  /** The first request of the caller whose turn it is; that caller moves to the back. */
   private next(): (() => void) | undefined {
-    for (const [connection, queue] of this.queues) {
-      this.queues.delete(connection);
+    for (const [caller, queue] of this.queues) {
+      this.queues.delete(caller);
       const first = queue.shift();
-      if (queue.length > 0) this.queues.set(connection, queue);
+      if (queue.length > 0) this.queues.set(caller, queue);
       if (first !== undefined) this.waiting--;
       return first;
     }

@@ -45,6 +45,8 @@ export interface ListenerOptions {
   tls: { cert: Buffer; key: Buffer; clientCa?: Buffer } | undefined;
   timeouts: ConnectionTimeouts;
   streams: StreamLimits;
+  /** Whose turn a request waits in at the ingress (who it says it comes from); its connection when undefined. */
+  callerOf?: (req: NodeServerRequest) => string | undefined;
   log: Logger;
 }
 
@@ -71,9 +73,11 @@ export interface ListenerOptions {
  * once, before any handler, so the memory held by open streams has a ceiling whatever the
  * number of connections.
  *
- * Requests reach the handler a turn's worth at a time, connections taking
- * turns (src/server/ingress.ts): a read holding a hundred streams, or a
- * thousand clients each sending one, no longer makes one long turn.
+ * Requests reach the handler a turn's worth at a time, callers (who they
+ * say they are, else their connection) taking turns (src/server/ingress.ts):
+ * a read holding a hundred streams, or a thousand clients each sending one,
+ * no longer makes one long turn, and another caller's request waits for one
+ * of theirs, not for all.
  */
 export class Listener {
   private readonly front: net.Server;
@@ -93,7 +97,7 @@ export class Listener {
   /** HTTP/1.x requests and HTTP/2 streams whose response has not closed yet. */
   private open = 0;
   private readonly allClosedWaiters = new Set<() => void>();
-  /** Hands requests to the handler a turn's worth at a time, connections taking turns (probes skip it). */
+  /** Hands requests to the handler a turn's worth at a time, callers taking turns (probes skip it). */
   private readonly ingress = new Ingress();
 
   constructor(private readonly opts: ListenerOptions) {
@@ -224,7 +228,8 @@ export class Listener {
     res.once("close", () => {
       gone = true;
     });
-    this.ingress.admit("stream" in req ? (req.stream.session ?? req.socket) : req.socket, () => {
+    const turn = this.opts.callerOf?.(req) ?? ("stream" in req ? (req.stream.session ?? req.socket) : req.socket);
+    this.ingress.admit(turn, () => {
       if (!gone) this.opts.handler(req, res);
     });
   }

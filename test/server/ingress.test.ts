@@ -56,4 +56,19 @@ describe("Ingress: requests reach the handler a turn's worth at a time, connecti
     // The flood's first went at once; then the queues take turns: the other connection's is second or third.
     expect(order.indexOf("other")).toBeLessThanOrEqual(2);
   });
+
+  it("keeps one caller's thousand connections in one queue: another caller waits for one of their requests, not all", async () => {
+    const ingress = new Ingress();
+    const order: string[] = [];
+    await new Promise<void>((resolve) =>
+      setImmediate(() => {
+        // One account's flood over many connections, keyed by who the requests say they come from.
+        for (let i = 0; i < 200; i++) ingress.admit("account-a", () => order.push("a"));
+        ingress.admit("account-b", () => order.push("b"));
+        resolve();
+      }),
+    );
+    while (order.length < 201) await turns(1);
+    expect(order.indexOf("b")).toBeLessThanOrEqual(2);
+  });
 });

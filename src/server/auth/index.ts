@@ -105,6 +105,22 @@ export function withAuthentication(
   }
 }
 
+/**
+ * Who a request says it comes from, before anything is verified: the
+ * account header, or in the token modes the token itself; undefined when it
+ * says nothing. Cheap enough for every request, so the listener can let
+ * callers take turns before authentication runs (src/server/ingress.ts). A
+ * false claim only changes whose turn a request waits in: it is still
+ * authenticated before it is served.
+ */
+export function claimedCaller(settings: AuthSettings): (req: NodeServerRequest) => string | undefined {
+  const header = settings.mode === "jwt" || settings.mode === "introspection" ? "authorization" : "x-account-id";
+  return (req) => {
+    const value = req.headers[header];
+    return typeof value === "string" && value !== "" ? value : undefined;
+  };
+}
+
 /** The path of a request URL without its query; "/" when absent. */
 function pathOf(url: string | undefined): string {
   if (url === undefined) return "/";
