@@ -71,7 +71,8 @@ export interface ListenerOptions {
  * streams per connection held gigabytes), and past STREAMS_MAX_OPEN in the
  * whole process a new request (but a probe) is answered 503 with Retry-After at
  * once, before any handler, so the memory held by open streams has a ceiling whatever the
- * number of connections.
+ * number of connections; and one caller (who it says it is) may hold at most a
+ * quarter of that, so one flooding account leaves room for the others.
  *
  * Requests reach the handler a turn's worth at a time, callers (who they
  * say they are, else their connection) taking turns (src/server/ingress.ts):
@@ -97,6 +98,8 @@ export class Listener {
   /** HTTP/1.x requests and HTTP/2 streams whose response has not closed yet. */
   private open = 0;
   private readonly allClosedWaiters = new Set<() => void>();
+  /** Requests and streams open, by who they say they come from (callerOf). */
+  private readonly openByCaller = new Map<string, number>();
   /** Hands requests to the handler a turn's worth at a time, callers taking turns (probes skip it). */
   private readonly ingress = new Ingress();
 
@@ -201,12 +204,31 @@ export class Listener {
   }
 
   private onRequest(req: NodeServerRequest, res: NodeServerResponse): void {
-    if (this.open >= this.opts.streams.total && !isProbe(req)) {
-      this.refuseOverCap(req, res);
+    const probe = isProbe(req);
+    const caller = probe ? undefined : this.opts.callerOf?.(req);
+    if (!probe && this.open >= this.opts.streams.total) {
+      this.refuseOverCap(req, res, `the server has ${this.opts.streams.total} requests and streams open, its limit`);
+      return;
+    }
+    const callerOpen = caller === undefined ? 0 : (this.openByCaller.get(caller) ?? 0);
+    if (caller !== undefined && callerOpen >= this.perCaller) {
+      this.refuseOverCap(
+        req,
+        res,
+        `this caller has ${this.perCaller} requests and streams open, a quarter of the limit`,
+      );
       return;
     }
     this.open++;
     res.once("close", this.streamClosed);
+    if (caller !== undefined) {
+      this.openByCaller.set(caller, callerOpen + 1);
+      res.once("close", () => {
+        const left = (this.openByCaller.get(caller) ?? 1) - 1;
+        if (left === 0) this.openByCaller.delete(caller);
+        else this.openByCaller.set(caller, left);
+      });
+    }
     if ("stream" in req) this.limitBodyTime(req);
     else {
       const socket = req.socket;
@@ -220,7 +242,7 @@ export class Listener {
         if (this.closing && left === 0) socket.end();
       });
     }
-    if (isProbe(req)) {
+    if (probe) {
       this.opts.handler(req, res);
       return;
     }
@@ -228,10 +250,14 @@ export class Listener {
     res.once("close", () => {
       gone = true;
     });
-    const turn = this.opts.callerOf?.(req) ?? ("stream" in req ? (req.stream.session ?? req.socket) : req.socket);
-    this.ingress.admit(turn, () => {
+    this.ingress.admit(caller ?? ("stream" in req ? (req.stream.session ?? req.socket) : req.socket), () => {
       if (!gone) this.opts.handler(req, res);
     });
+  }
+
+  /** The most requests and streams one caller (who they say they are) may have open: a quarter of STREAMS_MAX_OPEN. */
+  private get perCaller(): number {
+    return Math.max(1, Math.floor(this.opts.streams.total / 4));
   }
 
   private readonly streamClosed = (): void => {
@@ -244,10 +270,10 @@ export class Listener {
    * status and a JSON line naming the setting. The unread body is dropped (an
    * HTTP/1.1 connection then closes, an HTTP/2 stream is reset after the answer).
    */
-  private refuseOverCap(req: NodeServerRequest, res: NodeServerResponse): void {
+  private refuseOverCap(req: NodeServerRequest, res: NodeServerResponse, why: string): void {
     this.opts.log.debug({ path: req.url, open: this.open }, "request refused: STREAMS_MAX_OPEN reached");
     const text = JSON.stringify({
-      error: `the server has ${this.opts.streams.total} requests and streams open, its limit (STREAMS_MAX_OPEN); retry in a second`,
+      error: `${why} (STREAMS_MAX_OPEN); retry in a second`,
       reason: "TOO_MANY_STREAMS",
     });
     req.resume();

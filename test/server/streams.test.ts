@@ -48,13 +48,13 @@ function openWatch(
 }
 
 /** A POST whose body never ends: an open request until the socket is destroyed. */
-function heldRequest(port: number): { socket: Promise<http.ClientRequest> } {
+function heldRequest(port: number, account = "holder"): { socket: Promise<http.ClientRequest> } {
   const req = http.request({
     host: "127.0.0.1",
     port,
     method: "POST",
     path: "/contextloader.memrecall.v1.MemRecallService/SearchMemories",
-    headers: { "content-type": "application/json", "content-length": "1000", "x-account-id": "holder" },
+    headers: { "content-type": "application/json", "content-length": "1000", "x-account-id": account },
     agent: false,
   });
   req.on("error", () => undefined);
@@ -97,10 +97,32 @@ describe("open streams are bounded", () => {
     for (const c of controllers) c.abort();
   });
 
+  it("lets one caller hold at most a quarter of STREAMS_MAX_OPEN, and serves another caller meanwhile", async () => {
+    server = await startServer({ STREAMS_MAX_OPEN: "8", HTTP_REQUEST_TIMEOUT_MS: "30000" });
+    const port = server.port;
+    const held = await Promise.all([0, 1].map(async () => await heldRequest(port, "flooder").socket));
+    const search = (account: string) =>
+      fetch(`${server!.baseUrl}/contextloader.memrecall.v1.MemRecallService/SearchMemories`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-account-id": account },
+        body: JSON.stringify({ query: "anything" }),
+      });
+    let refused = await search("flooder");
+    await expect.poll(async () => (refused = await search("flooder")).status).toBe(503);
+    expect(await refused.json()).toMatchObject({
+      reason: "TOO_MANY_STREAMS",
+      error: expect.stringMatching(/this caller has 2 requests and streams open.*STREAMS_MAX_OPEN/),
+    });
+    expect((await search("someone-else")).status).toBe(200);
+    for (const req of held) req.destroy();
+    await expect.poll(async () => (await search("flooder")).status, { timeout: 5000 }).toBe(200);
+  });
+
   it("answers 503 with Retry-After past STREAMS_MAX_OPEN, before any handler, and serves again once requests close; probes still answer", async () => {
     server = await startServer({ STREAMS_MAX_OPEN: "4", HTTP_REQUEST_TIMEOUT_MS: "30000" });
     const port = server.port;
-    const held = await Promise.all([0, 1, 2, 3].map(async () => await heldRequest(port).socket));
+    // Four callers, one request each: no caller is past its quarter.
+    const held = await Promise.all([0, 1, 2, 3].map(async (i) => await heldRequest(port, `holder-${i}`).socket));
     const search = () =>
       fetch(`${server!.baseUrl}/contextloader.memrecall.v1.MemRecallService/SearchMemories`, {
         method: "POST",
