@@ -16,6 +16,8 @@ function isProbe(req: NodeServerRequest): boolean {
   return req.method === "GET" && PROBE_PATHS.has(req.url ?? "");
 }
 
+/** A refused HTTP/1.1 request whose body is at most this long is read and dropped, keeping its connection. */
+const KEEP_ALIVE_REFUSED_BODY_BYTES = 64 * 1024;
 /** After the grace period and the abort, how long responses get to flush before sockets are cut. */
 const FLUSH_AFTER_ABORT_MS = 1_000;
 
@@ -267,8 +269,9 @@ export class Listener {
   /**
    * 503 with Retry-After, as cheap as an answer gets: no handler, no body read.
    * gRPC clients see UNAVAILABLE (retryable), Connect and plain HTTP clients the
-   * status and a JSON line naming the setting. The unread body is dropped (an
-   * HTTP/1.1 connection then closes, an HTTP/2 stream is reset after the answer).
+   * status and a JSON line naming the setting. The body is dropped (an HTTP/2
+   * stream is reset after the answer; an HTTP/1.1 connection closes when the
+   * body is large or unsized, and is kept when it is small).
    */
   private refuseOverCap(req: NodeServerRequest, res: NodeServerResponse, why: string): void {
     this.opts.log.debug({ path: req.url, open: this.open }, "request refused: STREAMS_MAX_OPEN reached");
@@ -281,7 +284,10 @@ export class Listener {
       res.once("finish", () => {
         if (!req.stream.destroyed) req.stream.close(http2.constants.NGHTTP2_NO_ERROR);
       });
-    } else {
+    } else if (!(Number(req.headers["content-length"] ?? 0) <= KEEP_ALIVE_REFUSED_BODY_BYTES)) {
+      // A large or unsized body is not read to keep the connection: it closes. A small one is read and
+      // dropped, and the connection stays: a flood refused with "connection: close" reconnected at once,
+      // and its new connections filled the accept queue ahead of everyone else's.
       res.setHeader("connection", "close");
     }
     res.writeHead(503, {

@@ -113,6 +113,18 @@ describe("open streams are bounded", () => {
       reason: "TOO_MANY_STREAMS",
       error: expect.stringMatching(/this caller has 2 requests and streams open.*STREAMS_MAX_OPEN/),
     });
+    // The small refused body is read and dropped: the connection stays (a flood refused with "close" reconnected at once).
+    const kept = await new Promise<http.IncomingMessage>((resolve, reject) => {
+      const req = http.request(`${server!.baseUrl}/contextloader.memrecall.v1.MemRecallService/SearchMemories`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-account-id": "flooder" },
+      });
+      req.once("response", resolve).once("error", reject);
+      req.end(JSON.stringify({ query: "anything" }));
+    });
+    kept.resume();
+    expect(kept.statusCode).toBe(503);
+    expect(kept.headers.connection).toBe("keep-alive");
     expect((await search("someone-else")).status).toBe(200);
     for (const req of held) req.destroy();
     await expect.poll(async () => (await search("flooder")).status, { timeout: 5000 }).toBe(200);
