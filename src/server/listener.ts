@@ -16,6 +16,8 @@ function isProbe(req: NodeServerRequest): boolean {
   return req.method === "GET" && PROBE_PATHS.has(req.url ?? "");
 }
 
+/** How long a caller past its share of open streams waits for its 503 (see holdRefusal). */
+const REFUSAL_HOLD_MS = 500;
 /** A refused HTTP/1.1 request whose body is at most this long is read and dropped, keeping its connection. */
 const KEEP_ALIVE_REFUSED_BODY_BYTES = 64 * 1024;
 /** After the grace period and the abort, how long responses get to flush before sockets are cut. */
@@ -100,6 +102,9 @@ export class Listener {
   /** HTTP/1.x requests and HTTP/2 streams whose response has not closed yet. */
   private open = 0;
   private readonly allClosedWaiters = new Set<() => void>();
+  /** Refusals of callers past their share, answered together when refusalTimer fires. */
+  private heldRefusals: (() => void)[] = [];
+  private refusalTimer: NodeJS.Timeout | undefined;
   /** Requests and streams open, by who they say they come from (callerOf). */
   private readonly openByCaller = new Map<string, number>();
   /** Hands requests to the handler a turn's worth at a time, callers taking turns (probes skip it). */
@@ -214,11 +219,14 @@ export class Listener {
     }
     const callerOpen = caller === undefined ? 0 : (this.openByCaller.get(caller) ?? 0);
     if (caller !== undefined && callerOpen >= this.perCaller) {
-      this.refuseOverCap(
-        req,
-        res,
-        `this caller has ${this.perCaller} requests and streams open, a quarter of the limit`,
-      );
+      const why = `this caller has ${this.perCaller} requests and streams open, a quarter of the limit`;
+      let gone = false;
+      res.once("close", () => {
+        gone = true;
+      });
+      this.holdRefusal(() => {
+        if (!gone) this.refuseOverCap(req, res, why);
+      });
       return;
     }
     this.open++;
@@ -255,6 +263,23 @@ export class Listener {
     this.ingress.admit(caller ?? ("stream" in req ? (req.stream.session ?? req.socket) : req.socket), () => {
       if (!gone) this.opts.handler(req, res);
     });
+  }
+
+  /**
+   * Answers a caller past its share after REFUSAL_HOLD_MS, all held ones in one
+   * timer callback: a refusal answered at once was sent again at once, and a
+   * flood of them kept both the client's and the service's loops busy with
+   * nothing but refusals. Held, they cost a socket each and nothing else.
+   */
+  private holdRefusal(answer: () => void): void {
+    this.heldRefusals.push(answer);
+    if (this.refusalTimer !== undefined) return;
+    this.refusalTimer = setTimeout(() => {
+      this.refusalTimer = undefined;
+      const due = this.heldRefusals;
+      this.heldRefusals = [];
+      for (const refuse of due) refuse();
+    }, REFUSAL_HOLD_MS);
   }
 
   /** The most requests and streams one caller (who they say they are) may have open: a quarter of STREAMS_MAX_OPEN. */
