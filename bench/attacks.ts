@@ -1,5 +1,5 @@
 /**
- * npm run bench -- attacks [--seconds=20] [--settle=30] [--watch-connections=10] [--only=watch|mcp|json|flood|all]
+ * npm run bench -- attacks [--seconds=20] [--settle=30] [--watch-connections=10] [--only=watch|mcp|json|flood|items|all]
  *
  * Issue 31's "Done when": the service (src/main.ts as `npm start` runs it,
  * SQLite in a temporary directory, a free loopback port) under each attack
@@ -7,7 +7,8 @@
  * - watch: `--watch-connections` HTTP/2 connections × 1000 grpc.health.v1.Health/Watch streams held open;
  * - mcp: 4 clients POSTing /mcp JSON-RPC batches of 100 tools/call kn_search, one after another;
  * - json: 4 clients POSTing Connect JSON StoreMemory with 200,000 metadata keys (~3.5 MB);
- * - flood: one client keeping 1,200 cheap calls (SearchMemories) of one account in flight.
+ * - flood: one client keeping 1,200 cheap calls (SearchMemories) of one account in flight;
+ * - items: watch, mcp and json together (issue 31's "Done when"); all: the four together.
  * For `--seconds` each, a probe in a worker thread samples every 100 ms
  * `/healthz` and another account's SearchMemories; it prints their p99 and
  * worst latency, the service's RSS before, at its peak and `--settle` seconds
@@ -48,6 +49,15 @@ const ATTACKS: Record<string, { label: string; start(baseUrl: string, watchConne
   mcp: { label: "MCP JSON-RPC batches", start: (url) => mcpBatches(url, MCP_CLIENTS, MCP_BATCH) },
   json: { label: "large JSON", start: (url) => largeJson(url, JSON_CLIENTS, JSON_KEYS) },
   flood: { label: "one account's flood", start: (url) => flood(url, FLOOD_CALLS) },
+  items: {
+    label: "issue 31's items 1-3 together",
+    start: (url, n) =>
+      together([
+        healthWatchFlood(url, n, WATCH_STREAMS),
+        mcpBatches(url, MCP_CLIENTS, MCP_BATCH),
+        largeJson(url, JSON_CLIENTS, JSON_KEYS),
+      ]),
+  },
   all: {
     label: "all together",
     start: (url, n) =>
