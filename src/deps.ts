@@ -188,6 +188,7 @@ export function buildDeps(config: Config, log: Logger, overrides: { backend?: Cl
     ],
     async start() {
       await memories.migrate();
+      await redisStore?.start();
       // jieba's IDF table and its search segmentation load on first use, a 500 ms pause of the event
       // loop: at start-up, not in the first calls.
       idfOf("预热");
