@@ -65,10 +65,16 @@ function sentinelOptions(s: SentinelSettings, common: Common): RedisOptions {
     enableTLSForSentinelMode: s.tls,
     // A sentinel that accepts the connection but never answers would otherwise hold every reconnect.
     sentinelCommandTimeout: common.commandTimeout,
-    // The new master is found when the connection to the old one closes: it crashed, or Sentinel demoted
-    // it (a demoted master closes its clients' connections). ioredis's failoverDetector (+switch-master)
-    // is left off: told of a failover while reconnecting, it ended the client for good (ioredis 5.9.2,
-    // seen with the master killed), and it logs each failed reconnect to a sentinel on stderr.
+    // A master that stops answering but keeps the connection open (paused, cut off without a reset) is
+    // left, and the sentinels asked again, once it has answered nothing for this long: without it every
+    // command would time out on it until the connection closed, a promoted replica unused. Twice the
+    // command timeout, so an event-loop stall that delays reading a reply does not drop a live connection.
+    socketTimeout: 2 * common.commandTimeout,
+    // The new master is found when the connection to the old one closes: it crashed, Sentinel demoted it
+    // (a demoted master closes its clients' connections), or socketTimeout gave up on it. ioredis's
+    // failoverDetector (+switch-master) is left off: told of a failover while reconnecting, it ended the
+    // client for good (ioredis 5.9.2, seen with the master killed), and it logs each failed reconnect to a
+    // sentinel on stderr.
   };
 }
 

@@ -162,6 +162,8 @@ export interface SentinelSet {
   isMaster(port: number): Promise<boolean>;
   /** SIGKILL to the master's pid: a crash, nothing flushed. */
   killMaster(): Promise<void>;
+  /** SIGSTOP to the master's pid: it answers nothing and closes nothing, as a hung or cut-off server. */
+  pauseMaster(): void;
   /** Stops every process of the set still running, by pid, and removes its directory. */
   destroy(): Promise<void>;
 }
@@ -191,6 +193,8 @@ export async function startSentinelSet(): Promise<SentinelSet> {
       children.map(async (child) => {
         if (child.exitCode !== null || child.signalCode !== null) return;
         const exited = new Promise((r) => child.once("exit", r));
+        // A paused process acts on SIGTERM only once continued.
+        child.kill("SIGCONT");
         child.kill("SIGTERM");
         const timer = setTimeout(() => child.kill("SIGKILL"), 5000);
         await exited;
@@ -253,6 +257,9 @@ export async function startSentinelSet(): Promise<SentinelSet> {
       replicaPort: replicaPort!,
       async isMaster(port) {
         return (await redisCli(port, password, ["ROLE"])).startsWith("master\n");
+      },
+      pauseMaster() {
+        master.kill("SIGSTOP");
       },
       async killMaster() {
         const exited = new Promise((r) => master.once("exit", r));
