@@ -152,6 +152,8 @@ export interface SentinelSet {
   masterName: string;
   /** host:port of each sentinel, comma-separated (REDIS_SENTINELS). */
   sentinels: string;
+  /** With `tls`: the CA certificate that signed every node's certificate (for NODE_EXTRA_CA_CERTS). */
+  caFile: string | undefined;
   /** The data nodes' password (REDIS_PASSWORD) and the sentinels' (REDIS_SENTINEL_PASSWORD). */
   password: string;
   sentinelPassword: string;
@@ -176,9 +178,11 @@ const SENTINEL_MASTER = "test-master";
  * 2), with passwords on both, a master declared down after 1 s and a
  * failover timeout of 3 s, so that a failover completes in a few seconds.
  * Resolves once every sentinel knows the replica and the two other sentinels
- * (until then a failover could not be voted).
+ * (until then a failover could not be voted). With `tls`, every node (data
+ * and sentinel) speaks only TLS, with a certificate for 127.0.0.1 signed by a
+ * CA made for the set (`caFile`); clients are not asked for certificates.
  */
-export async function startSentinelSet(): Promise<SentinelSet> {
+export async function startSentinelSet({ tls = false }: { tls?: boolean } = {}): Promise<SentinelSet> {
   const dir = mkdtempSync(join(tmpdir(), "sentinel-"));
   const password = "data-pw";
   const sentinelPassword = "sentinel-pw";
@@ -205,15 +209,32 @@ export async function startSentinelSet(): Promise<SentinelSet> {
   };
   try {
     const [masterPort, replicaPort, ...sentinelPorts] = await distinctFreePorts(5);
+    const caFile = tls ? await makeCertificates(dir) : undefined;
+    // The same directives for data nodes (as arguments) and sentinels (in their file): the port, TLS or not.
+    const listen = (port: number) =>
+      tls
+        ? [
+            ["port", "0"],
+            ["tls-port", String(port)],
+            ["tls-cert-file", join(dir, "server.crt")],
+            ["tls-key-file", join(dir, "server.key")],
+            ["tls-ca-cert-file", caFile!],
+            ["tls-auth-clients", "no"],
+            ["tls-replication", "yes"],
+          ]
+        : [["port", String(port)]];
     const data = (port: number) =>
-      ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"].concat([
-        "--requirepass",
-        password,
-        "--masterauth",
-        password,
-        "--dir",
-        dir,
-      ]);
+      [
+        ...listen(port),
+        ["bind", "127.0.0.1"],
+        ["save", ""],
+        ["appendonly", "no"],
+        ["requirepass", password],
+        ["masterauth", password],
+        // The replica's first sync starts at once, not after the default 5 s wait for more replicas.
+        ["repl-diskless-sync-delay", "0"],
+        ["dir", dir],
+      ].flatMap(([name, value]) => [`--${name}`, value!]);
     const master = spawnRedis(data(masterPort!));
     spawnRedis([...data(replicaPort!), "--replicaof", "127.0.0.1", String(masterPort)]);
     await Promise.all([listening(masterPort!, 5000), listening(replicaPort!, 5000)]);
@@ -223,7 +244,7 @@ export async function startSentinelSet(): Promise<SentinelSet> {
       writeFileSync(
         conf,
         [
-          `port ${port}`,
+          ...listen(port).map(([name, value]) => `${name} ${value}`),
           "bind 127.0.0.1",
           "protected-mode no",
           `dir ${dir}`,
@@ -238,7 +259,9 @@ export async function startSentinelSet(): Promise<SentinelSet> {
       spawnRedis([conf, "--sentinel"]);
     }
     await Promise.all(sentinelPorts.map((p) => listening(p, 5000)));
-    const ask = (port: number, ...args: string[]) => redisCli(port, sentinelPassword, ["SENTINEL", ...args]);
+    const cli = (port: number, pass: string, args: string[]) =>
+      redisCli(port, pass, caFile ? ["--tls", "--cacert", caFile, ...args] : args);
+    const ask = (port: number, ...args: string[]) => cli(port, sentinelPassword, ["SENTINEL", ...args]);
     // Sentinels find the replica through the master's INFO and each other through hello messages (every 2 s).
     const deadline = Date.now() + 20_000;
     for (;;) {
@@ -251,12 +274,13 @@ export async function startSentinelSet(): Promise<SentinelSet> {
     return {
       masterName: SENTINEL_MASTER,
       sentinels: sentinelPorts.map((p) => `127.0.0.1:${p}`).join(","),
+      caFile,
       password,
       sentinelPassword,
       masterPort: masterPort!,
       replicaPort: replicaPort!,
       async isMaster(port) {
-        return (await redisCli(port, password, ["ROLE"])).startsWith("master\n");
+        return (await cli(port, password, ["ROLE"])).startsWith("master\n");
       },
       pauseMaster() {
         master.kill("SIGSTOP");
@@ -281,7 +305,7 @@ async function distinctFreePorts(count: number): Promise<number[]> {
   return [...ports];
 }
 
-/** One redis-cli command against a loopback port; its raw reply, one value per line. */
+/** One redis-cli command against a loopback port (`args` may start with its TLS options); its raw reply, one value per line. */
 async function redisCli(port: number, password: string, args: string[]): Promise<string> {
   const { stdout } = await promisify(execFile)(
     "redis-cli",
@@ -289,4 +313,18 @@ async function redisCli(port: number, password: string, args: string[]): Promise
     { timeout: 5000 },
   );
   return stdout;
+}
+
+/** A CA and a certificate for 127.0.0.1 signed by it (server.crt, server.key) in `dir`, made with openssl; the CA's file. */
+async function makeCertificates(dir: string): Promise<string> {
+  const openssl = (...args: string[]) => promisify(execFile)("openssl", args, { cwd: dir, timeout: 30_000 });
+  const key = ["-newkey", "rsa:2048", "-nodes"];
+  await openssl("req", "-x509", ...key, "-keyout", "ca.key", "-out", "ca.crt", "-days", "1", "-subj", "/CN=test-ca");
+  await openssl("req", ...key, "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=127.0.0.1");
+  writeFileSync(join(dir, "server.ext"), "subjectAltName=IP:127.0.0.1\n");
+  await openssl(
+    ...["x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial"],
+    ...["-out", "server.crt", "-days", "1", "-extfile", "server.ext"],
+  );
+  return join(dir, "ca.crt");
 }
