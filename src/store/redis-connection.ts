@@ -5,7 +5,14 @@ import type { Logger } from "pino";
  * Where the session store's Redis is (the REDIS_* settings): one node or a
  * Cluster seed node named by a URL, or a master found through Redis Sentinel.
  */
-export type RedisConnection = { url: string; cluster: boolean } | { sentinel: SentinelSettings };
+export type RedisConnection =
+  | {
+      /** redis://[user:password@]host:port[/db] (rediss:// for TLS). */
+      url: string;
+      /** Treat `url` as a seed node of a Redis Cluster. */
+      cluster: boolean;
+    }
+  | { sentinel: SentinelSettings };
 
 /** Redis behind Sentinel: the sentinels to ask, the master's name, and how to reach both. */
 export interface SentinelSettings {
