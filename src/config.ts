@@ -29,6 +29,7 @@ import {
 import type { AdmissionSettings } from "./server/admission";
 import { type AuthSettings, JWT_ALGORITHMS } from "./server/auth/settings";
 import type { ConnectionTimeouts } from "./server/listener";
+import type { RedisConnection, SentinelSettings } from "./store/redis-connection";
 
 /**
  * Every setting of the service, read from the environment once at start-up,
@@ -108,9 +109,9 @@ export interface Config {
     /** The glossary files: groups of equivalent terms, applied when memories are stored and searched. */
     glossaryPaths: string[];
   };
-  /** Session state: always in memory; in Redis too when REDIS_URL is set (then the default). */
+  /** Session state: always in memory; in Redis too when REDIS_URL or REDIS_SENTINELS is set (then the default). */
   sessions: {
-    redis: { url: string; cluster: boolean; commandTimeoutMs: number } | undefined;
+    redis: (RedisConnection & { commandTimeoutMs: number }) | undefined;
     maxValueBytes: number;
     maxMemoryEntries: number;
     /** In-memory session values kept at most, counted as their JSON size, bytes. */
@@ -177,6 +178,23 @@ const allowedHost = z
 
 /** The Host names a loopback-only service answers to by default. */
 export const LOOPBACK_HOSTS = ["localhost", "127.0.0.1", "[::1]"];
+
+/** A REDIS_SENTINELS entry: host:port, an IPv6 address in brackets. */
+const sentinelAddress = z.string().transform((item, ctx) => {
+  const m = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?):(\d{1,5})$/.exec(item);
+  const port = Number(m?.[2]);
+  if (!m || port < 1 || port > 65535) {
+    ctx.addIssue({
+      code: "custom",
+      message: `"${item}" is not host:port; each sentinel is host:port with a port from 1 to 65535 (an IPv6 address in brackets)`,
+    });
+    return z.NEVER;
+  }
+  return { host: m[1]!.replace(/^\[|\]$/g, ""), port };
+});
+
+/** true or false, left unset when not given (a setting of another mode must be seen to be set). */
+const flag = (name: string) => z.enum(["true", "false"], { error: `${name} must be "true" or "false"` }).optional();
 
 function isLoopback(host: string): boolean {
   return host === "localhost" || host === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
@@ -291,6 +309,19 @@ const envSchema = z.object({
     .regex(/^rediss?:\/\//, "REDIS_URL must start with redis:// or rediss://")
     .optional(),
   REDIS_CLUSTER: z.enum(["true", "false"]).default("false"),
+  REDIS_SENTINELS: list
+    .pipe(z.array(sentinelAddress).min(1, "REDIS_SENTINELS must name at least one sentinel (host:port)"))
+    .optional(),
+  REDIS_SENTINEL_MASTER: z
+    .string()
+    .trim()
+    .regex(/^\S+$/, 'REDIS_SENTINEL_MASTER must be one word: the name in the sentinels\' "sentinel monitor" line')
+    .optional(),
+  REDIS_SENTINEL_PASSWORD: z.string().trim().optional(),
+  REDIS_SENTINEL_TLS: flag("REDIS_SENTINEL_TLS"),
+  REDIS_USERNAME: z.string().trim().optional(),
+  REDIS_PASSWORD: z.string().trim().optional(),
+  REDIS_TLS: flag("REDIS_TLS"),
   REDIS_COMMAND_TIMEOUT_MS: integer("REDIS_COMMAND_TIMEOUT_MS", 1, 60_000).default(2000),
   SESSION_VALUE_MAX_BYTES: integer("SESSION_VALUE_MAX_BYTES", 1024, 64 * 1024 * 1024).default(1024 * 1024),
   SESSION_MAX_ENTRIES: integer("SESSION_MAX_ENTRIES", 100, 100_000_000).default(100_000),
@@ -346,10 +377,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     resolver: { defaultTimeZone: e.RESOLVER_DEFAULT_TIMEZONE, objectTypeCacheMs: e.RESOLVER_OBJECT_TYPE_CACHE_MS },
     memrecall: memrecallSection(e),
     sessions: {
-      redis:
-        e.REDIS_URL === undefined
-          ? undefined
-          : { url: e.REDIS_URL, cluster: e.REDIS_CLUSTER === "true", commandTimeoutMs: e.REDIS_COMMAND_TIMEOUT_MS },
+      redis: redisSection(e),
       maxValueBytes: e.SESSION_VALUE_MAX_BYTES,
       maxMemoryEntries: e.SESSION_MAX_ENTRIES,
       maxMemoryBytes: e.SESSION_MAX_BYTES,
@@ -409,6 +437,63 @@ function checkPairs(e: Env): void {
   if (e.MEMORY_STORE === "postgres" && e.DATABASE_URL === undefined) {
     throw new ConfigError(WHAT, ["MEMORY_STORE=postgres needs DATABASE_URL (postgres://user@host:5432/database)"]);
   }
+}
+
+/** Settings only Sentinel mode reads; with REDIS_URL, credentials and TLS are in the URL. */
+const SENTINEL_ONLY = [
+  "REDIS_SENTINEL_MASTER",
+  "REDIS_SENTINEL_PASSWORD",
+  "REDIS_SENTINEL_TLS",
+  "REDIS_USERNAME",
+  "REDIS_PASSWORD",
+  "REDIS_TLS",
+] as const;
+
+/**
+ * Redis for sessions: one node or a Cluster seed node (REDIS_URL), or a master
+ * found through Sentinel (REDIS_SENTINELS and REDIS_SENTINEL_MASTER, which
+ * take no REDIS_URL: the sentinels say where the master is); none of them: no Redis.
+ */
+function redisSection(e: Env): Config["sessions"]["redis"] {
+  const commandTimeoutMs = e.REDIS_COMMAND_TIMEOUT_MS;
+  if (e.REDIS_SENTINELS === undefined) {
+    const stray = SENTINEL_ONLY.filter((k) => e[k] !== undefined);
+    if (stray.length > 0) {
+      const inUrl =
+        e.REDIS_URL === undefined ? "" : " (with REDIS_URL, the user, password and rediss:// go in the URL)";
+      throw new ConfigError(
+        WHAT,
+        stray.map((k) => `${k} is for Redis behind Sentinel, and REDIS_SENTINELS is not set${inUrl}`),
+      );
+    }
+    return e.REDIS_URL === undefined
+      ? undefined
+      : { url: e.REDIS_URL, cluster: e.REDIS_CLUSTER === "true", commandTimeoutMs };
+  }
+  const problems = [
+    ...(e.REDIS_SENTINEL_MASTER === undefined
+      ? ["REDIS_SENTINELS needs REDIS_SENTINEL_MASTER: the name the sentinels monitor the master under"]
+      : []),
+    ...(e.REDIS_URL === undefined
+      ? []
+      : [
+          "REDIS_URL and REDIS_SENTINELS both say where Redis is: with Sentinel, unset REDIS_URL (the sentinels name the master) and give the master's user and password in REDIS_USERNAME and REDIS_PASSWORD",
+        ]),
+    ...(e.REDIS_CLUSTER === "true"
+      ? ["REDIS_CLUSTER=true and REDIS_SENTINELS cannot be used together: Redis is a Cluster or behind Sentinel"]
+      : []),
+  ];
+  if (problems.length > 0) throw new ConfigError(WHAT, problems);
+  const sentinel: SentinelSettings = {
+    sentinels: e.REDIS_SENTINELS,
+    masterName: e.REDIS_SENTINEL_MASTER!,
+    sentinelPassword: e.REDIS_SENTINEL_PASSWORD,
+    username: e.REDIS_USERNAME,
+    password: e.REDIS_PASSWORD,
+    tls: e.REDIS_TLS === "true",
+    sentinelTls: e.REDIS_SENTINEL_TLS === "true",
+  };
+  return { sentinel, commandTimeoutMs };
 }
 
 function serverSection(e: Env): Config["server"] {

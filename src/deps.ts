@@ -190,6 +190,7 @@ export function buildDeps(config: Config, log: Logger, overrides: { backend?: Cl
     ],
     async start() {
       await memories.migrate();
+      await redisStore?.start();
       // jieba's IDF table and its search segmentation (500 ms), and pinyin-pro's segmenter (15 ms), load on
       // first use, a pause of the event loop: at start-up, not in the first calls.
       idfOf("预热");

@@ -7,6 +7,7 @@ import { VocabularyError } from "./knowledge/matching/vocabulary";
 import { GlossaryError } from "./memrecall/glossary";
 import { stopOnSignals } from "./stop-on-signals";
 import { MemoryFileError } from "./store/memories/sqlite-memory-store";
+import { RedisSentinelError } from "./store/redis-connection";
 
 /** Log output is written in chunks of about this size... */
 const LOG_BUFFER_BYTES = 8192;
@@ -56,8 +57,9 @@ function main(): void {
     // Whoever waits for the "listening" line need not wait for the next flush.
     () => destination.flush(),
     (err: unknown) => {
-      // The SQLite file opened but refused the schema or the start-up write (read-only, immutable, disk full).
-      if (err instanceof MemoryFileError) {
+      // The SQLite file opened but refused the schema or the start-up write (read-only, immutable, disk full),
+      // or no sentinel of REDIS_SENTINELS could say where the master is.
+      if (err instanceof MemoryFileError || err instanceof RedisSentinelError) {
         destination.flushSync();
         process.stderr.write(`context-loader cannot start: ${err.message}\n`);
         process.exit(2);

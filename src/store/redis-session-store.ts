@@ -1,51 +1,40 @@
-import { Cluster, Redis } from "ioredis";
+import type { Cluster, Redis } from "ioredis";
 import type { Logger } from "pino";
 import { ToolError } from "../errors/tool-error";
+import { checkSentinels, connectRedis, type RedisConnection } from "./redis-connection";
 import { fitToSize, REDIS_TTL_MS, type SessionStore } from "./session-store";
 
-export interface RedisSessionStoreOptions {
-  /** redis://[user:password@]host:port[/db] (or rediss:// for TLS). */
-  url: string;
-  /** Treat `url` as a seed node of a Redis Cluster. */
-  cluster: boolean;
+export type RedisSessionStoreOptions = RedisConnection & {
   maxValueBytes: number;
   /** Per-command timeout, ms. */
   commandTimeoutMs: number;
   log: Logger;
   defaultTtlMs?: number;
-}
+};
 
 /**
- * The session store in Redis (ioredis, single node or Cluster): what lets any
- * replica serve any call of a session. Every write refreshes the entry's TTL.
- * Redis being down is UNAVAILABLE for the call, never an empty session.
+ * The session store in Redis (ioredis: single node, Cluster, or behind
+ * Sentinel): what lets any replica serve any call of a session. Every write
+ * refreshes the entry's TTL. Redis being down is UNAVAILABLE for the call,
+ * never an empty session.
  */
 export class RedisSessionStore implements SessionStore {
   readonly kind = "redis";
   private readonly redis: Redis | Cluster;
 
   constructor(private readonly opts: RedisSessionStoreOptions) {
-    const common = {
-      commandTimeout: opts.commandTimeoutMs,
-      maxRetriesPerRequest: 1,
-      enableOfflineQueue: true,
-      lazyConnect: false,
-    };
-    if (opts.cluster) {
-      const seed = new URL(opts.url);
-      this.redis = new Cluster([{ host: seed.hostname, port: Number(seed.port || 6379) }], {
-        redisOptions: {
-          ...common,
-          password: seed.password || undefined,
-          username: seed.username || undefined,
-          tls: seed.protocol === "rediss:" ? {} : undefined,
-        },
-      });
-    } else {
-      this.redis = new Redis(opts.url, common);
-    }
+    this.redis = connectRedis(opts, opts.commandTimeoutMs);
     // Connection trouble is reported per call; the client reconnects on its own.
     this.redis.on("error", (err: Error) => opts.log.warn({ err: err.message }, "redis connection error"));
+  }
+
+  /**
+   * Behind Sentinel, checks that the sentinels name the master (a
+   * RedisSentinelError says which setting to fix). Redis itself down at
+   * start-up is an outage, not a setting: calls and /readyz report it.
+   */
+  async start(): Promise<void> {
+    if ("sentinel" in this.opts) await checkSentinels(this.opts.sentinel, this.opts.log);
   }
 
   get defaultTtlMs(): number {

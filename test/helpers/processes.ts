@@ -1,5 +1,5 @@
 import { type ChildProcess, execFile, execFileSync, spawn } from "node:child_process";
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { createConnection, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -145,4 +145,186 @@ export async function startPostgres(): Promise<PostgresProcess> {
       }
     },
   };
+}
+
+export interface SentinelSet {
+  /** The master's name the sentinels monitor. */
+  masterName: string;
+  /** host:port of each sentinel, comma-separated (REDIS_SENTINELS). */
+  sentinels: string;
+  /** With `tls`: the CA certificate that signed every node's certificate (for NODE_EXTRA_CA_CERTS). */
+  caFile: string | undefined;
+  /** The data nodes' password (REDIS_PASSWORD) and the sentinels' (REDIS_SENTINEL_PASSWORD). */
+  password: string;
+  sentinelPassword: string;
+  /** Ports of the master and the replica as started (the replica becomes master after a failover). */
+  masterPort: number;
+  replicaPort: number;
+  /** Whether the data node on `port` is a master now (its own ROLE: promoted, not yet known to every sentinel). */
+  isMaster(port: number): Promise<boolean>;
+  /** SIGKILL to the master's pid: a crash, nothing flushed. */
+  killMaster(): Promise<void>;
+  /** SIGSTOP to the master's pid: it answers nothing and closes nothing, as a hung or cut-off server. */
+  pauseMaster(): void;
+  /** Stops every process of the set still running, by pid, and removes its directory. */
+  destroy(): Promise<void>;
+}
+
+/** The name the test sentinels monitor their master under. */
+const SENTINEL_MASTER = "test-master";
+
+/**
+ * A Redis master, one replica and three sentinels of the test's own (quorum
+ * 2), with passwords on both, a master declared down after 1 s and a
+ * failover timeout of 3 s, so that a failover completes in a few seconds.
+ * Resolves once every sentinel knows the replica and the two other sentinels
+ * (until then a failover could not be voted). With `tls`, every node (data
+ * and sentinel) speaks only TLS, with a certificate for 127.0.0.1 signed by a
+ * CA made for the set (`caFile`); clients are not asked for certificates.
+ */
+export async function startSentinelSet({ tls = false }: { tls?: boolean } = {}): Promise<SentinelSet> {
+  const dir = mkdtempSync(join(tmpdir(), "sentinel-"));
+  const password = "data-pw";
+  const sentinelPassword = "sentinel-pw";
+  const children: ChildProcess[] = [];
+  const spawnRedis = (args: string[]) => {
+    const child = spawn("redis-server", args, { stdio: "ignore" });
+    children.push(child);
+    return child;
+  };
+  const destroy = async () => {
+    await Promise.all(
+      children.map(async (child) => {
+        if (child.exitCode !== null || child.signalCode !== null) return;
+        const exited = new Promise((r) => child.once("exit", r));
+        // A paused process acts on SIGTERM only once continued.
+        child.kill("SIGCONT");
+        child.kill("SIGTERM");
+        const timer = setTimeout(() => child.kill("SIGKILL"), 5000);
+        await exited;
+        clearTimeout(timer);
+      }),
+    );
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    const [masterPort, replicaPort, ...sentinelPorts] = await distinctFreePorts(5);
+    const caFile = tls ? await makeCertificates(dir) : undefined;
+    // The same directives for data nodes (as arguments) and sentinels (in their file): the port, TLS or not.
+    const listen = (port: number) =>
+      tls
+        ? [
+            ["port", "0"],
+            ["tls-port", String(port)],
+            ["tls-cert-file", join(dir, "server.crt")],
+            ["tls-key-file", join(dir, "server.key")],
+            ["tls-ca-cert-file", caFile!],
+            ["tls-auth-clients", "no"],
+            ["tls-replication", "yes"],
+          ]
+        : [["port", String(port)]];
+    const data = (port: number) =>
+      [
+        ...listen(port),
+        ["bind", "127.0.0.1"],
+        ["save", ""],
+        ["appendonly", "no"],
+        ["requirepass", password],
+        ["masterauth", password],
+        // The replica's first sync starts at once, not after the default 5 s wait for more replicas.
+        ["repl-diskless-sync-delay", "0"],
+        ["dir", dir],
+      ].flatMap(([name, value]) => [`--${name}`, value!]);
+    const master = spawnRedis(data(masterPort!));
+    spawnRedis([...data(replicaPort!), "--replicaof", "127.0.0.1", String(masterPort)]);
+    await Promise.all([listening(masterPort!, 5000), listening(replicaPort!, 5000)]);
+    for (const port of sentinelPorts) {
+      // Sentinels rewrite their configuration file: each gets its own, in the set's directory.
+      const conf = join(dir, `sentinel-${port}.conf`);
+      writeFileSync(
+        conf,
+        [
+          ...listen(port).map(([name, value]) => `${name} ${value}`),
+          "bind 127.0.0.1",
+          "protected-mode no",
+          `dir ${dir}`,
+          `requirepass ${sentinelPassword}`,
+          `sentinel monitor ${SENTINEL_MASTER} 127.0.0.1 ${masterPort} 2`,
+          `sentinel auth-pass ${SENTINEL_MASTER} ${password}`,
+          `sentinel down-after-milliseconds ${SENTINEL_MASTER} 1000`,
+          `sentinel failover-timeout ${SENTINEL_MASTER} 3000`,
+          "",
+        ].join("\n"),
+      );
+      spawnRedis([conf, "--sentinel"]);
+    }
+    await Promise.all(sentinelPorts.map((p) => listening(p, 5000)));
+    const cli = (port: number, pass: string, args: string[]) =>
+      redisCli(port, pass, caFile ? ["--tls", "--cacert", caFile, ...args] : args);
+    const ask = (port: number, ...args: string[]) => cli(port, sentinelPassword, ["SENTINEL", ...args]);
+    // Sentinels find the replica through the master's INFO and each other through hello messages (every 2 s).
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      const views = await Promise.all(sentinelPorts.map((p) => ask(p, "MASTER", SENTINEL_MASTER)));
+      const known = views.every((v) => /num-slaves\n1\n/.test(v) && /num-other-sentinels\n2\n/.test(v));
+      if (known) break;
+      if (Date.now() > deadline) throw new Error(`the sentinels did not find each other and the replica:\n${views[0]}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    return {
+      masterName: SENTINEL_MASTER,
+      sentinels: sentinelPorts.map((p) => `127.0.0.1:${p}`).join(","),
+      caFile,
+      password,
+      sentinelPassword,
+      masterPort: masterPort!,
+      replicaPort: replicaPort!,
+      async isMaster(port) {
+        return (await cli(port, password, ["ROLE"])).startsWith("master\n");
+      },
+      pauseMaster() {
+        master.kill("SIGSTOP");
+      },
+      async killMaster() {
+        const exited = new Promise((r) => master.once("exit", r));
+        master.kill("SIGKILL");
+        await exited;
+      },
+      destroy,
+    };
+  } catch (err) {
+    await destroy();
+    throw err;
+  }
+}
+
+/** `count` free ports, none twice. */
+async function distinctFreePorts(count: number): Promise<number[]> {
+  const ports = new Set<number>();
+  while (ports.size < count) ports.add(await freePort());
+  return [...ports];
+}
+
+/** One redis-cli command against a loopback port (`args` may start with its TLS options); its raw reply, one value per line. */
+async function redisCli(port: number, password: string, args: string[]): Promise<string> {
+  const { stdout } = await promisify(execFile)(
+    "redis-cli",
+    ["-h", "127.0.0.1", "-p", String(port), "--no-auth-warning", "-a", password, ...args],
+    { timeout: 5000 },
+  );
+  return stdout;
+}
+
+/** A CA and a certificate for 127.0.0.1 signed by it (server.crt, server.key) in `dir`, made with openssl; the CA's file. */
+async function makeCertificates(dir: string): Promise<string> {
+  const openssl = (...args: string[]) => promisify(execFile)("openssl", args, { cwd: dir, timeout: 30_000 });
+  const key = ["-newkey", "rsa:2048", "-nodes"];
+  await openssl("req", "-x509", ...key, "-keyout", "ca.key", "-out", "ca.crt", "-days", "1", "-subj", "/CN=test-ca");
+  await openssl("req", ...key, "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=127.0.0.1");
+  writeFileSync(join(dir, "server.ext"), "subjectAltName=IP:127.0.0.1\n");
+  await openssl(
+    ...["x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial"],
+    ...["-out", "server.crt", "-days", "1", "-extfile", "server.ext"],
+  );
+  return join(dir, "ca.crt");
 }
