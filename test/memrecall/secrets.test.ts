@@ -53,6 +53,7 @@ describe("RememberConversation keeps a secret only as a sensitive memory's conte
     ["an API key stated in English", "remember: my api key is 7d1f0c9e4b2a8f63", ["7d1f0c9e4b2a8f63"]],
     ["a root password after its name, with nothing between", "记一下：服务器 root 登录密码 Qw3rty!88", ["Qw3rty!88"]],
     ["an API key stated without asking to remember it", "fyi my api key is 5be0a7c3d91f42e6", ["5be0a7c3d91f42e6"]],
+    ["a password with a few words of Chinese before its colon", "测试库的密码发你一下：Hz7#vQ2mLp", ["Hz7#vQ2mLp"]],
     [
       "a key the scanner does not know, beside a token it does",
       "记住：CI 用 ghp_Zx9Kq2Lm4Np6Rs8Tu0Vw2Xy4Za6Bc8De0Fg，备用的是 9f8e7d6c5b4a3f2e1d0c",

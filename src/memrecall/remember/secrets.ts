@@ -106,6 +106,13 @@ const DETECTORS: readonly Detector[] = [
   },
   {
     kind: "password",
+    // "密码记一下：…", "秘钥发你：…", "令牌如下：…": a few words of Chinese between the name and its colon.
+    pattern: new RegExp(`(?:密码|口令|密钥|秘钥|密匙|令牌)[\u4e00-\u9fff]{1,6}s{0,3}[:：]s{0,3}${VALUE}`, "dg"),
+    group: 1,
+    valid: looksLikePassword,
+  },
+  {
+    kind: "password",
     // "changed the jenkins admin password to …".
     pattern: new RegExp(
       `\\b(?:changed|set|reset|updated|rotated|switched)\\b[^.\\n]{0,40}?${CUE}\\s{1,3}to\\s{1,3}${VALUE}`,
