@@ -1,12 +1,10 @@
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { KnowledgeRetrievalService } from "../../gen/contextloader/knowledge/v1/knowledge_pb";
 import { loadConfig } from "../../src/config";
 import { checkSentinels, RedisSentinelError } from "../../src/store/redis-connection";
 import { type SentinelSet, startSentinelSet } from "../helpers/processes";
-import { clientWith } from "../helpers/rpc";
 import { type ServiceProcess, startServiceProcess } from "../helpers/service-process";
-import { sentinelSettings } from "./sentinel-failover";
+import { sentinelSettings, sessionRoundTrip } from "./sentinel-failover";
 
 /**
  * Redis behind Sentinel over TLS (REDIS_TLS, REDIS_SENTINEL_TLS): a set whose
@@ -34,22 +32,10 @@ describe("Redis behind Sentinel over TLS", () => {
     expect(service.lines.find((l) => l["msg"] === "redis sentinel: master found")).toMatchObject({
       at: `127.0.0.1:${set.masterPort}`,
     });
-    const client = clientWith(KnowledgeRetrievalService, service.baseUrl, { "x-account-id": "u-sentinel-tls" });
-    await client.retrieveSchema({
-      query: "上气道梗阻有哪些症状",
-      knIds: [{ knowledgeNetworkId: "kn_medical" }],
-      sessionId: "over-tls",
-      compactFormat: false,
+    // Keyword context reads back the schema RetrieveSchema stored in Redis.
+    expect(await sessionRoundTrip(service.baseUrl, "u-sentinel-tls", "over-tls")).toMatchObject({
+      instanceName: "上、下气道梗阻",
     });
-    // Keyword context reads back the schema the call above stored in Redis.
-    const context = await client.retrieveKeywordContext({
-      query: "上气道梗阻",
-      knIds: [{ knowledgeNetworkId: "kn_medical" }],
-      sessionId: "over-tls",
-      objectTypeId: "disease",
-      compactFormat: false,
-    });
-    expect(context.keywordContext!.instances[0]).toMatchObject({ instanceName: "上、下气道梗阻" });
     const ready = await fetch(`${service.baseUrl}/readyz`);
     expect(ready.status).toBe(200);
     expect(((await ready.json()) as { checks: Record<string, string> }).checks["redis"]).toBe("ok");

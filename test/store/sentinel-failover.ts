@@ -133,3 +133,25 @@ export function failoverChecks(failover: () => Failover): void {
     expect(after.filter((o) => o.code !== "ok")).toEqual([]);
   });
 }
+
+/**
+ * A session that needs Redis: RetrieveSchema stores the schema under `sessionId`, and keyword context
+ * reads it back (from the master Sentinel named). Resolves with the first instance keyword context found.
+ */
+export async function sessionRoundTrip(baseUrl: string, account: string, sessionId: string) {
+  const client = clientWith(KnowledgeRetrievalService, baseUrl, { "x-account-id": account });
+  await client.retrieveSchema({
+    query: "上气道梗阻有哪些症状",
+    knIds: [{ knowledgeNetworkId: "kn_medical" }],
+    sessionId,
+    compactFormat: false,
+  });
+  const context = await client.retrieveKeywordContext({
+    query: "上气道梗阻",
+    knIds: [{ knowledgeNetworkId: "kn_medical" }],
+    sessionId,
+    objectTypeId: "disease",
+    compactFormat: false,
+  });
+  return context.keywordContext!.instances[0];
+}
