@@ -1,9 +1,11 @@
-import { execFileSync } from "node:child_process";
-import { mkdirSync, readFileSync, rmSync } from "node:fs";
+import { execFileSync, spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { builtinModules } from "node:module";
+import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort } from "../helpers/processes";
 import { type ServiceProcess, startServiceProcess } from "../helpers/service-process";
 
 /**
@@ -88,4 +90,58 @@ describe("the compiled build", () => {
     const map = JSON.parse(readFileSync(join(outdir, "main.js.map"), "utf8")) as { sources: string[] };
     expect(map.sources.some((s) => s.endsWith("src/main.ts"))).toBe(true);
   });
+
+  it("`npm start` stops, drained, when its own pid gets SIGTERM, as a supervisor sends it (issue 32: tsx kept serving)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "npm-start-"));
+    const port = await freePort();
+    const npm = spawn("npm", ["start", "--silent"], {
+      cwd: root,
+      env: {
+        ...process.env,
+        PORT: String(port),
+        HOST: "127.0.0.1",
+        LOG_LEVEL: "info",
+        SQLITE_PATH: join(dir, "m.sqlite"),
+      },
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    let out = "";
+    npm.stdout!.on("data", (chunk: Buffer) => (out += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => npm.once("exit", (code) => resolve(code)));
+    let served: number[] = [];
+    try {
+      await expect
+        .poll(
+          () =>
+            fetch(`http://127.0.0.1:${port}/readyz`).then(
+              (r) => r.status,
+              () => 0,
+            ),
+          { timeout: 60_000, interval: 200 },
+        )
+        .toBe(200);
+      // npm's descendants (the service, exec'd by npm's shell), so that a failed test does not leave one running.
+      served = descendantsOf(npm.pid!);
+      npm.kill("SIGTERM");
+      expect(await exited).toBe(0);
+      expect(out).toContain('"msg":"stopped"');
+      // Nothing listens any more: the service itself ended, not only npm.
+      await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow();
+    } finally {
+      if (npm.exitCode === null) npm.kill("SIGKILL");
+      for (const pid of served) {
+        try {
+          process.kill(pid, "SIGKILL");
+        } catch {
+          // Already ended, as it should have.
+        }
+      }
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
+
+function descendantsOf(pid: number): number[] {
+  const children = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean);
+  return children.map(Number).flatMap((c) => [c, ...descendantsOf(c)]);
+}
