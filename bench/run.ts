@@ -22,6 +22,7 @@ import { captureStdout, stampOf, writeRecord } from "./record";
 import { benchRemember } from "./remember";
 import { benchResolver } from "./resolver";
 import { benchSecrets } from "./secrets";
+import { benchStartUp } from "./start-up";
 import { benchTimeFacts } from "./time-facts";
 import { benchTokens } from "./tokens";
 import { benchUnary } from "./unary";
@@ -44,6 +45,7 @@ export const benches: Record<string, () => Promise<void>> = {
   unary: benchUnary,
   lexicon: benchLexicon,
   attacks: benchAttacks,
+  "start-up": benchStartUp,
 };
 
 const root = fileURLToPath(new URL("..", import.meta.url));

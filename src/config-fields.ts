@@ -1,6 +1,6 @@
-import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import { isValidTimeZone } from "./core/calendar";
+import { packagePath } from "./core/package-root";
 
 /**
  * The field parsers every settings loader builds its schema from (the service's
@@ -118,12 +118,10 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 export const logLevel = z.enum(LOG_LEVELS, { error: `LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}` });
 
 /** The sample network shipped in data/, served when KN_BUNDLE is not set. */
-export const DEFAULT_BUNDLE = fileURLToPath(new URL("../data/kn_medical.bundle.json", import.meta.url));
+export const DEFAULT_BUNDLE = packagePath("data/kn_medical.bundle.json");
 
 /** The vocabulary shipped in data/mentions: the generic equivalences and the sample network's other names. */
-export const DEFAULT_VOCABULARY = ["generic.json", "kn_medical.json"].map((f) =>
-  fileURLToPath(new URL(`../data/mentions/${f}`, import.meta.url)),
-);
+export const DEFAULT_VOCABULARY = ["generic.json", "kn_medical.json"].map((f) => packagePath(`data/mentions/${f}`));
 
 /** KN_BUNDLE: the KN bundle files the embedded engine serves, comma-separated; DEFAULT_BUNDLE when unset. */
 export const bundles = list.pipe(z.array(z.string()).min(1, "KN_BUNDLE must name at least one file"));
@@ -165,4 +163,4 @@ export function readEnv<S extends z.ZodType>(
 }
 
 /** MemRecall's glossary shipped in data/memrecall: equivalent terms of the domain in Chinese and English. */
-export const DEFAULT_GLOSSARY = [fileURLToPath(new URL("../data/memrecall/glossary.json", import.meta.url))];
+export const DEFAULT_GLOSSARY = [packagePath("data/memrecall/glossary.json")];

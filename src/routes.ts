@@ -8,6 +8,7 @@ import { LogicPropertyResolverService } from "../gen/contextloader/resolver/v1/r
 import { file_google_rpc_error_details } from "../gen/google/rpc/error_details_pb";
 import { file_google_rpc_status } from "../gen/google/rpc/status_pb";
 import { Health } from "../gen/grpc/health/v1/health_pb";
+import { packagePath } from "./core/package-root";
 import type { Deps } from "./deps";
 import { instanceRoutes } from "./knowledge/kn-tools/instances";
 import { registerKnowledgeTools } from "./knowledge/kn-tools/kn-tools-service";
@@ -47,7 +48,7 @@ export function routes(
   health: HealthState,
   toolingStreams: ToolingStreams,
 ): (router: ConnectRouter) => void {
-  const documented = documentedDescriptors(readFileSync(new URL("../gen/descriptors.binpb", import.meta.url)));
+  const documented = documentedDescriptors(readFileSync(packagePath("gen/descriptors.binpb")));
   return (router) => {
     registerKnowledge(router, deps.knowledge);
     registerKnowledgeTools(router, deps.knowledge);

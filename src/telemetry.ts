@@ -3,11 +3,11 @@ import { createRequire } from "node:module";
 import { context } from "@opentelemetry/api";
 import type { Logger } from "pino";
 import type { Config } from "./config";
+import { packagePath } from "./core/package-root";
 import { setTracer } from "./core/telemetry";
 
 const require = createRequire(import.meta.url);
-const VERSION = (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string })
-  .version;
+const VERSION = (JSON.parse(readFileSync(packagePath("package.json"), "utf8")) as { version: string }).version;
 
 /** Tracing while the service runs; `shutdown` exports what is left and turns spans off. */
 export interface Tracing {

@@ -1,9 +1,9 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { gunzip } from "node:zlib";
 import type { Logger } from "pino";
+import { packagePath } from "./package-root";
 
 /**
  * CC-CEDICT's English senses of Chinese words and WordNet's synonyms, for
@@ -40,7 +40,7 @@ export interface LexiconSummary {
   slices: number;
 }
 
-const DEFAULT_DIR = fileURLToPath(new URL("../../data/lexicon/", import.meta.url));
+const DEFAULT_DIR = packagePath("data/lexicon");
 const CEDICT_FILE = "cedict.tsv.gz";
 const WORDNET_FILE = "wordnet.tsv.gz";
 /** Indexing yields to the event loop after this long, so that requests served while the lexicon loads wait at most about this. */

@@ -1,5 +1,5 @@
 import { Jieba } from "@node-rs/jieba";
-import { dict } from "@node-rs/jieba/dict";
+import { dict } from "@node-rs/jieba/dict.js";
 
 /** One jieba instance per process: loading the dictionary takes ~100 ms. */
 let jieba: Jieba | undefined;

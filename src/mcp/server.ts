@@ -11,6 +11,7 @@ import {
 import type { jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
 import { z } from "zod";
 import type { CallContext } from "../core/call-context";
+import { packagePath } from "../core/package-root";
 import { inSpan } from "../core/telemetry";
 import { publicError } from "../errors/public-error";
 import type { ToolError } from "../errors/tool-error";
@@ -21,8 +22,7 @@ import type { McpTool } from "./tools";
 export const SERVER_INFO = {
   name: "context-loader",
   title: "Context Loader",
-  version: (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string })
-    .version,
+  version: (JSON.parse(readFileSync(packagePath("package.json"), "utf8")) as { version: string }).version,
 };
 
 const INSTRUCTIONS = `业务知识网络与用户记忆的检索工具。

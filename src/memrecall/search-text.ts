@@ -1,4 +1,4 @@
-import { idf as idfTable } from "@node-rs/jieba/dict";
+import { idf as idfTable } from "@node-rs/jieba/dict.js";
 import { normalizeText, STOP_WORDS, tokenize, tokenizer } from "../core/text";
 import type { Glossary } from "./glossary";
 import type { LexiconBridge } from "./lexicon-bridge";

@@ -1,12 +1,13 @@
 /**
- * End-to-end smoke: starts the real service as `npm start` does (src/main.ts
- * under tsx, on the Node that runs this script), calls it over Connect JSON,
+ * End-to-end smoke: starts the real service as `npm start` does (the build,
+ * dist/main.js, on the Node that runs this script), calls it over Connect JSON,
  * gRPC, MCP and plain HTTP, then stops it with SIGTERM and checks a clean exit.
- * CI runs it on Node 20 and on Node 22: `node <tsx cli> test/e2e/smoke.ts`.
+ * CI runs it on Node 20 and on Node 22 after `npm run build`:
+ * `node <tsx cli> test/e2e/smoke.ts` (`npm run smoke` builds first).
  */
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -17,7 +18,7 @@ import { MemRecallService } from "../../gen/contextloader/memrecall/v1/memrecall
 import { Health, HealthCheckResponse_ServingStatus } from "../../gen/grpc/health/v1/health_pb";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
-const tsxCli = fileURLToPath(new URL("../../node_modules/tsx/dist/cli.mjs", import.meta.url));
+const builtMain = fileURLToPath(new URL("../../dist/main.js", import.meta.url));
 
 function check(condition: unknown, what: string): asserts condition {
   if (!condition) throw new Error(`smoke failed: ${what}`);
@@ -27,7 +28,8 @@ async function main(): Promise<void> {
   // The memory store is the environment's (CI's Node 22 run uses PostgreSQL); SQLite goes to a temporary file.
   const dir = mkdtempSync(join(tmpdir(), "smoke-"));
   process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
-  const child = spawn(process.execPath, [tsxCli, "src/main.ts"], {
+  check(existsSync(builtMain), `${builtMain} is missing: run npm run build first`);
+  const child = spawn(process.execPath, ["--enable-source-maps", builtMain], {
     cwd: root,
     env: { ...process.env, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info", SQLITE_PATH: join(dir, "memories.sqlite") },
     stdio: ["ignore", "pipe", "inherit"],

@@ -27,12 +27,14 @@ export interface ServiceProcess {
 /**
  * Starts src/main.ts on a free loopback port with `env` (SQLite in a
  * temporary directory unless `env` names a store) and resolves once it logged
- * that it listens.
+ * that it listens. `builtMain`: a compiled main.js (`npm run build`) to run
+ * under plain node instead.
  */
-export async function startServiceProcess(env: Record<string, string>): Promise<ServiceProcess> {
+export async function startServiceProcess(env: Record<string, string>, builtMain?: string): Promise<ServiceProcess> {
   const dir = mkdtempSync(join(tmpdir(), "service-"));
   const port = await freePort();
-  const child = spawn(process.execPath, ["--import", tsxLoader, "src/main.ts"], {
+  const args = builtMain === undefined ? ["--import", tsxLoader, "src/main.ts"] : ["--enable-source-maps", builtMain];
+  const child = spawn(process.execPath, args, {
     cwd: root,
     env: {
       ...process.env,
