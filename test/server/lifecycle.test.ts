@@ -105,7 +105,12 @@ describe("graceful shutdown", () => {
     }
     const answers = client.serverReflectionInfo(requests())[Symbol.asyncIterator]();
     const next = async () => (await answers.next()).value?.messageResponse.case;
-    setTimeout(() => push?.("grpc.health.v1.Health"), 10);
+    // Once the client pulls its first request (a fixed 10 ms was too short on a loaded machine: the first
+    // symbol was pushed before anyone listened, and the stream waited for ever).
+    void (async () => {
+      while (push === undefined) await new Promise((r) => setTimeout(r, 5));
+      push("grpc.health.v1.Health");
+    })();
     expect(await next()).toBe("fileDescriptorResponse");
     const stopped = server.close();
     await new Promise((r) => setTimeout(r, 100));
