@@ -76,3 +76,29 @@ export async function startServiceProcess(env: Record<string, string>, builtMain
     },
   };
 }
+
+/**
+ * Runs src/main.ts with `env` (LOG_LEVEL warn and SQLite in a temporary directory unless `env` says
+ * otherwise) until it exits, for start-up that must fail: its exit code and what it wrote to stderr.
+ * Killed after 30 s.
+ */
+export function runMainToExit(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
+  const dir = mkdtempSync(join(tmpdir(), "start-up-"));
+  const child = spawn(process.execPath, ["--import", tsxLoader, "src/main.ts"], {
+    cwd: root,
+    env: { ...process.env, LOG_LEVEL: "warn", SQLITE_PATH: join(dir, "memories.sqlite"), ...env },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  let stderr = "";
+  child.stderr!.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString("utf8");
+  });
+  const killer = setTimeout(() => child.kill("SIGKILL"), 30_000);
+  return new Promise((resolve) =>
+    child.once("exit", (code) => {
+      clearTimeout(killer);
+      rmSync(dir, { recursive: true, force: true });
+      resolve({ code, stderr });
+    }),
+  );
+}

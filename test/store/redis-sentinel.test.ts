@@ -1,14 +1,10 @@
-import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config";
 import { checkSentinels, RedisSentinelError } from "../../src/store/redis-connection";
 import { freePort, startRedis } from "../helpers/processes";
 import { startServer } from "../helpers/server";
+import { runMainToExit } from "../helpers/service-process";
 import { failoverChecks, sentinelSettings, sessionRoundTrip, useFailover } from "./sentinel-failover";
 
 /**
@@ -31,37 +27,9 @@ describe("the Redis master killed behind Sentinel, under load", () => {
   });
 });
 
-const root = fileURLToPath(new URL("../..", import.meta.url));
-const tsxLoader = fileURLToPath(new URL("../../node_modules/tsx/dist/esm/index.mjs", import.meta.url));
-
-/** Runs src/main.ts until it exits (or is killed after 30 s); its exit code and what it wrote to stderr. */
-function runMain(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
-  const dir = mkdtempSync(join(tmpdir(), "sentinel-start-up-"));
-  const child = spawn(process.execPath, ["--import", tsxLoader, "src/main.ts"], {
-    cwd: root,
-    env: {
-      ...process.env,
-      PORT: "0",
-      HOST: "127.0.0.1",
-      LOG_LEVEL: "silent",
-      SQLITE_PATH: join(dir, "m.sqlite"),
-      ...env,
-    },
-    stdio: ["ignore", "ignore", "pipe"],
-  });
-  let stderr = "";
-  child.stderr!.on("data", (chunk: Buffer) => {
-    stderr += chunk.toString("utf8");
-  });
-  const killer = setTimeout(() => child.kill("SIGKILL"), 30_000);
-  return new Promise((resolve) =>
-    child.once("exit", (code) => {
-      clearTimeout(killer);
-      rmSync(dir, { recursive: true, force: true });
-      resolve({ code, stderr });
-    }),
-  );
-}
+/** main.ts on a free port, silent but for its one line of refusal on stderr. */
+const runMain = (env: Record<string, string>) =>
+  runMainToExit({ PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "silent", ...env });
 
 describe("a Sentinel setting that cannot work stops start-up with one line and exit code 2", () => {
   it("says no sentinel answered at a wrong address, and which setting to fix", async () => {
