@@ -230,15 +230,17 @@ export class Listener {
       return;
     }
     this.open++;
-    res.once("close", this.streamClosed);
-    if (caller !== undefined) {
-      this.openByCaller.set(caller, callerOpen + 1);
-      res.once("close", () => {
-        const left = (this.openByCaller.get(caller) ?? 1) - 1;
-        if (left === 0) this.openByCaller.delete(caller);
-        else this.openByCaller.set(caller, left);
-      });
-    }
+    if (caller !== undefined) this.openByCaller.set(caller, callerOpen + 1);
+    // One listener for what every request's end undoes: the open counts, and the flag the ingress reads.
+    let gone = false;
+    res.once("close", () => {
+      gone = true;
+      this.open--;
+      if (caller === undefined) return;
+      const left = (this.openByCaller.get(caller) ?? 1) - 1;
+      if (left === 0) this.openByCaller.delete(caller);
+      else this.openByCaller.set(caller, left);
+    });
     if ("stream" in req) this.limitBodyTime(req);
     else {
       const socket = req.socket;
@@ -256,10 +258,6 @@ export class Listener {
       this.opts.handler(req, res);
       return;
     }
-    let gone = false;
-    res.once("close", () => {
-      gone = true;
-    });
     this.ingress.admit(caller ?? ("stream" in req ? (req.stream.session ?? req.socket) : req.socket), () => {
       if (!gone) this.opts.handler(req, res);
     });
@@ -286,10 +284,6 @@ export class Listener {
   private get perCaller(): number {
     return Math.max(1, Math.floor(this.opts.streams.total / 4));
   }
-
-  private readonly streamClosed = (): void => {
-    this.open--;
-  };
 
   /**
    * 503 with Retry-After, as cheap as an answer gets: no handler, no body read.
