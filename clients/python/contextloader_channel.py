@@ -1,9 +1,11 @@
 """A gRPC channel to context-loader that sends the caller's identity on every call.
 
-The service reads who is calling from request metadata, never from the body:
-`x-account-id` and `x-account-type` (user | app; default user). MemRecall
-refuses calls without an account (UNAUTHENTICATED). Set them once here rather
-than on each call:
+The service reads who is calling from request metadata, never from the body.
+With AUTH_MODE=headers (the default: a gateway in front sets them) that is
+`x-account-id` and `x-account-type` (user | app; default user); MemRecall
+refuses calls without an account (UNAUTHENTICATED). With AUTH_MODE=jwt or
+introspection it is `authorization: Bearer <token>` and those headers are
+ignored. Set them once here rather than on each call:
 
     channel = account_channel("http://127.0.0.1:8080", account_id="u-123")
     stub = MemRecallServiceStub(channel)
@@ -77,3 +79,11 @@ def account_channel(base_url: str, account_id: str, account_type: str = "user") 
     """A channel whose every call carries x-account-id and x-account-type."""
     pairs = [("x-account-id", account_id), ("x-account-type", account_type)]
     return grpc.intercept_channel(plain_channel(base_url), MetadataInterceptor(pairs))
+
+
+def bearer_channel(base_url: str, token: str) -> grpc.Channel:
+    """A channel whose every call carries `authorization: Bearer <token>` (AUTH_MODE jwt or introspection).
+
+    Over plain http the token crosses the network in clear: use https:// beyond one machine.
+    """
+    return grpc.intercept_channel(plain_channel(base_url), MetadataInterceptor([("authorization", f"Bearer {token}")]))
