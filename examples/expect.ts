@@ -118,7 +118,7 @@ export const expectations: Record<string, string[][]> = {
     ["operations[0].sensitive=true", "operations[0].summary"],
   ],
   "README.md (First calls)": [
-    ["session_id", "objects", "round=1"],
+    ["session_id", "object_types[0].concept_id", "round=1"],
     ["keyword_context_text"],
     ["datas[0].approved_drug_count.datas[0].values[0]"],
     ["memory_key=db_config_001", "created=true"],
@@ -126,6 +126,7 @@ export const expectations: Record<string, string[][]> = {
     ["result.tools[0].name"],
     ["result.content[0].text", "id=2"],
   ],
+  "README.md (First calls, block 2)": [["sessionId", "objectTypes[0].conceptId"], ["keywordContextText"]],
 };
 
 /** The last document of a stream that must end a certain way (checked beside the ones above). */

@@ -1,5 +1,5 @@
 /**
- * `npm run examples`: runs every examples/NN-*.sh, and the README's "First calls" block,
+ * `npm run examples`: runs every examples/NN-*.sh, and each of the README's "First calls" blocks,
  * against BASE_URL (default http://127.0.0.1:8080, a started service) and checks that each
  * printed the JSON documents expect.ts describes. Each runs on its own with names unique to this
  * run, so the examples can run in any order and any number of times. Exits 1 naming what failed.
@@ -16,12 +16,19 @@ const baseUrl = process.env["BASE_URL"] ?? "http://127.0.0.1:8080";
 const SCRIPT_TIMEOUT_MS = 120_000;
 const README_FIRST_CALLS = "README.md (First calls)";
 
-/** The README's first shell block under "## First calls", pointed at BASE_URL. */
-function readmeFirstCalls(): string {
+/**
+ * The README's shell blocks under "## First calls", each pointed at BASE_URL and run on its own in a
+ * fresh shell, as a reader pastes one: a block that needs another's variables fails here.
+ */
+function readmeFirstCalls(): { name: string; args: string[] }[] {
   const readme = readFileSync(join(here, "..", "README.md"), "utf8");
-  const block = /^## First calls$[\s\S]*?^```sh\n([\s\S]*?)^```$/m.exec(readme)?.[1];
-  if (block === undefined) throw new Error('README.md has no shell block under "## First calls"');
-  return block.replaceAll("http://127.0.0.1:8080", baseUrl);
+  const section = /^## First calls$([\s\S]*?)^## /m.exec(readme)?.[1] ?? "";
+  const blocks = [...section.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].map((m) => m[1]!);
+  if (blocks.length === 0) throw new Error('README.md has no shell block under "## First calls"');
+  return blocks.map((block, i) => ({
+    name: i === 0 ? README_FIRST_CALLS : `${README_FIRST_CALLS.slice(0, -1)}, block ${i + 1})`,
+    args: ["-c", `set -euo pipefail\n${block.replaceAll("http://127.0.0.1:8080", baseUrl)}`],
+  }));
 }
 
 const scripts = readdirSync(here)
@@ -29,7 +36,7 @@ const scripts = readdirSync(here)
   .sort();
 const runs: { name: string; args: string[] }[] = [
   ...scripts.map((script) => ({ name: script, args: [join(here, script)] })),
-  { name: README_FIRST_CALLS, args: ["-c", `set -euo pipefail\n${readmeFirstCalls()}`] },
+  ...readmeFirstCalls(),
 ];
 const failures: string[] = [];
 for (const { name, args } of runs) {
