@@ -75,7 +75,7 @@ export function createApp(config: Config, log: Logger, overrides: { backend?: Cl
       // protobuf-es's default is 100 levels; proto-shape.ts refuses deeper ones before it decodes them.
       binaryOptions: { recursionLimit: protoMaxDepth(config.server.jsonMaxDepth) },
       // With tracing on, outermost: the call's span is open while it waits, runs and is logged.
-      interceptors: [...(config.tracing ? [tracingInterceptor()] : []), callInterceptor({ log, metrics, admission })],
+      interceptors: [...(config.tracing ? [tracingInterceptor()] : []), callInterceptor({ log, metrics, admission, defaultLanguage: config.server.defaultLanguage })],
       shutdownSignal: stopping.signal,
     },
     fallback: createHttpRoutes({

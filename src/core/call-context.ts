@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import type { Language } from "../errors/text";
 
 /** Account types the platform knows (`x-account-type`). */
 export type AccountType = "user" | "app" | "anonymous";
@@ -36,6 +37,8 @@ export interface CallContext {
    */
   headerKnId?: string;
   traceId: string;
+  /** The caller's language (Accept-Language, the `language` header, else DEFAULT_LANGUAGE): what words put in an answer use. */
+  language: Language;
   log: Logger;
   signal: AbortSignal;
   /** Milliseconds left before the caller's deadline, or undefined when it set none. */
