@@ -39,12 +39,7 @@ export interface MappedError {
  * ToolError included, is our bug: the caller gets INTERNAL with the trace id,
  * never the original text.
  */
-export function toConnectError(
-  err: unknown,
-  traceId: string,
-  language: Language,
-  signal?: AbortSignal,
-): MappedError {
+export function toConnectError(err: unknown, traceId: string, language: Language, signal?: AbortSignal): MappedError {
   const headers = { "x-trace-id": traceId };
   // An INTERNAL ToolError is our bug too: its words are for the log, the caller gets the trace id.
   if (err instanceof ToolError && err.code !== "internal") {
@@ -58,7 +53,9 @@ export function toConnectError(
       reason.code === Code.DeadlineExceeded || reason.code === Code.Unavailable
         ? reason
         : new ConnectError(
-            language === "zh" ? `客户端结束了调用：${reason.rawMessage}` : `the client ended the call: ${reason.rawMessage}`,
+            language === "zh"
+              ? `客户端结束了调用：${reason.rawMessage}`
+              : `the client ended the call: ${reason.rawMessage}`,
             Code.Canceled,
           );
     return { error: withInfo(ended, grpcCodeName(ended.code), traceId, headers), unexpected: false };
@@ -89,7 +86,8 @@ function fromToolError(
   language: Language,
 ): ConnectError {
   const said = renderIn(err, language);
-  const info = said.detail["message"] === undefined ? err.metadata : { ...err.metadata, detail: said.detail["message"] };
+  const info =
+    said.detail["message"] === undefined ? err.metadata : { ...err.metadata, detail: said.detail["message"] };
   const details: ConstructorParameters<typeof ConnectError>[3] = [errorInfo(err.reason, traceId, info)];
   if (err.violations.length > 0) {
     details.push({

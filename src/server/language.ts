@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from "node:http";
 import { type Language, text } from "../errors/text";
 import { ToolError } from "../errors/tool-error";
 
@@ -53,7 +54,10 @@ export function languageHeaderProblem(languageHeader: string | null | undefined)
       `language 请求头要求的语言"${languageHeader.slice(0, 32)}"不受支持；本服务只用 en 或 zh 作答`,
     ),
     violations: [
-      { field: "language", description: text("must be en or zh (or a tag such as zh-CN)", "必须是 en 或 zh（或 zh-CN 这样的标签）") },
+      {
+        field: "language",
+        description: text("must be en or zh (or a tag such as zh-CN)", "必须是 en 或 zh（或 zh-CN 这样的标签）"),
+      },
     ],
     hint: {
       message: text(
@@ -63,4 +67,14 @@ export function languageHeaderProblem(languageHeader: string | null | undefined)
       validValues: ["en", "zh"],
     },
   });
+}
+
+/** chooseLanguage for a Node request's headers (the JSON routes, MCP, the listener's own answers). */
+export function requestLanguage(headers: IncomingHttpHeaders, fallback: Language): Language {
+  const languageHeader = headers["language"];
+  return chooseLanguage(
+    typeof languageHeader === "string" ? languageHeader : undefined,
+    headers["accept-language"],
+    fallback,
+  );
 }

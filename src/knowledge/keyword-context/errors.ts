@@ -29,7 +29,7 @@ export function keywordRequired(): ToolError {
   return new ToolError({
     code: "invalid_argument",
     reason: "INVALID_ARGUMENT",
-    message: text("query must be one keyword, for example 上气道梗阻", "query必须是一个关键词，例如：上气道梗阻"),
+    message: text('query must be one keyword, for example "上气道梗阻"', "query必须是一个关键词，例如：上气道梗阻"),
     violations: [{ field: "query", description: text("required: one keyword taken from the question", "必填：从问题中取出的一个关键词") }],
   });
 }
