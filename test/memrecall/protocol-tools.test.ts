@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { safeParseBoth, violationsOf } from "../../src/errors/validation";
 import { expandContextWindow } from "../../src/memrecall/expand-context-window";
 import { handoff, percent } from "../../src/memrecall/handoff";
 import { expandContextWindowInput, handoffInput } from "../../src/memrecall/inputs";
@@ -91,9 +92,9 @@ describe("handoff", () => {
   });
 
   it.each([
-    [{ reason: "r", search_summary: "s" }, "confidence", "confidence is required (0.0..1.0)"],
-    [{ reason: "r", search_summary: "s", confidence: 1.5 }, "confidence", "confidence must be between 0.0 and 1.0"],
-    [{ reason: "", search_summary: "s", confidence: 1 }, "reason", "reason is required: say why the task ends"],
+    [{ reason: "r", search_summary: "s" }, "confidence", "required (0.0..1.0)"],
+    [{ reason: "r", search_summary: "s", confidence: 1.5 }, "confidence", "must be between 0.0 and 1.0"],
+    [{ reason: "", search_summary: "s", confidence: 1 }, "reason", "required: say why the task ends"],
     [
       { reason: "r", search_summary: "s", confidence: 1, needs_more_info: true },
       "follow_up_question",
@@ -101,16 +102,19 @@ describe("handoff", () => {
     ],
     [
       { reason: "r", search_summary: "s", confidence: 1, relevant_memory_keys: [""] },
-      "relevant_memory_keys.0",
-      "memory keys must not be empty",
+      "relevant_memory_keys[0]",
+      "a memory key must not be empty",
     ],
   ])("rejects %o on %s", (value, field, message) => {
-    const result = handoffInput.safeParse(value);
+    const result = safeParseBoth(handoffInput, value);
     expect(result.success).toBe(false);
-    expect(result.error?.issues.map((i) => ({ field: i.path.join("."), message: i.message }))).toContainEqual({
-      field,
-      message,
-    });
+    const violations = result.success ? [] : violationsOf(result.error);
+    expect(violations.map((v) => ({ field: v.field, message: v.description.en }))).toContainEqual({ field, message });
+    // Every one in Chinese too, and none repeating its field's name.
+    for (const v of violations) {
+      expect(v.description.zh).toMatch(/\p{Script=Han}/u);
+      expect(v.description.en.startsWith(v.field)).toBe(false);
+    }
   });
 
   it.each([
