@@ -32,9 +32,15 @@ let llm: ScriptedLlm;
 let server: TestServer;
 
 /** A fresh account holding the fixture memories. */
-async function account(srv: TestServer = server): Promise<{ client: MemClient; owner: string }> {
+async function account(
+  srv: TestServer = server,
+  language?: "en" | "zh",
+): Promise<{ client: MemClient; owner: string }> {
   const owner = `u-llm-${randomUUID().slice(0, 8)}`;
-  const client = clientWith(MemRecallService, srv.baseUrl, { "x-account-id": owner });
+  const client = clientWith(MemRecallService, srv.baseUrl, {
+    "x-account-id": owner,
+    ...(language ? { "accept-language": language } : {}),
+  });
   for (const m of MEMORIES) await client.storeMemory(m);
   return { client, owner };
 }
@@ -105,7 +111,7 @@ describe("Recall, LLM strategy", () => {
       contextWindowUsed: 1,
     });
     expect(handoff.memories[0]).toMatchObject({ memoryKey: "db_config_prod", content: MEMORIES[0]!.content });
-    expect(handoff.message).toContain("## 记忆搜索完成 (信心度: 85%)");
+    expect(handoff.message).toContain("## Memory search complete (confidence: 85%)");
     const search = ofKind(stream, "toolCall")[0]!;
     expect(search.arguments).toEqual({ query: "用户之前的数据库配置", search_mode: "hybrid" });
     expect(ofKind(stream, "toolResult")[0]!.hits[0]!.memoryKey).toBe("db_config_prod");
@@ -264,7 +270,8 @@ describe("Recall, LLM strategy", () => {
   });
 
   it("refuses a wider window at the last iteration (spec §2.4) and keeps to the searches an iteration allows", async () => {
-    const { client } = await account();
+    // In Chinese, the spec's own words.
+    const { client } = await account(server, "zh");
     llm.queue(
       call("expand_context_window", { reason: "更早的对话", current_size: 3, requested_size: 5 }),
       {

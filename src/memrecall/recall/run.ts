@@ -24,7 +24,14 @@ import type { MemRecallDeps } from "../memories-deps";
 import { getMemoryDetail, type MemoryDetail } from "../read";
 import { type SearchOutput, searchMemories } from "../search";
 import { SPEC_TOOLS } from "../tool-definitions";
-import type { RecallEvent, RecallEventBody, RecallHit, StrategyName, ToolResultEvent } from "./events";
+import {
+  count,
+  type RecallEvent,
+  type RecallEventBody,
+  type RecallHit,
+  type StrategyName,
+  type ToolResultEvent,
+} from "./events";
 import type { ConversationMessage, RecallInput } from "./input";
 
 /** A search result at or above this is a memory the conversation may mean; below it, a guess to ask about. */
@@ -441,7 +448,7 @@ export class RecallRun {
                 ? `the conversation has only ${total} messages and the window holds them all: it cannot grow; call handoff with the results you have`
                 : `对话一共只有 ${total} 条消息，当前窗口已包含全部，无法继续拓展：请用已有结果调用 handoff`,
           }
-        : expandContextWindow({ ...input, requested_size: Math.min(input.requested_size, total) });
+        : expandContextWindow({ ...input, requested_size: Math.min(input.requested_size, total) }, this.ctx.language);
     return { ok: true, tool: "expand_context_window", expansion, reason: input.reason, answer: { ...expansion } };
   }
 
@@ -585,6 +592,7 @@ function resultEvent(
   };
   if (!outcome.ok)
     return { ...base, error_reason: outcome.error.reason, error_message: toolWords(outcome.error, language).message };
+  const en = language === "en";
   switch (outcome.tool) {
     case "search_memories": {
       const hits = outcome.out.results.map((r) => ({
@@ -593,7 +601,13 @@ function resultEvent(
         superseded_by: r.superseded_by,
       }));
       const best = hits[0];
-      const summary = best ? `${hits.length} 条结果，最相关 ${best.memory_key} (${best.relevance_score})` : "没有结果";
+      const summary = best
+        ? en
+          ? `${count(hits.length, "result", "results")}, the most relevant ${best.memory_key} (${best.relevance_score})`
+          : `${hits.length} 条结果，最相关 ${best.memory_key} (${best.relevance_score})`
+        : en
+          ? "no results"
+          : "没有结果";
       return { ...base, hits, summary };
     }
     case "get_memory_detail": {
@@ -601,12 +615,18 @@ function resultEvent(
       return {
         ...base,
         memory_key: m.memory_key,
-        summary: `${m.memory_key}：${m.summary || "（无摘要）"}${m.redacted ? "（敏感内容已隐去）" : ""}`,
+        summary: en
+          ? `${m.memory_key}: ${m.summary || "(no summary)"}${m.redacted ? " (sensitive content withheld)" : ""}`
+          : `${m.memory_key}：${m.summary || "（无摘要）"}${m.redacted ? "（敏感内容已隐去）" : ""}`,
       };
     }
     case "extract_search_keywords": {
       const keywords = outcome.extraction.keywords.map((k) => k.keyword);
-      return { ...base, keywords, summary: keywords.join("、") || "没有关键词" };
+      return {
+        ...base,
+        keywords,
+        summary: keywords.join(en ? ", " : "、") || (en ? "no keywords" : "没有关键词"),
+      };
     }
     case "expand_context_window":
       return {
@@ -618,7 +638,9 @@ function resultEvent(
     case "handoff":
       return {
         ...base,
-        summary: `${outcome.handoff.relevant_memory_keys.length} 条相关记忆，信心度 ${outcome.handoff.confidence}`,
+        summary: en
+          ? `${count(outcome.handoff.relevant_memory_keys.length, "relevant memory", "relevant memories")}, confidence ${outcome.handoff.confidence}`
+          : `${outcome.handoff.relevant_memory_keys.length} 条相关记忆，信心度 ${outcome.handoff.confidence}`,
       };
   }
 }
