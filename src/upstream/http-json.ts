@@ -495,13 +495,16 @@ function unreachable(where: Where, err: unknown): ToolError {
  * caller is told.
  */
 export function badResponse(upstream: string, detail: string, status?: number, what?: Text): ToolError {
-  const http = status === undefined ? "" : `, HTTP ${status}`;
+  const httpStatus = text(
+    status === undefined ? "" : `, HTTP ${status}`,
+    status === undefined ? "" : `，HTTP ${status}`,
+  );
   return new ToolError({
     code: "unavailable",
     reason: "UPSTREAM_BAD_RESPONSE",
     message: text(
-      `${upstream} gave an answer this service cannot read${what ? ` (${what.en}${http})` : ""}; retrying may help if it was restarting`,
-      `${upstream} 的返回本服务无法读取${what ? `（${what.zh}${http}）` : ""}；若它当时正在重启，重试可能成功`,
+      `${upstream} gave an answer this service cannot read${what ? ` (${what.en}${httpStatus.en})` : ""}; retrying may help if it was restarting`,
+      `${upstream} 的返回本服务无法读取${what ? `（${what.zh}${httpStatus.zh}）` : ""}；若它当时正在重启，重试可能成功`,
     ),
     metadata: { upstream, ...(status === undefined ? {} : { upstream_status: String(status) }) },
     privateDetail: detail,

@@ -420,7 +420,13 @@ export class RecallRun {
         });
       }
     }
-    return { ok: true, tool: "search_memories", out, answer: searchAnswer(out) };
+    // The search's advice ("call Handoff") names the recall's tools, as the model calls them.
+    return {
+      ok: true,
+      tool: "search_memories",
+      out,
+      answer: searchAnswer({ ...out, message: toolNamed(out.message) }),
+    };
   }
 
   /**
@@ -540,14 +546,18 @@ const TOOL_OF_RPC: Record<string, string> = {
 };
 const RPC_NAME = new RegExp(`\\b(?:${Object.keys(TOOL_OF_RPC).join("|")})\\b`, "g");
 
+/** Words naming the recall's tools rather than the RPCs. */
+function toolNamed(words: string): string {
+  return words.replace(RPC_NAME, (rpc) => TOOL_OF_RPC[rpc] ?? rpc);
+}
+
 /** A tool error's words in the caller's language, naming the recall's tools rather than the RPCs. */
 function toolWords(err: ToolError, language: Language) {
   const words = renderIn(err, language);
-  const named = (s: string) => s.replace(RPC_NAME, (rpc) => TOOL_OF_RPC[rpc] ?? rpc);
   return {
-    message: named(words.message),
-    violations: words.violations.map((v) => ({ field: v.field, description: named(v.description) })),
-    hint: words.hint === undefined ? undefined : named(words.hint.message),
+    message: toolNamed(words.message),
+    violations: words.violations.map((v) => ({ field: v.field, description: toolNamed(v.description) })),
+    hint: words.hint === undefined ? undefined : toolNamed(words.hint.message),
   };
 }
 
