@@ -100,7 +100,8 @@ describe("upstream failures through the simulator", () => {
       upstream_status: "503",
       error_code: "OntologyQuery.ServiceUnavailable",
     });
-    expect(err.hint?.message).toMatch(/retry/i);
+    expect(err.hint?.message.en).toMatch(/retry/i);
+    expect(err.hint?.message.zh).toContain("重试");
   });
 
   it("injects faults only into the calls `match` selects", async () => {

@@ -1,4 +1,5 @@
 import type { CallContext } from "../../core/call-context";
+import { text } from "../../errors/text";
 import { ToolError } from "../../errors/tool-error";
 import type { JsonClient } from "../../upstream/http-json";
 import { segment } from "../../upstream/path-ids";
@@ -11,8 +12,8 @@ export class OperatorIntegrationClient {
   constructor(private readonly http: JsonClient | undefined) {}
 
   async getToolBoxTool(ctx: CallContext, boxId: string, toolId: string): Promise<ToolBoxTool> {
-    const what = `tool ${toolId} of tool box ${boxId}`;
-    return this.client(what).call(
+    const what = text(`tool ${toolId} of tool box ${boxId}`, `工具箱 ${boxId} 的工具 ${toolId}`);
+    return this.client(what.en).call(
       ctx,
       { method: "GET", path: `/tool-box/${segment(boxId)}/tool/${segment(toolId)}`, what },
       toolBoxToolSchema,
@@ -20,8 +21,8 @@ export class OperatorIntegrationClient {
   }
 
   async listMcpTools(ctx: CallContext, mcpId: string): Promise<McpToolDefinition[]> {
-    const what = `the tools of MCP server ${mcpId}`;
-    return this.client(what).call(
+    const what = text(`the tools of MCP server ${mcpId}`, `MCP 服务器 ${mcpId} 的工具`);
+    return this.client(what.en).call(
       ctx,
       { method: "GET", path: `/mcp/proxy/${segment(mcpId)}/tools`, what },
       mcpToolListSchema,

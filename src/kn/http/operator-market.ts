@@ -1,4 +1,5 @@
 import type { CallContext } from "../../core/call-context";
+import { text } from "../../errors/text";
 import { ToolError } from "../../errors/tool-error";
 import type { JsonClient } from "../../upstream/http-json";
 import { segment } from "../../upstream/path-ids";
@@ -30,7 +31,11 @@ export class OperatorMarketClient {
     }
     return this.http.call(
       ctx,
-      { method: "GET", path: `${BASE}/${segment(operatorId)}`, what: `operator ${operatorId}` },
+      {
+        method: "GET",
+        path: `${BASE}/${segment(operatorId)}`,
+        what: text(`operator ${operatorId}`, `算子 ${operatorId}`),
+      },
       operatorSchema,
     );
   }
