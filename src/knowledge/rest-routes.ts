@@ -59,7 +59,7 @@ const knowledgeRetrieveBody = z
  */
 export function knowledgeRoutes(
   deps: KnowledgeDeps,
-  route: Pick<JsonRouteOptions, "log" | "maxBytes" | "stopping">,
+  route: Pick<JsonRouteOptions, "log" | "maxBytes" | "stopping" | "defaultLanguage">,
 ): HttpRoute[] {
   return [
     jsonRoute({

@@ -48,7 +48,7 @@ const PLATFORM_PATH = "/api/agent-retrieval/in/v1/kn/logic-property-resolver";
  */
 export function resolverRoutes(
   deps: ResolverDeps,
-  route: Pick<JsonRouteOptions, "log" | "maxBytes" | "stopping">,
+  route: Pick<JsonRouteOptions, "log" | "maxBytes" | "stopping" | "defaultLanguage">,
 ): HttpRoute[] {
   const run = async (raw: unknown, _query: URLSearchParams, ctx: CallContext) => {
     const input = withRestFieldNames(() => parseOrThrow(resolveInput, parseOrThrow(restBody, raw ?? {})));
@@ -89,11 +89,8 @@ function withRestFieldNames<T>(parse: () => T): T {
   }
 }
 
-/**
- * The spec's error body (§9.1), for every failure at the spec's path, in the caller's language
- * (English until the edge passes one).
- */
-export function resolverError(err: ToolError, traceId: string, language: Language = "en") {
+/** The spec's error body (§9.1), for every failure at the spec's path, in the caller's language. */
+export function resolverError(err: ToolError, traceId: string, language: Language) {
   const words = renderIn(err, language);
   return {
     error_code: err.reason,
@@ -114,8 +111,8 @@ export function resolverError(err: ToolError, traceId: string, language: Languag
  * `details.missing` (the platform writes it there as a Go string) and the
  * LLM's reasons and debug beside the trace id.
  */
-function resolverPlatformError(err: ToolError, traceId: string) {
-  const { details, ...envelope } = platformError(err, traceId);
+function resolverPlatformError(err: ToolError, traceId: string, language: Language) {
+  const { details, ...envelope } = platformError(err, traceId, language);
   const { trace_id, ...rest } = details;
   return {
     ...envelope,

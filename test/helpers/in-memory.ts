@@ -36,7 +36,12 @@ export async function inMemoryService(env: Record<string, string> = {}): Promise
     watchIdleMs: config.server.healthWatchIdleMs,
   });
   const transport = createRouterTransport(routes(deps, health, streams), {
-    router: { interceptors: [callInterceptor({ log, metrics: createMetrics(), defaultLanguage: config.server.defaultLanguage })], jsonOptions: JSON_OPTIONS },
+    router: {
+      interceptors: [
+        callInterceptor({ log, metrics: createMetrics(), defaultLanguage: config.server.defaultLanguage }),
+      ],
+      jsonOptions: JSON_OPTIONS,
+    },
   });
   return {
     transport,

@@ -19,9 +19,14 @@ export function sessionIdRequired(): ToolError {
       "session_id参数必须提供，用于存储和检索schema信息",
     ),
     violations: [
-      { field: "session_id", description: text("required: the session of the earlier schema recall", "必填：之前召回schema时的会话") },
+      {
+        field: "session_id",
+        description: text("required: the session of the earlier schema recall", "必填：之前召回schema时的会话"),
+      },
     ],
-    hint: { message: text("Pass the session_id that RetrieveSchema returned.", "传入RetrieveSchema返回的session_id。") },
+    hint: {
+      message: text("Pass the session_id that RetrieveSchema returned.", "传入RetrieveSchema返回的session_id。"),
+    },
   });
 }
 
@@ -30,7 +35,12 @@ export function keywordRequired(): ToolError {
     code: "invalid_argument",
     reason: "INVALID_ARGUMENT",
     message: text('query must be one keyword, for example "上气道梗阻"', "query必须是一个关键词，例如：上气道梗阻"),
-    violations: [{ field: "query", description: text("required: one keyword taken from the question", "必填：从问题中取出的一个关键词") }],
+    violations: [
+      {
+        field: "query",
+        description: text("required: one keyword taken from the question", "必填：从问题中取出的一个关键词"),
+      },
+    ],
   });
 }
 
@@ -114,7 +124,10 @@ export function networksNotInSession(foreign: string[], sessionNetworks: string[
       `kn_ids ${foreign.join(", ")} 不在本会话召回的schema中；本会话的知识网络：${sessionNetworks.join(", ")}`,
     ),
     violations: [
-      { field: "kn_ids", description: text("must be networks of the session's schema", "必须是本会话schema中的知识网络") },
+      {
+        field: "kn_ids",
+        description: text("must be networks of the session's schema", "必须是本会话schema中的知识网络"),
+      },
     ],
     hint: {
       message: text(
@@ -170,6 +183,8 @@ export function objectTypeNotSearchable(objectTypeId: string): ToolError {
       `no property of object type ${objectTypeId} supports a text condition (==, like, match or knn), so a keyword cannot be looked up in it`,
       `对象类型 ${objectTypeId} 没有支持文本条件（==、like、match 或 knn）的属性，无法在其中查找关键词`,
     ),
-    hint: { message: text("Search another object type of the session's schema.", "搜索本会话schema中的其他对象类型。") },
+    hint: {
+      message: text("Search another object type of the session's schema.", "搜索本会话schema中的其他对象类型。"),
+    },
   });
 }

@@ -137,7 +137,7 @@ const subgraphBody = restBody({
  */
 export function instanceRoutes(
   deps: KnowledgeDeps,
-  route: Pick<JsonRouteOptions, "log" | "maxBytes" | "stopping">,
+  route: Pick<JsonRouteOptions, "log" | "maxBytes" | "stopping" | "defaultLanguage">,
 ): HttpRoute[] {
   return [
     platformRoute({
