@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { verbatim } from "../../src/errors/text";
 import { ToolError } from "../../src/errors/tool-error";
 import type { KnowledgeNetwork, ObjectType } from "../../src/kn/types";
 import { coarseNetwork } from "../../src/knowledge/kn-search/coarse-recall";
@@ -192,7 +193,11 @@ describe("rankWithoutLlm", () => {
     const failing: Reranker = {
       name: "down",
       rerank: async () => {
-        throw new ToolError({ code: "unavailable", reason: "RERANKER_UNAVAILABLE", message: "connection refused" });
+        throw new ToolError({
+          code: "unavailable",
+          reason: "RERANKER_UNAVAILABLE",
+          message: verbatim("connection refused"),
+        });
       },
     };
     const withFailure = await rank("糖尿病有哪些症状", [visits, hasSymptom], { reranker: failing });

@@ -88,7 +88,7 @@ const ROUTE_BASE = "/api/agent-retrieval/in/v1/kn";
  */
 export function schemaAndActionRoutes(
   deps: KnowledgeDeps,
-  route: Pick<JsonRouteOptions, "log" | "maxBytes" | "stopping">,
+  route: Omit<JsonRouteOptions, "path" | "handle" | "renderError" | "statusOf">,
 ): HttpRoute[] {
   return [
     platformRoute({
