@@ -574,11 +574,16 @@ function expandFields(
   const bad = names.filter((n) => !store.hasProperty(n) || !store.operationsOf(n).has(op));
   if (names.length === 0 || bad.length > 0) {
     const supporting = store.type.data_properties.map((p) => p.name).filter((n) => store.operationsOf(n).has(op));
+    const on = bad.length > 0 ? verbatim(bad.join(", ")) : text("any property", "任何属性");
+    const instead =
+      supporting.length > 0
+        ? text(`; properties supporting it: ${supporting.join(", ")}`, `；支持它的属性：${supporting.join(", ")}`)
+        : verbatim("");
     violations.push({
       field: `${path}.${fields.includes("*") ? "field" : "fields"}`,
       description: text(
-        `${op} is not supported on ${bad.join(", ") || "any property"} of ${store.type.id}${supporting.length ? `; properties supporting it: ${supporting.join(", ")}` : ""}`,
-        `${store.type.id} 的${bad.length ? ` ${bad.join(", ")} ` : "任何属性都"}不支持 ${op}${supporting.length ? `；支持它的属性：${supporting.join(", ")}` : ""}`,
+        `${op} is not supported on ${on.en} of ${store.type.id}${instead.en}`,
+        `${store.type.id} 的 ${on.zh} 不支持 ${op}${instead.zh}`,
       ),
     });
     return undefined;

@@ -147,13 +147,17 @@ export class NetworkIds {
 
 /** A hint to use an object or action type id of the network, naming at most MAX_VALID_VALUES ids, saying so when there are more. */
 function listing(kind: "object" | "action", ids: string[]): Hint {
-  const en = `Use an ${kind} type id of this network`;
-  const zh = `使用这个知识网络的${kind === "object" ? "对象" : "行动"}类型id`;
-  if (ids.length <= MAX_VALID_VALUES) return { message: text(`${en}.`, `${zh}。`), validValues: ids };
+  const what = kind === "object" ? text("object", "对象") : text("action", "行动");
+  if (ids.length <= MAX_VALID_VALUES) {
+    return {
+      message: text(`Use an ${what.en} type id of this network.`, `使用这个知识网络的${what.zh}类型id。`),
+      validValues: ids,
+    };
+  }
   return {
     message: text(
-      `${en}; valid_values lists ${MAX_VALID_VALUES} of its ${ids.length} ${kind} types, SearchSchema finds the ones a question needs.`,
-      `${zh}；valid_values 列出了它 ${ids.length} 个${kind === "object" ? "对象" : "行动"}类型中的 ${MAX_VALID_VALUES} 个，SearchSchema 能找到一个问题需要的那些。`,
+      `Use an ${what.en} type id of this network; valid_values lists ${MAX_VALID_VALUES} of its ${ids.length} ${what.en} types, SearchSchema finds the ones a question needs.`,
+      `使用这个知识网络的${what.zh}类型id；valid_values 列出了它 ${ids.length} 个${what.zh}类型中的 ${MAX_VALID_VALUES} 个，SearchSchema 能找到一个问题需要的那些。`,
     ),
     validValues: ids.slice(0, MAX_VALID_VALUES),
   };

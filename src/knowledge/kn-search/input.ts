@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { type Text, text, zodText } from "../../errors/text";
+import { zodText } from "../../errors/text";
 import { nullAsAbsent } from "../../errors/validation";
 import { MAX_OBJECT_LIMIT, MAX_SUB_CONDITIONS } from "../../kn/types";
 import { pathId } from "../../upstream/path-ids";
@@ -34,21 +34,28 @@ const ratio = (min: number, fallback: number) => {
 const flag = (fallback: boolean) =>
   nullAsAbsent(z.boolean({ error: zodText("must be true or false", "必须是 true 或 false") }).default(fallback));
 
+/** An unknown key of `what` (a section's name; undefined: the request itself), with the fields there are. */
+function notAField(what: string | undefined, fields: string): string {
+  return what === undefined
+    ? zodText(
+        `not a field of the kn_search request; its fields are ${fields}`,
+        `不是 kn_search 请求的字段；它的字段有：${fields}`,
+      )
+    : zodText(`not a field of ${what}; its fields are ${fields}`, `不是 ${what} 的字段；它的字段有：${fields}`);
+}
+
 /** An object that names its unknown keys (each its own violation) and lists the known ones. */
-const section = <S extends z.ZodRawShape>(what: Text, shape: S) =>
+const section = <S extends z.ZodRawShape>(what: string | undefined, shape: S) =>
   z.strictObject(shape, {
     error: (issue) =>
       issue.code === "unrecognized_keys"
-        ? zodText(
-            `not a field of ${what.en}; its fields are ${Object.keys(shape).join(", ")}`,
-            `不是${what.zh}的字段；它的字段有：${Object.keys(shape).join(", ")}`,
-          )
+        ? notAField(what, Object.keys(shape).join(", "))
         : issue.input === undefined
           ? undefined
           : zodText("must be an object", "必须是对象"),
   });
 
-export const conceptRetrievalInput = section(text("concept_retrieval", " concept_retrieval "), {
+export const conceptRetrievalInput = section("concept_retrieval", {
   top_k: int(1, 100, 10),
   skip_llm: flag(true),
   return_union: flag(false),
@@ -63,22 +70,19 @@ export const conceptRetrievalInput = section(text("concept_retrieval", " concept
   global_property_top_k: int(1, 10_000, 30),
 });
 
-export const semanticInstanceRetrievalInput = section(
-  text("semantic_instance_retrieval", " semantic_instance_retrieval "),
-  {
-    initial_candidate_count: int(1, MAX_OBJECT_LIMIT, 50),
-    per_type_instance_limit: int(1, 100, 5),
-    max_semantic_sub_conditions: int(1, MAX_SUB_CONDITIONS, 10),
-    semantic_field_keep_ratio: ratio(0.01, 0.2),
-    semantic_field_keep_min: int(1, 1000, 5),
-    semantic_field_keep_max: int(1, 1000, 15),
-    semantic_field_rerank_batch_size: int(1, 1024, 128),
-    min_direct_relevance: ratio(0, 0.3),
-    enable_global_final_score_ratio_filter: flag(true),
-    global_final_score_ratio: ratio(0, 0.25),
-    exact_name_match_score: ratio(0, 0.85),
-  },
-).superRefine((s, ctx) => {
+export const semanticInstanceRetrievalInput = section("semantic_instance_retrieval", {
+  initial_candidate_count: int(1, MAX_OBJECT_LIMIT, 50),
+  per_type_instance_limit: int(1, 100, 5),
+  max_semantic_sub_conditions: int(1, MAX_SUB_CONDITIONS, 10),
+  semantic_field_keep_ratio: ratio(0.01, 0.2),
+  semantic_field_keep_min: int(1, 1000, 5),
+  semantic_field_keep_max: int(1, 1000, 15),
+  semantic_field_rerank_batch_size: int(1, 1024, 128),
+  min_direct_relevance: ratio(0, 0.3),
+  enable_global_final_score_ratio_filter: flag(true),
+  global_final_score_ratio: ratio(0, 0.25),
+  exact_name_match_score: ratio(0, 0.85),
+}).superRefine((s, ctx) => {
   if (s.semantic_field_keep_min > s.semantic_field_keep_max) {
     ctx.addIssue({
       code: "custom",
@@ -91,13 +95,13 @@ export const semanticInstanceRetrievalInput = section(
   }
 });
 
-export const propertyFilterInput = section(text("property_filter", " property_filter "), {
+export const propertyFilterInput = section("property_filter", {
   max_properties_per_instance: int(1, 1000, 20),
   max_property_value_length: int(1, 100_000, 500),
   enable_property_filter: flag(true),
 });
 
-export const retrievalConfigInput = section(text("retrieval_config", " retrieval_config "), {
+export const retrievalConfigInput = section("retrieval_config", {
   concept_retrieval: nullAsAbsent(conceptRetrievalInput.prefault({})),
   semantic_instance_retrieval: nullAsAbsent(semanticInstanceRetrievalInput.prefault({})),
   property_filter: nullAsAbsent(propertyFilterInput.prefault({})),
@@ -109,7 +113,7 @@ const QUERY_REQUIRED = zodText(
 );
 const NETWORK_REQUIRED = zodText("required", "必填");
 
-export const knSearchInput = section(text("the kn_search request", " kn_search 请求"), {
+export const knSearchInput = section(undefined, {
   query: z
     .string({ error: QUERY_REQUIRED })
     .trim()

@@ -1,6 +1,6 @@
 import type { CallContext } from "../../../core/call-context";
 import type { Json } from "../../../core/json";
-import { type Language, text } from "../../../errors/text";
+import { type Language, text, verbatim } from "../../../errors/text";
 import { ToolError } from "../../../errors/tool-error";
 import type { ActionQueryResult, ActionSource, InstantiatedAction } from "../../../kn/actions";
 import { knIdOf } from "../../../kn/kn-id";
@@ -237,11 +237,12 @@ function partialMessage(
     // Which ones is known only when the platform says whose each action is.
     const known = result.actions.every((a) => a._instance_identity !== undefined);
     const listed = known && missing.length > 0 ? missing.map((m) => JSON.stringify(m)) : [];
+    const named = listed.length > 0 ? text(`: ${listed.join(", ")}`, `：${listed.join("、")}`) : verbatim("");
     const unfit = asked.length - result.actions.length;
     parts.push(
       text(
-        `${unfit} of the instances ${unfit > 1 ? "do" : "does"} not fit action type ${label} (the instance does not exist, or does not meet the action's conditions)${listed.length ? `: ${listed.join(", ")}` : ""}.`,
-        `${unfit} 个实例不适用行动类型 ${label}（实例不存在，或不满足该行动的适用条件）${listed.length ? `：${listed.join("、")}` : ""}。`,
+        `${unfit} instance(s) do not fit action type ${label} (the instance does not exist, or does not meet the action's conditions)${named.en}.`,
+        `${unfit} 个实例不适用行动类型 ${label}（实例不存在，或不满足该行动的适用条件）${named.zh}。`,
       )[language],
     );
   }

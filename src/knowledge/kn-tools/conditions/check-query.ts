@@ -1,4 +1,4 @@
-import { joinText, type Text, text } from "../../../errors/text";
+import { inBoth, type Text, text } from "../../../errors/text";
 import { ToolError } from "../../../errors/tool-error";
 import type { ObjectType, SortField } from "../../../kn/types";
 import type { Problems } from "./check-condition";
@@ -126,7 +126,7 @@ export function invalidQuery(
     ),
     violations,
     hint: {
-      message: joinText(hint, text(" ", "")),
+      message: inBoth((l) => hint.map((h) => h[l]).join(l === "en" ? " " : "")),
       ...(next ? { nextRpc: next.nextRpc } : {}),
       ...(problems.allowed?.length ? { validValues: problems.allowed } : {}),
     },

@@ -106,7 +106,7 @@ function badCursor(what: Text): ToolError {
   return new ToolError({
     code: "invalid_argument",
     reason: "INVALID_CURSOR",
-    message: text(`cursor ${what.en}`, `cursor ${what.zh}`),
+    message: text(`cursor ${what.en}`, `参数 cursor ${what.zh}`),
     violations: [{ field: "cursor", description: what }],
     hint: {
       message: text(
