@@ -33,7 +33,7 @@ export async function checkSkillsContract(
       code: "not_found",
       reason: "SKILLS_TYPE_NOT_FOUND",
       message: text(
-        `knowledge network ${knId} has no "${SKILLS_TYPE_ID}" object type, so it holds no skills to find`,
+        `knowledge network ${knId} has no "${SKILLS_TYPE_ID}" object type, so it holds no skills to find (skills object type not found in current knowledge network)`,
         `知识网络 ${knId} 没有 "${SKILLS_TYPE_ID}" 对象类型，因此没有可查找的技能`,
       ),
       metadata: { kn_id: knId, skills_object_type_id: SKILLS_TYPE_ID, ...err.metadata },
@@ -53,7 +53,7 @@ export async function checkSkillsContract(
       code: "failed_precondition",
       reason: "SKILLS_CONTRACT_INCOMPLETE",
       message: text(
-        `the "${SKILLS_TYPE_ID}" object type of knowledge network ${knId} lacks the data properties ${missing.join(", ")} that find_skills reads`,
+        `the "${SKILLS_TYPE_ID}" object type of knowledge network ${knId} lacks the data properties ${missing.join(", ")} that find_skills reads (skills object type contract is incomplete)`,
         `知识网络 ${knId} 的 "${SKILLS_TYPE_ID}" 对象类型缺少 find_skills 要读取的数据属性 ${missing.join(", ")}`,
       ),
       metadata: { kn_id: knId, skills_object_type_id: SKILLS_TYPE_ID, missing_data_properties: missing.join(",") },
