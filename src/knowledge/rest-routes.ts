@@ -60,7 +60,7 @@ const knowledgeRetrieveBody = z
  */
 export function knowledgeRoutes(
   deps: KnowledgeDeps,
-  route: Omit<JsonRouteOptions, "path" | "handle" | "renderError" | "statusOf">,
+  route: Pick<JsonRouteOptions, "log" | "maxBytes" | "stopping" | "defaultLanguage">,
 ): HttpRoute[] {
   return [
     jsonRoute({
@@ -152,11 +152,8 @@ export function knowledgeRoutes(
   ];
 }
 
-/**
- * The spec's error body for knowledge_retrieve and knowledge_rerank (keyword-context-recall §7.3, §7.4),
- * in the caller's language (the spec's default, Chinese, until the route passes the caller's).
- */
-function knowledgeError(err: ToolError, traceId: string, language: Language = "zh") {
+/** The spec's error body for knowledge_retrieve and knowledge_rerank (keyword-context-recall §7.3, §7.4), in the caller's language. */
+function knowledgeError(err: ToolError, traceId: string, language: Language) {
   const said = renderIn(err, language);
   const { message, suggestion, ...extra } = said.detail;
   return {

@@ -143,7 +143,7 @@ const subgraphBody = restBody({
  */
 export function instanceRoutes(
   deps: KnowledgeDeps,
-  route: Omit<JsonRouteOptions, "path" | "handle" | "renderError" | "statusOf">,
+  route: Pick<JsonRouteOptions, "log" | "maxBytes" | "stopping" | "defaultLanguage">,
 ): HttpRoute[] {
   return [
     platformRoute({

@@ -88,7 +88,7 @@ const ROUTE_BASE = "/api/agent-retrieval/in/v1/kn";
  */
 export function schemaAndActionRoutes(
   deps: KnowledgeDeps,
-  route: Omit<JsonRouteOptions, "path" | "handle" | "renderError" | "statusOf">,
+  route: Pick<JsonRouteOptions, "log" | "maxBytes" | "stopping" | "defaultLanguage">,
 ): HttpRoute[] {
   return [
     platformRoute({
