@@ -574,17 +574,22 @@ function expandFields(
   const bad = names.filter((n) => !store.hasProperty(n) || !store.operationsOf(n).has(op));
   if (names.length === 0 || bad.length > 0) {
     const supporting = store.type.data_properties.map((p) => p.name).filter((n) => store.operationsOf(n).has(op));
-    const on = bad.length > 0 ? verbatim(bad.join(", ")) : text("any property", "任何属性");
     const instead =
       supporting.length > 0
         ? text(`; properties supporting it: ${supporting.join(", ")}`, `；支持它的属性：${supporting.join(", ")}`)
         : verbatim("");
     violations.push({
       field: `${path}.${fields.includes("*") ? "field" : "fields"}`,
-      description: text(
-        `${op} is not supported on ${on.en} of ${store.type.id}${instead.en}`,
-        `${store.type.id} 的 ${on.zh} 不支持 ${op}${instead.zh}`,
-      ),
+      description:
+        bad.length > 0
+          ? text(
+              `${op} is not supported on ${bad.join(", ")} of ${store.type.id}${instead.en}`,
+              `${store.type.id} 的 ${bad.join(", ")} 不支持 ${op}${instead.zh}`,
+            )
+          : text(
+              `${op} is not supported on any property of ${store.type.id}${instead.en}`,
+              `${store.type.id} 没有支持 ${op} 的属性${instead.zh}`,
+            ),
     });
     return undefined;
   }
