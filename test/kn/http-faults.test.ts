@@ -340,7 +340,7 @@ describe("upstream failures from any HTTP server", () => {
         new RegExp(`^ontology-manager .+ \\(HTTP ${status}; error_code OntologyManager\\.Test\\.Failure; ${retry}\\)$`),
       );
       for (const said of ["说明文字", "联系管理员"]) {
-        expect([err.message, err.hint?.message].join(" ")).not.toContain(said);
+        expect([err.message, err.hint?.message.en].join(" ")).not.toContain(said);
         expect(err.privateDetail).toContain(said);
       }
     },

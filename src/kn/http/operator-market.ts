@@ -20,11 +20,16 @@ export class OperatorMarketClient {
         new ToolError({
           code: "failed_precondition",
           reason: "OPERATOR_MARKET_NOT_CONFIGURED",
-          message: `operator ${operatorId} cannot be looked up: this service has no operator market configured (OPERATOR_MARKET_URL is not set)`,
+          message: text(
+            `operator ${operatorId} cannot be looked up: this service has no operator market configured (OPERATOR_MARKET_URL is not set)`,
+            `无法查询算子 ${operatorId}：本服务没有配置算子市场（未设置 OPERATOR_MARKET_URL）`,
+          ),
           metadata: { upstream: "operator-market", setting: "OPERATOR_MARKET_URL" },
           hint: {
-            message:
+            message: text(
               "Operator definitions are unavailable in this deployment; retrying will not help until OPERATOR_MARKET_URL is set.",
+              "这个部署中无法获取算子定义；在设置 OPERATOR_MARKET_URL 之前，重试没有用。",
+            ),
           },
         }),
       );
