@@ -1,5 +1,7 @@
 import type { Logger } from "pino";
-import type { Language } from "../errors/text";
+
+/** The languages the service answers in (src/errors/text.ts writes every caller-facing text in both). */
+export type Language = "en" | "zh";
 
 /** Account types the platform knows (`x-account-type`). */
 export type AccountType = "user" | "app" | "anonymous";

@@ -5,7 +5,9 @@
  * (Accept-Language, a `language` header, else DEFAULT_LANGUAGE): one language
  * per answer, never a mix.
  */
-export type Language = "en" | "zh";
+import type { Language } from "../core/call-context";
+
+export type { Language };
 
 export const LANGUAGES: readonly Language[] = ["en", "zh"];
 

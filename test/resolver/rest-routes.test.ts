@@ -120,7 +120,7 @@ describe("the resolver's REST routes: response_format and error shapes", () => {
     const body = (await res.json()) as Record<string, unknown>;
     expect(body).toMatchObject({
       error_code: "INVALID_ARGUMENT",
-      field_violations: [{ field: "response_format", description: 'response_format must be "json", "toon" or "yaml"' }],
+      field_violations: [{ field: "response_format", description: 'must be "json", "toon" or "yaml"' }],
       trace_id: res.headers.get("x-trace-id"),
     });
     expect(body["message"]).toContain('"json", "toon" or "yaml"');
@@ -135,11 +135,9 @@ describe("the resolver's REST routes: response_format and error shapes", () => {
     const body = (await res.json()) as Record<string, unknown>;
     expect(body).toEqual({
       code: "INVALID_ARGUMENT",
-      description: 'invalid request: response_format: response_format must be "json", "toon" or "yaml"',
+      description: 'invalid request: response_format: must be "json", "toon" or "yaml"',
       details: {
-        field_violations: [
-          { field: "response_format", description: 'response_format must be "json", "toon" or "yaml"' },
-        ],
+        field_violations: [{ field: "response_format", description: 'must be "json", "toon" or "yaml"' }],
         trace_id: res.headers.get("x-trace-id"),
       },
       solution: "Correct the fields named in the violations and call again.",
