@@ -78,6 +78,7 @@ export async function benchKeywordContext(): Promise<void> {
   const ctx: CallContext = {
     caller: { accountId: "bench", accountType: "user" },
     traceId: "bench",
+    language: "en" as const,
     log,
     signal: new AbortController().signal,
     remainingMs: () => undefined,

@@ -40,6 +40,7 @@ async function benchAt(label: string, bundle: Bundle): Promise<void> {
   const ctx: CallContext = {
     caller: { accountId: "bench", accountType: "user" },
     traceId: "bench",
+    language: "en" as const,
     log: pino({ level: "silent" }),
     signal: new AbortController().signal,
     remainingMs: () => undefined,

@@ -38,6 +38,7 @@ export async function benchKnToolsSchema(): Promise<void> {
   const ctx: CallContext = {
     caller: { accountId: "bench", accountType: "user" },
     traceId: "bench",
+    language: "en" as const,
     log: pino({ level: "silent" }),
     signal: new AbortController().signal,
     remainingMs: () => undefined,

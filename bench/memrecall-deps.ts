@@ -22,6 +22,7 @@ export function benchContext(accountId: string): CallContext {
   return {
     caller: { accountId, accountType: "user" },
     traceId: randomUUID().replaceAll("-", ""),
+    language: "en" as const,
     log: benchLog,
     signal: new AbortController().signal,
     remainingMs: () => undefined,

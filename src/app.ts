@@ -57,7 +57,16 @@ export function createApp(config: Config, log: Logger, overrides: { backend?: Cl
 
   const plainRoutes = [
     ...probeRoutes({ health, metrics, checks: deps.readiness, log }),
-    ...httpRoutes(deps, { log, maxBytes: config.server.readMaxBytes, stopping: stopping.signal }, admission),
+    ...httpRoutes(
+      deps,
+      {
+        log,
+        maxBytes: config.server.readMaxBytes,
+        stopping: stopping.signal,
+        defaultLanguage: config.server.defaultLanguage,
+      },
+      admission,
+    ),
   ];
   const rpc = createRpcHandler({
     routes: routes(deps, health, toolingStreams),
@@ -75,7 +84,10 @@ export function createApp(config: Config, log: Logger, overrides: { backend?: Cl
       // protobuf-es's default is 100 levels; proto-shape.ts refuses deeper ones before it decodes them.
       binaryOptions: { recursionLimit: protoMaxDepth(config.server.jsonMaxDepth) },
       // With tracing on, outermost: the call's span is open while it waits, runs and is logged.
-      interceptors: [...(config.tracing ? [tracingInterceptor()] : []), callInterceptor({ log, metrics, admission })],
+      interceptors: [
+        ...(config.tracing ? [tracingInterceptor()] : []),
+        callInterceptor({ log, metrics, admission, defaultLanguage: config.server.defaultLanguage }),
+      ],
       shutdownSignal: stopping.signal,
     },
     fallback: createHttpRoutes({
@@ -91,12 +103,14 @@ export function createApp(config: Config, log: Logger, overrides: { backend?: Cl
       jsonMaxDepth: config.server.jsonMaxDepth,
       jsonMaxValues: config.server.jsonMaxValues,
       stopping: stopping.signal,
+      defaultLanguage: config.server.defaultLanguage,
     }),
     jsonMaxDepth: config.server.jsonMaxDepth,
     jsonMaxValues: config.server.jsonMaxValues,
     protoMaxDepth: protoMaxDepth(config.server.jsonMaxDepth),
     toolingStreams,
     log,
+    defaultLanguage: config.server.defaultLanguage,
   });
   const checkOrigin = createOriginCheck({
     allowedHosts: config.server.allowedHosts,
@@ -104,11 +118,12 @@ export function createApp(config: Config, log: Logger, overrides: { backend?: Cl
     routes: plainRoutes,
     metrics,
     log,
+    defaultLanguage: config.server.defaultLanguage,
   });
   const cors = createCors(config.server.corsAllowedOrigins);
   const authenticated = withAuthentication(
     createAuthenticator(config.auth, { log }),
-    { settings: config.auth, log },
+    { settings: config.auth, log, defaultLanguage: config.server.defaultLanguage },
     rpc,
   );
   const listener = new Listener({

@@ -17,6 +17,7 @@ import {
   readEnv,
   timeZone,
 } from "./config-fields";
+import type { Language } from "./errors/text";
 import { DEFAULT_SCAN_BUDGET } from "./kn/embedded/scan-budget";
 import type { HttpBackendOptions } from "./kn/http/http-backend";
 import {
@@ -52,6 +53,8 @@ export interface Config {
     tls: { cert: Buffer; key: Buffer; clientCa?: Buffer } | undefined;
     /** Browser origins allowed to call the service; "*" allows any. Empty: no cross-origin calls. */
     corsAllowedOrigins: string[];
+    /** The language of errors and hints for a caller that asks for none (no Accept-Language or language header). */
+    defaultLanguage: Language;
     /** Largest request message accepted, bytes. */
     readMaxBytes: number;
     /** Largest response message sent, bytes. */
@@ -226,6 +229,7 @@ const envSchema = z.object({
   HEALTH_WATCH_IDLE_MS: integer("HEALTH_WATCH_IDLE_MS", 1000, 86_400_000).default(300_000),
   ALLOWED_HOSTS: list.pipe(z.array(allowedHost)).optional(),
   LOG_LEVEL: logLevel.default("info"),
+  DEFAULT_LANGUAGE: z.enum(["zh", "en"], { error: 'DEFAULT_LANGUAGE must be "zh" or "en"' }).default("zh"),
   // auth
   AUTH_MODE: z
     .enum(["headers", "mtls", "jwt", "introspection"], {
@@ -509,6 +513,7 @@ function serverSection(e: Env): Config["server"] {
           }
         : undefined,
     corsAllowedOrigins: e.CORS_ALLOWED_ORIGINS,
+    defaultLanguage: e.DEFAULT_LANGUAGE,
     readMaxBytes: e.READ_MAX_BYTES,
     writeMaxBytes: e.WRITE_MAX_BYTES,
     compressMinBytes: e.COMPRESS_MIN_BYTES,

@@ -256,6 +256,8 @@ function upstreamReadiness(backend: KnowledgeNetworkBackend, log: Logger): Readi
         const ctx = {
           caller: { accountId: "", accountType: "app" as const },
           traceId: newTraceId(),
+          // A readiness probe's own call: its words go to the probe's log, in English.
+          language: "en" as const,
           log,
           signal,
           remainingMs: () => undefined,

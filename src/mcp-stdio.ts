@@ -91,6 +91,8 @@ async function main(): Promise<void> {
         caller,
         ...(headerKnId !== undefined ? { headerKnId } : {}),
         traceId,
+        // A process has no Accept-Language: its client gets the configured language (DEFAULT_LANGUAGE).
+        language: config.server.defaultLanguage,
         log: log.child({ trace_id: traceId, account: caller.accountId }),
         signal: AbortSignal.any([signal, stopping.signal]),
         remainingMs: () => undefined,

@@ -74,7 +74,7 @@ export function routes(
  */
 export function httpRoutes(
   deps: Deps,
-  route: Pick<JsonRouteOptions, "log" | "maxBytes" | "stopping">,
+  route: Pick<JsonRouteOptions, "log" | "maxBytes" | "stopping" | "defaultLanguage">,
   admission: Admission,
 ): HttpRoute[] {
   const internal = [

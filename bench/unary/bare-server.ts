@@ -26,6 +26,7 @@ const routes = (router: ConnectRouter) =>
       const callCtx = {
         caller: { accountId: ctx.requestHeader.get("x-account-id") ?? "", accountType: "user" as const },
         traceId: "bench",
+        language: "en" as const,
         log,
         signal: ctx.signal,
         remainingMs: () => ctx.timeoutMs(),

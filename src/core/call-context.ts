@@ -1,5 +1,8 @@
 import type { Logger } from "pino";
 
+/** The languages the service answers in (src/errors/text.ts writes every caller-facing text in both). */
+export type Language = "en" | "zh";
+
 /** Account types the platform knows (`x-account-type`). */
 export type AccountType = "user" | "app" | "anonymous";
 
@@ -36,6 +39,8 @@ export interface CallContext {
    */
   headerKnId?: string;
   traceId: string;
+  /** The caller's language (Accept-Language, the `language` header, else DEFAULT_LANGUAGE): what words put in an answer use. */
+  language: Language;
   log: Logger;
   signal: AbortSignal;
   /** Milliseconds left before the caller's deadline, or undefined when it set none. */

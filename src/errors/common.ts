@@ -1,3 +1,4 @@
+import type { Text } from "./text";
 import { type FieldViolation, ToolError } from "./tool-error";
 
 /**
@@ -6,15 +7,18 @@ import { type FieldViolation, ToolError } from "./tool-error";
  * ("skip_llm=false needs an LLM"), `instead` what the agent can do without one.
  */
 export function llmNotConfigured(opts: {
-  needs: string;
-  instead: string;
+  needs: Text;
+  instead: Text;
   field?: FieldViolation;
   validValues?: string[];
 }): ToolError {
   return new ToolError({
     code: "failed_precondition",
     reason: "LLM_NOT_CONFIGURED",
-    message: `${opts.needs}, and this service has none (LLM_BASE_URL is not set)`,
+    message: {
+      en: `${opts.needs.en}, and this service has none (LLM_BASE_URL is not set)`,
+      zh: `${opts.needs.zh}，而本服务没有配置 LLM（未设置 LLM_BASE_URL）`,
+    },
     ...(opts.field ? { violations: [opts.field] } : {}),
     hint: { message: opts.instead, ...(opts.validValues ? { validValues: opts.validValues } : {}) },
   });

@@ -2,7 +2,8 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { AgentHintSchema } from "../../gen/contextloader/common/v1/errors_pb";
 import { MissingParamsSchema } from "../../gen/contextloader/resolver/v1/resolver_pb";
 import { BadRequestSchema, ErrorInfoSchema, RetryInfoSchema } from "../../gen/google/rpc/error_details_pb";
-import { type ErrorCode, ToolError } from "./tool-error";
+import type { Language } from "./text";
+import { type ErrorCode, renderIn, ToolError } from "./tool-error";
 
 /** The ErrorInfo domain of every error this service returns. */
 export const ERROR_DOMAIN = "contextloader";
@@ -38,11 +39,11 @@ export interface MappedError {
  * ToolError included, is our bug: the caller gets INTERNAL with the trace id,
  * never the original text.
  */
-export function toConnectError(err: unknown, traceId: string, signal?: AbortSignal): MappedError {
+export function toConnectError(err: unknown, traceId: string, language: Language, signal?: AbortSignal): MappedError {
   const headers = { "x-trace-id": traceId };
   // An INTERNAL ToolError is our bug too: its words are for the log, the caller gets the trace id.
   if (err instanceof ToolError && err.code !== "internal") {
-    return { error: fromToolError(err, traceId, headers), unexpected: false };
+    return { error: fromToolError(err, traceId, headers, language), unexpected: false };
   }
   // The call was ended from outside while the handler ran: its deadline passed,
   // the server is shutting down, or the client went away (cancel, stream reset).
@@ -51,19 +52,26 @@ export function toConnectError(err: unknown, traceId: string, signal?: AbortSign
     const ended =
       reason.code === Code.DeadlineExceeded || reason.code === Code.Unavailable
         ? reason
-        : new ConnectError(`the client ended the call: ${reason.rawMessage}`, Code.Canceled);
+        : new ConnectError(
+            language === "zh"
+              ? `客户端结束了调用：${reason.rawMessage}`
+              : `the client ended the call: ${reason.rawMessage}`,
+            Code.Canceled,
+          );
     return { error: withInfo(ended, grpcCodeName(ended.code), traceId, headers), unexpected: false };
   }
   // The client closed its side of a stream mid-call (seen before the signal fires).
   if (isClientGone(err)) {
-    const gone = new ConnectError("the client ended the call", Code.Canceled);
+    const gone = new ConnectError(language === "zh" ? "客户端结束了调用" : "the client ended the call", Code.Canceled);
     return { error: withInfo(gone, grpcCodeName(gone.code), traceId, headers), unexpected: false };
   }
   if (err instanceof ConnectError && err.code !== Code.Unknown && err.code !== Code.Internal) {
     return { error: withInfo(err, grpcCodeName(err.code), traceId, headers), unexpected: false };
   }
   const internal = new ConnectError(
-    `internal error; report trace_id ${traceId} to the service operators`,
+    language === "zh"
+      ? `内部错误；请把 trace_id ${traceId} 报告给服务的运维人员`
+      : `internal error; report trace_id ${traceId} to the service operators`,
     Code.Internal,
     headers,
     [errorInfo("INTERNAL", traceId, {})],
@@ -71,19 +79,26 @@ export function toConnectError(err: unknown, traceId: string, signal?: AbortSign
   return { error: internal, unexpected: true };
 }
 
-function fromToolError(err: ToolError, traceId: string, headers: Record<string, string>): ConnectError {
-  const info = err.detail["message"] === undefined ? err.metadata : { ...err.metadata, detail: err.detail["message"] };
+function fromToolError(
+  err: ToolError,
+  traceId: string,
+  headers: Record<string, string>,
+  language: Language,
+): ConnectError {
+  const said = renderIn(err, language);
+  const info =
+    said.detail["message"] === undefined ? err.metadata : { ...err.metadata, detail: said.detail["message"] };
   const details: ConstructorParameters<typeof ConnectError>[3] = [errorInfo(err.reason, traceId, info)];
   if (err.violations.length > 0) {
     details.push({
       desc: BadRequestSchema,
-      value: { fieldViolations: err.violations.map((v) => ({ field: v.field, description: v.description })) },
+      value: { fieldViolations: said.violations },
     });
   }
-  if (err.hint) {
+  if (said.hint) {
     details.push({
       desc: AgentHintSchema,
-      value: { message: err.hint.message, nextRpc: err.hint.nextRpc ?? "", validValues: err.hint.validValues ?? [] },
+      value: { message: said.hint.message, nextRpc: said.hint.nextRpc ?? "", validValues: said.hint.validValues ?? [] },
     });
   }
   if (err.missing.length > 0) {
@@ -97,14 +112,14 @@ function fromToolError(err: ToolError, traceId: string, headers: Record<string, 
     });
     // Connect answers it as an HTTP header (with status 429), gRPC as a trailer: clients that read no details still see it.
     return new ConnectError(
-      err.message,
+      said.message,
       codes[err.code],
       { ...headers, "retry-after": retryAfterSeconds(ms) },
       details,
       err,
     );
   }
-  return new ConnectError(err.message, codes[err.code], headers, details, err);
+  return new ConnectError(said.message, codes[err.code], headers, details, err);
 }
 
 function withInfo(err: ConnectError, reason: string, traceId: string, headers: Record<string, string>): ConnectError {

@@ -24,9 +24,16 @@ export function publicError(
         ? new ToolError({
             code: "unavailable",
             reason: "SHUTTING_DOWN",
-            message: "the server is shutting down; retry on another replica",
+            message: {
+              en: "the server is shutting down; retry on another replica",
+              zh: "服务正在停止；请在另一个副本上重试",
+            },
           })
-        : new ToolError({ code: "cancelled", reason: "CANCELLED", message: "the client ended the call" }),
+        : new ToolError({
+            code: "cancelled",
+            reason: "CANCELLED",
+            message: { en: "the client ended the call", zh: "客户端结束了调用" },
+          }),
       unexpected: false,
     };
   }
@@ -34,7 +41,10 @@ export function publicError(
     error: new ToolError({
       code: "internal",
       reason: "INTERNAL",
-      message: `internal error; report trace_id ${traceId} to the service operators`,
+      message: {
+        en: `internal error; report trace_id ${traceId} to the service operators`,
+        zh: `内部错误；请把 trace_id ${traceId} 报告给服务的运维人员`,
+      },
     }),
     unexpected: true,
   };

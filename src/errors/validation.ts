@@ -1,7 +1,27 @@
 import { type DescMessage, type MessageShape, toJson } from "@bufbuild/protobuf";
 import { z } from "zod";
 import { type OutputFormat, outputFormatField } from "../core/output-format";
+import { fromZodMessage, zodText } from "./text";
 import { type FieldViolation, type Hint, invalidArgument } from "./tool-error";
+
+const english = z.locales.en().localeError;
+const chinese = z.locales.zhCN().localeError;
+
+/**
+ * Zod's own messages (a wrong type, a string too long) in both languages, from zod's maintained
+ * locales; a schema's own message (zodText) takes precedence over it, as zod applies error maps.
+ */
+const bothLanguages: z.core.$ZodErrorMap = (issue) => {
+  const en = english(issue);
+  const zh = chinese(issue);
+  const say = (m: typeof en) => (typeof m === "string" ? m : (m?.message ?? ""));
+  return zodText(say(en), say(zh));
+};
+
+/** schema.safeParse with zod's own messages in both languages: what violationsOf reads. */
+export function safeParseBoth<S extends z.ZodType>(schema: S, value: unknown): z.ZodSafeParseResult<z.output<S>> {
+  return schema.safeParse(value, { error: bothLanguages });
+}
 
 /**
  * Validates a decoded request against a zod schema written in the spec's terms:
@@ -33,8 +53,8 @@ export function validateFormattedRequest<D extends DescMessage, S extends z.ZodT
   schema: S,
 ): { input: z.output<S>; format: OutputFormat | undefined } {
   const { output_format, ...rest } = requestJson(desc, message) as Record<string, unknown>;
-  const format = outputFormatField.safeParse(output_format);
-  const input = schema.safeParse(rest);
+  const format = safeParseBoth(outputFormatField, output_format);
+  const input = safeParseBoth(schema, rest);
   const violations = [
     ...(format.success ? [] : violationsOf(format.error).map((v) => ({ ...v, field: "output_format" }))),
     ...(input.success ? [] : violationsOf(input.error)),
@@ -52,7 +72,10 @@ function requestJson<D extends DescMessage>(desc: D, message: MessageShape<D>): 
     throw invalidArgument([
       {
         field: unrepresentable(desc, message, "") ?? "request",
-        description: `not representable as JSON: ${(err as Error).message}`,
+        description: {
+          en: `not representable as JSON: ${(err as Error).message}`,
+          zh: `无法表示为 JSON：${(err as Error).message}`,
+        },
       },
     ]);
   }
@@ -95,20 +118,23 @@ function unrepresentable(desc: DescMessage, message: unknown, prefix: string): s
 
 /** Parses plain JSON (a REST body, an already-converted request) or throws INVALID_ARGUMENT. */
 export function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown, hint?: Hint): z.output<S> {
-  const result = schema.safeParse(value);
+  const result = safeParseBoth(schema, value);
   if (result.success) return result.data;
   throw invalidArgument(violationsOf(result.error), hint);
 }
 
-/** One violation per distinct (field, message) of a zod error. */
+/**
+ * One violation per distinct (field, message) of a zod error. Its messages are in both languages when the
+ * parse was safeParseBoth's and the schema's own messages were zodText's; any other message is shown as it is.
+ */
 export function violationsOf(error: z.ZodError): FieldViolation[] {
   const seen = new Set<string>();
   const out: FieldViolation[] = [];
-  const add = (field: string, description: string) => {
-    const key = `${field}\u0000${description}`;
+  const add = (field: string, message: string) => {
+    const key = `${field}\u0000${message}`;
     if (seen.has(key)) return;
     seen.add(key);
-    out.push({ field, description });
+    out.push({ field, description: fromZodMessage(message) });
   };
   for (const issue of error.issues) {
     // A strict object names its unknown keys in one issue: each is a violation of its own field.

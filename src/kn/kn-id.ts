@@ -1,4 +1,5 @@
 import type { CallContext } from "../core/call-context";
+import { text } from "../errors/text";
 import { ToolError } from "../errors/tool-error";
 import { checkPathId } from "../upstream/path-ids";
 
@@ -16,8 +17,18 @@ export function knIdOf(argument: string, ctx: CallContext): string {
   throw new ToolError({
     code: "invalid_argument",
     reason: "KN_ID_REQUIRED",
-    message: "kn_id is required: pass kn_id, or send the x-kn-id header",
-    violations: [{ field: "kn_id", description: "kn_id is required (or the x-kn-id header)" }],
-    hint: { message: 'Pass kn_id (e.g. "kn_medical") or configure the x-kn-id header of this connection.' },
+    message: text(
+      "kn_id is required: pass kn_id, or send the x-kn-id header",
+      "必须提供kn_id：传入kn_id，或发送x-kn-id请求头",
+    ),
+    violations: [
+      { field: "kn_id", description: text("required (or the x-kn-id header)", "必填（或用x-kn-id请求头）") },
+    ],
+    hint: {
+      message: text(
+        'Pass kn_id (e.g. "kn_medical") or configure the x-kn-id header of this connection.',
+        '传入kn_id（例如"kn_medical"），或为这个连接配置x-kn-id请求头。',
+      ),
+    },
   });
 }

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { type Json, jsonSchema, parsedJson } from "../core/json";
+import { zodText } from "../errors/text";
 
 /**
  * The platform's knowledge-network vocabulary (ontology-manager and
@@ -175,7 +176,13 @@ export const conditionSchema: z.ZodType<Condition> = z.lazy(
         operation: z.preprocess((op) => (op === "=" ? "==" : op), z.enum(["and", "or", ...LEAF_OPERATIONS])),
         sub_conditions: z
           .array(conditionSchema)
-          .max(MAX_SUB_CONDITIONS, `an and/or node takes at most ${MAX_SUB_CONDITIONS} sub_conditions`)
+          .max(
+            MAX_SUB_CONDITIONS,
+            zodText(
+              `at most ${MAX_SUB_CONDITIONS} in one and/or node`,
+              `一个 and/or 节点最多 ${MAX_SUB_CONDITIONS} 个`,
+            ),
+          )
           .optional(),
         field: z.string().min(1).optional(),
         fields: z.array(z.string().min(1)).optional(),
@@ -190,7 +197,7 @@ export const conditionSchema: z.ZodType<Condition> = z.lazy(
           ctx.addIssue({
             code: "custom",
             path: ["sub_conditions"],
-            message: `an ${c.operation} node needs sub_conditions`,
+            message: zodText(`required in an ${c.operation} node`, `${c.operation} 节点必须提供`),
           });
         }
       }) as z.ZodType<Condition>,
@@ -232,8 +239,8 @@ export const objectQuerySchema = z.object({
   limit: z
     .number()
     .int()
-    .min(1, "limit must be at least 1")
-    .max(MAX_OBJECT_LIMIT, `limit must be at most ${MAX_OBJECT_LIMIT}`),
+    .min(1, zodText("must be at least 1", "不能小于 1"))
+    .max(MAX_OBJECT_LIMIT, zodText(`must be at most ${MAX_OBJECT_LIMIT}`, `不能大于 ${MAX_OBJECT_LIMIT}`)),
   need_total: z.boolean().optional(),
   sort: z.array(z.object({ field: z.string().min(1), direction: z.enum(["asc", "desc"]) })).optional(),
   search_after: z.array(jsonSchema).optional(),
@@ -389,7 +396,7 @@ export const subgraphQuerySchema = z.object({
               limit: z.number().int().min(1).max(MAX_OBJECT_LIMIT).optional(),
             }),
           )
-          .min(2, "a path needs at least two object types"),
+          .min(2, zodText("a path needs at least two object types", "一条路径至少需要两个对象类型")),
         relation_types: z
           .array(
             z.object({
@@ -398,11 +405,11 @@ export const subgraphQuerySchema = z.object({
               target_object_type_id: z.string().min(1),
             }),
           )
-          .min(1, "a path needs at least one relation type"),
+          .min(1, zodText("a path needs at least one relation type", "一条路径至少需要一个关系类型")),
         limit: z.number().int().min(1).max(MAX_OBJECT_LIMIT).optional(),
       }),
     )
-    .min(1, "relation_type_paths must not be empty"),
+    .min(1, zodText("must not be empty", "不能为空")),
   include_logic_params: z.boolean().optional(),
 });
 

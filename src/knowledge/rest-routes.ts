@@ -4,7 +4,8 @@ import {
   RetrieveKeywordContextResponseSchema,
   RetrieveSchemaResponseSchema,
 } from "../../gen/contextloader/knowledge/v1/knowledge_pb";
-import { invalidArgument, type ToolError } from "../errors/tool-error";
+import { type Language, text } from "../errors/text";
+import { invalidArgument, renderIn, type ToolError } from "../errors/tool-error";
 import { parseOrThrow } from "../errors/validation";
 import type { HttpRoute } from "../server/http-routes";
 import { httpStatusFor, type JsonRouteOptions, jsonRoute } from "../server/json-route";
@@ -59,7 +60,7 @@ const knowledgeRetrieveBody = z
  */
 export function knowledgeRoutes(
   deps: KnowledgeDeps,
-  route: Pick<JsonRouteOptions, "log" | "maxBytes" | "stopping">,
+  route: Pick<JsonRouteOptions, "log" | "maxBytes" | "stopping" | "defaultLanguage">,
 ): HttpRoute[] {
   return [
     jsonRoute({
@@ -95,10 +96,20 @@ export function knowledgeRoutes(
         const { object_type_id, ...schemaFields } = rest;
         if (object_type_id !== undefined && object_type_id !== "") {
           throw invalidArgument(
-            [{ field: "object_type_id", description: "only used with enable_keyword_context=true" }],
+            [
+              {
+                field: "object_type_id",
+                description: text(
+                  "only used with enable_keyword_context=true",
+                  "只在 enable_keyword_context=true 时使用",
+                ),
+              },
+            ],
             {
-              message:
+              message: text(
                 "For keyword context set enable_keyword_context=true; for schema recall leave object_type_id out.",
+                "要召回关键词上下文，请设置 enable_keyword_context=true；要召回 schema，请不要传 object_type_id。",
+              ),
             },
           );
         }
@@ -120,7 +131,7 @@ export function knowledgeRoutes(
           ...(result.warnings.length > 0 ? { warnings: json["warnings"] } : {}),
         };
       },
-      renderError: (err, traceId) => knowledgeError(err, traceId),
+      renderError: knowledgeError,
     }),
     // data-retrieval-tools §7.2: the spec's body and answer {reranked_concepts, filtered_count}.
     jsonRoute({
@@ -141,18 +152,19 @@ export function knowledgeRoutes(
   ];
 }
 
-/** The spec's error body for knowledge_retrieve and knowledge_rerank (keyword-context-recall §7.3, §7.4). */
-function knowledgeError(err: ToolError, traceId: string) {
-  const { message, suggestion, ...extra } = err.detail;
+/** The spec's error body for knowledge_retrieve and knowledge_rerank (keyword-context-recall §7.3, §7.4), in the caller's language. */
+function knowledgeError(err: ToolError, traceId: string, language: Language) {
+  const said = renderIn(err, language);
+  const { message, suggestion, ...extra } = said.detail;
   return {
-    error: err.message,
+    error: said.message,
     status_code: httpStatusFor(err),
     detail: {
-      message: message ?? err.message,
-      ...((suggestion ?? err.hint?.message) ? { suggestion: suggestion ?? err.hint!.message } : {}),
+      message: message ?? said.message,
+      ...((suggestion ?? said.hint?.message) ? { suggestion: suggestion ?? said.hint!.message } : {}),
       ...extra,
       reason: err.reason,
-      ...(err.violations.length > 0 ? { field_violations: err.violations } : {}),
+      ...(said.violations.length > 0 ? { field_violations: said.violations } : {}),
       ...(err.hint?.validValues?.length ? { valid_values: err.hint.validValues } : {}),
       trace_id: traceId,
     },

@@ -1,4 +1,5 @@
 import { type Caller, callerKey } from "../core/call-context";
+import { text } from "../errors/text";
 import { ToolError } from "../errors/tool-error";
 import { identityKey } from "../kn/identity";
 import type { ActionType, DataProperty, LogicProperty } from "../kn/types";
@@ -76,10 +77,21 @@ export class KnowledgeSessions {
         throw new ToolError({
           code: "failed_precondition",
           reason: "REDIS_NOT_CONFIGURED",
-          message: 'session_type "redis" was asked for, but this service has no Redis (REDIS_URL is not set)',
-          violations: [{ field: "session_type", description: 'use "in_memory" or leave it empty' }],
+          message: text(
+            'session_type "redis" was asked for, but this service has no Redis (REDIS_URL is not set)',
+            '请求了 session_type "redis"，但本服务没有 Redis（未设置 REDIS_URL）',
+          ),
+          violations: [
+            {
+              field: "session_type",
+              description: text('use "in_memory" or leave it empty', '请用 "in_memory" 或留空'),
+            },
+          ],
           hint: {
-            message: 'Call again with session_type "in_memory" or without session_type.',
+            message: text(
+              'Call again with session_type "in_memory" or without session_type.',
+              '用 session_type "in_memory" 或不带 session_type 再调用。',
+            ),
             validValues: ["in_memory", ""],
           },
         });

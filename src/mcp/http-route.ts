@@ -2,13 +2,15 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import { SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "pino";
 import type { CallContext, Caller } from "../core/call-context";
-import { ToolError } from "../errors/tool-error";
+import type { Language } from "../errors/text";
+import { renderIn, ToolError } from "../errors/tool-error";
 import type { Admission } from "../server/admission";
 import { authenticatedCaller, challengeHeaders } from "../server/auth";
 import { knIdFromHeaders } from "../server/caller";
 import type { HttpRoute } from "../server/http-routes";
 import { headersOf, refusalStatus } from "../server/http-routes";
 import { httpStatusOf } from "../server/json-route";
+import { chooseLanguage, languageHeaderProblem } from "../server/language";
 import type { NodeServerResponse } from "../server/node-types";
 import { traceIdFromHeaders } from "../server/trace";
 import { createMcpServer } from "./server";
@@ -33,6 +35,8 @@ export function mcpRoute(opts: {
   maxBytes: number;
   stopping: AbortSignal;
   admission: Admission;
+  /** The language of errors for a caller that asks for none (DEFAULT_LANGUAGE). */
+  defaultLanguage: Language;
 }): HttpRoute {
   return {
     method: "POST",
@@ -41,11 +45,15 @@ export function mcpRoute(opts: {
     // Each tools/call and tools/list of the body waits for its own slot (createMcpServer's `admit`).
     admitsItself: true,
     // Refused before any JSON-RPC message is read: a JSON-RPC error without an id, with the status the problem means.
-    renderRefusal: (err) => ({ status: refusalStatus(err), body: jsonRpcError(err.message) }),
+    renderRefusal: (err, _traceId, language) => ({
+      status: refusalStatus(err),
+      body: jsonRpcError(err.text[language]),
+    }),
     async handle(req, res, body) {
       const started = performance.now();
       const headers = headersOf(req);
       const traceId = traceIdFromHeaders(headers);
+      const language = chooseLanguage(headers.get("language"), headers.get("accept-language"), opts.defaultLanguage);
       // The request's own lines carry trace_id and route on the line; the one child logger per request,
       // made once the account is known, is the tools' (a child of a child is what pino makes slowly).
       const fields = { trace_id: traceId, route: MCP_PATH };
@@ -53,13 +61,18 @@ export function mcpRoute(opts: {
       let headerKnId: string | undefined;
       try {
         caller = authenticatedCaller(req);
+        const languageProblem = languageHeaderProblem(headers.get("language"));
+        if (languageProblem) throw languageProblem;
         headerKnId = knIdFromHeaders(headers);
       } catch (err) {
         if (!(err instanceof ToolError)) throw err;
         // Before any JSON-RPC message is read (the caller or its x-kn-id refused): a JSON-RPC error
         // without an id, with the status the problem means.
         const status = httpStatusOf[err.code];
-        const message = err.hint ? `${err.message}. ${err.hint.message}` : err.message;
+        const said = renderIn(err, language);
+        const message = said.hint
+          ? `${said.message}${language === "zh" ? "。" : ". "}${said.hint.message}`
+          : said.message;
         writeJsonRpcError(res, status, message, traceId, challengeHeaders(err));
         opts.log.info({ ...fields, status, reason: err.reason }, "mcp request refused");
         return;
@@ -71,7 +84,10 @@ export function mcpRoute(opts: {
           version.length > 40
             ? `${JSON.stringify(version.slice(0, 40))}… (${version.length} characters)`
             : JSON.stringify(version);
-        const message = `Bad Request: unsupported mcp-protocol-version ${shown}; this server speaks ${SUPPORTED_PROTOCOL_VERSIONS.join(", ")}`;
+        const message =
+          language === "zh"
+            ? `Bad Request：不支持的 mcp-protocol-version ${shown}；本服务器支持 ${SUPPORTED_PROTOCOL_VERSIONS.join(", ")}`
+            : `Bad Request: unsupported mcp-protocol-version ${shown}; this server speaks ${SUPPORTED_PROTOCOL_VERSIONS.join(", ")}`;
         writeJsonRpcError(res, 400, message, traceId);
         opts.log.info({ ...fields, status: 400, reason: "UNSUPPORTED_PROTOCOL_VERSION" }, "mcp request refused");
         return;
@@ -88,6 +104,7 @@ export function mcpRoute(opts: {
           caller,
           ...(headerKnId !== undefined ? { headerKnId } : {}),
           traceId,
+          language,
           log: callLog,
           signal: AbortSignal.any([signal, gone.signal, opts.stopping]),
           remainingMs: () => undefined,

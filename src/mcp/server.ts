@@ -14,7 +14,8 @@ import type { CallContext } from "../core/call-context";
 import { packagePath } from "../core/package-root";
 import { inSpan } from "../core/telemetry";
 import { publicError } from "../errors/public-error";
-import type { ToolError } from "../errors/tool-error";
+import type { Language } from "../errors/text";
+import { renderIn, type ToolError } from "../errors/tool-error";
 import type { Release } from "../server/admission";
 import type { McpTool } from "./tools";
 
@@ -70,7 +71,11 @@ export function createMcpServer(opts: {
       (await admitted(opts.admit, extra.signal))?.();
     } catch (err) {
       const { error } = publicError(err, "");
-      throw new McpError(ErrorCode.InternalError, `${error.code.toUpperCase()} (${error.reason}): ${error.message}`);
+      const language = opts.contextOf(extra.signal).language;
+      throw new McpError(
+        ErrorCode.InternalError,
+        `${error.code.toUpperCase()} (${error.reason}): ${error.text[language]}`,
+      );
     }
     return { tools };
   });
@@ -78,13 +83,16 @@ export function createMcpServer(opts: {
     // The SDK has checked the request against CallToolRequestSchema before calling this (see LooseCallToolRequest).
     const { name, arguments: args = {} } = (request as CallToolRequest).params;
     const tool = byName.get(name);
+    const ctx = opts.contextOf(extra.signal);
     if (!tool) {
+      const known = [...byName.keys()].join(", ");
       throw new McpError(
         ErrorCode.InvalidParams,
-        `unknown tool ${JSON.stringify(name)}; the tools are ${[...byName.keys()].join(", ")}`,
+        ctx.language === "zh"
+          ? `未知的工具 ${JSON.stringify(name)}；工具有：${known}`
+          : `unknown tool ${JSON.stringify(name)}; the tools are ${known}`,
       );
     }
-    const ctx = opts.contextOf(extra.signal);
     const started = performance.now();
     let release: Release | undefined;
     // A client that sends a progressToken hears each step of a long tool (recall) as notifications/progress,
@@ -116,7 +124,7 @@ export function createMcpServer(opts: {
           { tool: name, ms: elapsed(started), reason: failure.reason, detail: failure.privateDetail },
           "mcp tool failed",
         );
-      return { isError: true, content: [{ type: "text", text: errorText(failure, ctx.traceId) }] };
+      return { isError: true, content: [{ type: "text", text: errorText(failure, ctx.traceId, ctx.language) }] };
     } finally {
       release?.();
     }
@@ -180,16 +188,18 @@ const TOOL_OF_RPC: Record<string, string> = {
  * step and the tool to call for it, and the trace id — the RPC's error details,
  * one labelled line or list each.
  */
-function errorText(err: ToolError, traceId: string): string {
-  const lines = [`${err.code.toUpperCase()} (${err.reason}): ${oneLine(toolNamesIn(err.message))}`];
-  if (err.violations.length > 0) {
-    lines.push("Invalid arguments:", ...err.violations.map((v) => `- ${v.field}: ${oneLine(v.description)}`));
+function errorText(err: ToolError, traceId: string, language: Language): string {
+  const said = renderIn(err, language);
+  const label = LABELS[language];
+  const lines = [`${err.code.toUpperCase()} (${err.reason}): ${oneLine(toolNamesIn(said.message))}`];
+  if (said.violations.length > 0) {
+    lines.push(label.invalid, ...said.violations.map((v) => `- ${v.field}: ${oneLine(v.description)}`));
   }
-  const valid = err.hint?.validValues ?? [];
-  if (valid.length > 0) lines.push(`Valid values: ${valid.map(oneLine).join(", ")}`);
+  const valid = said.hint?.validValues ?? [];
+  if (valid.length > 0) lines.push(`${label.valid} ${valid.map(oneLine).join(", ")}`);
   if (err.missing.length > 0) {
     lines.push(
-      "Missing parameters:",
+      label.missing,
       ...err.missing.map(
         (m) =>
           `- ${m.property}: ${m.params
@@ -204,13 +214,33 @@ function errorText(err: ToolError, traceId: string): string {
       ),
     );
   }
-  const next = toolNamesIn(err.hint?.message ?? err.detail["suggestion"]);
-  if (next) lines.push(`Next step: ${oneLine(next)}`);
+  const next = toolNamesIn(said.hint?.message ?? said.detail["suggestion"]);
+  if (next) lines.push(`${label.next} ${oneLine(next)}`);
   const nextRpc = err.hint?.nextRpc?.split("/").pop();
-  if (nextRpc !== undefined) lines.push(`Next tool: ${TOOL_OF_RPC[nextRpc] ?? nextRpc}`);
-  lines.push(`Trace id: ${traceId}`);
+  if (nextRpc !== undefined) lines.push(`${label.nextTool} ${TOOL_OF_RPC[nextRpc] ?? nextRpc}`);
+  lines.push(`${label.trace} ${traceId}`);
   return lines.join("\n");
 }
+
+/** errorText's labels: the text is read by the agent, in the caller's language throughout. */
+const LABELS: Record<Language, Record<"invalid" | "valid" | "missing" | "next" | "nextTool" | "trace", string>> = {
+  en: {
+    invalid: "Invalid arguments:",
+    valid: "Valid values:",
+    missing: "Missing parameters:",
+    next: "Next step:",
+    nextTool: "Next tool:",
+    trace: "Trace id:",
+  },
+  zh: {
+    invalid: "无效参数：",
+    valid: "可选值：",
+    missing: "缺少的参数：",
+    next: "下一步：",
+    nextTool: "下一个工具：",
+    trace: "Trace id：",
+  },
+};
 
 /** Each part of the error on its own line: a value's own line breaks would read as new parts. */
 function oneLine(text: string): string {

@@ -5,8 +5,9 @@ import type { Json } from "../core/json";
 import { OUTPUT_FORMATS, type OutputFormat, render } from "../core/output-format";
 import { protoJsonSchema } from "../core/proto-json-schema";
 import type { Progress, Tool } from "../core/tool";
+import { text } from "../errors/text";
 import { type FieldViolation, invalidArgument, ToolError } from "../errors/tool-error";
-import { violationsOf } from "../errors/validation";
+import { safeParseBoth, violationsOf } from "../errors/validation";
 import type { KnowledgeDeps } from "../knowledge/deps";
 import { knowledgeTools } from "../knowledge/tools";
 import type { MemRecallDeps } from "../memrecall/memories-deps";
@@ -100,13 +101,21 @@ function bind<D>(tool: Tool<D>, deps: D): McpTool {
       // Own keys only: "constructor" or "toString" is no argument of any tool.
       const unknown = Object.keys(rest)
         .filter((k) => !Object.hasOwn(properties, k))
-        .map((k) => ({ field: k, description: `${tool.name} has no argument ${k}` }));
-      const parsed = tool.input.safeParse(rest);
+        .map((k) => ({
+          field: k,
+          description: text(`${tool.name} has no such argument`, `${tool.name} 没有这个参数`),
+        }));
+      const parsed = safeParseBoth(tool.input, rest);
       if (badFormat.length > 0 || unknown.length > 0 || !parsed.success) {
         throw invalidArgument(
           [...badFormat, ...unknown, ...(parsed.success ? [] : violationsOf(parsed.error))],
           unknown.length > 0
-            ? { message: `The arguments of ${tool.name} are: ${Object.keys(properties).join(", ")}.` }
+            ? {
+                message: text(
+                  `The arguments of ${tool.name} are: ${Object.keys(properties).join(", ")}.`,
+                  `${tool.name} 的参数有：${Object.keys(properties).join(", ")}。`,
+                ),
+              }
             : undefined,
         );
       }
@@ -122,8 +131,8 @@ function bind<D>(tool: Tool<D>, deps: D): McpTool {
 
 /** The format asked for under either name; both given and different is an error, not a guess. */
 export function formatOf(outputFormat: unknown, responseFormat: unknown): OutputFormat {
-  const out = outputFormatArgument.safeParse(outputFormat === "" ? undefined : outputFormat);
-  const alt = responseFormatArgument.safeParse(responseFormat === "" ? undefined : responseFormat);
+  const out = safeParseBoth(outputFormatArgument, outputFormat === "" ? undefined : outputFormat);
+  const alt = safeParseBoth(responseFormatArgument, responseFormat === "" ? undefined : responseFormat);
   if (!out.success || !alt.success) {
     throw invalidArgument([
       ...(out.success ? [] : violationsOf(out.error).map((v) => ({ ...v, field: "output_format" }))),
@@ -134,7 +143,13 @@ export function formatOf(outputFormat: unknown, responseFormat: unknown): Output
   const given = outputFormat !== undefined && outputFormat !== "";
   if (alt.data !== undefined && given && alt.data !== out.data) {
     throw invalidArgument([
-      { field: "response_format", description: `says ${alt.data} while output_format says ${out.data}: give one` },
+      {
+        field: "response_format",
+        description: text(
+          `says ${alt.data} while output_format says ${out.data}: give one`,
+          `为 ${alt.data}，而 output_format 为 ${out.data}：只给一个`,
+        ),
+      },
     ]);
   }
   return alt.data ?? out.data;

@@ -1,6 +1,6 @@
 import type { Json } from "../core/json";
 import { compact, table } from "../core/tables";
-import { type Extraction, extractionMessage } from "./keyword-extraction";
+import type { Extraction } from "./keyword-extraction";
 import type { MemoryDetail } from "./read";
 import type { RecallResult } from "./recall/events";
 import type { RememberResult } from "./remember/remember";
@@ -57,7 +57,7 @@ export function extractionAnswer(r: Extraction): Json {
     keywords: table(r.keywords.map((k) => ({ ...k }))),
     expanded_query: r.expanded_query,
     method: r.method,
-    message: extractionMessage(r),
+    message: r.message,
   });
 }
 

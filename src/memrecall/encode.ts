@@ -14,7 +14,7 @@ import type {
 } from "../../gen/contextloader/memrecall/v1/memrecall_pb";
 import type { ExpandContextWindowResult } from "./expand-context-window";
 import type { HandoffResult } from "./handoff";
-import { type Extraction, extractionMessage } from "./keyword-extraction";
+import type { Extraction } from "./keyword-extraction";
 import type { MemoryDetail } from "./read";
 import type { RecallEvent, RecallResult } from "./recall/events";
 import type { RememberResult } from "./remember/remember";
@@ -99,7 +99,7 @@ export function extractKeywordsResponse(r: Extraction): MessageInitShape<typeof 
     keywords: r.keywords,
     expandedQuery: r.expanded_query,
     method: r.method,
-    message: extractionMessage(r),
+    message: r.message,
   };
 }
 

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { CallContext } from "../core/call-context";
 import { normalizeText, STOP_WORDS, tokenizer } from "../core/text";
+import { type Text, text } from "../errors/text";
 import { ToolError } from "../errors/tool-error";
 import type { LlmClient } from "../upstream/llm-client";
 import { readJsonObject } from "../upstream/llm-json";
@@ -22,16 +23,17 @@ export interface Extraction {
   expanded_query: string;
   /** "llm", or "fallback" for the local extraction (no LLM configured, or it failed). */
   method: "llm" | "fallback";
-  /** Why the fallback was used, when the LLM failed. */
-  note?: string;
+  /**
+   * What the answer says about its method, in the caller's language: with the fallback, why the extraction
+   * is local (spec §2.3's fallback); "" for the LLM's.
+   */
+  message: string;
 }
 
-/** What the answer says about its method: without an LLM, why the extraction is local (spec §2.3's fallback). */
-export function extractionMessage(r: Extraction): string {
-  return (
-    r.note ?? (r.method === "fallback" ? "未配置 LLM（LLM_BASE_URL），使用本地提取（jieba TF-IDF + 时间表达式）" : "")
-  );
-}
+const NO_LLM = text(
+  "no LLM configured (LLM_BASE_URL): extracted locally (jieba TF-IDF + time expressions)",
+  "未配置 LLM（LLM_BASE_URL），使用本地提取（jieba TF-IDF + 时间表达式）",
+);
 
 /** Time expressions, kept whole and typed "time" (jieba would cut 最近三天 into pieces). */
 const TIME_PATTERN = new RegExp(
@@ -147,13 +149,13 @@ export async function extractKeywords(
   context: string,
   max: number,
 ): Promise<Extraction> {
-  const fallback = (note?: string): Extraction => ({
+  const fallback = (why: Text): Extraction => ({
     keywords: extractLocally(query, context, max),
     expanded_query: "",
     method: "fallback",
-    ...(note ? { note } : {}),
+    message: why[ctx.language],
   });
-  if (!llm) return fallback();
+  if (!llm) return fallback(NO_LLM);
   let content: string;
   try {
     content = (
@@ -163,7 +165,10 @@ export async function extractKeywords(
     ctx.signal.throwIfAborted();
     ctx.log.warn({ err }, "keyword extraction: the LLM failed; using the local extraction");
     // A ToolError's message is written for callers; anything else may carry what only the log may see.
-    return fallback(`LLM 调用失败（${err instanceof ToolError ? err.message : "内部错误"}），已使用本地提取`);
+    const why = err instanceof ToolError ? err.text : text("internal error", "内部错误");
+    return fallback(
+      text(`the LLM call failed (${why.en}): extracted locally`, `LLM 调用失败（${why.zh}），已使用本地提取`),
+    );
   }
   const read = readJsonObject(content);
   const parsed = read.ok ? llmAnswer.safeParse(read.value) : undefined;
@@ -172,7 +177,9 @@ export async function extractKeywords(
       { answer: content.slice(0, 500) },
       "keyword extraction: unreadable LLM answer; using the local extraction",
     );
-    return fallback("LLM 的回答不是约定的 JSON，已使用本地提取");
+    return fallback(
+      text("the LLM's answer was not the agreed JSON: extracted locally", "LLM 的回答不是约定的 JSON，已使用本地提取"),
+    );
   }
   const seen = new Set<string>();
   const keywords: ExtractedKeyword[] = [];
@@ -187,6 +194,7 @@ export async function extractKeywords(
     });
     if (keywords.length === max) break;
   }
-  if (keywords.length === 0) return fallback("LLM 没有给出关键词，已使用本地提取");
-  return { keywords, expanded_query: parsed.data.expanded_query?.trim() ?? "", method: "llm" };
+  if (keywords.length === 0)
+    return fallback(text("the LLM gave no keywords: extracted locally", "LLM 没有给出关键词，已使用本地提取"));
+  return { keywords, expanded_query: parsed.data.expanded_query?.trim() ?? "", method: "llm", message: "" };
 }

@@ -1,3 +1,4 @@
+import { text } from "../errors/text";
 import { ToolError } from "../errors/tool-error";
 import type { MemoryFilters, MemoryStore, MemoryVector } from "../store/memories/memory-store";
 import { EQUIVALENT_CREDIT, idfOf, type KeywordQuery, LEXICON_CREDIT } from "./search-text";
@@ -384,10 +385,15 @@ export class MemoryIndex {
       throw new ToolError({
         code: "failed_precondition",
         reason: "EMBEDDINGS_CHANGED",
-        message: `this user's memories were embedded with ${u.dims} dimensions and the query with ${query.vector.length}: the embeddings model changed since they were stored`,
+        message: text(
+          `this user's memories were embedded with ${u.dims} dimensions and the query with ${query.vector.length}: the embeddings model changed since they were stored`,
+          `该用户的记忆以 ${u.dims} 维向量化，而查询是 ${query.vector.length} 维：记忆保存之后向量化模型已更换`,
+        ),
         hint: {
-          message:
+          message: text(
             "Search with search_mode=keyword, or ask the operators to re-embed the memories (store them again) with the current EMBEDDINGS_MODEL.",
+            "用 search_mode=keyword 搜索，或请运维人员用当前的 EMBEDDINGS_MODEL 重新向量化这些记忆（重新保存它们）。",
+          ),
         },
       });
     }

@@ -83,8 +83,8 @@ export function registerMemRecall(router: ConnectRouter, deps: MemRecallDeps): v
       );
     },
     expandContextWindow(req, ctx) {
-      const { input } = decode(ctx, ExpandContextWindowRequestSchema, req, expandInput);
-      return expandContextWindowResponse(expandContextWindow(input));
+      const { c, input } = decode(ctx, ExpandContextWindowRequestSchema, req, expandInput);
+      return expandContextWindowResponse(expandContextWindow(input, c.language));
     },
     handoff(req, ctx) {
       const { c, input } = decode(ctx, HandoffRequestSchema, req, handoffInput);

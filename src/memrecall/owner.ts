@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import type { CallContext, Caller } from "../core/call-context";
+import { type Text, text } from "../errors/text";
 import { type ErrorCode, ToolError } from "../errors/tool-error";
 import { accountKey } from "../store/session-store";
 import type { MemoriesDeps } from "./memories-deps";
@@ -16,15 +17,27 @@ const VERSION_TTL_MS = 30 * 86_400_000;
 const REFUSALS = {
   ACCOUNT_REQUIRED: {
     code: "unauthenticated",
-    message: "MemRecall needs the caller's account: send the x-account-id header (and x-account-type user or app)",
-    hint: "Call again with the x-account-id header of the user whose memories these are.",
+    message: text(
+      "MemRecall needs the caller's account: send the x-account-id header (and x-account-type user or app)",
+      "MemRecall 需要调用方的账户：请发送 x-account-id 请求头（以及 x-account-type user 或 app）",
+    ),
+    hint: text(
+      "Call again with the x-account-id header of the user whose memories these are.",
+      "带上这些记忆所属用户的 x-account-id 请求头重新调用。",
+    ),
   },
   ANONYMOUS_NOT_ALLOWED: {
     code: "permission_denied",
-    message: "anonymous accounts have no memories: MemRecall serves user and app accounts only",
-    hint: "Call with x-account-type user (or app) and that account's x-account-id.",
+    message: text(
+      "anonymous accounts have no memories: MemRecall serves user and app accounts only",
+      "匿名账户没有记忆：MemRecall 只服务 user 和 app 账户",
+    ),
+    hint: text(
+      "Call with x-account-type user (or app) and that account's x-account-id.",
+      "使用 x-account-type user（或 app）及该账户的 x-account-id 调用。",
+    ),
   },
-} as const satisfies Record<string, { code: ErrorCode; message: string; hint: string }>;
+} as const satisfies Record<string, { code: ErrorCode; message: Text; hint: Text }>;
 
 /**
  * The memory owner for the caller, or the refusal of a caller who has none.

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { CallContext } from "../core/call-context";
 import { normalizeText } from "../core/text";
+import { type Text, text } from "../errors/text";
 import { ToolError } from "../errors/tool-error";
 import { completeWithin } from "../upstream/llm-client";
 import { readJsonObject } from "../upstream/llm-json";
@@ -61,7 +62,7 @@ export async function expandQuery(
   ctx: CallContext,
   query: string,
   keywords: string[],
-  notes: string[],
+  notes: Text[],
 ): Promise<string[]> {
   if (!deps.llm) return [];
   const key = `cl:memrecall:rewrite:${digest({ query, keywords })}`;
@@ -70,19 +71,29 @@ export async function expandQuery(
   const answer = await completeWithin(deps.llm, ctx, rewritePrompt(query, keywords), EXPANSION_TIMEOUT_MS);
   if (!answer.ok) {
     const why = answer.timedOut
-      ? `超过 ${EXPANSION_TIMEOUT_MS} ms`
+      ? text(`over ${EXPANSION_TIMEOUT_MS} ms`, `超过 ${EXPANSION_TIMEOUT_MS} ms`)
       : answer.error instanceof ToolError
-        ? answer.error.message
-        : "内部错误";
+        ? answer.error.text
+        : text("internal error", "内部错误");
     ctx.log.warn({ err: answer.error }, "query rewrite: the LLM failed; searching on the query");
-    notes.push(`查询扩展不可用（${why}），已按原查询搜索`);
+    notes.push(
+      text(
+        `query expansion unavailable (${why.en}): searched on the query as given`,
+        `查询扩展不可用（${why.zh}），已按原查询搜索`,
+      ),
+    );
     return [];
   }
   const content = answer.content;
   const terms = termsOf(content, query);
   if (terms === undefined) {
     ctx.log.warn({ answer: content.slice(0, 500) }, "query rewrite: unreadable LLM answer; searching on the query");
-    notes.push("查询扩展不可用（LLM 的回答不是约定的 JSON），已按原查询搜索");
+    notes.push(
+      text(
+        "query expansion unavailable (the LLM's answer was not the agreed JSON): searched on the query as given",
+        "查询扩展不可用（LLM 的回答不是约定的 JSON），已按原查询搜索",
+      ),
+    );
     return [];
   }
   deps.sessions

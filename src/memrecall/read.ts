@@ -1,4 +1,5 @@
 import type { CallContext } from "../core/call-context";
+import { text } from "../errors/text";
 import { ToolError } from "../errors/tool-error";
 import type { MemoryRecord } from "../store/memories/memory-store";
 import { accountKey } from "../store/session-store";
@@ -72,11 +73,13 @@ function memoryNotFound(memoryKey: string): ToolError {
   return new ToolError({
     code: "not_found",
     reason: "MEMORY_NOT_FOUND",
-    message: `未找到记忆: ${memoryKey}`,
+    message: text(`memory not found: ${memoryKey}`, `未找到记忆: ${memoryKey}`),
     metadata: { memory_key: memoryKey },
     hint: {
-      message:
-        "memory_key 必须来自本用户 search_memories 的结果；尝试换个说法或 semantic 模式重新搜索，或向用户询问更多信息。",
+      message: text(
+        "memory_key must come from this user's SearchMemories results; search again in other words or in semantic mode, or ask the user for more.",
+        "memory_key 必须来自本用户 SearchMemories 的结果；尝试换个说法或 semantic 模式重新搜索，或向用户询问更多信息。",
+      ),
       nextRpc: "contextloader.memrecall.v1.MemRecallService/SearchMemories",
     },
   });

@@ -1,6 +1,7 @@
 import type { CallContext } from "../core/call-context";
 import { lexiconOrNone } from "../core/lexicon";
 import { round3 } from "../core/scores";
+import { joinText, type Text, text } from "../errors/text";
 import { ToolError } from "../errors/tool-error";
 import type { MemoryFilters, MemoryRecord } from "../store/memories/memory-store";
 import { accountKey, sessionKey } from "../store/session-store";
@@ -95,7 +96,8 @@ export async function searchMemories(
   const key =
     version === undefined || opts.cache === false
       ? undefined
-      : accountKey(owner, `mem:search:${version}:${digest(search)}`);
+      : // The answer's message is in the caller's language: one cached answer per language.
+        accountKey(owner, `mem:search:${version}:${ctx.language}:${digest(search)}`);
   const out = await cached(
     ctx,
     deps,
@@ -165,11 +167,16 @@ async function countSearch(deps: MemoriesDeps, ctx: CallContext, owner: string, 
   throw new ToolError({
     code: "failed_precondition",
     reason: "SEARCH_LIMIT_REACHED",
-    message: `本次召回会话已连续搜索 ${deps.maxSearchesPerSession} 次（上限），不能继续搜索`,
+    message: text(
+      `this recall session has searched ${deps.maxSearchesPerSession} times in a row (the limit) and cannot search again`,
+      `本次召回会话已连续搜索 ${deps.maxSearchesPerSession} 次（上限），不能继续搜索`,
+    ),
     metadata: { session_id: sessionId, max_searches: String(deps.maxSearchesPerSession) },
     hint: {
-      message:
-        "调用 handoff 结束任务：用已有结果总结，或设置 needs_more_info=true 并提出 follow_up_question 向用户询问更多细节。",
+      message: text(
+        "Call Handoff to end the task: summarise what was found, or set needs_more_info=true and ask the user for more in follow_up_question.",
+        "调用 Handoff 结束任务：用已有结果总结，或设置 needs_more_info=true 并提出 follow_up_question 向用户询问更多细节。",
+      ),
       nextRpc: "contextloader.memrecall.v1.MemRecallService/Handoff",
     },
   });
@@ -190,7 +197,7 @@ async function runSearch(
       : {}),
     ...(input.as_of !== undefined ? { stated_by: new Date(input.as_of) } : {}),
   };
-  const notes: string[] = [];
+  const notes: Text[] = [];
   // Semantic and hybrid search look for meaning: the LLM's expansion (when one is configured) joins the query.
   const llmTerms =
     input.search_mode === "keyword" ? [] : await expandQuery(deps, ctx, input.query, input.keywords, notes);
@@ -224,14 +231,20 @@ async function runSearch(
   if (results.length === 0) {
     notes.push(
       input.min_relevance_score > 0.3
-        ? `没有相关性不低于 ${input.min_relevance_score} 的记忆：可降低 min_relevance_score（如 0.3）、换用 semantic 模式或放宽过滤条件`
-        : "没有找到相关记忆：可换个说法、放宽过滤条件，或调用 handoff 向用户询问更多细节",
+        ? text(
+            `no memory is relevant at ${input.min_relevance_score} or more: lower min_relevance_score (to 0.3, say), switch to semantic mode or loosen the filters`,
+            `没有相关性不低于 ${input.min_relevance_score} 的记忆：可降低 min_relevance_score（如 0.3）、换用 semantic 模式或放宽过滤条件`,
+          )
+        : text(
+            "no relevant memory found: try other words, loosen the filters, or call Handoff to ask the user for more",
+            "没有找到相关记忆：可换个说法、放宽过滤条件，或调用 Handoff 向用户询问更多细节",
+          ),
     );
   }
   return {
     results,
     search_query_expanded: [...new Set([...input.keywords, ...expansion, ...llmTerms])].join(", "),
-    message: notes.join("；"),
+    message: joinText(notes, text("; ", "；"))[ctx.language],
     ...(degraded ? { degraded: true } : {}),
   };
 }
@@ -257,11 +270,16 @@ async function asOf(deps: MemoriesDeps, owner: string, records: Map<string, Memo
 }
 
 /** The dictionaries' bridge, once they are loaded; a load that fails leaves the search to the user's words and says so. */
-async function bridgeOf(deps: MemoriesDeps, ctx: CallContext, notes: string[]): Promise<LexiconBridge | undefined> {
+async function bridgeOf(deps: MemoriesDeps, ctx: CallContext, notes: Text[]): Promise<LexiconBridge | undefined> {
   if (!deps.lexicon) return undefined;
   const lexicon = await lexiconOrNone(deps.lexicon, ctx.log, "searching without translations and synonyms");
   if (lexicon) return lexiconBridge(lexicon, searchTokens);
-  notes.push("词典未能加载，本次搜索未做跨语言和同义词匹配");
+  notes.push(
+    text(
+      "the dictionaries did not load: this search matched no translations or synonyms",
+      "词典未能加载，本次搜索未做跨语言和同义词匹配",
+    ),
+  );
   return undefined;
 }
 

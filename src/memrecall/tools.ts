@@ -11,6 +11,7 @@ import {
 } from "../../gen/contextloader/memrecall/v1/memrecall_pb";
 import type { CallContext } from "../core/call-context";
 import { defineTool, type Progress, type Tool } from "../core/tool";
+import type { Language } from "../errors/text";
 import { detailAnswer, extractionAnswer, recallAnswer, rememberAnswer, searchAnswer, storedAnswer } from "./answers";
 import {
   expandContextWindowResponse,
@@ -165,8 +166,8 @@ export function memrecallTools(maxContextWindow: number): Tool<MemRecallDeps>[] 
       input: expandContextWindowInput(maxContextWindow),
       before,
       output: ExpandContextWindowResponseSchema,
-      run: async (_deps, _ctx, input) => {
-        const r = expandContextWindow(input);
+      run: async (_deps, ctx, input) => {
+        const r = expandContextWindow(input, ctx.language);
         return { answer: { ...r }, structured: expandContextWindowResponse(r) };
       },
     }),
@@ -255,7 +256,7 @@ export function memrecallTools(maxContextWindow: number): Tool<MemRecallDeps>[] 
       before,
       output: RecallHandoffSchema,
       run: async (deps, ctx, input, progress) => {
-        const r = await lastOf(runRecall(deps, ctx, input, definitions), progress);
+        const r = await lastOf(runRecall(deps, ctx, input, definitions), progress, ctx.language);
         return { answer: recallAnswer(r), structured: recallHandoff(r) };
       },
     }),
@@ -264,10 +265,14 @@ export function memrecallTools(maxContextWindow: number): Tool<MemRecallDeps>[] 
 }
 
 /** Runs a recall to its handoff, telling `progress` each event before it. */
-async function lastOf(events: AsyncGenerator<RecallEvent>, progress: Progress | undefined): Promise<RecallResult> {
+async function lastOf(
+  events: AsyncGenerator<RecallEvent>,
+  progress: Progress | undefined,
+  language: Language,
+): Promise<RecallResult> {
   for await (const e of events) {
     if (e.kind === "handoff") return e.result;
-    progress?.(describeEvent(e));
+    progress?.(describeEvent(e, language));
   }
   // runRecall ends with a handoff or throws.
   throw new Error("recall ended without a handoff");

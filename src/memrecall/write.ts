@@ -1,5 +1,6 @@
 import type { CallContext } from "../core/call-context";
-import { invalidArgument } from "../errors/tool-error";
+import { type Text, text } from "../errors/text";
+import { type FieldViolation, invalidArgument } from "../errors/tool-error";
 import type { MemoryRecord, MemoryWrite } from "../store/memories/memory-store";
 import { MAX_CONTENT_BYTES, type StoreMemoryInput } from "./inputs";
 import { extractLocally } from "./keyword-extraction";
@@ -128,13 +129,13 @@ export async function deleteMemory(deps: MemoriesDeps, ctx: CallContext, memoryK
 
 /** What StoreMemory refuses to show: credentials. A phone or ID number is the caller's to judge. */
 const CREDENTIALS: ReadonlySet<SecretKind> = new Set(["private_key", "token", "password", "credentials"]);
-const SECRET_NAMES: Record<SecretKind, string> = {
-  private_key: "a private key",
-  token: "a token or key",
-  password: "a password",
-  credentials: "a connection string's password",
-  id_number: "an ID number",
-  phone: "a phone number",
+const SECRET_NAMES: Record<SecretKind, Text> = {
+  private_key: text("a private key", "私钥"),
+  token: text("a token or key", "令牌或密钥"),
+  password: text("a password", "密码"),
+  credentials: text("a connection string's password", "连接串中的密码"),
+  id_number: text("an ID number", "身份证号"),
+  phone: text("a phone number", "电话号码"),
 };
 
 /**
@@ -147,31 +148,42 @@ const SECRET_NAMES: Record<SecretKind, string> = {
  */
 function checkSecrets(input: StoreMemoryInput): void {
   const credential = (text: string) => findSecrets(text).find((s) => CREDENTIALS.has(s.kind))?.kind;
-  const violations: { field: string; description: string }[] = [];
+  const violations: FieldViolation[] = [];
   const inSummary = credential(input.summary);
   if (inSummary)
     violations.push({
       field: "summary",
-      description: `the summary holds ${SECRET_NAMES[inSummary]}; every caller sees and searches the summary: say what the memory is for, without the secret`,
+      description: text(
+        `holds ${SECRET_NAMES[inSummary].en}; every caller sees and searches the summary: say what the memory is for, without the secret`,
+        `含有${SECRET_NAMES[inSummary].zh}；每个调用方都能看到并搜索摘要：请说明这条记忆的用途，不要写入机密`,
+      ),
     });
   input.keywords.forEach((k, i) => {
     const kind = credential(k.keyword);
     if (kind)
       violations.push({
         field: `keywords[${i}]`,
-        description: `the keyword holds ${SECRET_NAMES[kind]}; every caller sees and searches keywords`,
+        description: text(
+          `holds ${SECRET_NAMES[kind].en}; every caller sees and searches keywords`,
+          `含有${SECRET_NAMES[kind].zh}；每个调用方都能看到并搜索关键词`,
+        ),
       });
   });
   const inContent = input.sensitive ? undefined : credential(input.content);
   if (inContent)
     violations.push({
       field: "sensitive",
-      description: `the content holds ${SECRET_NAMES[inContent]}: store it with sensitive: true (its content is then shown only with the memories:sensitive scope and never searched), or without the secret`,
+      description: text(
+        `must be true: the content holds ${SECRET_NAMES[inContent].en} (a sensitive memory's content is shown only with the memories:sensitive scope and never searched); or store it without the secret`,
+        `必须为 true：内容含有${SECRET_NAMES[inContent].zh}（敏感记忆的内容只对有 memories:sensitive 权限的调用方显示，且不会被搜索）；或去掉机密后再保存`,
+      ),
     });
   if (violations.length > 0)
     throw invalidArgument(violations, {
-      message:
+      message: text(
         "Call StoreMemory again with the secret only in content, sensitive: true, and a summary that says what it is for.",
+        "重新调用 StoreMemory：机密只放在 content 中，设置 sensitive: true，并用摘要说明它的用途。",
+      ),
     });
 }
 
@@ -187,13 +199,21 @@ export async function checkSupersedes(
   supersedes: string,
 ): Promise<void> {
   const hint = {
-    message: "supersedes names the memory_key of an older memory of yours (from SearchMemories), or is left empty.",
+    message: text(
+      "supersedes names the memory_key of an older memory of yours (from SearchMemories), or is left empty.",
+      "supersedes 填你的一条较早记忆的 memory_key（来自 SearchMemories），或留空。",
+    ),
     nextRpc: "contextloader.memrecall.v1.MemRecallService/SearchMemories",
   };
   let older = await deps.store.get(owner, supersedes);
   if (!older) {
     throw invalidArgument(
-      [{ field: "supersedes", description: `you have no memory with the key ${supersedes}` }],
+      [
+        {
+          field: "supersedes",
+          description: text(`you have no memory with the key ${supersedes}`, `你没有 key 为 ${supersedes} 的记忆`),
+        },
+      ],
       hint,
     );
   }
@@ -203,7 +223,10 @@ export async function checkSupersedes(
         [
           {
             field: "supersedes",
-            description: `${supersedes} already replaces ${key} (through its supersedes): two memories cannot replace each other`,
+            description: text(
+              `${supersedes} already replaces ${key} (through its supersedes): two memories cannot replace each other`,
+              `${supersedes} 已经（通过它的 supersedes）取代了 ${key}：两条记忆不能互相取代`,
+            ),
           },
         ],
         hint,

@@ -1,6 +1,7 @@
 import type { CallContext } from "../core/call-context";
 import { newSpanId } from "../core/ids";
 import type { Json } from "../core/json";
+import { text, verbatim } from "../errors/text";
 import type { LogicProperty, OperatorDetail } from "../kn/types";
 import type { LlmClient } from "../upstream/llm-client";
 import { askJson, type Reading, readJsonObject } from "../upstream/llm-json";
@@ -123,7 +124,10 @@ export async function generate(ctx: CallContext, lp: LogicProperty, env: Generat
     const retry = last.problems.map((p) => ({
       ...p,
       name: lp.name,
-      hint: "重试；若仍失败，在 additional_context 中直接给出全部参数",
+      hint: text(
+        "Retry; if it fails again, give every parameter directly in additional_context",
+        "重试；若仍失败，在 additional_context 中直接给出全部参数",
+      ),
     }));
     return finish({ params: {}, problems: open.length > 0 ? open : retry });
   }
@@ -171,7 +175,10 @@ function readAnswer(text: string, { lp, facts, operator, notes }: AnswerContext)
 }
 
 function unreadable(problem: string): Reading<Answer, Answer> {
-  return { ok: false, problem: { params: {}, problems: [{ name: UNREADABLE, type: "JSON", problem, hint: "" }] } };
+  return {
+    ok: false,
+    problem: { params: {}, problems: [{ name: UNREADABLE, type: "JSON", problem, hint: verbatim("") }] },
+  };
 }
 
 /**

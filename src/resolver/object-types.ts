@@ -1,4 +1,5 @@
 import type { CallContext } from "../core/call-context";
+import { text } from "../errors/text";
 import { ToolError } from "../errors/tool-error";
 import type { KnowledgeNetworkBackend } from "../kn/backend";
 import type { ObjectType } from "../kn/types";
@@ -32,7 +33,10 @@ export async function objectType(
     throw new ToolError({
       code: "not_found",
       reason: "OBJECT_TYPE_NOT_FOUND",
-      message: `object type ${otId} does not exist in knowledge network ${knId}`,
+      message: text(
+        `object type ${otId} does not exist in knowledge network ${knId}`,
+        `知识网络 ${knId} 中不存在对象类型 ${otId}`,
+      ),
     });
   }
   from.objectTypeCache?.set(key, ot);

@@ -1,5 +1,6 @@
 import { CALENDAR_UNITS, MAX_MS, MIN_MS } from "../core/calendar";
 import type { Json } from "../core/json";
+import { type Text, text } from "../errors/text";
 import type { LogicParameter, LogicProperty, OperatorDetail } from "../kn/types";
 
 /** Metric parameters the platform computes from time (spec §7.3: always generated). */
@@ -9,10 +10,10 @@ export const METRIC_SYSTEM_PARAMS = ["instant", "start", "end", "step"] as const
 export interface ParamProblem {
   name: string;
   type: string;
-  /** What is wrong, for the repair round. */
+  /** What is wrong, for the repair round (the LLM's words, not the caller's). */
   problem: string;
-  /** What the agent should add to additional_context or the query. */
-  hint: string;
+  /** What the agent should add to additional_context or the query, in both languages. */
+  hint: Text;
 }
 
 /** The `value_from: input` parameters of a logic property (what must be generated). */
@@ -79,7 +80,10 @@ export function checkParameters(lp: LogicProperty, params: Record<string, Json>)
           step === undefined || step === null
             ? "a trend query (instant=false) needs step"
             : "step must be one of day, week, month, quarter, year",
-        hint: "在 additional_context 中说明趋势粒度（如 step=month，按月/按季度/按年），或改为即时查询（instant=true）",
+        hint: text(
+          "Say the trend's granularity in additional_context (e.g. step=month: by month, quarter or year), or make it an instant query (instant=true)",
+          "在 additional_context 中说明趋势粒度（如 step=month，按月/按季度/按年），或改为即时查询（instant=true）",
+        ),
       });
     }
     if (instant === true && step !== undefined && step !== null) {
@@ -87,22 +91,29 @@ export function checkParameters(lp: LogicProperty, params: Record<string, Json>)
         name: "step",
         type: "STRING",
         problem: "an instant query (instant=true) takes no step; leave step out",
-        hint: "即时查询（instant=true）不需要 step",
+        hint: text("An instant query (instant=true) takes no step", "即时查询（instant=true）不需要 step"),
       });
     }
   }
   return problems;
 }
 
-const timeHint =
-  "在 additional_context 中补充明确时间范围（start/end 毫秒时间戳，或“最近半年”“2024年”等），或在 query 中明确时间范围";
+const timeHint = text(
+  "Add an explicit time range to additional_context (start/end as millisecond timestamps, or words such as “the last six months”, “2024”), or state the time range in the query",
+  "在 additional_context 中补充明确时间范围（start/end 毫秒时间戳，或“最近半年”“2024年”等），或在 query 中明确时间范围",
+);
 
-function hintFor(lp: LogicProperty, p: LogicParameter): string {
+function hintFor(lp: LogicProperty, p: LogicParameter): Text {
   if (p.name === "start" || p.name === "end") return timeHint;
   if (p.name === "instant")
-    return "在 additional_context 中说明是即时查询（instant=true，单个时间点）还是趋势查询（instant=false，并给出 step）";
-  const about = p.comment ? `（${p.comment}）` : "";
-  return `在 additional_context 中补充逻辑属性 ${lp.name} 的参数 ${p.name}${about}，类型 ${p.type || "任意"}`;
+    return text(
+      "Say in additional_context whether this is an instant query (instant=true, one point in time) or a trend query (instant=false, with step)",
+      "在 additional_context 中说明是即时查询（instant=true，单个时间点）还是趋势查询（instant=false，并给出 step）",
+    );
+  return text(
+    `Add parameter ${p.name} of logic property ${lp.name}${p.comment ? ` (${p.comment})` : ""} to additional_context, of type ${p.type || "any"}`,
+    `在 additional_context 中补充逻辑属性 ${lp.name} 的参数 ${p.name}${p.comment ? `（${p.comment}）` : ""}，类型 ${p.type || "任意"}`,
+  );
 }
 
 function typeProblem(type: string, value: Json): string | undefined {

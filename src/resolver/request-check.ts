@@ -1,3 +1,4 @@
+import { joinText, text } from "../errors/text";
 import { type FieldViolation, invalidArgument } from "../errors/tool-error";
 import type { LogicProperty, ObjectType } from "../kn/types";
 import { inputParameters } from "./parameters";
@@ -22,8 +23,14 @@ export function checkRequest(ot: ObjectType, input: ResolveInput, facts: TimeFac
     violations.push({
       field: `properties[${i}]`,
       description: data.has(p)
-        ? `${p} is a data property of ${ot.id}, not a logic property: read it with an instance query`
-        : `${p} is not a logic property of ${ot.id}; its logic properties: ${[...logic.keys()].join(", ") || "none"}`,
+        ? text(
+            `${p} is a data property of ${ot.id}, not a logic property: read it with QueryObjectInstances`,
+            `${p} 是 ${ot.id} 的数据属性，不是逻辑属性：请用 QueryObjectInstances 读取`,
+          )
+        : text(
+            `${p} is not a logic property of ${ot.id}; its logic properties: ${[...logic.keys()].join(", ") || "none"}`,
+            `${p} 不是 ${ot.id} 的逻辑属性；它的逻辑属性：${[...logic.keys()].join(", ") || "无"}`,
+          ),
     });
   });
   const pks = new Set(ot.primary_keys);
@@ -32,14 +39,20 @@ export function checkRequest(ot: ObjectType, input: ResolveInput, facts: TimeFac
     if (missing.length > 0) {
       violations.push({
         field: `unique_identities[${i}]`,
-        description: `missing primary key ${missing.join(", ")} of ${ot.id}`,
+        description: text(
+          `missing primary key ${missing.join(", ")} of ${ot.id}`,
+          `缺少 ${ot.id} 的主键 ${missing.join(", ")}`,
+        ),
       });
     }
     for (const k of Object.keys(identity)) {
       if (pks.has(k)) continue;
       violations.push({
         field: `unique_identities[${i}].${k}`,
-        description: `${k} is not a primary key of ${ot.id} (primary keys: ${ot.primary_keys.join(", ")})`,
+        description: text(
+          `not a primary key of ${ot.id} (primary keys: ${ot.primary_keys.join(", ")})`,
+          `不是 ${ot.id} 的主键（主键：${ot.primary_keys.join(", ")}）`,
+        ),
       });
     }
   });
@@ -47,15 +60,25 @@ export function checkRequest(ot: ObjectType, input: ResolveInput, facts: TimeFac
   const badTimes = contextViolations(wanted, facts.rejected);
   if (violations.length > 0 || badTimes.length > 0) {
     const advice = [
-      violations.length > 0
-        ? "Ask only for logic properties of the object type, with identities made of its primary keys."
-        : "",
-      badTimes.length > 0
-        ? "Correct the named values in additional_context, or leave them out and say the period in the query (上个月, 2024年Q1)."
-        : "",
+      ...(violations.length > 0
+        ? [
+            text(
+              "Ask only for logic properties of the object type, with identities made of its primary keys.",
+              "只请求该对象类型的逻辑属性，实例标识由它的主键组成。",
+            ),
+          ]
+        : []),
+      ...(badTimes.length > 0
+        ? [
+            text(
+              "Correct the named values in additional_context, or leave them out and say the period in the query (上个月, 2024年Q1).",
+              "改正 additional_context 中列出的值，或去掉它们并在 query 中说明时间段（如 上个月、2024年Q1）。",
+            ),
+          ]
+        : []),
     ];
     throw invalidArgument([...violations, ...badTimes], {
-      message: advice.filter((a) => a !== "").join(" "),
+      message: joinText(advice, text(" ", "")),
       ...(violations.length > 0 ? { validValues: [...logic.keys()] } : {}),
     });
   }
@@ -75,5 +98,8 @@ function contextViolations(wanted: LogicProperty[], rejected: RejectedValue[]): 
   }
   return rejected
     .filter((r) => taken.has(r.param))
-    .map((r) => ({ field: `additional_context.${r.key}`, description: `got ${r.source}; ${r.problem}` }));
+    .map((r) => ({
+      field: `additional_context.${r.key}`,
+      description: text(`got ${r.source}; ${r.problem.en}`, `收到 ${r.source}；${r.problem.zh}`),
+    }));
 }

@@ -2,6 +2,7 @@ import type { CallContext } from "../core/call-context";
 import { settleWithLimit } from "../core/concurrency";
 import type { Json } from "../core/json";
 import { llmNotConfigured } from "../errors/common";
+import { type Language, text } from "../errors/text";
 import { type MissingPropertyParams, ToolError } from "../errors/tool-error";
 import type { KnowledgeNetworkBackend } from "../kn/backend";
 import { knIdOf } from "../kn/kn-id";
@@ -72,11 +73,16 @@ export async function resolveLogicProperties(
 
   const needsLlm = wanted.filter((lp) => undetermined(lp, metricFacts(lp, facts)).length > 0);
   if (needsLlm.length > 0 && !deps.llm) {
+    const names = needsLlm.map((p) => p.name).join(", ");
     throw llmNotConfigured({
-      needs: `resolving ${needsLlm.map((p) => p.name).join(", ")} needs an LLM to generate dynamic_params`,
-      instead:
-        "Give every parameter explicitly in additional_context (e.g. instant=true, start/end in ms), " +
-        "or ask the operators to configure LLM_BASE_URL.",
+      needs: text(
+        `resolving ${names} needs an LLM to generate dynamic_params`,
+        `解析 ${names} 需要 LLM 生成 dynamic_params`,
+      ),
+      instead: text(
+        "Give every parameter explicitly in additional_context (e.g. instant=true, start/end in ms), or ask the operators to configure LLM_BASE_URL.",
+        "在 additional_context 中明确给出全部参数（如 instant=true，以毫秒给出 start/end），或请运维人员配置 LLM_BASE_URL。",
+      ),
     });
   }
 
@@ -93,6 +99,7 @@ export async function resolveLogicProperties(
     throw missingInputParams(
       generated,
       input.options.return_debug ? debugOf(facts, {}, generated, warnings, ctx.traceId) : undefined,
+      ctx.language,
     );
   }
 
@@ -124,8 +131,8 @@ export async function resolveLogicProperties(
 
 /**
  * The operator-market schemas of the operator properties, by property name. A
- * schema that cannot be read is a warning: the property is then generated from
- * its own parameters only.
+ * schema that cannot be read is a warning, in the caller's language: the
+ * property is then generated from its own parameters only.
  */
 async function readOperators(
   backend: KnowledgeNetworkBackend,
@@ -142,9 +149,11 @@ async function readOperators(
           operators.set(lp.name, await backend.getOperator(ctx, lp.data_source.id));
         } catch (err) {
           if (!(err instanceof ToolError)) throw err;
+          const why = err.text[ctx.language];
           warnings.push(
-            `operator ${lp.data_source.id} of ${lp.name}: its parameter schema could not be read (${err.message}); ` +
-              "generated from the property's parameters only",
+            ctx.language === "en"
+              ? `operator ${lp.data_source.id} of ${lp.name}: its parameter schema could not be read (${why}); generated from the property's parameters only`
+              : `${lp.name} 的算子 ${lp.data_source.id}：无法读取它的参数 schema（${why}）；仅按该属性自身的参数生成`,
           );
         }
       }),
@@ -152,26 +161,34 @@ async function readOperators(
   return operators;
 }
 
-/** FAILED_PRECONDITION MISSING_INPUT_PARAMS (spec §9.1): every property's missing parameters, with the LLM's own words. */
-function missingInputParams(generated: Generated[], debug: ResolveDebug | undefined): ToolError {
+/**
+ * FAILED_PRECONDITION MISSING_INPUT_PARAMS (spec §9.1): every property's missing parameters, with the LLM's own
+ * words; each parameter's hint in the caller's language (MissingParams carries one string per hint).
+ */
+function missingInputParams(generated: Generated[], debug: ResolveDebug | undefined, language: Language): ToolError {
   const missing: MissingPropertyParams[] = generated
     .filter((g) => g.problems.length > 0)
     .map((g) => ({
       property: g.debug.property,
-      params: g.problems.map((p) => ({ name: p.name, type: p.type, hint: p.hint })),
+      params: g.problems.map((p) => ({ name: p.name, type: p.type, hint: p.hint[language] })),
     }));
   const llmErrors = generated.flatMap((g) => g.llmError ?? []).join("; ");
   return new ToolError({
     code: "failed_precondition",
     reason: "MISSING_INPUT_PARAMS",
-    message: "dynamic_params 缺少必需的 input 参数",
+    message: text("dynamic_params lacks required input parameters", "dynamic_params 缺少必需的 input 参数"),
     missing,
     metadata: {
       properties: missing.map((m) => m.property).join(","),
       ...(llmErrors ? { llm_errors: llmErrors } : {}),
       ...(debug ? { debug: JSON.stringify(debug) } : {}),
     },
-    hint: { message: "按 missing 中每个参数的 hint 补充 additional_context（或在 query 中写明），然后重试。" },
+    hint: {
+      message: text(
+        "Add each parameter in missing to additional_context as its hint says (or state it in the query), then retry.",
+        "按 missing 中每个参数的 hint 补充 additional_context（或在 query 中写明），然后重试。",
+      ),
+    },
   });
 }
 

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { isValidTimeZone, MAX_MS, MIN_MS } from "../core/calendar";
+import { zodText } from "../errors/text";
 import { nullAsAbsent } from "../errors/validation";
 import { pathId } from "../upstream/path-ids";
 
@@ -8,12 +9,22 @@ export const MAX_PROPERTIES = 20;
 
 const identity = z.record(
   z.string(),
-  z.union([z.string().trim().min(1, "primary key values must not be empty"), z.number(), z.boolean()], {
-    error: "primary key values are strings, numbers or booleans",
-  }),
+  z.union(
+    [
+      z.string().trim().min(1, zodText("a primary key value must not be empty", "主键值不能为空")),
+      z.number(),
+      z.boolean(),
+    ],
+    {
+      error: zodText("a primary key value is a string, number or boolean", "主键值须是字符串、数字或布尔值"),
+    },
+  ),
 );
 
-const identities = z.array(identity).max(MAX_IDENTITIES, `at most ${MAX_IDENTITIES} identities`).default([]);
+const identities = z
+  .array(identity)
+  .max(MAX_IDENTITIES, zodText(`at most ${MAX_IDENTITIES} identities`, `至多 ${MAX_IDENTITIES} 个实例`))
+  .default([]);
 
 /**
  * The resolver's fields (spec logic-property-resolver §5.2 and the existing
@@ -22,37 +33,55 @@ const identities = z.array(identity).max(MAX_IDENTITIES, `at most ${MAX_IDENTITI
  */
 const fields = z.object({
   kn_id: z.string().trim().default("").describe("业务知识网络 ID，如 kn_medical；不填则用 x-kn-id 请求头"),
-  ot_id: pathId(z.string().trim().min(1, "ot_id is required, e.g. company")).describe(
+  ot_id: pathId(z.string().trim().min(1, zodText("required, e.g. company", "必填，例如 company"))).describe(
     "对象类型 ID（逻辑属性所属的类型），如 company",
   ),
   query: z
     .string()
     .trim()
-    .min(1, "query is required: the user's question, with its time and scope words")
-    .max(4000, "query must be at most 4000 characters")
+    .min(
+      1,
+      zodText(
+        "required: the user's question, with its time and scope words",
+        "必填：用户的问题，保留其中的时间和范围词",
+      ),
+    )
+    .max(4000, zodText("must be at most 4000 characters", "至多 4000 个字符"))
     .describe("用户的原问题，保留其中的时间、范围、口径词（如“近三个月每月”）"),
   unique_identities: identities.describe(
     '要计算的实例，每个一个完整的主键映射，如 [{"company_id": "company_000001"}]；须取自检索结果（_instance_identity），不可臆造',
   ),
   properties: z
-    .array(z.string().trim().min(1, "property names must not be empty"))
-    .min(1, 'properties is required: the logic properties to resolve, e.g. ["approved_drug_count"]')
-    .max(MAX_PROPERTIES, `at most ${MAX_PROPERTIES} properties`)
+    .array(z.string().trim().min(1, zodText("a property name must not be empty", "属性名不能为空")))
+    .min(
+      1,
+      zodText(
+        'required: the logic properties to resolve, e.g. ["approved_drug_count"]',
+        '必填：要计算的逻辑属性，例如 ["approved_drug_count"]',
+      ),
+    )
+    .max(MAX_PROPERTIES, zodText(`at most ${MAX_PROPERTIES} properties`, `至多 ${MAX_PROPERTIES} 个属性`))
     .describe('要计算的逻辑属性名（对象类型的 logic_properties），如 ["approved_drug_count"]'),
   additional_context: z
     .string()
-    .max(20_000, "additional_context must be at most 20000 characters")
+    .max(20_000, zodText("must be at most 20000 characters", "至多 20000 个字符"))
     .default("")
     .describe("参数需要的补充信息：实例事实、约束、时间（start/end、instant、step），可为自由文本或 JSON 字符串"),
   now_ms: z
     .union([z.number().int(), z.string().regex(/^\d+$/).transform(Number)])
-    .refine((n) => n >= MIN_MS && n < MAX_MS, "now_ms must be a millisecond timestamp between 2000 and 2100")
+    .refine(
+      (n) => n >= MIN_MS && n < MAX_MS,
+      zodText("must be a millisecond timestamp between 2000 and 2100", "必须是 2000 年到 2100 年之间的毫秒时间戳"),
+    )
     .optional()
     .describe("相对时间（“近三个月”）的“现在”，毫秒时间戳；默认服务器当前时间"),
   timezone: z
     .string()
     .trim()
-    .refine((tz) => tz === "" || isValidTimeZone(tz), "timezone must be an IANA time zone, e.g. Asia/Shanghai")
+    .refine(
+      (tz) => tz === "" || isValidTimeZone(tz),
+      zodText("must be an IANA time zone, e.g. Asia/Shanghai", "必须是 IANA 时区，例如 Asia/Shanghai"),
+    )
     .default("")
     .describe("按哪个时区划分日、月、季度，IANA 名称如 Asia/Shanghai；默认服务配置"),
   // JSON null is "not given" (REST clients send it for an unset object).
@@ -63,14 +92,14 @@ const fields = z.object({
         max_repair_rounds: z
           .number()
           .int()
-          .min(0, "max_repair_rounds must be between 0 and 3")
-          .max(3, "max_repair_rounds must be between 0 and 3")
+          .min(0, zodText("must be between 0 and 3", "必须在 0 到 3 之间"))
+          .max(3, zodText("must be between 0 and 3", "必须在 0 到 3 之间"))
           .default(1),
         max_concurrency: z
           .number()
           .int()
-          .min(1, "max_concurrency must be between 1 and 16")
-          .max(16, "max_concurrency must be between 1 and 16")
+          .min(1, zodText("must be between 1 and 16", "必须在 1 到 16 之间"))
+          .max(16, zodText("must be between 1 and 16", "必须在 1 到 16 之间"))
           .default(4),
       })
       .strict()
@@ -95,18 +124,32 @@ function withIdentities<K extends "instance_identities" | "_instance_identities"
       const v = raw as unknown as Fields & Record<string, Identities>;
       const other = v[key]!;
       if (v.unique_identities.length > 0 && other.length > 0) {
-        ctx.addIssue({ code: "custom", path: [key], message: `give unique_identities or ${key}, not both` });
+        ctx.addIssue({
+          code: "custom",
+          path: [key],
+          message: zodText(
+            "conflicts with unique_identities: give one of the two",
+            "与 unique_identities 冲突：二者只能给一个",
+          ),
+        });
       } else if (v.unique_identities.length === 0 && other.length === 0) {
         ctx.addIssue({
           code: "custom",
           path: ["unique_identities"],
-          message:
-            'unique_identities is required: one map of every primary key per instance, e.g. [{"company_id":"company_000001"}]',
+          message: zodText(
+            'required: one map of every primary key per instance, e.g. [{"company_id":"company_000001"}]',
+            '必填：每个实例一个包含全部主键的映射，例如 [{"company_id":"company_000001"}]',
+          ),
         });
       }
       const seen = new Set<string>();
       v.properties.forEach((p, i) => {
-        if (seen.has(p)) ctx.addIssue({ code: "custom", path: ["properties", i], message: `${p} is listed twice` });
+        if (seen.has(p))
+          ctx.addIssue({
+            code: "custom",
+            path: ["properties", i],
+            message: zodText(`${p} is listed twice`, `${p} 重复出现`),
+          });
         seen.add(p);
       });
     })

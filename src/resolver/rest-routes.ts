@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { CallContext } from "../core/call-context";
-import { ToolError } from "../errors/tool-error";
+import { inBoth, type Language, type Text } from "../errors/text";
+import { renderIn, ToolError } from "../errors/tool-error";
 import { parseOrThrow } from "../errors/validation";
 import type { HttpRoute } from "../server/http-routes";
 import type { JsonRouteOptions } from "../server/json-route";
@@ -47,7 +48,7 @@ const PLATFORM_PATH = "/api/agent-retrieval/in/v1/kn/logic-property-resolver";
  */
 export function resolverRoutes(
   deps: ResolverDeps,
-  route: Pick<JsonRouteOptions, "log" | "maxBytes" | "stopping">,
+  route: Pick<JsonRouteOptions, "log" | "maxBytes" | "stopping" | "defaultLanguage">,
 ): HttpRoute[] {
   const run = async (raw: unknown, _query: URLSearchParams, ctx: CallContext) => {
     const input = withRestFieldNames(() => parseOrThrow(resolveInput, parseOrThrow(restBody, raw ?? {})));
@@ -74,27 +75,29 @@ function withRestFieldNames<T>(parse: () => T): T {
   } catch (err) {
     if (!(err instanceof ToolError) || !err.violations.some((v) => v.field.startsWith("instance_identities")))
       throw err;
-    const named = (text: string) =>
-      text.replaceAll("instance_identities", "_instance_identities").replaceAll("__instance", "_instance");
-    const violations = err.violations.map((v) => ({ field: named(v.field), description: named(v.description) }));
+    const named = (words: string) =>
+      words.replaceAll("instance_identities", "_instance_identities").replaceAll("__instance", "_instance");
+    const namedText = (t: Text) => inBoth((l) => named(t[l]));
+    const violations = err.violations.map((v) => ({ field: named(v.field), description: namedText(v.description) }));
     throw new ToolError({
       code: err.code,
       reason: err.reason,
-      message: named(err.message),
+      message: namedText(err.text),
       violations,
       ...(err.hint ? { hint: err.hint } : {}),
     });
   }
 }
 
-/** The spec's error body (§9.1), for every failure at the spec's path. */
-export function resolverError(err: ToolError, traceId: string) {
+/** The spec's error body (§9.1), for every failure at the spec's path, in the caller's language. */
+export function resolverError(err: ToolError, traceId: string, language: Language) {
+  const words = renderIn(err, language);
   return {
     error_code: err.reason,
-    message: err.message,
+    message: words.message,
     ...(err.missing.length > 0 ? { missing: err.missing } : {}),
-    ...(err.violations.length > 0 ? { field_violations: err.violations } : {}),
-    ...(err.hint ? { hint: err.hint.message } : {}),
+    ...(words.violations.length > 0 ? { field_violations: words.violations } : {}),
+    ...(words.hint ? { hint: words.hint.message } : {}),
     ...(err.metadata["upstream"] ? { upstream: err.metadata["upstream"] } : {}),
     ...(err.metadata["error_code"] ? { upstream_error_code: err.metadata["error_code"] } : {}),
     ...(err.metadata["description"] ? { upstream_description: err.metadata["description"] } : {}),
@@ -108,8 +111,8 @@ export function resolverError(err: ToolError, traceId: string) {
  * `details.missing` (the platform writes it there as a Go string) and the
  * LLM's reasons and debug beside the trace id.
  */
-function resolverPlatformError(err: ToolError, traceId: string) {
-  const { details, ...envelope } = platformError(err, traceId);
+function resolverPlatformError(err: ToolError, traceId: string, language: Language) {
+  const { details, ...envelope } = platformError(err, traceId, language);
   const { trace_id, ...rest } = details;
   return {
     ...envelope,

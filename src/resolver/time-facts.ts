@@ -20,6 +20,7 @@ import {
   startOf,
   wallClock,
 } from "../core/calendar";
+import { type Text, text } from "../errors/text";
 
 export interface TimeFact {
   param: "now_ms" | "start" | "end" | "step" | "instant";
@@ -57,8 +58,8 @@ export interface RejectedValue {
   key: string;
   /** The text it came from. */
   source: string;
-  /** What the parameter must be, as a sentence naming it. */
-  problem: string;
+  /** What the parameter must be, without its name (a violation names the key beside it). */
+  problem: Text;
 }
 
 export interface TimeFactsInput {
@@ -125,7 +126,7 @@ export function extractTimeFacts(input: TimeFactsInput): TimeFacts {
       param: "start",
       key: explicit.values.start!.key,
       source: `${start.source}, ${end.source}`,
-      problem: "start must not be after end",
+      problem: text("must not be after end", "不能晚于 end"),
     });
   }
   if (start || end) {
@@ -167,27 +168,45 @@ export function extractTimeFacts(input: TimeFactsInput): TimeFacts {
 }
 
 /** The window the platform takes timestamps in, as the rejection of one outside it says. */
-const WINDOW = `between ${MIN_MS} (2000-01-01) and ${MAX_MS} (2100-01-01)`;
+const WINDOW = text(
+  `between ${MIN_MS} (2000-01-01) and ${MAX_MS} (2100-01-01)`,
+  `介于 ${MIN_MS}（2000-01-01）与 ${MAX_MS}（2100-01-01）之间`,
+);
 
-function timestampProblem(param: "now_ms" | "start" | "end"): (value: unknown) => string {
+function timestampProblem(param: "now_ms" | "start" | "end"): (value: unknown) => Text {
   return (value) => {
     const n =
       typeof value === "number" ? value : typeof value === "string" && /^\d+$/.test(value.trim()) ? Number(value) : NaN;
-    const seconds = n >= MIN_MS / 1000 && n <= MAX_MS / 1000 ? `; ${n} looks like seconds: multiply by 1000` : "";
+    const looksLikeSeconds = n >= MIN_MS / 1000 && n <= MAX_MS / 1000;
+    const seconds = text(
+      looksLikeSeconds ? `; ${n} looks like seconds: multiply by 1000` : "",
+      looksLikeSeconds ? `；${n} 看起来是秒：请乘以 1000` : "",
+    );
     return param === "now_ms"
-      ? `now_ms must be a millisecond timestamp ${WINDOW}${seconds}`
-      : `${param} must be a millisecond timestamp ${WINDOW}, or an ISO date such as 2024-03-01${seconds}`;
+      ? text(`must be a millisecond timestamp ${WINDOW.en}${seconds.en}`, `必须是${WINDOW.zh}的毫秒时间戳${seconds.zh}`)
+      : text(
+          `must be a millisecond timestamp ${WINDOW.en}, or an ISO date such as 2024-03-01${seconds.en}`,
+          `必须是${WINDOW.zh}的毫秒时间戳，或 2024-03-01 这样的 ISO 日期${seconds.zh}`,
+        );
   };
 }
 
 /** What each explicit parameter must be, for its rejection. */
-const PROBLEMS: Record<ExplicitKey, (value: unknown) => string> = {
+const PROBLEMS: Record<ExplicitKey, (value: unknown) => Text> = {
   now_ms: timestampProblem("now_ms"),
   start: timestampProblem("start"),
   end: timestampProblem("end"),
-  step: () => "step must be one calendar unit: day, week, month, quarter or year (天/周/月/季度/年 are read too)",
-  instant: () => "instant must be true (one value at a moment) or false (a trend, with step)",
-  timezone: () => "timezone must be an IANA time zone, e.g. Asia/Shanghai",
+  step: () =>
+    text(
+      "must be one calendar unit: day, week, month, quarter or year (天/周/月/季度/年 are read too)",
+      "必须是一个日历单位：day、week、month、quarter 或 year（也可写作 天/周/月/季度/年）",
+    ),
+  instant: () =>
+    text(
+      "must be true (one value at a moment) or false (a trend, with step)",
+      "必须是 true（某一时刻的单个值）或 false（趋势，需同时给出 step）",
+    ),
+  timezone: () => text("must be an IANA time zone, e.g. Asia/Shanghai", "必须是 IANA 时区，例如 Asia/Shanghai"),
 };
 
 /** Whitespace runs collapsed (the English patterns' \s+ would otherwise backtrack quadratically) and the length capped. */

@@ -1,4 +1,5 @@
 import { yieldToEventLoop } from "../core/time-slice";
+import { text } from "../errors/text";
 import { ToolError } from "../errors/tool-error";
 
 /** How many calls run at once, how many may wait, and for how long (ADMISSION_* settings). */
@@ -247,11 +248,17 @@ export class Admission {
     return new ToolError({
       code: "resource_exhausted",
       reason: "OVERLOADED",
-      message: `the service is at its limit of ${this.settings.maxInFlight} calls in progress and ${this.waiting} waiting; retry in ${retryAfterMs} ms`,
+      message: text(
+        `the service is at its limit of ${this.settings.maxInFlight} calls in progress and ${this.waiting} waiting; retry in ${retryAfterMs} ms`,
+        `服务已达上限：${this.settings.maxInFlight} 个调用正在进行，${this.waiting} 个在等待；请在 ${retryAfterMs} 毫秒后重试`,
+      ),
       metadata: { retry_after_ms: String(retryAfterMs) },
       retryAfterMs,
       hint: {
-        message: `Retry the same call after ${retryAfterMs} ms (or on another replica); the call was not started, so retrying is safe.`,
+        message: text(
+          `Retry the same call after ${retryAfterMs} ms (or on another replica); the call was not started, so retrying is safe.`,
+          `${retryAfterMs} 毫秒后（或在另一个副本上）重试同一调用；这次调用没有开始执行，重试是安全的。`,
+        ),
       },
     });
   }

@@ -8,6 +8,8 @@ const extraAllowedHeaders = [
   "x-account-type",
   "x-kn-id",
   "x-account-scopes",
+  // The answer's language for a caller that cannot set Accept-Language (src/server/language.ts).
+  "language",
   "traceparent",
   "authorization",
   "accept",

@@ -6,6 +6,7 @@ import {
   HealthCheckResponseSchema,
   HealthCheckResponse_ServingStatus as Status,
 } from "../../gen/grpc/health/v1/health_pb";
+import { text } from "../errors/text";
 import { ToolError } from "../errors/tool-error";
 import type { ToolingStreams } from "./tooling-streams";
 
@@ -64,9 +65,12 @@ export function registerHealth(router: ConnectRouter, state: HealthState, stream
         throw new ToolError({
           code: "not_found",
           reason: "UNKNOWN_SERVICE",
-          message: `unknown service "${req.service}"`,
+          message: text(`unknown service "${req.service}"`, `未知的服务 "${req.service}"`),
           hint: {
-            message: 'Ask for "" (the whole server) or a service name from List.',
+            message: text(
+              'Ask for "" (the whole server) or a service name from List.',
+              '查询 ""（整个服务器）或 List 列出的服务名。',
+            ),
             validValues: [...state.all().keys()],
           },
         });

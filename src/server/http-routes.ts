@@ -1,8 +1,10 @@
 import type { Logger } from "pino";
 import { tracingOn } from "../core/telemetry";
 import { retryAfterSeconds } from "../errors/connect-mapping";
+import { type Language, text } from "../errors/text";
 import { ToolError } from "../errors/tool-error";
 import type { Admission } from "./admission";
+import { requestLanguage } from "./language";
 import type { Metrics } from "./metrics";
 import type { NodeHandler, NodeServerRequest, NodeServerResponse } from "./node-types";
 import {
@@ -47,7 +49,7 @@ export interface HttpRoute {
    * too deep or holding too many values, malformed Host, overloaded, shutting down) in the route's own
    * error shape; a plain JSON body with the status of refusalStatus when absent.
    */
-  renderRefusal?(err: ToolError, traceId: string): { status: number; body: unknown };
+  renderRefusal?(err: ToolError, traceId: string, language: Language): { status: number; body: unknown };
 }
 
 /** Writes a JSON body with the given status. */
@@ -98,6 +100,8 @@ export function createHttpRoutes(opts: {
   jsonMaxValues: number;
   /** Aborted when the server shuts down past its grace period: a route still waiting for a slot is refused. */
   stopping: AbortSignal;
+  /** The language of refusals for a caller that asks for none (DEFAULT_LANGUAGE). */
+  defaultLanguage: Language;
 }): NodeHandler {
   const byPath = new Map<string, Map<string, HttpRoute>>();
   for (const route of opts.routes) {
@@ -134,7 +138,7 @@ export function createHttpRoutes(opts: {
       return undefined;
     }
     if (read.problem) {
-      refuse(route, req, res, read.problem);
+      refuse(route, req, res, read.problem, opts.defaultLanguage);
       return undefined;
     }
     return read.body;
@@ -166,7 +170,7 @@ export function createHttpRoutes(opts: {
     }
     const badHost = malformedHost(req);
     if (badHost !== undefined) {
-      refuse(route, req, res, hostRefusal(badHost));
+      refuse(route, req, res, hostRefusal(badHost), opts.defaultLanguage);
       return;
     }
     if (route.unqueued) {
@@ -174,7 +178,15 @@ export function createHttpRoutes(opts: {
       return;
     }
     const gone = new AbortController();
-    res.once("close", () => gone.abort(new ToolError({ code: "cancelled", reason: "CANCELLED", message: "gone" })));
+    res.once("close", () =>
+      gone.abort(
+        new ToolError({
+          code: "cancelled",
+          reason: "CANCELLED",
+          message: text("the client went away", "客户端已离开"),
+        }),
+      ),
+    );
     void bodyOf(route, req, res).then((body) => {
       if (body === undefined) return;
       if (route.admitsItself) {
@@ -189,7 +201,7 @@ export function createHttpRoutes(opts: {
         },
         (reason: unknown) => {
           if (gone.signal.aborted || res.headersSent) return;
-          refuse(route, req, res, reason);
+          refuse(route, req, res, reason, opts.defaultLanguage);
         },
       );
     });
@@ -201,8 +213,11 @@ export function hostRefusal(host: string): ToolError {
   return new ToolError({
     code: "invalid_argument",
     reason: "MALFORMED_HOST",
-    message: `the Host header ${JSON.stringify(host)} is not a host name or address with an optional port`,
-    violations: [{ field: "host", description: "not host[:port]" }],
+    message: text(
+      `the Host header ${JSON.stringify(host)} is not a host name or address with an optional port`,
+      `Host 请求头 ${JSON.stringify(host)} 不是主机名或地址（可带端口）`,
+    ),
+    violations: [{ field: "host", description: text("not host[:port]", "不是 host[:port] 形式") }],
   });
 }
 
@@ -218,21 +233,28 @@ export function refusalStatus(err: ToolError): number {
 }
 
 /** Answers a call that did not get a slot: overloaded (429, Retry-After) or the server stopping (503). */
-function refuse(route: HttpRoute, req: NodeServerRequest, res: NodeServerResponse, reason: unknown): void {
+function refuse(
+  route: HttpRoute,
+  req: NodeServerRequest,
+  res: NodeServerResponse,
+  reason: unknown,
+  defaultLanguage: Language,
+): void {
   const err =
     reason instanceof ToolError
       ? reason
       : new ToolError({
           code: "unavailable",
           reason: "SHUTTING_DOWN",
-          message: "the server is shutting down; retry on another replica",
+          message: text("the server is shutting down; retry on another replica", "服务正在停止；请在另一个副本上重试"),
         });
   const traceId = traceIdFromHeaders(headersOf(req));
+  const language = requestLanguage(req.headers, defaultLanguage);
   const headers: Record<string, string> = { "x-trace-id": traceId };
   if (err.retryAfterMs !== undefined) headers["retry-after"] = retryAfterSeconds(err.retryAfterMs);
-  const rendered = route.renderRefusal?.(err, traceId) ?? {
+  const rendered = route.renderRefusal?.(err, traceId, language) ?? {
     status: refusalStatus(err),
-    body: { error: err.message, code: err.code, reason: err.reason, trace_id: traceId },
+    body: { error: err.text[language], code: err.code, reason: err.reason, trace_id: traceId },
   };
   sendJson(res, rendered.status, rendered.body, headers);
 }

@@ -2,11 +2,13 @@ import { Code, createContextKey, type HandlerContext, type Interceptor } from "@
 import type { Logger } from "pino";
 import type { CallContext, Caller } from "../core/call-context";
 import { grpcCodeName, toConnectError } from "../errors/connect-mapping";
+import type { Language } from "../errors/text";
 import { ToolError } from "../errors/tool-error";
 import type { Admission, Release } from "./admission";
 import type { AuthResult } from "./auth";
 import { identityFromHeaders } from "./auth/headers";
 import { knIdFromHeaders } from "./caller";
+import { chooseLanguage, languageHeaderProblem } from "./language";
 import type { Metrics } from "./metrics";
 import { traceIdFromHeaders } from "./trace";
 
@@ -15,6 +17,7 @@ interface CallValues {
   log: Logger;
   caller: Caller;
   headerKnId: string | undefined;
+  language: Language;
 }
 
 const kCall = createContextKey<CallValues | undefined>(undefined, { description: "contextloader call" });
@@ -75,11 +78,19 @@ function factsOf(req: { service: { typeName: string }; method: { name: string } 
  * still say it is alive. One interceptor rather than two: a layer of
  * interceptor is a closure, an async function and its promise per call.
  */
-export function callInterceptor(deps: { log: Logger; metrics: Metrics; admission?: Admission }): Interceptor {
+export function callInterceptor(deps: {
+  log: Logger;
+  metrics: Metrics;
+  admission?: Admission;
+  /** The language of answers for a caller that asks for none (DEFAULT_LANGUAGE). */
+  defaultLanguage: Language;
+}): Interceptor {
   const { admission } = deps;
   return (next) => async (req) => {
     const facts = factsOf(req);
-    const call = new CallRecord(deps, facts, traceIdFromHeaders(req.header), req.signal);
+    const languageHeader = req.header.get("language");
+    const language = chooseLanguage(languageHeader, req.header.get("accept-language"), deps.defaultLanguage);
+    const call = new CallRecord(deps, facts, traceIdFromHeaders(req.header), req.signal, language);
     // A call ended from outside (client gone, deadline, shutdown) is reported when
     // it ends: a response stream whose client vanished may never be iterated again.
     req.signal.addEventListener("abort", call);
@@ -93,8 +104,9 @@ export function callInterceptor(deps: { log: Logger; metrics: Metrics; admission
         log,
         caller: auth.caller,
         headerKnId: knIdFromHeaders(req.header),
+        language,
       });
-      const problem = req.contextValues.get(kRequestProblem);
+      const problem = req.contextValues.get(kRequestProblem) ?? languageHeaderProblem(languageHeader);
       if (problem) throw problem;
       if (admission !== undefined && !facts.tooling) {
         // A server stream's one request message is read before the slot, as unary ones are by the framework: a slow sender holds no slot.
@@ -141,6 +153,7 @@ class CallRecord {
     private readonly facts: MethodFacts,
     readonly traceId: string,
     private readonly signal: AbortSignal,
+    private readonly language: Language,
   ) {}
 
   /** The caller is known: the logger the handler gets (trace_id, rpc, account), which writes the call's line too. */
@@ -161,7 +174,7 @@ class CallRecord {
 
   /** The abort signal fired. */
   handleEvent(): void {
-    this.finish(toConnectError(this.signal.reason, this.traceId, this.signal).error.code);
+    this.finish(toConnectError(this.signal.reason, this.traceId, this.language, this.signal).error.code);
   }
 
   /** Writes the call's log line and metrics sample, once. */
@@ -184,7 +197,7 @@ class CallRecord {
 
   /** Maps what a handler threw to the error the caller sees, logs what needs it, and finishes the call. */
   fail(err: unknown): Error {
-    const mapped = toConnectError(err, this.traceId, this.signal);
+    const mapped = toConnectError(err, this.traceId, this.language, this.signal);
     if (mapped.unexpected) this.logger().error({ err }, "rpc failed with an unexpected error");
     else if (err instanceof ToolError && err.privateDetail)
       this.logger().warn({ reason: err.reason, detail: err.privateDetail }, "rpc failed");
@@ -233,6 +246,7 @@ export function callContext(ctx: HandlerContext): CallContext {
     traceId: values.traceId,
     log: values.log,
     signal: ctx.signal,
+    language: values.language,
     // A function property of the context (it reads no `this`): no closure of ours per call.
     remainingMs: ctx.timeoutMs,
   };

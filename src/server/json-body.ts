@@ -2,7 +2,8 @@ import { promisify } from "node:util";
 import * as zlib from "node:zlib";
 import { type DescField, type DescMessage, fromJson, type JsonValue } from "@bufbuild/protobuf";
 import { JsonShapeScanner } from "../core/json-shape";
-import { type FieldViolation, ToolError } from "../errors/tool-error";
+import { text, verbatim } from "../errors/text";
+import { type FieldViolation, invalidArgument, type ToolError } from "../errors/tool-error";
 import type { NodeServerRequest, NodeServerResponse } from "./node-types";
 import { jsonMeter, readRequestBody, shapeRefusal, tooLarge } from "./request-body";
 
@@ -54,21 +55,32 @@ export async function readUnaryJson(
         (err as { code?: unknown }).code === "ERR_BUFFER_TOO_LARGE"
           ? tooLarge(limits.maxBytes)
           : badBody([
-              { field: "request", description: `the body is not valid ${encoding}: ${(err as Error).message}` },
+              {
+                field: "request",
+                description: text(
+                  `not valid ${encoding}: ${(err as Error).message}`,
+                  `不是有效的 ${encoding} 数据：${(err as Error).message}`,
+                ),
+              },
             ]);
       return { body: {}, problem };
     }
     const scanner = new JsonShapeScanner(limits);
     if (scanner.write(bytes)) return { body: {}, problem: shapeRefusal(scanner) };
   }
-  const text = bytes.toString("utf8");
+  const json = bytes.toString("utf8");
   let body: JsonValue;
   try {
-    body = text.trim() === "" ? {} : (JSON.parse(text) as JsonValue);
+    body = json.trim() === "" ? {} : (JSON.parse(json) as JsonValue);
   } catch (err) {
     return {
       body: {},
-      problem: badBody([{ field: "request", description: `the body is not valid JSON: ${(err as Error).message}` }]),
+      problem: badBody([
+        {
+          field: "request",
+          description: text(`not valid JSON: ${(err as Error).message}`, `不是有效的 JSON：${(err as Error).message}`),
+        },
+      ]),
     };
   }
   const unknown = unknownFields(input, body, "");
@@ -82,12 +94,11 @@ export async function readUnaryJson(
 }
 
 function badBody(violations: FieldViolation[]): ToolError {
-  return new ToolError({
-    code: "invalid_argument",
-    reason: "INVALID_ARGUMENT",
-    message: `invalid request: ${violations.map((v) => `${v.field}: ${v.description}`).join("; ")}`,
-    violations,
-    hint: { message: "Use the field names and types of the request message (see the violations), then call again." },
+  return invalidArgument(violations, {
+    message: text(
+      "Use the field names and types of the request message (see the violations), then call again.",
+      "按请求消息的字段名和类型（见 violations）改正后再调用。",
+    ),
   });
 }
 
@@ -102,7 +113,10 @@ function unknownFields(desc: DescMessage, json: JsonValue, path: string): FieldV
     if (!field) {
       out.push({
         field: here,
-        description: `unknown field; ${desc.name} has: ${desc.fields.map((f) => f.name).join(", ")}`,
+        description: text(
+          `unknown field; ${desc.name} has: ${desc.fields.map((f) => f.name).join(", ")}`,
+          `未知字段；${desc.name} 的字段有：${desc.fields.map((f) => f.name).join(", ")}`,
+        ),
       });
       continue;
     }
@@ -143,8 +157,8 @@ function nested(field: DescField, value: JsonValue, path: string): FieldViolatio
 /** protobuf-es says "cannot decode field pkg.Msg.field_name from JSON: <why>"; name the field. */
 function typeViolation(input: DescMessage, message: string): FieldViolation {
   const match = /cannot decode field ([\w.]+)\.(\w+) from JSON: (.*)$/s.exec(message);
-  if (!match) return { field: "request", description: message };
+  if (!match) return { field: "request", description: verbatim(message) };
   const [, owner, name, why] = match;
   const field = owner === input.typeName ? name! : `${owner}.${name}`;
-  return { field, description: `wrong type or value for this field: ${why}` };
+  return { field, description: text(`wrong type or value: ${why}`, `类型或值不对：${why}`) };
 }

@@ -2,10 +2,12 @@ import type { Logger } from "pino";
 import type { CallContext } from "../core/call-context";
 import { retryAfterSeconds } from "../errors/connect-mapping";
 import { publicError } from "../errors/public-error";
+import { type Language, text } from "../errors/text";
 import { type ErrorCode, ToolError } from "../errors/tool-error";
 import { authenticatedCaller, challengeHeaders } from "./auth";
 import { knIdFromHeaders } from "./caller";
 import { type HttpRoute, headersOf, sendJson } from "./http-routes";
+import { chooseLanguage, languageHeaderProblem } from "./language";
 import type { NodeServerRequest, NodeServerResponse } from "./node-types";
 import { REQUEST_TOO_LARGE } from "./request-body";
 import { traceIdFromHeaders } from "./trace";
@@ -47,10 +49,12 @@ export interface JsonRouteOptions {
   maxBytes: number;
   /** Aborted when the server shuts down past its grace period. */
   stopping: AbortSignal;
+  /** The language of errors for a caller that asks for none (DEFAULT_LANGUAGE). */
+  defaultLanguage: Language;
   /** The route's work: the parsed body and the query string in, the answer's JSON (or a TextAnswer) out. */
   handle(body: unknown, ctx: CallContext, query: URLSearchParams): Promise<unknown>;
-  /** The route's error shape (each spec has its own). */
-  renderError(err: ToolError, traceId: string): unknown;
+  /** The route's error shape (each spec has its own), in the caller's language. */
+  renderError(err: ToolError, traceId: string, language: Language): unknown;
   /** The HTTP status for an error when the route's contract differs from httpStatusOf. */
   statusOf?(err: ToolError): number | undefined;
 }
@@ -68,16 +72,24 @@ export function jsonRoute(opts: JsonRouteOptions): HttpRoute {
     method: "POST",
     path: opts.path,
     jsonBody: { maxBytes: opts.maxBytes },
-    renderRefusal: (err, traceId) => ({ status: statusOf(err), body: opts.renderError(err, traceId) }),
+    renderRefusal: (err, traceId, language) => ({
+      status: statusOf(err),
+      body: opts.renderError(err, traceId, language),
+    }),
     async handle(req, res, raw) {
       const started = performance.now();
       const headers = headersOf(req);
       const traceId = traceIdFromHeaders(headers);
+      const language = chooseLanguage(headers.get("language"), headers.get("accept-language"), opts.defaultLanguage);
       const gone = new AbortController();
       res.once("close", () => {
         if (!res.writableFinished)
           gone.abort(
-            new ToolError({ code: "cancelled", reason: "CANCELLED", message: "the client closed the connection" }),
+            new ToolError({
+              code: "cancelled",
+              reason: "CANCELLED",
+              message: text("the client closed the connection", "客户端关闭了连接"),
+            }),
           );
       });
       // One child logger per call, made once the account is known (a child of a child makes the first a
@@ -90,12 +102,15 @@ export function jsonRoute(opts: JsonRouteOptions): HttpRoute {
       let status = 200;
       try {
         const identity = authenticatedCaller(req);
+        const languageProblem = languageHeaderProblem(headers.get("language"));
+        if (languageProblem) throw languageProblem;
         const headerKnId = knIdFromHeaders(headers);
         log = opts.log.child({ trace_id: traceId, route: opts.path, account: identity.accountId });
         const ctx: CallContext = {
           caller: identity,
           ...(headerKnId !== undefined ? { headerKnId } : {}),
           traceId,
+          language,
           log,
           signal: AbortSignal.any([gone.signal, opts.stopping]),
           remainingMs: () => undefined,
@@ -113,7 +128,8 @@ export function jsonRoute(opts: JsonRouteOptions): HttpRoute {
         status = statusOf(toolError);
         const headers: Record<string, string> = { "x-trace-id": traceId, ...challengeHeaders(toolError) };
         if (toolError.retryAfterMs !== undefined) headers["retry-after"] = retryAfterSeconds(toolError.retryAfterMs);
-        if (!res.headersSent && !res.destroyed) sendJson(res, status, opts.renderError(toolError, traceId), headers);
+        if (!res.headersSent && !res.destroyed)
+          sendJson(res, status, opts.renderError(toolError, traceId, language), headers);
       } finally {
         callLog().info({ status, ms: Math.round((performance.now() - started) * 10) / 10 }, "route");
       }
@@ -128,8 +144,16 @@ function parseJson(req: NodeServerRequest, raw: Buffer): unknown {
     throw new ToolError({
       code: "invalid_argument",
       reason: "UNSUPPORTED_CONTENT_TYPE",
-      message: `send the body as JSON with content-type: application/json (got ${JSON.stringify(type)})`,
-      hint: { message: "Send content-type: application/json (or no content-type) with a JSON body." },
+      message: text(
+        `send the body as JSON with content-type: application/json (got ${JSON.stringify(type)})`,
+        `请以 content-type: application/json 发送 JSON 请求体（收到的是 ${JSON.stringify(type)}）`,
+      ),
+      hint: {
+        message: text(
+          "Send content-type: application/json (or no content-type) with a JSON body.",
+          "发送 content-type: application/json（或不带 content-type）和 JSON 请求体。",
+        ),
+      },
     });
   }
   try {
@@ -138,8 +162,11 @@ function parseJson(req: NodeServerRequest, raw: Buffer): unknown {
     throw new ToolError({
       code: "invalid_argument",
       reason: "INVALID_JSON",
-      message: `the body is not valid JSON: ${(err as Error).message}`,
-      violations: [{ field: "request", description: "not valid JSON" }],
+      message: text(
+        `the body is not valid JSON: ${(err as Error).message}`,
+        `请求体不是有效的 JSON：${(err as Error).message}`,
+      ),
+      violations: [{ field: "request", description: text("not valid JSON", "不是有效的 JSON") }],
     });
   }
 }

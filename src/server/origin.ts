@@ -1,7 +1,9 @@
 import { Code } from "@connectrpc/connect";
 import type { Logger } from "pino";
+import { type Language, text } from "../errors/text";
 import { ToolError } from "../errors/tool-error";
 import { type HttpRoute, headersOf, sendJson } from "./http-routes";
+import { requestLanguage } from "./language";
 import type { Metrics } from "./metrics";
 import type { NodeServerRequest, NodeServerResponse } from "./node-types";
 import { malformedHost } from "./request-body";
@@ -43,6 +45,8 @@ export function createOriginCheck(opts: {
   routes: readonly HttpRoute[];
   metrics: Metrics;
   log: Logger;
+  /** The language of refusals for a caller that asks for none (DEFAULT_LANGUAGE). */
+  defaultLanguage: Language;
 }) {
   const hosts = opts.allowedHosts === undefined ? undefined : new Set(opts.allowedHosts);
   // Host values as sent (name, port, the client's spelling) found allowed: one lookup per request instead of
@@ -69,6 +73,8 @@ export function createOriginCheck(opts: {
   ): void {
     const path = pathOf(req.url);
     const traceId = traceIdFromHeaders(headersOf(req));
+    const language = requestLanguage(req.headers, opts.defaultLanguage);
+    const message = err.text[language];
     const contentType = req.headers["content-type"] ?? "";
     let sent = status;
     if (contentType.startsWith("application/grpc")) {
@@ -77,16 +83,16 @@ export function createOriginCheck(opts: {
         res,
         { "content-type": contentType, "x-trace-id": traceId },
         Code.PermissionDenied,
-        err.message,
+        message,
       );
     } else {
       // A route's own shape, at the status this refusal means (a shape that repeats the status, as the
       // knowledge routes' status_code, repeats this one); otherwise the Connect protocol's error body
       // (Connect clients show its message) with the fields of the JSON routes' own refusals.
-      const rendered = renderers.get(path)?.(err, traceId).body;
+      const rendered = renderers.get(path)?.(err, traceId, language).body;
       const body =
         rendered === undefined
-          ? { code: err.code, message: err.message, error: err.message, reason: err.reason, trace_id: traceId }
+          ? { code: err.code, message, error: message, reason: err.reason, trace_id: traceId }
           : withStatusCode(rendered, status);
       sendJson(res, status, body, { "x-trace-id": traceId });
     }
@@ -120,7 +126,10 @@ function hostNotAllowed(name: string): ToolError {
   return new ToolError({
     code: "permission_denied",
     reason: HOST_NOT_ALLOWED,
-    message: `this service does not answer to the host name ${JSON.stringify(clip(name))} (the Host header); call it by a name in ALLOWED_HOSTS, or add this one there`,
+    message: text(
+      `this service does not answer to the host name ${JSON.stringify(clip(name))} (the Host header); call it by a name in ALLOWED_HOSTS, or add this one there`,
+      `本服务不响应主机名 ${JSON.stringify(clip(name))}（Host 请求头）；请用 ALLOWED_HOSTS 中的名字调用，或把这个名字加进去`,
+    ),
   });
 }
 
@@ -128,7 +137,10 @@ function originNotAllowed(origin: string): ToolError {
   return new ToolError({
     code: "permission_denied",
     reason: "ORIGIN_NOT_ALLOWED",
-    message: `pages from the origin ${JSON.stringify(clip(origin))} may not call this service; add the origin to CORS_ALLOWED_ORIGINS to allow it`,
+    message: text(
+      `pages from the origin ${JSON.stringify(clip(origin))} may not call this service; add the origin to CORS_ALLOWED_ORIGINS to allow it`,
+      `来自源 ${JSON.stringify(clip(origin))} 的页面不能调用本服务；要允许它，请把这个源加入 CORS_ALLOWED_ORIGINS`,
+    ),
   });
 }
 

@@ -2,7 +2,8 @@ import { z } from "zod";
 import type { CallContext } from "../core/call-context";
 import type { Json } from "../core/json";
 import { OUTPUT_FORMATS, type OutputFormat, render } from "../core/output-format";
-import { invalidArgument, type ToolError } from "../errors/tool-error";
+import { type Language, text } from "../errors/text";
+import { invalidArgument, renderIn, type ToolError } from "../errors/tool-error";
 import type { HttpRoute } from "./http-routes";
 import { type JsonRouteOptions, jsonRoute, TextAnswer } from "./json-route";
 
@@ -13,15 +14,16 @@ import { type JsonRouteOptions, jsonRoute, TextAnswer } from "./json-route";
  * the invalid fields, the values to choose from, the next RPC, the upstream
  * service's own error fields when it failed, and the trace id.
  */
-export function platformError(err: ToolError, traceId: string) {
+export function platformError(err: ToolError, traceId: string, language: Language) {
+  const said = renderIn(err, language);
   const upstream = ["upstream", "upstream_status", "error_code", "description", "upstream_detail"].filter(
     (k) => err.metadata[k] !== undefined,
   );
   return {
     code: err.reason,
-    description: err.message,
+    description: said.message,
     details: {
-      ...(err.violations.length > 0 ? { field_violations: err.violations } : {}),
+      ...(said.violations.length > 0 ? { field_violations: said.violations } : {}),
       ...(err.hint?.validValues?.length ? { valid_values: err.hint.validValues } : {}),
       ...(err.hint?.nextRpc ? { next_rpc: err.hint.nextRpc } : {}),
       ...Object.fromEntries(
@@ -29,7 +31,7 @@ export function platformError(err: ToolError, traceId: string) {
       ),
       trace_id: traceId,
     },
-    solution: err.hint?.message ?? "",
+    solution: said.hint?.message ?? "",
     link: "",
   };
 }
@@ -50,7 +52,7 @@ const CONTENT_TYPES: Record<Exclude<OutputFormat, "json">, string> = {
  * spec's §9.1 shape at its spec path).
  */
 export function platformRoute(
-  opts: Pick<JsonRouteOptions, "log" | "maxBytes" | "stopping" | "path"> & {
+  opts: Pick<JsonRouteOptions, "log" | "maxBytes" | "stopping" | "path" | "defaultLanguage"> & {
     run(body: unknown, query: URLSearchParams, ctx: CallContext): Promise<{ json: unknown; compact(): Json }>;
     renderError?: JsonRouteOptions["renderError"];
   },
@@ -62,7 +64,10 @@ export function platformRoute(
       const asked = responseFormat.safeParse(query.get("response_format") || "json");
       if (!asked.success) {
         throw invalidArgument([
-          { field: "response_format", description: 'response_format must be "json", "toon" or "yaml"' },
+          {
+            field: "response_format",
+            description: text('must be "json", "toon" or "yaml"', '必须是 "json"、"toon" 或 "yaml"'),
+          },
         ]);
       }
       const format = asked.data;

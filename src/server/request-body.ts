@@ -1,5 +1,6 @@
 import * as http2 from "node:http2";
 import { type JsonShapeLimits, JsonShapeScanner } from "../core/json-shape";
+import { text } from "../errors/text";
 import { ToolError } from "../errors/tool-error";
 import type { NodeServerRequest, NodeServerResponse } from "./node-types";
 
@@ -91,9 +92,17 @@ export function tooLarge(maxBytes: number): ToolError {
   return new ToolError({
     code: "resource_exhausted",
     reason: REQUEST_TOO_LARGE,
-    message: `the request body is larger than ${maxBytes} bytes (READ_MAX_BYTES)`,
+    message: text(
+      `the request body is larger than ${maxBytes} bytes (READ_MAX_BYTES)`,
+      `请求体超过 ${maxBytes} 字节（READ_MAX_BYTES）`,
+    ),
     metadata: { limit_bytes: String(maxBytes) },
-    hint: { message: "Send less data in one call, for example fewer items or shorter texts." },
+    hint: {
+      message: text(
+        "Send less data in one call, for example fewer items or shorter texts.",
+        "一次调用少发一些数据，例如更少的条目或更短的文本。",
+      ),
+    },
   });
 }
 
@@ -118,10 +127,20 @@ export function tooDeep(maxDepth: number): ToolError {
   return new ToolError({
     code: "invalid_argument",
     reason: JSON_TOO_DEEP,
-    message: `the JSON body nests arrays or objects deeper than ${maxDepth} levels (JSON_MAX_DEPTH)`,
+    message: text(
+      `the JSON body nests arrays or objects deeper than ${maxDepth} levels (JSON_MAX_DEPTH)`,
+      `JSON 请求体中数组或对象的嵌套超过 ${maxDepth} 层（JSON_MAX_DEPTH）`,
+    ),
     metadata: { limit_depth: String(maxDepth) },
-    violations: [{ field: "request", description: `nested deeper than ${maxDepth} levels` }],
-    hint: { message: `Flatten the data so no value nests more than ${maxDepth} levels deep.` },
+    violations: [
+      { field: "request", description: text(`nested deeper than ${maxDepth} levels`, `嵌套超过 ${maxDepth} 层`) },
+    ],
+    hint: {
+      message: text(
+        `Flatten the data so no value nests more than ${maxDepth} levels deep.`,
+        `把数据展平，使任何值的嵌套都不超过 ${maxDepth} 层。`,
+      ),
+    },
   });
 }
 
@@ -140,10 +159,18 @@ export function tooManyValues(maxValues: number): ToolError {
   return new ToolError({
     code: "invalid_argument",
     reason: JSON_TOO_LARGE,
-    message: `the JSON body holds more than ${maxValues} values (object members and array items; JSON_MAX_VALUES)`,
+    message: text(
+      `the JSON body holds more than ${maxValues} values (object members and array items; JSON_MAX_VALUES)`,
+      `JSON 请求体含有超过 ${maxValues} 个值（对象成员和数组元素；JSON_MAX_VALUES）`,
+    ),
     metadata: { limit_values: String(maxValues) },
-    violations: [{ field: "request", description: `more than ${maxValues} values` }],
-    hint: { message: "Send fewer items or fields in one call, for example split a long list over several calls." },
+    violations: [{ field: "request", description: text(`more than ${maxValues} values`, `超过 ${maxValues} 个值`) }],
+    hint: {
+      message: text(
+        "Send fewer items or fields in one call, for example split a long list over several calls.",
+        "一次调用少发一些条目或字段，例如把长列表分到几次调用中。",
+      ),
+    },
   });
 }
 

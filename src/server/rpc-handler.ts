@@ -16,12 +16,14 @@ import {
   universalResponseToNodeResponse,
 } from "@connectrpc/connect-node";
 import type { Logger } from "pino";
+import type { Language } from "../errors/text";
 import type { ToolError } from "../errors/tool-error";
 import { authResultOf } from "./auth";
 import { EMPTY_JSON_ENVELOPE, EnvelopedJsonMeter } from "./enveloped-json";
 import { hostRefusal, sendJson } from "./http-routes";
 import { kAuthResult, kRequestProblem } from "./interceptors";
 import { type JsonBodyEncoding, readUnaryJson } from "./json-body";
+import { requestLanguage } from "./language";
 import type { NodeHandler, NodeServerRequest, NodeServerResponse } from "./node-types";
 import { protoShape, protoShapeProblem } from "./proto-shape";
 import { isClientGone, malformedHost, readRequestBody } from "./request-body";
@@ -58,6 +60,8 @@ export function createRpcHandler(opts: {
   /** Health watches and reflection streams; past their budget a gRPC one is refused here, before the framework. */
   toolingStreams: ToolingStreams;
   log: Logger;
+  /** The language of refusals for a caller that asks for none (DEFAULT_LANGUAGE). */
+  defaultLanguage: Language;
 }): NodeHandler {
   const router = createConnectRouter({
     acceptCompression: [compressionGzip, compressionBrotli],
@@ -70,7 +74,8 @@ export function createRpcHandler(opts: {
   return (req: NodeServerRequest, res: NodeServerResponse) => {
     const path = pathOf(req.url);
     if (opts.toolingStreams.full && TOOLING_STREAM_PATHS.has(path) && GRPC.test(String(req.headers["content-type"]))) {
-      refuseToolingStream(req, res, opts.toolingStreams.refusal(path.slice(path.lastIndexOf("/") + 1)));
+      const refusal = opts.toolingStreams.refusal(path.slice(path.lastIndexOf("/") + 1));
+      refuseToolingStream(req, res, refusal[requestLanguage(req.headers, opts.defaultLanguage)]);
       return;
     }
     const handler = byPath.get(path);

@@ -1,3 +1,4 @@
+import { type Text, text } from "../errors/text";
 import { ToolError } from "../errors/tool-error";
 
 /** The share of STREAMS_MAX_OPEN that long-lived tooling streams may hold, so agents' calls always keep the rest. */
@@ -33,8 +34,11 @@ export class ToolingStreams {
   }
 
   /** What a refused stream is told. */
-  refusal(kind: string): string {
-    return `${this.limit} health watches and reflection streams are open, the most this server holds (a quarter of STREAMS_MAX_OPEN); ${kind} refused`;
+  refusal(kind: string): Text {
+    return text(
+      `${this.limit} health watches and reflection streams are open, the most this server holds (a quarter of STREAMS_MAX_OPEN); ${kind} refused`,
+      `已打开 ${this.limit} 个健康监视和反射流，这是本服务器能保持的上限（STREAMS_MAX_OPEN 的四分之一）；${kind} 被拒绝`,
+    );
   }
 
   /** Counts one stream of `kind` as open; returns its release (idempotent), or throws when the budget is spent. */
@@ -46,7 +50,12 @@ export class ToolingStreams {
         message: this.refusal(kind),
         metadata: { limit: String(this.limit) },
         retryAfterMs: 1000,
-        hint: { message: "Close streams you no longer read, or use Health/Check for a one-off probe; retry later." },
+        hint: {
+          message: text(
+            "Close streams you no longer read, or use Health/Check for a one-off probe; retry later.",
+            "关闭不再读取的流，或用 Health/Check 做一次性探测；稍后重试。",
+          ),
+        },
       });
     }
     this.open++;

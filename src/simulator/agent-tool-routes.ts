@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { type Json, jsonSchema } from "../core/json";
+import { verbatim } from "../errors/text";
 import { ToolError } from "../errors/tool-error";
 import { violationsOf } from "../errors/validation";
 import { type ConceptKind, MAX_CONCEPT_LIMIT } from "../kn/concepts";
@@ -26,7 +27,7 @@ function parseBody<S extends z.ZodType>(schema: S, body: unknown, what: string):
   throw new ToolError({
     code: "invalid_argument",
     reason: "INVALID_QUERY",
-    message: `invalid ${what}: ${violations.map((v) => `${v.field}: ${v.description}`).join("; ")}`,
+    message: verbatim(`invalid ${what}: ${violations.map((v) => `${v.field}: ${v.description.en}`).join("; ")}`),
     violations,
   });
 }

@@ -78,6 +78,8 @@ export function callContextOf(request: IncomingRequest, log: Logger, signal: Abo
   return {
     caller: callerFromHeaders(headers),
     traceId,
+    // The platform's words (its error bodies) are English: so are the backend's answers to it.
+    language: "en",
     log: log.child({ trace_id: traceId }),
     signal,
     remainingMs: () => undefined,

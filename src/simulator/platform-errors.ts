@@ -38,10 +38,12 @@ export function toolErrorReply(service: PlatformService, err: ToolError): Reply 
     status: statusOf(err.code),
     body: {
       error_code: `${service}.${errorSuffix(err)}`,
-      description: err.message,
-      solution: err.hint?.message ?? "",
+      // The platform answers in English here: the simulator stands in for it, not for this service's callers.
+      description: err.text.en,
+      solution: err.hint?.message.en ?? "",
       error_link: "",
-      error_details: err.violations.length > 0 ? (err.violations as unknown as Json) : "",
+      error_details:
+        err.violations.length > 0 ? err.violations.map((v) => ({ field: v.field, description: v.description.en })) : "",
     },
   };
 }

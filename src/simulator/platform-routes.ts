@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import { z } from "zod";
 import { type Json, jsonSchema } from "../core/json";
+import { verbatim } from "../errors/text";
 import { ToolError } from "../errors/tool-error";
 import { violationsOf } from "../errors/validation";
 import type { KnowledgeNetworkBackend } from "../kn/backend";
@@ -157,7 +158,9 @@ const routes: ServedRoute[] = underEveryLayout([
         .safeParse(body);
       if (!parsed.success) {
         const violations = violationsOf(parsed.error);
-        const message = `invalid property query: ${violations.map((v) => `${v.field}: ${v.description}`).join("; ")}`;
+        const message = verbatim(
+          `invalid property query: ${violations.map((v) => `${v.field}: ${v.description.en}`).join("; ")}`,
+        );
         throw new ToolError({ code: "invalid_argument", reason: "INVALID_PROPERTIES_QUERY", message, violations });
       }
       const q = parsed.data as { properties: string[]; dynamic_params?: Record<string, Record<string, Json>> } & Record<
@@ -185,8 +188,8 @@ const routes: ServedRoute[] = underEveryLayout([
         throw new ToolError({
           code: "invalid_argument",
           reason: "INVALID_QUERY_TYPE",
-          message: `query_type must be relation_path (got ${JSON.stringify(query.get("query_type"))})`,
-          violations: [{ field: "query_type", description: "must be relation_path" }],
+          message: verbatim(`query_type must be relation_path (got ${JSON.stringify(query.get("query_type"))})`),
+          violations: [{ field: "query_type", description: verbatim("must be relation_path") }],
         });
       }
       const result = await backend.querySubgraph(ctx, params["kn"]!, {

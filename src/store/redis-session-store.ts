@@ -1,5 +1,6 @@
 import type { Cluster, Redis } from "ioredis";
 import type { Logger } from "pino";
+import { text } from "../errors/text";
 import { ToolError } from "../errors/tool-error";
 import { checkSentinels, connectRedis, type RedisConnection } from "./redis-connection";
 import { fitToSize, REDIS_TTL_MS, type SessionStore } from "./session-store";
@@ -139,13 +140,18 @@ export class RedisSessionStore implements SessionStore {
       throw new ToolError({
         code: "unavailable",
         reason: "SESSION_STORE_UNAVAILABLE",
-        message: "the session store (Redis) did not answer; retry shortly",
+        message: text(
+          "the session store (Redis) did not answer; retry shortly",
+          "会话存储（Redis）没有响应；请稍后重试",
+        ),
         metadata: { store: "redis" },
         // Redis's own words can name its host and port: logged under the trace id, never answered.
         privateDetail: (err as Error).message,
         hint: {
-          message:
+          message: text(
             "Retry the same call in a few seconds. If the session's schema is gone once the session store is back, call RetrieveSchema again in that session.",
+            "几秒后原样重试。若会话存储恢复后该会话的 schema 已不在，请在该会话中重新调用 RetrieveSchema。",
+          ),
         },
         cause: err,
       });

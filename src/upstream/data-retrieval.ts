@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import type { CallContext } from "../core/call-context";
+import { text } from "../errors/text";
 import { type FieldViolation, ToolError } from "../errors/tool-error";
 import { createJsonClient, ERROR_CODE, FIELD_NAME, type JsonClient } from "./http-json";
 import { segment } from "./path-ids";
@@ -85,17 +86,17 @@ export function readFailure(err: ToolError): DataRetrievalFailure {
  * (a cut-off body is read as far as it goes).
  */
 function withFailure(err: ToolError): ToolError {
-  const text = err.privateDetail ?? "";
-  const start = text.indexOf("{");
+  const logged = err.privateDetail ?? "";
+  const start = logged.indexOf("{");
   if (err.metadata["upstream_status"] === undefined || start < 0) return err;
-  const body = text.slice(start).replace(/…$/, "");
+  const body = logged.slice(start).replace(/…$/, "");
   const metadata: Record<string, string> = { ...err.metadata };
   const code = stringField(body, "code");
   if (code && ERROR_CODE.test(code)) metadata["error_code"] = code;
   return new ToolError({
     code: err.code,
     reason: err.reason,
-    message: err.message,
+    message: err.text,
     metadata,
     violations: [...err.violations, ...fastApiFields(body)],
     ...(err.hint ? { hint: err.hint } : {}),
@@ -105,8 +106,8 @@ function withFailure(err: ToolError): ToolError {
 }
 
 /** The first JSON string value of `name` in (possibly cut-off) JSON text, when it is complete. */
-function stringField(text: string, name: string): string | undefined {
-  const m = new RegExp(`"${name}"\\s*:\\s*"((?:[^"\\\\]|\\\\.)*)"`).exec(text);
+function stringField(json: string, name: string): string | undefined {
+  const m = new RegExp(`"${name}"\\s*:\\s*"((?:[^"\\\\]|\\\\.)*)"`).exec(json);
   return m ? decodeString(m[1]!) : undefined;
 }
 
@@ -119,10 +120,10 @@ function decodeString(raw: string): string {
 }
 
 /** FastAPI validation errors: `{"loc": ["body", "retrieval_config", "top_k"], "msg": "..."}` → the fields, in our words. */
-function fastApiFields(text: string): FieldViolation[] {
+function fastApiFields(json: string): FieldViolation[] {
   const out: FieldViolation[] = [];
   const entry = /"loc"\s*:\s*\[([^\]]*)\]/g;
-  for (const m of text.matchAll(entry)) {
+  for (const m of json.matchAll(entry)) {
     let loc: unknown[];
     try {
       loc = JSON.parse(`[${m[1]}]`) as unknown[];
@@ -132,7 +133,10 @@ function fastApiFields(text: string): FieldViolation[] {
     const path = (["body", "header", "query"].includes(String(loc[0])) ? loc.slice(1) : loc).map(String);
     const field = path.reduce((f, p) => (/^\d+$/.test(p) ? `${f}[${p}]` : f === "" ? p : `${f}.${p}`), "");
     if (field !== "" && !FIELD_NAME.test(field)) continue;
-    out.push({ field: field || "request", description: "data-retrieval rejected this field" });
+    out.push({
+      field: field || "request",
+      description: text("data-retrieval rejected this field", "data-retrieval 拒绝了这个字段"),
+    });
   }
   return out;
 }

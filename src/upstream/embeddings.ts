@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { CallContext } from "../core/call-context";
+import { type Text, text } from "../errors/text";
 import { ToolError } from "../errors/tool-error";
 import { embedLocally, LOCAL_EMBEDDER_NAME, normalizeInPlace } from "./local-embedder";
 import { failureMessage, type PostFailure, postJson } from "./post-json";
@@ -55,7 +56,10 @@ export function openAiEmbedder(opts: {
         if (posted.value.data.length !== batch.length) {
           throw toolError(
             "unavailable",
-            `the embeddings endpoint returned ${posted.value.data.length} vectors for ${batch.length} inputs`,
+            text(
+              `the embeddings endpoint returned ${posted.value.data.length} vectors for ${batch.length} inputs`,
+              `向量化（embeddings）端点为 ${batch.length} 条输入返回了 ${posted.value.data.length} 个向量`,
+            ),
           );
         }
         for (const item of [...posted.value.data].sort((a, b) => a.index - b.index))
@@ -74,11 +78,11 @@ function normalise(v: number[]): Float32Array {
 function embeddingsError(failure: PostFailure): ToolError {
   return toolError(
     failure.kind === "timeout" ? "deadline_exceeded" : "unavailable",
-    failureMessage("the embeddings endpoint", failure),
+    failureMessage(text("the embeddings endpoint", "向量化（embeddings）端点"), failure),
   );
 }
 
-function toolError(code: ToolError["code"], message: string): ToolError {
+function toolError(code: ToolError["code"], message: Text): ToolError {
   const reason = code === "deadline_exceeded" ? "EMBEDDINGS_TIMEOUT" : "EMBEDDINGS_UNAVAILABLE";
   return new ToolError({ code, reason, message, metadata: { upstream: "embeddings" } });
 }

@@ -4,9 +4,10 @@ import http from "node:http";
 import https from "node:https";
 import { z } from "zod";
 import type { CallContext } from "../core/call-context";
-import { issuesInBrief } from "../core/json";
 import { inSpan, outgoingTraceparent, type SpanNotes, tracingOn } from "../core/telemetry";
+import { fromZodMessage, inBoth, type Language, type Text, text } from "../errors/text";
 import { type ErrorCode, type FieldViolation, ToolError } from "../errors/tool-error";
+import { safeParseBoth } from "../errors/validation";
 
 /**
  * JSON over HTTP/1.1 to one platform service, on node:http with a keep-alive
@@ -44,8 +45,8 @@ export interface JsonRequest {
   query?: Record<string, string | number | boolean | undefined>;
   /** Sent as JSON. */
   body?: unknown;
-  /** What is asked for, in the caller's terms ("object type disease of kn_medical"): errors name it. */
-  what?: string;
+  /** What is asked for, in the caller's terms and both languages ("object type disease of kn_medical"): errors name it. */
+  what?: Text;
 }
 
 /** A larger answer is refused rather than buffered. */
@@ -112,7 +113,7 @@ export function createJsonClient(opts: JsonClientOptions): JsonClient {
     const budgetMs = Math.floor(callerBound ? remaining : opts.timeoutMs);
     if (budgetMs <= 0) {
       const err = timedOut(where, 0, true);
-      ctx.log.warn({ ...where, status: 0, ms: 0, reason: err.reason }, "upstream call not made: no time left");
+      ctx.log.warn({ ...logged(where), status: 0, ms: 0, reason: err.reason }, "upstream call not made: no time left");
       throw err;
     }
 
@@ -144,11 +145,11 @@ export function createJsonClient(opts: JsonClientOptions): JsonClient {
       status = res.status;
       span?.setAttribute("http.response.status_code", status);
       const value = readBody(where, res, schema);
-      ctx.log.debug({ ...where, status, ms: elapsed() }, "upstream call");
+      ctx.log.debug({ ...logged(where), status, ms: elapsed() }, "upstream call");
       return value;
     } catch (err) {
       if (ctx.signal.aborted) {
-        ctx.log.debug({ ...where, status, ms: elapsed() }, "upstream call abandoned: the caller went away");
+        ctx.log.debug({ ...logged(where), status, ms: elapsed() }, "upstream call abandoned: the caller went away");
         throw ctx.signal.reason;
       }
       const failure =
@@ -158,7 +159,7 @@ export function createJsonClient(opts: JsonClientOptions): JsonClient {
             ? timedOut(where, budgetMs, callerBound)
             : unreachable(where, err);
       ctx.log.warn(
-        { ...where, status, ms: elapsed(), reason: failure.reason, detail: failure.privateDetail },
+        { ...logged(where), status, ms: elapsed(), reason: failure.reason, detail: failure.privateDetail },
         "upstream call failed",
       );
       throw failure;
@@ -173,7 +174,7 @@ interface Where {
   upstream: string;
   method: string;
   path: string;
-  what: string | undefined;
+  what: Text | undefined;
 }
 
 interface RawResponse {
@@ -246,42 +247,64 @@ class ResponseTooLarge extends Error {
 }
 
 function readBody<S extends z.ZodType>(where: Where, res: RawResponse, schema: S): z.output<S> {
-  const text = res.body.toString("utf8");
-  if (res.status < 200 || res.status > 299) throw fromStatus(where, res.status, text);
+  const body = res.body.toString("utf8");
+  if (res.status < 200 || res.status > 299) throw fromStatus(where, res.status, body);
   let json: unknown;
   try {
-    json = JSON.parse(text);
+    json = JSON.parse(body);
   } catch {
     throw badResponse(
       where.upstream,
-      `${where.method} ${where.path} answered HTTP ${res.status} with a body that is not JSON: ${excerpt(text)}`,
+      `${where.method} ${where.path} answered HTTP ${res.status} with a body that is not JSON: ${excerpt(body)}`,
       res.status,
-      "a body that is not JSON",
+      text("a body that is not JSON", "返回体不是 JSON"),
     );
   }
-  const parsed = schema.safeParse(json);
+  const parsed = safeParseBoth(schema, json);
   if (!parsed.success) {
-    const issues = issuesInBrief(parsed.error);
+    const issues = inBoth((l) => issuesIn(parsed.error, l));
     throw badResponse(
       where.upstream,
-      `${where.method} ${where.path} answered with a body of an unexpected shape (${issues}): ${excerpt(text)}`,
+      `${where.method} ${where.path} answered with a body of an unexpected shape (${issues.en}): ${excerpt(body)}`,
       res.status,
       // The issues are the schema's words and the answer's structure (paths), never its values.
-      `a body of an unexpected shape: ${issues}`,
+      text(`a body of an unexpected shape: ${issues.en}`, `返回体的结构不符合预期：${issues.zh}`),
     );
   }
   return parsed.data;
 }
 
+/** A failed parse in one line and one language: its first three issues, each with the path it is at. */
+function issuesIn(error: z.ZodError, language: Language): string {
+  return error.issues
+    .slice(0, 3)
+    .map(
+      (i) =>
+        `${i.path.join(".") || (language === "en" ? "(top level)" : "（顶层）")}: ${fromZodMessage(i.message)[language]}`,
+    )
+    .join(language === "en" ? "; " : "；");
+}
+
+/** Where a call went, as the log says it (in English, like every log line). */
+function logged(where: Where) {
+  return { upstream: where.upstream, method: where.method, path: where.path, what: where.what?.en };
+}
+
 interface StatusMapping {
   code: ErrorCode;
   reason: string;
-  what: string;
-  hint: string;
+  what: Text;
+  hint: Text;
 }
 
-const RETRY_LATER = "Retrying in a moment may help; if it keeps failing, the platform needs attention.";
-const DO_NOT_RETRY = "Retrying the same request will fail again.";
+const RETRY_LATER = text(
+  "Retrying in a moment may help; if it keeps failing, the platform needs attention.",
+  "稍后重试可能成功；若一直失败，平台需要处理。",
+);
+const DO_NOT_RETRY = text("Retrying the same request will fail again.", "原样重试仍会失败。");
+
+/** `first` followed by DO_NOT_RETRY, in each language. */
+const thenDoNotRetry = (first: Text): Text => text(`${first.en} ${DO_NOT_RETRY.en}`, `${first.zh}${DO_NOT_RETRY.zh}`);
 
 function mappingOf(status: number): StatusMapping {
   switch (status) {
@@ -290,55 +313,71 @@ function mappingOf(status: number): StatusMapping {
       return {
         code: "invalid_argument",
         reason: "UPSTREAM_INVALID_ARGUMENT",
-        what: "rejected the request",
-        hint: `Correct the request. ${DO_NOT_RETRY}`,
+        what: text("rejected the request", "拒绝了请求"),
+        hint: thenDoNotRetry(text("Correct the request.", "请改正请求。")),
       };
     case 401:
       return {
         code: "unauthenticated",
         reason: "UPSTREAM_UNAUTHENTICATED",
-        what: "did not accept the caller's identity",
-        hint: `Call with a valid x-account-id and x-account-type. ${DO_NOT_RETRY}`,
+        what: text("did not accept the caller's identity", "不接受调用方的身份"),
+        hint: thenDoNotRetry(
+          text(
+            "Call with a valid x-account-id and x-account-type.",
+            "请使用有效的 x-account-id 和 x-account-type 调用。",
+          ),
+        ),
       };
     case 403:
       return {
         code: "permission_denied",
         reason: "UPSTREAM_PERMISSION_DENIED",
-        what: "denied the caller access",
-        hint: `The account lacks access to this resource. ${DO_NOT_RETRY}`,
+        what: text("denied the caller access", "拒绝了调用方的访问"),
+        hint: thenDoNotRetry(text("The account lacks access to this resource.", "该账户无权访问此资源。")),
       };
     case 404:
       return {
         code: "not_found",
         reason: "UPSTREAM_NOT_FOUND",
-        what: "does not have it",
-        hint: `Check the ids in the request. ${DO_NOT_RETRY}`,
+        what: text("does not have it", "没有所请求的内容"),
+        hint: thenDoNotRetry(text("Check the ids in the request.", "请检查请求中的 id。")),
       };
     case 408:
     case 504:
-      return { code: "deadline_exceeded", reason: "UPSTREAM_TIMEOUT", what: "timed out", hint: RETRY_LATER };
+      return {
+        code: "deadline_exceeded",
+        reason: "UPSTREAM_TIMEOUT",
+        what: text("timed out", "超时"),
+        hint: RETRY_LATER,
+      };
     case 409:
       return {
         code: "failed_precondition",
         reason: "UPSTREAM_FAILED_PRECONDITION",
-        what: "cannot do this in its current state",
+        what: text("cannot do this in its current state", "在当前状态下无法执行此操作"),
         hint: DO_NOT_RETRY,
       };
     case 429:
       return {
         code: "unavailable",
         reason: "UPSTREAM_RATE_LIMITED",
-        what: "is rate limiting calls",
-        hint: "Wait a little, then retry.",
+        what: text("is rate limiting calls", "正在限制调用频率"),
+        hint: text("Wait a little, then retry.", "稍等片刻再重试。"),
       };
   }
-  if (status >= 500) return { code: "unavailable", reason: "UPSTREAM_UNAVAILABLE", what: "failed", hint: RETRY_LATER };
+  if (status >= 500)
+    return { code: "unavailable", reason: "UPSTREAM_UNAVAILABLE", what: text("failed", "出错"), hint: RETRY_LATER };
   // Other 4xx (405, 413, 415, ...) and anything unexpected: this service and the platform disagree.
   return {
     code: "failed_precondition",
     reason: "UPSTREAM_REJECTED",
-    what: "refused the call",
-    hint: `The platform's version or address may not match this service's settings. ${DO_NOT_RETRY}`,
+    what: text("refused the call", "拒绝了调用"),
+    hint: thenDoNotRetry(
+      text(
+        "The platform's version or address may not match this service's settings.",
+        "平台的版本或地址可能与本服务的配置不符。",
+      ),
+    ),
   };
 }
 
@@ -349,11 +388,11 @@ function mappingOf(status: number): StatusMapping {
  * solution and the rest of the body are free text that may carry anything
  * (addresses, tokens echoed back) and go only to the log, as privateDetail.
  */
-function fromStatus(where: Where, status: number, text: string): ToolError {
+function fromStatus(where: Where, status: number, body: string): ToolError {
   const m = mappingOf(status);
   let platform: z.output<typeof platformErrorSchema> | undefined;
   try {
-    const parsed = platformErrorSchema.safeParse(JSON.parse(text));
+    const parsed = platformErrorSchema.safeParse(JSON.parse(body));
     if (parsed.success) platform = parsed.data;
   } catch {
     // Not JSON: a proxy's page or an empty body; the log has its excerpt.
@@ -364,25 +403,38 @@ function fromStatus(where: Where, status: number, text: string): ToolError {
   // error_details is free-form; when it lists fields, the agent learns which (in our words, not the platform's).
   const listed = violationListSchema.safeParse(platform?.error_details);
   const fields = listed.success ? [...new Set(listed.data.map((v) => v.field).filter((f) => FIELD_NAME.test(f)))] : [];
+  const code = errorCode ? ` (${errorCode})` : "";
   const violations: FieldViolation[] = fields.map((field) => ({
     field,
-    description: `${where.upstream} rejected this field${errorCode ? ` (${errorCode})` : ""}`,
+    description: text(`${where.upstream} rejected this field${code}`, `${where.upstream} 拒绝了这个字段${code}`),
   }));
-  const retry =
-    m.code === "unavailable" || m.code === "deadline_exceeded"
-      ? "retrying in a moment may help"
-      : "retrying will not help";
-  const said = [errorCode ? `error_code ${errorCode}` : "", fields.length > 0 ? `fields ${fields.join(", ")}` : ""]
-    .filter((p) => p !== "")
-    .join("; ");
+  const retryable = m.code === "unavailable" || m.code === "deadline_exceeded";
+  const message = inBoth((l) => {
+    const en = l === "en";
+    const said = [
+      errorCode ? `error_code ${errorCode}` : "",
+      fields.length > 0 ? `${en ? "fields" : "字段"} ${fields.join(", ")}` : "",
+    ].filter((p) => p !== "");
+    const asked = where.what ? (en ? `asked for ${where.what.en}; ` : `请求的是${where.what.zh}；`) : "";
+    const retry = retryable
+      ? en
+        ? "retrying in a moment may help"
+        : "稍后重试可能成功"
+      : en
+        ? "retrying will not help"
+        : "重试无济于事";
+    return en
+      ? `${where.upstream} ${m.what.en} (${asked}HTTP ${status}${said.length > 0 ? `; ${said.join("; ")}` : ""}; ${retry})`
+      : `${where.upstream} ${m.what.zh}（${asked}HTTP ${status}${said.length > 0 ? `；${said.join("；")}` : ""}；${retry}）`;
+  });
   return new ToolError({
     code: m.code,
     reason: m.reason,
-    message: `${where.upstream} ${m.what} (${where.what ? `asked for ${where.what}; ` : ""}HTTP ${status}${said ? `; ${said}` : ""}; ${retry})`,
+    message,
     metadata,
     violations,
     hint: { message: m.hint },
-    privateDetail: `${where.method} ${where.path} answered HTTP ${status}: ${excerpt(text)}`,
+    privateDetail: `${where.method} ${where.path} answered HTTP ${status}: ${excerpt(body)}`,
   });
 }
 
@@ -391,28 +443,44 @@ function timedOut(where: Where, budgetMs: number, callerBound: boolean): ToolErr
     code: "deadline_exceeded",
     reason: "UPSTREAM_TIMEOUT",
     message: callerBound
-      ? `${where.upstream} did not answer within the ${budgetMs} ms left of the caller's deadline; retrying needs a longer deadline`
-      : `${where.upstream} did not answer within ${budgetMs} ms; retrying in a moment may help`,
+      ? text(
+          `${where.upstream} did not answer within the ${budgetMs} ms left of the caller's deadline; retrying needs a longer deadline`,
+          `${where.upstream} 未在调用方截止时间剩余的 ${budgetMs} ms 内作答；重试需要更长的截止时间`,
+        )
+      : text(
+          `${where.upstream} did not answer within ${budgetMs} ms; retrying in a moment may help`,
+          `${where.upstream} 未在 ${budgetMs} ms 内作答；稍后重试可能成功`,
+        ),
     metadata: {
       upstream: where.upstream,
       timeout_ms: String(budgetMs),
       limited_by: callerBound ? "caller_deadline" : "upstream_timeout",
     },
-    hint: { message: callerBound ? "Call again with a longer deadline." : RETRY_LATER },
+    hint: {
+      message: callerBound ? text("Call again with a longer deadline.", "用更长的截止时间重新调用。") : RETRY_LATER,
+    },
   });
 }
 
 function unreachable(where: Where, err: unknown): ToolError {
   const e = err as NodeJS.ErrnoException;
   if (e instanceof ResponseTooLarge)
-    return badResponse(where.upstream, `${where.method} ${where.path}: ${e.message}`, undefined, "an answer too large");
+    return badResponse(
+      where.upstream,
+      `${where.method} ${where.path}: ${e.message}`,
+      undefined,
+      text("an answer too large", "返回体过大"),
+    );
   const cause = [e?.code, e?.message].filter(Boolean).join(" ") || String(err);
   // The network error's code (ECONNREFUSED) says what happened; its message names the address.
   const network = typeof e?.code === "string" && /^[A-Z][A-Z0-9_]{1,63}$/.test(e.code) ? e.code : undefined;
   return new ToolError({
     code: "unavailable",
     reason: "UPSTREAM_UNREACHABLE",
-    message: `${where.upstream} cannot be reached${network ? ` (${network})` : ""}; retrying in a moment may help`,
+    message: text(
+      `${where.upstream} cannot be reached${network ? ` (${network})` : ""}; retrying in a moment may help`,
+      `无法连接 ${where.upstream}${network ? `（${network}）` : ""}；稍后重试可能成功`,
+    ),
     metadata: { upstream: where.upstream, ...(network ? { network_error: network } : {}) },
     hint: { message: RETRY_LATER },
     privateDetail: `${where.method} ${where.path}: ${cause}`,
@@ -426,15 +494,25 @@ function unreachable(where: Where, err: unknown): ToolError {
  * excerpt, for the log only; `what` ("a body that is not JSON") is what the
  * caller is told.
  */
-export function badResponse(upstream: string, detail: string, status?: number, what?: string): ToolError {
+export function badResponse(upstream: string, detail: string, status?: number, what?: Text): ToolError {
+  const httpStatus = text(
+    status === undefined ? "" : `, HTTP ${status}`,
+    status === undefined ? "" : `，HTTP ${status}`,
+  );
   return new ToolError({
     code: "unavailable",
     reason: "UPSTREAM_BAD_RESPONSE",
-    message: `${upstream} gave an answer this service cannot read${what ? ` (${what}${status === undefined ? "" : `, HTTP ${status}`})` : ""}; retrying may help if it was restarting`,
+    message: text(
+      `${upstream} gave an answer this service cannot read${what ? ` (${what.en}${httpStatus.en})` : ""}; retrying may help if it was restarting`,
+      `${upstream} 的返回本服务无法读取${what ? `（${what.zh}${httpStatus.zh}）` : ""}；若它当时正在重启，重试可能成功`,
+    ),
     metadata: { upstream, ...(status === undefined ? {} : { upstream_status: String(status) }) },
     privateDetail: detail,
     hint: {
-      message: "Retrying may help if the platform was restarting; otherwise its version does not match this service.",
+      message: text(
+        "Retrying may help if the platform was restarting; otherwise its version does not match this service.",
+        "若平台当时正在重启，重试可能成功；否则是平台的版本与本服务不匹配。",
+      ),
     },
   });
 }

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { CallContext } from "../core/call-context";
+import { type Text, text } from "../errors/text";
 import { ToolError } from "../errors/tool-error";
 import { failureMessage, type PostFailure, postJson } from "./post-json";
 
@@ -206,29 +207,38 @@ function isRetryable(failure: PostFailure): boolean {
   return failure.kind === "timeout" || (failure.kind === "status" && (failure.status === 429 || failure.status >= 500));
 }
 
+const LLM_ENDPOINT = text("the LLM endpoint", "LLM 端点");
+
 /** The LLM's failure in our words: the status class, never the endpoint's text (postJson logged that). */
 function llmError(failure: PostFailure): ToolError {
   switch (failure.kind) {
     case "timeout":
-      return toolError("deadline_exceeded", "LLM_TIMEOUT", `the LLM did not answer within ${failure.budgetMs} ms`);
+      return toolError(
+        "deadline_exceeded",
+        "LLM_TIMEOUT",
+        text(`the LLM did not answer within ${failure.budgetMs} ms`, `LLM 未在 ${failure.budgetMs} ms 内作答`),
+      );
     case "unreachable":
-      return toolError("unavailable", "LLM_UNREACHABLE", failureMessage("the LLM endpoint", failure));
+      return toolError("unavailable", "LLM_UNREACHABLE", failureMessage(LLM_ENDPOINT, failure));
     case "status":
       if (isRetryable(failure)) {
-        return toolError("unavailable", "LLM_UNAVAILABLE", failureMessage("the LLM endpoint", failure), failure.status);
+        return toolError("unavailable", "LLM_UNAVAILABLE", failureMessage(LLM_ENDPOINT, failure), failure.status);
       }
       return toolError(
         "failed_precondition",
         "LLM_REJECTED",
-        `the LLM endpoint refused the request with HTTP ${failure.status}; check LLM_BASE_URL, LLM_API_KEY and LLM_MODEL`,
+        text(
+          `the LLM endpoint refused the request with HTTP ${failure.status}; check LLM_BASE_URL, LLM_API_KEY and LLM_MODEL`,
+          `LLM 端点以 HTTP ${failure.status} 拒绝了请求；请检查 LLM_BASE_URL、LLM_API_KEY 和 LLM_MODEL`,
+        ),
         failure.status,
       );
     case "bad_body":
-      return toolError("unavailable", "LLM_BAD_RESPONSE", failureMessage("the LLM endpoint", failure), failure.status);
+      return toolError("unavailable", "LLM_BAD_RESPONSE", failureMessage(LLM_ENDPOINT, failure), failure.status);
   }
 }
 
-function toolError(code: ToolError["code"], reason: string, message: string, status?: number): ToolError {
+function toolError(code: ToolError["code"], reason: string, message: Text, status?: number): ToolError {
   return new ToolError({
     code,
     reason,
@@ -237,8 +247,11 @@ function toolError(code: ToolError["code"], reason: string, message: string, sta
     hint: {
       message:
         code === "failed_precondition"
-          ? "The service's LLM settings need fixing; retrying will not help."
-          : "Retry in a moment.",
+          ? text(
+              "The service's LLM settings need fixing; retrying will not help.",
+              "本服务的 LLM 配置需要修正；重试无济于事。",
+            )
+          : text("Retry in a moment.", "请稍后重试。"),
     },
   });
 }

@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import { type Text, text, zodText } from "../errors/text";
 import { ToolError } from "../errors/tool-error";
 
 /**
@@ -14,13 +15,17 @@ const PATH_ID_MAX_LENGTH = 256;
 const PATH_ID = /^[A-Za-z0-9_-][A-Za-z0-9_.-]*$/;
 
 /** What the rule allows, in the words a violation uses. */
-const PATH_ID_RULE = `ASCII letters, digits, "_", "-" and "." (not first), at most ${PATH_ID_MAX_LENGTH} characters`;
+const PATH_ID_RULE = text(
+  `ASCII letters, digits, "_", "-" and "." (not first), at most ${PATH_ID_MAX_LENGTH} characters`,
+  `ASCII 字母、数字、"_"、"-" 和 "."（不可在首位），至多 ${PATH_ID_MAX_LENGTH} 个字符`,
+);
 
 /** Why `id` cannot be a path id, or undefined when it can. */
-export function pathIdProblem(id: string): string | undefined {
-  if (id === "") return "must not be empty";
-  if (id.length > PATH_ID_MAX_LENGTH) return `must be at most ${PATH_ID_MAX_LENGTH} characters`;
-  if (!PATH_ID.test(id)) return `must be an id of ${PATH_ID_RULE}`;
+export function pathIdProblem(id: string): Text | undefined {
+  if (id === "") return text("must not be empty", "不能为空");
+  if (id.length > PATH_ID_MAX_LENGTH)
+    return text(`must be at most ${PATH_ID_MAX_LENGTH} characters`, `至多 ${PATH_ID_MAX_LENGTH} 个字符`);
+  if (!PATH_ID.test(id)) return text(`must be an id of ${PATH_ID_RULE.en}`, `必须是 id：${PATH_ID_RULE.zh}`);
   return undefined;
 }
 
@@ -33,7 +38,7 @@ export function pathIdProblem(id: string): string | undefined {
 export function pathId<S extends z.ZodString>(schema: S): S {
   return schema.superRefine((value, ctx) => {
     const problem = value === "" ? undefined : pathIdProblem(value);
-    if (problem !== undefined) ctx.addIssue({ code: "custom", message: problem });
+    if (problem !== undefined) ctx.addIssue({ code: "custom", message: zodText(problem.en, problem.zh) });
   }) as S;
 }
 
@@ -44,9 +49,14 @@ export function checkPathId(id: string, field: string): string {
   throw new ToolError({
     code: "invalid_argument",
     reason: "INVALID_ID",
-    message: `invalid ${field}: ${problem}`,
+    message: text(`invalid ${field}: ${problem.en}`, `${field} 无效：${problem.zh}`),
     violations: [{ field, description: problem }],
-    hint: { message: `Use the id exactly as search_schema or the knowledge network returned it (${PATH_ID_RULE}).` },
+    hint: {
+      message: text(
+        `Use the id exactly as SearchSchema or the knowledge network returned it (${PATH_ID_RULE.en}).`,
+        `使用 SearchSchema 或知识网络返回的原样 id（${PATH_ID_RULE.zh}）。`,
+      ),
+    },
   });
 }
 
@@ -63,7 +73,10 @@ export function segment(value: string): string {
     throw new ToolError({
       code: "internal",
       reason: "UNSAFE_PATH_SEGMENT",
-      message: "internal error: report the trace_id to the service operators",
+      message: text(
+        "internal error: report the trace_id to the service operators",
+        "内部错误：请把 trace_id 报告给服务的运维人员",
+      ),
       privateDetail: `refused path segment ${JSON.stringify(value)}`,
     });
   }

@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import type { CallContext } from "../core/call-context";
 import { inSpan, outgoingTraceparent } from "../core/telemetry";
+import { type Text, text } from "../errors/text";
 
 /** One JSON POST to an AI endpoint (LLM, embeddings, reranker). */
 export interface PostJsonRequest {
@@ -145,16 +146,25 @@ export function excerpt(text: string): string {
  * reranker answered HTTP 503"), for clients that need no words of their own:
  * the status class and the network error's code, never the endpoint's text.
  */
-export function failureMessage(subject: string, failure: PostFailure): string {
+export function failureMessage(subject: Text, failure: PostFailure): Text {
   switch (failure.kind) {
     case "timeout":
-      return `${subject} timed out after ${failure.budgetMs} ms`;
+      return text(
+        `${subject.en} timed out after ${failure.budgetMs} ms`,
+        `${subject.zh}在 ${failure.budgetMs} ms 后超时`,
+      );
     case "unreachable":
-      return `${subject} cannot be reached${failure.code ? ` (${failure.code})` : ""}`;
+      return text(
+        `${subject.en} cannot be reached${failure.code ? ` (${failure.code})` : ""}`,
+        `无法连接${subject.zh}${failure.code ? `（${failure.code}）` : ""}`,
+      );
     case "status":
-      return `${subject} answered HTTP ${failure.status}`;
+      return text(`${subject.en} answered HTTP ${failure.status}`, `${subject.zh}返回了 HTTP ${failure.status}`);
     case "bad_body":
-      return `${subject} answered HTTP ${failure.status} with a body this service cannot read`;
+      return text(
+        `${subject.en} answered HTTP ${failure.status} with a body this service cannot read`,
+        `${subject.zh}返回了 HTTP ${failure.status}，其返回体本服务无法读取`,
+      );
   }
 }
 

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { CallContext } from "../core/call-context";
+import { type Text, text } from "../errors/text";
 import { ToolError } from "../errors/tool-error";
 import { failureMessage, type PostFailure, postJson } from "./post-json";
 
@@ -49,11 +50,11 @@ export function httpReranker(opts: {
 function rerankError(failure: PostFailure): ToolError {
   return toolError(
     failure.kind === "timeout" ? "deadline_exceeded" : "unavailable",
-    failureMessage("the reranker", failure),
+    failureMessage(text("the reranker", "重排序（reranker）服务"), failure),
   );
 }
 
-function toolError(code: ToolError["code"], message: string): ToolError {
+function toolError(code: ToolError["code"], message: Text): ToolError {
   const reason = code === "deadline_exceeded" ? "RERANKER_TIMEOUT" : "RERANKER_UNAVAILABLE";
   return new ToolError({ code, reason, message, metadata: { upstream: "reranker" } });
 }

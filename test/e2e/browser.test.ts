@@ -152,7 +152,10 @@ describe.skipIf(!haveChromium)("Chromium calling the API from another origin", (
       // traceId proves access-control-expose-headers lets the page read x-trace-id.
       expect(handoff, name).toMatchObject({ ok: true, traceId: expect.stringMatching(/^[0-9a-f]{32}$/) });
       const reportLines = handoff.ok ? handoff.message.split("\n") : [];
-      expect(reportLines, name).toEqual(expect.arrayContaining(["## 记忆搜索完成 (信心度: 85%)", "- db_config_001"]));
+      // Chromium asks for English (Accept-Language: en-US).
+      expect(reportLines, name).toEqual(
+        expect.arrayContaining(["## Memory search complete (confidence: 85%)", "- db_config_001"]),
+      );
       expect(invalidExpand, name).toMatchObject({
         ok: false,
         code: Code.InvalidArgument,

@@ -4,6 +4,7 @@ import { AgentHintSchema } from "../../gen/contextloader/common/v1/errors_pb";
 import { MissingParamsSchema } from "../../gen/contextloader/resolver/v1/resolver_pb";
 import { BadRequestSchema, ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb";
 import { toConnectError } from "../../src/errors/connect-mapping";
+import { text, verbatim } from "../../src/errors/text";
 import { ToolError } from "../../src/errors/tool-error";
 
 const TRACE = "0123456789abcdef0123456789abcdef";
@@ -13,16 +14,24 @@ describe("toConnectError", () => {
     const err = new ToolError({
       code: "failed_precondition",
       reason: "MISSING_INPUT_PARAMS",
-      message: "dynamic_params 缺少必需的 input 参数",
-      violations: [{ field: "properties[0]", description: "unknown" }],
-      hint: { message: "补充 additional_context", nextRpc: "x.y/Z", validValues: ["a"] },
+      message: text("dynamic_params is missing required input parameters", "dynamic_params 缺少必需的 input 参数"),
+      violations: [{ field: "properties[0]", description: text("unknown", "未知") }],
+      hint: {
+        message: text("add additional_context", "补充 additional_context"),
+        nextRpc: "x.y/Z",
+        validValues: ["a"],
+      },
       metadata: { upstream_error_code: "OntologyQuery.NotFound" },
       missing: [{ property: "approved_drug_count", params: [{ name: "start", type: "INTEGER", hint: "时间范围" }] }],
     });
-    const { error, unexpected } = toConnectError(err, TRACE);
+    const { error, unexpected } = toConnectError(err, TRACE, "zh");
     expect(unexpected).toBe(false);
     expect(error.code).toBe(Code.FailedPrecondition);
     expect(error.rawMessage).toBe("dynamic_params 缺少必需的 input 参数");
+    const english = toConnectError(err, TRACE, "en").error;
+    expect(english.rawMessage).toBe("dynamic_params is missing required input parameters");
+    expect(english.findDetails(BadRequestSchema)[0]?.fieldViolations[0]?.description).toBe("unknown");
+    expect(english.findDetails(AgentHintSchema)[0]?.message).toBe("add additional_context");
     expect(error.metadata.get("x-trace-id")).toBe(TRACE);
     const [info] = error.findDetails(ErrorInfoSchema);
     expect(info).toMatchObject({
@@ -43,7 +52,7 @@ describe("toConnectError", () => {
   });
 
   it("turns anything else into INTERNAL without leaking its text", () => {
-    const { error, unexpected } = toConnectError(new Error("password=hunter2 at db.internal:5432"), TRACE);
+    const { error, unexpected } = toConnectError(new Error("password=hunter2 at db.internal:5432"), TRACE, "en");
     expect(unexpected).toBe(true);
     expect(error.code).toBe(Code.Internal);
     expect(error.rawMessage).not.toContain("hunter2");
@@ -55,11 +64,11 @@ describe("toConnectError", () => {
     const err = new ToolError({
       code: "internal",
       reason: "MEMORY_STORE_FAILED",
-      message: "the memory store failed at db.internal:5432",
+      message: verbatim("the memory store failed at db.internal:5432"),
       metadata: { sqlstate: "42P01" },
       privateDetail: "PostgreSQL at db.internal:5432/prod: relation memories does not exist",
     });
-    const { error, unexpected } = toConnectError(err, TRACE);
+    const { error, unexpected } = toConnectError(err, TRACE, "en");
     expect(unexpected).toBe(true);
     expect(error.code).toBe(Code.Internal);
     expect(error.rawMessage).toBe(`internal error; report trace_id ${TRACE} to the service operators`);
@@ -72,10 +81,10 @@ describe("toConnectError", () => {
     const err = new ToolError({
       code: "unavailable",
       reason: "LLM_UNAVAILABLE",
-      message: "the LLM endpoint answered HTTP 503",
+      message: verbatim("the LLM endpoint answered HTTP 503"),
       privateDetail: "HTTP 503: Bearer sk-secret",
     });
-    const { error } = toConnectError(err, TRACE);
+    const { error } = toConnectError(err, TRACE, "en");
     const told = [error.rawMessage, ...error.findDetails(ErrorInfoSchema).map((i) => JSON.stringify(i.metadata))].join(
       " ",
     );
@@ -85,19 +94,23 @@ describe("toConnectError", () => {
   it("reports a call ended from outside by why it ended, not as our bug", () => {
     const deadline = new AbortController();
     deadline.abort(new ConnectError("the operation timed out", Code.DeadlineExceeded));
-    expect(toConnectError(new Error("aborted"), TRACE, deadline.signal)).toMatchObject({
+    expect(toConnectError(new Error("aborted"), TRACE, "en", deadline.signal)).toMatchObject({
       error: { code: Code.DeadlineExceeded },
       unexpected: false,
     });
     const reset = new AbortController();
     reset.abort(new ConnectError("http/2 stream closed with error code INTERNAL_ERROR (0x2)", Code.Internal));
-    const mapped = toConnectError(reset.signal.reason, TRACE, reset.signal);
+    const mapped = toConnectError(reset.signal.reason, TRACE, "en", reset.signal);
     expect(mapped.unexpected).toBe(false);
     expect(mapped.error.code).toBe(Code.Canceled);
   });
 
   it("keeps the code of a framework ConnectError such as RESOURCE_EXHAUSTED", () => {
-    const { error, unexpected } = toConnectError(new ConnectError("message too large", Code.ResourceExhausted), TRACE);
+    const { error, unexpected } = toConnectError(
+      new ConnectError("message too large", Code.ResourceExhausted),
+      TRACE,
+      "en",
+    );
     expect(unexpected).toBe(false);
     expect(error.code).toBe(Code.ResourceExhausted);
     expect(error.findDetails(ErrorInfoSchema)[0]?.reason).toBe("RESOURCE_EXHAUSTED");

@@ -1,10 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { publicError } from "../../src/errors/public-error";
+import { verbatim } from "../../src/errors/text";
 import { ToolError } from "../../src/errors/tool-error";
 
 describe("publicError (what the JSON routes and MCP may show of a failure)", () => {
   it("keeps a ToolError the caller can act on as it is", () => {
-    const err = new ToolError({ code: "not_found", reason: "UNKNOWN_KN", message: "no network kn_x" });
+    const err = new ToolError({ code: "not_found", reason: "UNKNOWN_KN", message: verbatim("no network kn_x") });
     expect(publicError(err, "t1")).toEqual({ error: err, unexpected: false });
   });
 
@@ -12,7 +13,7 @@ describe("publicError (what the JSON routes and MCP may show of a failure)", () 
     const err = new ToolError({
       code: "internal",
       reason: "UNSAFE_PATH_SEGMENT",
-      message: "segment '..' of /api/ontology-manager/in/v1/object-types",
+      message: verbatim("segment '..' of /api/ontology-manager/in/v1/object-types"),
       privateDetail: "db.internal:5432",
     });
     const { error, unexpected } = publicError(err, "t2");

@@ -6,6 +6,7 @@ export function testContext(overrides: Partial<CallContext> = {}): CallContext {
   return {
     caller: { accountId: "u-test", accountType: "user" },
     traceId: "0af7651916cd43dd8448eb211c80319c",
+    language: "en",
     log: pino({ level: "silent" }),
     signal: new AbortController().signal,
     remainingMs: () => undefined,

@@ -14,8 +14,23 @@ export const handoffInit = {
   confidence: handoffJson.confidence,
 };
 
-/** The report Handoff renders for it, whatever the protocol or client. */
+/**
+ * The report Handoff renders for it in English (what the test servers answer callers that ask for no
+ * language), whatever the protocol or client; the data (the summary, the keys) stays as sent.
+ */
 export const expectedHandoffReport = [
+  "## Memory search complete (confidence: 85%)",
+  "",
+  "### Search summary",
+  "找到用户之前的数据库配置",
+  "",
+  "### Relevant memory keys",
+  "1 relevant memory found:",
+  "- db_config_001",
+].join("\n");
+
+/** The same in the spec's Chinese (memrecall-tools §4.1), for a caller that asks for zh (and by DEFAULT_LANGUAGE). */
+export const expectedHandoffReportZh = [
   "## 记忆搜索完成 (信心度: 85%)",
   "",
   "### 搜索总结",

@@ -26,7 +26,7 @@ export interface InMemoryService {
  * memories in a private in-process SQLite unless the test names a store).
  */
 export async function inMemoryService(env: Record<string, string> = {}): Promise<InMemoryService> {
-  const config = loadConfig({ SQLITE_PATH: ":memory:", ...env });
+  const config = loadConfig({ SQLITE_PATH: ":memory:", DEFAULT_LANGUAGE: "en", ...env });
   const log = pino({ level: "silent" });
   const deps = buildDeps(config, log);
   await deps.start();
@@ -36,7 +36,12 @@ export async function inMemoryService(env: Record<string, string> = {}): Promise
     watchIdleMs: config.server.healthWatchIdleMs,
   });
   const transport = createRouterTransport(routes(deps, health, streams), {
-    router: { interceptors: [callInterceptor({ log, metrics: createMetrics() })], jsonOptions: JSON_OPTIONS },
+    router: {
+      interceptors: [
+        callInterceptor({ log, metrics: createMetrics(), defaultLanguage: config.server.defaultLanguage }),
+      ],
+      jsonOptions: JSON_OPTIONS,
+    },
   });
   return {
     transport,

@@ -36,7 +36,9 @@ export async function startServer(
     },
   });
   // Each server gets a private in-process SQLite unless the test names a store: tests never share memories by accident.
+  // Answers in English unless the test asks otherwise (the language tests set DEFAULT_LANGUAGE or send Accept-Language).
   const config = loadConfig({
+    DEFAULT_LANGUAGE: "en",
     PORT: "0",
     HOST: "127.0.0.1",
     SHUTDOWN_GRACE_MS: "2000",

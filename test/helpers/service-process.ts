@@ -42,6 +42,7 @@ export async function startServiceProcess(env: Record<string, string>, builtMain
       HOST: "127.0.0.1",
       LOG_LEVEL: "info",
       SQLITE_PATH: join(dir, "memories.sqlite"),
+      DEFAULT_LANGUAGE: "en",
       ...env,
     },
     stdio: ["ignore", "pipe", "inherit"],

@@ -90,14 +90,14 @@ async function beside<T>(
 
 describe("RememberConversation refuses requests out of bounds with INVALID_ARGUMENT naming the field", () => {
   const cases: [string, Record<string, unknown>, string, RegExp][] = [
-    ["no messages", { messages: [] }, "messages", /messages is required/],
+    ["no messages", { messages: [] }, "messages", /^required: the conversation/],
     [
       "no user message",
       { messages: [{ role: "assistant", content: "记住：生产数据库在上海机房" }] },
       "messages",
       /user message/,
     ],
-    ["an empty message", { messages: [user("   ")] }, "messages[0].content", /content is required/],
+    ["an empty message", { messages: [user("   ")] }, "messages[0].content", /^required: the message's text/],
     ["a message over 20000 characters", { messages: [user("x".repeat(20_001))] }, "messages[0].content", /20000/],
     [
       "more than 200 messages",
@@ -323,7 +323,7 @@ describe("a conversation of 200 messages, each with a code block and key=value l
     expect(r.operations.length).toBeGreaterThan(0);
     expect(r.operations.length).toBeLessThanOrEqual(MAX_CANDIDATES);
     expect(r.applied).toBe(true);
-    expect(r.message).toContain(`只处理了前 ${MAX_CANDIDATES} 条`);
+    expect(r.message).toContain(`only the first ${MAX_CANDIDATES} were handled`);
     // The first statements of the conversation are the ones kept.
     expect(Math.max(...r.operations.flatMap((o) => o.sourceMessages))).toBeLessThan(MAX_CANDIDATES);
   }, 60_000);
@@ -363,7 +363,7 @@ describe("a conversation of 200 messages, each with a code block and key=value l
     expect(prompt.length).toBeLessThan(100_000);
     expect(prompt).toContain("[199] user");
     expect(prompt).not.toContain("[0] user");
-    expect(r.message).toContain("LLM 只读了最新的");
+    expect(r.message).toContain("the LLM read only its newest");
   }, 60_000);
 });
 

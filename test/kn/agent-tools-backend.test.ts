@@ -189,7 +189,10 @@ describe.each([
     expect(keyless.violations).toEqual([
       {
         field: "_instance_identities[0]",
-        description: b.kind === "http" ? expect.any(String) : "missing primary key disease_id of disease",
+        description:
+          b.kind === "http"
+            ? { en: expect.any(String), zh: expect.any(String) }
+            : { en: "missing primary key disease_id of disease", zh: "缺少 disease 的主键 disease_id" },
       },
     ]);
   });

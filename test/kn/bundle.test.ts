@@ -98,6 +98,7 @@ describe("KN bundle loading", () => {
     const ctx = {
       caller: { accountId: "", accountType: "user" as const },
       traceId: "t",
+      language: "en" as const,
       log: (await import("pino")).pino({ level: "silent" }),
       signal,
       remainingMs: () => undefined,

@@ -467,7 +467,10 @@ describe("evaluateCondition: INVALID_ARGUMENT", () => {
     const e = error as ToolError;
     expect({ code: e.code, reason: e.reason }).toEqual({ code: "invalid_argument", reason: "INVALID_CONDITION" });
     expect(e.violations).toEqual(
-      violations.map((v) => ({ field: v.field, description: expect.stringContaining(v.description) })),
+      violations.map((v) => ({
+        field: v.field,
+        description: { en: expect.stringContaining(v.description), zh: expect.any(String) },
+      })),
     );
     expect(e.message).toContain("invalid condition on object type drug");
   });
@@ -509,7 +512,13 @@ describe("evaluateCondition: conditions that cannot run away", () => {
     const e = await refusal({ operation: "or", sub_conditions: groups });
     // Not one leaf was compiled: the regex every leaf holds would have been a violation of its own.
     expect(e.violations).toEqual([
-      { field: "condition", description: expect.stringContaining("more than 10000 leaf conditions") },
+      {
+        field: "condition",
+        description: {
+          en: expect.stringContaining("more than 10000 leaf conditions"),
+          zh: expect.stringContaining("10000"),
+        },
+      },
     ]);
   });
 
@@ -517,7 +526,7 @@ describe("evaluateCondition: conditions that cannot run away", () => {
     let deep: Condition = { operation: "exist", field: "name" };
     for (let i = 0; i < 100_000; i++) deep = { operation: "and", sub_conditions: [deep] };
     const e = await refusal(deep);
-    expect(e.violations[0]!.description).toContain("more than 32 deep");
+    expect(e.violations[0]!.description.en).toContain("more than 32 deep");
   });
 
   it("charges a scan before running it: past the budget, RESOURCE_EXHAUSTED with what to narrow", async () => {
@@ -532,7 +541,7 @@ describe("evaluateCondition: conditions that cannot run away", () => {
     };
     const e = await refusal(three, new ScanBudget(14, undefined, type.id));
     expect({ code: e.code, reason: e.reason }).toEqual({ code: "resource_exhausted", reason: "SCAN_BUDGET_EXCEEDED" });
-    expect(e.hint?.message).toContain("indexed leaf");
+    expect(e.hint?.message.en).toContain("indexed leaf");
     await expect(evaluateCondition(store, three, new ScanBudget(15, undefined, type.id))).resolves.toMatchObject({
       rows: [2],
     });
@@ -562,7 +571,7 @@ describe("evaluateCondition: conditions that cannot run away", () => {
     const ended = { signal: new AbortController().signal, remainingMs: () => 0 };
     const e = await refusal({ operation: "exist", field: "name" }, new ScanBudget(1000, ended, type.id));
     expect({ code: e.code, reason: e.reason }).toEqual({ code: "deadline_exceeded", reason: "SCAN_DEADLINE_EXCEEDED" });
-    expect(e.hint?.message).toContain("Or allow the call more time");
+    expect(e.hint?.message.en).toContain("Or allow the call more time");
   });
 });
 

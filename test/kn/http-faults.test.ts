@@ -100,7 +100,8 @@ describe("upstream failures through the simulator", () => {
       upstream_status: "503",
       error_code: "OntologyQuery.ServiceUnavailable",
     });
-    expect(err.hint?.message).toMatch(/retry/i);
+    expect(err.hint?.message.en).toMatch(/retry/i);
+    expect(err.hint?.message.zh).toContain("重试");
   });
 
   it("injects faults only into the calls `match` selects", async () => {
@@ -339,7 +340,7 @@ describe("upstream failures from any HTTP server", () => {
         new RegExp(`^ontology-manager .+ \\(HTTP ${status}; error_code OntologyManager\\.Test\\.Failure; ${retry}\\)$`),
       );
       for (const said of ["说明文字", "联系管理员"]) {
-        expect([err.message, err.hint?.message].join(" ")).not.toContain(said);
+        expect([err.message, err.hint?.message.en].join(" ")).not.toContain(said);
         expect(err.privateDetail).toContain(said);
       }
     },

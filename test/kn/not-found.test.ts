@@ -186,7 +186,7 @@ describe("unknown ids on the HTTP backend: how the valid ids are read", () => {
       expect(err.reason).toBe("OBJECT_TYPE_NOT_FOUND");
       expect(err.hint?.validValues).toHaveLength(MAX_VALID_VALUES);
       expect(err.hint?.validValues?.[0]).toBe("type_000");
-      expect(err.hint?.message).toBe(
+      expect(err.hint?.message.en).toBe(
         `Use an object type id of this network; valid_values lists ${MAX_VALID_VALUES} of its 150 object types, SearchSchema finds the ones a question needs.`,
       );
     } finally {

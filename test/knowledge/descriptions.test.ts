@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { verbatim } from "../../src/errors/text";
 import { ToolError } from "../../src/errors/tool-error";
 import { DescriptionCache } from "../../src/knowledge/relevance/descriptions";
 import { semanticRelevance } from "../../src/knowledge/relevance/semantic";
@@ -14,7 +15,7 @@ function countingEmbedder() {
     async embed(ctx, texts) {
       batches.push([...texts]);
       if (state.failing)
-        throw new ToolError({ code: "unavailable", reason: "EMBEDDINGS_UNAVAILABLE", message: "down" });
+        throw new ToolError({ code: "unavailable", reason: "EMBEDDINGS_UNAVAILABLE", message: verbatim("down") });
       return localEmbedder.embed(ctx, texts);
     },
   };

@@ -294,7 +294,7 @@ describe("KnSearch computed here over the platform's HTTP services", () => {
     for (const query of ["今天天气怎么样", "汽车保险理赔流程"]) {
       const res = await clientOf(overHttp).knSearch({ query, knIds: [{ knowledgeNetworkId: "kn_mini" }] });
       expect(res.nodes, query).toEqual([]);
-      expect(res.message, query).toContain("未查询到相关实例数据");
+      expect(res.message, query).toContain("No related instance data was found");
     }
   });
 });

@@ -22,9 +22,12 @@ const KN = [{ knowledgeNetworkId: "kn_medical" }];
 type Req = Omit<MessageInitShape<typeof KnSearchRequestSchema>, "$typeName">;
 type KnowledgeClient = Client<typeof KnowledgeRetrievalService>;
 
-function clientOf(server: TestServer, account = "u-kn"): KnowledgeClient {
-  return clientWith(KnowledgeRetrievalService, server.baseUrl, { "x-account-id": account });
+function clientOf(server: TestServer, account = "u-kn", headers: Record<string, string> = {}): KnowledgeClient {
+  return clientWith(KnowledgeRetrievalService, server.baseUrl, { "x-account-id": account, ...headers });
 }
+
+/** The spec's note when no instance comes back is data-retrieval's Chinese: a caller asking for Chinese gets it. */
+const ZH = { "accept-language": "zh" };
 
 /** A request in a session of its own. */
 function req(query: string, more: Omit<Req, "query" | "knIds"> = {}): Req {
@@ -236,8 +239,13 @@ describe("KnSearch (native)", () => {
       req("上气道梗阻", { retrievalConfig: { semanticInstanceRetrieval: { minDirectRelevance: 0.9 } } }),
     );
     expect(strict.nodes).toEqual([]);
-    expect(strict.message).toMatch(/^未查询到相关实例数据：/);
+    expect(strict.message).toMatch(/^No related instance data was found: /);
     expect(strict.message).toContain("min_direct_relevance=0.9");
+    const inChinese = await clientOf(server, "u-kn", ZH).knSearch(
+      req("上气道梗阻", { retrievalConfig: { semanticInstanceRetrieval: { minDirectRelevance: 0.9 } } }),
+    );
+    expect(inChinese.message).toMatch(/^未查询到相关实例数据：/);
+    expect(inChinese.message).toContain("min_direct_relevance=0.9");
     const loose = await client.knSearch(
       req("上气道梗阻", { retrievalConfig: { semanticInstanceRetrieval: { minDirectRelevance: 0.2 } } }),
     );
@@ -313,7 +321,7 @@ describe("KnSearch (native)", () => {
     const again = await client.knSearch({ query: "上气道梗阻", knIds: KN, sessionId });
     expect(again.nodes).toEqual([]);
     expect(again.objectTypes).toEqual([]);
-    expect(again.message).toContain("之前的轮次");
+    expect(again.message).toContain("already returned in earlier rounds of this session");
     expect(again.message).toContain("return_union=true");
     const third = await client.knSearch({
       query: "肺炎应该挂哪个科室",
@@ -381,7 +389,7 @@ describe("KnSearch (native)", () => {
         "retrieval_config.property_filter.max_property_value_length",
       ].sort(),
     );
-    expect(err.rawMessage).toContain("global_final_score_ratio must be from 0 to 1");
+    expect(err.rawMessage).toContain("global_final_score_ratio: must be from 0 to 1");
   });
 
   it("asks for kn_ids when there are none", async () => {
@@ -450,7 +458,9 @@ describe("KnSearch (native) with an LLM", () => {
     );
     expect(res.objectTypes).toEqual([]);
     expect(res.nodes).toEqual([]);
-    expect(res.message).toMatch(/^未查询到相关实例数据：没有召回到与查询相关的对象类型/);
+    expect(res.message).toMatch(
+      /^No related instance data was found: No object type related to the query was recalled/,
+    );
     expect(res.warnings.map((w) => w.reason)).toContain("LLM_SELECTED_NOTHING");
   });
 });

@@ -12,6 +12,7 @@ describe("the mention matcher on its labelled set", () => {
     const ctx: CallContext = {
       caller: { accountId: "eval", accountType: "user" },
       traceId: "eval",
+      language: "en",
       log: pino({ level: "silent" }),
       signal: new AbortController().signal,
       remainingMs: () => undefined,

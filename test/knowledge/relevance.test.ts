@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { type Language, verbatim } from "../../src/errors/text";
 import { ToolError } from "../../src/errors/tool-error";
 import type { KnowledgeNetwork, ObjectType } from "../../src/kn/types";
 import { coarseNetwork } from "../../src/knowledge/kn-search/coarse-recall";
@@ -80,8 +81,12 @@ describe("lexicalRelevance", () => {
 
 describe("rankWithoutLlm", () => {
   const noReranker = { reranker: undefined };
-  const rank = (question: string, candidates: Candidate[], deps: { reranker: Reranker | undefined } = noReranker) =>
-    rankWithoutLlm(testContext(), question, candidates, { ...deps, descriptions });
+  const rank = (
+    question: string,
+    candidates: Candidate[],
+    deps: { reranker: Reranker | undefined } = noReranker,
+    language: Language = "en",
+  ) => rankWithoutLlm(testContext({ language }), question, candidates, { ...deps, descriptions });
 
   // Candidates as schema recall builds them for relation types: "source relation target. comments".
   const visits: Candidate = { text: "疾病 就诊于 医院. 疾病名称 医院名称", names: ["就诊于", "visits"] };
@@ -154,6 +159,9 @@ describe("rankWithoutLlm", () => {
         message: expect.stringContaining(`every candidate scored ${r.scores[0]} (embedding_lexical)`),
       },
     ]);
+    // A warning is in the caller's language.
+    const zh = await rank("糖尿病有哪些症状", [same, { ...same }, { ...same }], noReranker, "zh");
+    expect(zh.warnings[0]?.message).toContain(`每个候选的得分都是 ${r.scores[0]}（embedding_lexical）`);
   });
 
   it("does not warn for a single candidate or none", async () => {
@@ -192,7 +200,11 @@ describe("rankWithoutLlm", () => {
     const failing: Reranker = {
       name: "down",
       rerank: async () => {
-        throw new ToolError({ code: "unavailable", reason: "RERANKER_UNAVAILABLE", message: "connection refused" });
+        throw new ToolError({
+          code: "unavailable",
+          reason: "RERANKER_UNAVAILABLE",
+          message: verbatim("connection refused"),
+        });
       },
     };
     const withFailure = await rank("糖尿病有哪些症状", [visits, hasSymptom], { reranker: failing });

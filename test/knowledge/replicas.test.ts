@@ -122,7 +122,7 @@ describe("choosing the session store", () => {
     const err = await failure(keyword(onB, sessionId, "in_memory"));
     expect(err.code).toBe(Code.FailedPrecondition);
     expect(err.findDetails(ErrorInfoSchema)[0]?.reason).toBe("SCHEMA_NOT_IN_SESSION");
-    expect(err.rawMessage).toBe("Schema信息不存在，请先调用enable_keyword_context=False召回schema");
+    expect(err.rawMessage).toBe("this session has no recalled schema: recall it with RetrieveSchema first");
   });
 
   it("uses Redis when session_type is left empty and REDIS_URL is set, so an explicit redis call finds the session", async () => {

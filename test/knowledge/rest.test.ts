@@ -54,10 +54,10 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-async function retrieve(body: unknown, rawBody?: string): Promise<Answer> {
+async function retrieve(body: unknown, rawBody?: string, headers: Record<string, string> = {}): Promise<Answer> {
   const res = await fetch(`${server.baseUrl}/tools/knowledge_retrieve`, {
     method: "POST",
-    headers: { "content-type": "application/json", "x-account-id": "user_123" },
+    headers: { "content-type": "application/json", "x-account-id": "user_123", ...headers },
     body: rawBody ?? JSON.stringify(body),
   });
   return {
@@ -66,6 +66,9 @@ async function retrieve(body: unknown, rawBody?: string): Promise<Answer> {
     body: (await res.json()) as Record<string, unknown>,
   };
 }
+
+/** A caller that asks for Chinese, the language of the spec's error texts. */
+const ZH = { "accept-language": "zh" };
 
 /** Step one in a new session; returns the session id. */
 async function recallSchema(): Promise<string> {
@@ -248,34 +251,40 @@ describe("keyword mode (enable_keyword_context true)", () => {
 describe("the spec's error bodies", () => {
   it("answers 400 'Schema信息不存在' when the session has no schema (the spec's §7.3 call, without object_type_id)", async () => {
     const session_id = randomUUID();
-    const res = await retrieve({ query: "上气道梗阻", kn_ids: KN_IDS, session_id, enable_keyword_context: true });
-    const body = errorOf(res, 400);
-    expect(body.error).toBe("Schema信息不存在，请先调用enable_keyword_context=False召回schema");
+    const call = { query: "上气道梗阻", kn_ids: KN_IDS, session_id, enable_keyword_context: true };
+    const body = errorOf(await retrieve(call, undefined, ZH), 400);
+    // The spec's words, in this service's terms: the schema is recalled by RetrieveSchema.
+    expect(body.error).toBe("Schema信息不存在，请先调用RetrieveSchema召回schema");
     expect(body.detail).toMatchObject({
-      message: "请先调用knowledge_network_retrieval工具，设置enable_keyword_context=False召回schema",
+      message: "请先用问题和这个session_id调用RetrieveSchema召回schema",
       session_id,
     });
+    const en = errorOf(await retrieve(call), 400);
+    expect(en.error).toBe("this session has no recalled schema: recall it with RetrieveSchema first");
   });
 
   it("answers 400 'object_type_id参数必须提供' with the spec's message and suggestion when the schema is there", async () => {
     const session_id = await recallSchema();
-    const res = await retrieve({ query: "上气道梗阻", kn_ids: KN_IDS, session_id, enable_keyword_context: true });
+    const res = await retrieve(
+      { query: "上气道梗阻", kn_ids: KN_IDS, session_id, enable_keyword_context: true },
+      undefined,
+      ZH,
+    );
     const body = errorOf(res, 400);
     expect(body.error).toBe("object_type_id参数必须提供，用于指定关键词所属的对象类型");
     expect(body.detail).toMatchObject({
       message:
-        "当enable_keyword_context=True时，object_type_id参数必须提供。因为即使用关键词，但是有很多对象类型，你不知道这个关键词属于哪个对象类型。",
+        "召回关键词上下文时，object_type_id参数必须提供。因为即使有关键词，也有很多对象类型，无法知道这个关键词属于哪个对象类型。",
       suggestion: "请提供object_type_id参数，例如：object_type_id='person'",
     });
   });
 
   it("answers 400 'session_id参数必须提供' (§8.3) for keyword mode without a session", async () => {
-    const res = await retrieve({
-      query: "上气道梗阻",
-      kn_ids: KN_IDS,
-      enable_keyword_context: true,
-      object_type_id: "disease",
-    });
+    const res = await retrieve(
+      { query: "上气道梗阻", kn_ids: KN_IDS, enable_keyword_context: true, object_type_id: "disease" },
+      undefined,
+      ZH,
+    );
     const body = errorOf(res, 400);
     expect(body.error).toBe("session_id参数必须提供，用于存储和检索schema信息");
     expect(body.detail).toMatchObject({

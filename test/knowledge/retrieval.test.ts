@@ -12,8 +12,12 @@ import { startServer, type TestServer } from "../helpers/server";
 const KN = [{ knowledgeNetworkId: "kn_medical" }];
 const QUESTION = "上气道梗阻有哪些症状";
 
-function clientOf(server: TestServer, account = "u-kr"): Client<typeof KnowledgeRetrievalService> {
-  return clientWith(KnowledgeRetrievalService, server.baseUrl, { "x-account-id": account });
+function clientOf(
+  server: TestServer,
+  account = "u-kr",
+  headers: Record<string, string> = {},
+): Client<typeof KnowledgeRetrievalService> {
+  return clientWith(KnowledgeRetrievalService, server.baseUrl, { "x-account-id": account, ...headers });
 }
 
 describe("RetrieveSchema (step one)", () => {
@@ -358,17 +362,22 @@ describe("RetrieveKeywordContext (step two)", () => {
   });
 
   describe("errors, in the spec's order and words", () => {
+    /** The spec's words are Chinese: a caller that asks for Chinese gets them. */
+    const zh = () => clientOf(server, "u-kr", { "accept-language": "zh" });
+
     it("asks for session_id first", async () => {
-      const err = await failure(client.retrieveKeywordContext({ query: "上气道梗阻", objectTypeId: "disease" }));
+      const err = await failure(zh().retrieveKeywordContext({ query: "上气道梗阻", objectTypeId: "disease" }));
       expect(err.code).toBe(Code.InvalidArgument);
       expect(err.rawMessage).toBe("session_id参数必须提供，用于存储和检索schema信息");
       expect(err.findDetails(BadRequestSchema)[0]?.fieldViolations[0]?.field).toBe("session_id");
+      const en = await failure(client.retrieveKeywordContext({ query: "上气道梗阻", objectTypeId: "disease" }));
+      expect(en.rawMessage).toBe("session_id is required: it is where the recalled schema is stored and looked up");
     });
 
     it("says the schema is missing, and to call RetrieveSchema first, before asking for object_type_id", async () => {
-      const err = await failure(client.retrieveKeywordContext({ query: "上气道梗阻", sessionId: randomUUID() }));
+      const err = await failure(zh().retrieveKeywordContext({ query: "上气道梗阻", sessionId: randomUUID() }));
       expect(err.code).toBe(Code.FailedPrecondition);
-      expect(err.rawMessage).toBe("Schema信息不存在，请先调用enable_keyword_context=False召回schema");
+      expect(err.rawMessage).toBe("Schema信息不存在，请先调用RetrieveSchema召回schema");
       expect(err.findDetails(ErrorInfoSchema)[0]?.reason).toBe("SCHEMA_NOT_IN_SESSION");
       expect(err.findDetails(AgentHintSchema)[0]?.nextRpc).toBe(
         "contextloader.knowledge.v1.KnowledgeRetrievalService/RetrieveSchema",
@@ -376,11 +385,11 @@ describe("RetrieveKeywordContext (step two)", () => {
     });
 
     it("asks for object_type_id, suggesting the types of the session's schema", async () => {
-      const err = await failure(client.retrieveKeywordContext({ query: "上气道梗阻", sessionId }));
+      const err = await failure(zh().retrieveKeywordContext({ query: "上气道梗阻", sessionId }));
       expect(err.code).toBe(Code.InvalidArgument);
       expect(err.rawMessage).toBe("object_type_id参数必须提供，用于指定关键词所属的对象类型");
       const hint = err.findDetails(AgentHintSchema)[0]!;
-      expect(hint.message).toBe("请提供object_type_id参数，例如：object_type_id='person'");
+      expect(hint.message).toBe("请提供object_type_id参数（本会话的对象类型之一），例如：object_type_id='person'");
       expect(hint.validValues).toContain("disease");
     });
 

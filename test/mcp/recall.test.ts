@@ -115,11 +115,12 @@ describe("MCP tool recall over Streamable HTTP", () => {
       expect(progress.map((p) => p.progress)).toEqual([1, 2, 3, 4, 5, 6, 7]);
       expect(progress.every((p) => p.i < answered)).toBe(true);
       const messages = progress.map((p) => p.message ?? "");
-      expect(messages[0]).toBe("第 1/3 轮：读取最新的 1 条消息（共 1 条）");
-      expect(messages[1]).toMatch(/^调用 search_memories \{"query":".*数据库/);
-      expect(messages[2]).toMatch(/^search_memories → 1 条结果，最相关 db_config_prod \(0\.\d+\)$/);
-      expect(messages).toContain("get_memory_detail → db_config_prod：生产环境 PostgreSQL 数据库配置");
-      expect(messages.at(-1)).toMatch(/^handoff → 1 条相关记忆/);
+      // In the caller's language (English by default).
+      expect(messages[0]).toBe("iteration 1/3: reading the newest 1 message (of 1)");
+      expect(messages[1]).toMatch(/^calling search_memories \{"query":".*数据库/);
+      expect(messages[2]).toMatch(/^search_memories → 1 result, the most relevant db_config_prod \(0\.\d+\)$/);
+      expect(messages).toContain("get_memory_detail → db_config_prod: 生产环境 PostgreSQL 数据库配置");
+      expect(messages.at(-1)).toMatch(/^handoff → 1 relevant memory, confidence/);
     } finally {
       await progressClient.close();
     }

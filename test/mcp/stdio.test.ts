@@ -37,7 +37,7 @@ afterEach(() => {
 async function spawnStdio(env: Record<string, string>) {
   const transport = new StdioClientTransport({
     ...COMMAND,
-    env: { SQLITE_PATH: ":memory:", LOG_LEVEL: "info", ...env },
+    env: { SQLITE_PATH: ":memory:", LOG_LEVEL: "info", DEFAULT_LANGUAGE: "en", ...env },
     stderr: "pipe",
   });
   let stderr = "";
@@ -63,7 +63,13 @@ function runToExit(
   return new Promise((resolve, reject) => {
     const child = spawn(COMMAND.command, args, {
       cwd: REPO,
-      env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "", SQLITE_PATH: ":memory:", ...env },
+      env: {
+        PATH: process.env["PATH"] ?? "",
+        HOME: process.env["HOME"] ?? "",
+        SQLITE_PATH: ":memory:",
+        DEFAULT_LANGUAGE: "en",
+        ...env,
+      },
       stdio: ["pipe", "pipe", "pipe"],
     });
     if (child.pid !== undefined) started.add(child.pid);
@@ -137,7 +143,7 @@ describe("npm run mcp:stdio", () => {
     const { code, stderr } = await runToExit({ MCP_ACCOUNT_ID: "u1", MCP_ACCOUNT_TYPE: "bogus" }, 20_000);
     expect(code).toBe(2);
     expect(stderr).toContain("context-loader mcp:stdio cannot start");
-    expect(stderr).toContain('MCP_ACCOUNT_TYPE must be one of "user", "app", "anonymous"');
+    expect(stderr).toContain('MCP_ACCOUNT_TYPE: must be one of "user", "app", "anonymous"');
     expect(stderr).not.toContain("x-account");
   }, 30_000);
 

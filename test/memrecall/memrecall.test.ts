@@ -15,11 +15,12 @@ import { startServer, type TestServer } from "../helpers/server";
 
 type MemClient = Client<typeof MemRecallService>;
 
-/** A MemRecall client calling as `account` (no x-account-id when "") of account type `type`. */
-function clientFor(server: TestServer, account: string, type = "user"): MemClient {
+/** A MemRecall client calling as `account` (no x-account-id when "") of account type `type`, in `language` when given. */
+function clientFor(server: TestServer, account: string, type = "user", language?: "en" | "zh"): MemClient {
   return clientWith(MemRecallService, server.baseUrl, {
     ...(account !== "" ? { "x-account-id": account } : {}),
     "x-account-type": type,
+    ...(language ? { "accept-language": language } : {}),
   });
 }
 
@@ -96,7 +97,7 @@ describe("MemRecall over the default SQLite store, without an LLM", () => {
     });
     const err = await failure(c.getMemoryDetail({ memoryKey: "nope_404" }));
     expect(err.code).toBe(Code.NotFound);
-    expect(err.rawMessage).toBe("未找到记忆: nope_404");
+    expect(err.rawMessage).toBe("memory not found: nope_404");
     expect(err.findDetails(ErrorInfoSchema)[0]?.reason).toBe("MEMORY_NOT_FOUND");
     expect(err.findDetails(AgentHintSchema)[0]?.nextRpc).toBe(
       "contextloader.memrecall.v1.MemRecallService/SearchMemories",
@@ -105,13 +106,18 @@ describe("MemRecall over the default SQLite store, without an LLM", () => {
 
   it("keeps users apart: B cannot read, find, overwrite or delete A's memory, even knowing its key", async () => {
     const a = clientFor(server, account());
-    const b = clientFor(server, account());
+    const bAccount = account();
+    const b = clientFor(server, bAccount);
+    const bInChinese = clientFor(server, bAccount, "user", "zh");
     await a.storeMemory(DB_CONFIG);
     // The hot-memory cache is warm for A: B must still not see it.
     await a.getMemoryDetail({ memoryKey: "db_config_001" });
 
     const read = await failure(b.getMemoryDetail({ memoryKey: "db_config_001" }));
-    expect([read.code, read.rawMessage]).toEqual([Code.NotFound, "未找到记忆: db_config_001"]);
+    expect([read.code, read.rawMessage]).toEqual([Code.NotFound, "memory not found: db_config_001"]);
+    // In Chinese, the spec's own words (§2.2).
+    const inChinese = await failure(bInChinese.getMemoryDetail({ memoryKey: "db_config_001" }));
+    expect(inChinese.rawMessage).toBe("未找到记忆: db_config_001");
     for (const searchMode of ["keyword", "semantic", "hybrid"]) {
       expect((await b.searchMemories({ query: "数据库配置", searchMode, minRelevanceScore: 0 })).results).toEqual([]);
     }
@@ -336,7 +342,10 @@ describe("MemRecall with an LLM", () => {
     llm.queue({ content: "I cannot help with that." });
     const r = await clientFor(server, account()).extractSearchKeywords({ query: "上周数据库重启" });
     expect(r.method).toBe("fallback");
-    expect(r.message).toContain("本地提取");
+    expect(r.message).toBe("the LLM's answer was not the agreed JSON: extracted locally");
+    llm.queue({ content: "I cannot help with that." });
+    const zh = await clientFor(server, account(), "user", "zh").extractSearchKeywords({ query: "上周数据库重启" });
+    expect(zh.message).toBe("LLM 的回答不是约定的 JSON，已使用本地提取");
     expect(r.keywords.map((k) => k.keyword)).toContain("数据库");
   });
 
@@ -377,7 +386,11 @@ describe("MemRecall with an LLM", () => {
     expect(res.results[0]?.memoryKey).toBe("db_config_001");
     expect(res.searchQueryExpanded).not.toContain("Redis");
     expect(res.searchQueryExpanded.split(", ")).toContain("database");
-    expect(res.message).toContain("查询扩展不可用");
+    expect(res.message).toBe(
+      "query expansion unavailable (the LLM endpoint answered HTTP 503): searched on the query as given",
+    );
+    const zh = await clientFor(server, account(), "user", "zh").searchMemories({ query: "数据库连接池配置" });
+    expect(zh.message).toContain("查询扩展不可用（LLM 端点返回了 HTTP 503），已按原查询搜索");
   });
 
   it("rewrites a paraphrase into the words a memory uses, and finds a memory the query shares no word with", async () => {
@@ -430,7 +443,7 @@ describe("MemRecall with an LLM", () => {
     // Not waited for: the LLM's terms (at 1.5 s, past its 500 ms timeout) are not in the search, whatever the machine's load.
     expect(llm.requests.length - before).toBe(1);
     expect(res.results[0]?.memoryKey).toBe("db_config_001");
-    expect(res.message).toContain("查询扩展不可用");
+    expect(res.message).toContain("query expansion unavailable (the LLM did not answer within 500 ms)");
     expect(res.searchQueryExpanded).not.toContain("too late");
   });
 });

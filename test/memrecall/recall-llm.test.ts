@@ -32,9 +32,15 @@ let llm: ScriptedLlm;
 let server: TestServer;
 
 /** A fresh account holding the fixture memories. */
-async function account(srv: TestServer = server): Promise<{ client: MemClient; owner: string }> {
+async function account(
+  srv: TestServer = server,
+  language?: "en" | "zh",
+): Promise<{ client: MemClient; owner: string }> {
   const owner = `u-llm-${randomUUID().slice(0, 8)}`;
-  const client = clientWith(MemRecallService, srv.baseUrl, { "x-account-id": owner });
+  const client = clientWith(MemRecallService, srv.baseUrl, {
+    "x-account-id": owner,
+    ...(language ? { "accept-language": language } : {}),
+  });
   for (const m of MEMORIES) await client.storeMemory(m);
   return { client, owner };
 }
@@ -105,7 +111,7 @@ describe("Recall, LLM strategy", () => {
       contextWindowUsed: 1,
     });
     expect(handoff.memories[0]).toMatchObject({ memoryKey: "db_config_prod", content: MEMORIES[0]!.content });
-    expect(handoff.message).toContain("## 记忆搜索完成 (信心度: 85%)");
+    expect(handoff.message).toContain("## Memory search complete (confidence: 85%)");
     const search = ofKind(stream, "toolCall")[0]!;
     expect(search.arguments).toEqual({ query: "用户之前的数据库配置", search_mode: "hybrid" });
     expect(ofKind(stream, "toolResult")[0]!.hits[0]!.memoryKey).toBe("db_config_prod");
@@ -220,7 +226,7 @@ describe("Recall, LLM strategy", () => {
     expect(told).toHaveLength(3);
     expect(told[0]).toContain("not a JSON object");
     expect(told[1]).toContain("search_memories, get_memory_detail");
-    expect(told[2]).toContain("limit must be between 1 and 10");
+    expect(told[2]).toContain("limit: must be between 1 and 10");
   });
 
   it("ends the iteration on an approved expand_context_window and reads the wider window in the next (calls after it are not run)", async () => {
@@ -264,7 +270,8 @@ describe("Recall, LLM strategy", () => {
   });
 
   it("refuses a wider window at the last iteration (spec §2.4) and keeps to the searches an iteration allows", async () => {
-    const { client } = await account();
+    // In Chinese, the spec's own words.
+    const { client } = await account(server, "zh");
     llm.queue(
       call("expand_context_window", { reason: "更早的对话", current_size: 3, requested_size: 5 }),
       {
@@ -309,7 +316,7 @@ describe("Recall, LLM strategy", () => {
     // It opened memories by key but never searched: with no result to fall back on, the recall fails.
     const err = await failure(events(client, { messages: DB_CONFIG_TALK, maxIterations: 1 }));
     expect(err.code).toBe(Code.Unavailable);
-    expect(err.message).toContain("it never called handoff");
+    expect(err.message).toContain("the LLM never called handoff");
     const requests = sent();
     expect(requests).toHaveLength(6);
     expect(requests[4]!.tools).toHaveLength(5);
@@ -371,7 +378,7 @@ describe("Recall when the LLM fails (spec §5.1: retry once)", () => {
     const handoff = handoffOf(stream);
     expect(handoff).toMatchObject({ strategy: "llm", needsMoreInfo: true, llmCalls: 3 });
     expect(handoff.relevantMemoryKeys[0]).toBe("db_config_prod");
-    expect(handoff.reason).toContain("未能正常完成召回");
+    expect(handoff.reason).toContain("the recall could not finish normally");
     expect(handoff.followUpQuestion).toContain("db_config_prod");
     expect(handoff.confidence).toBeLessThanOrEqual(0.5);
   });
@@ -382,7 +389,7 @@ describe("Recall when the LLM fails (spec §5.1: retry once)", () => {
     llm.queue(...Array.from({ length: 5 }, () => call("search_memories", { limit: 3 })));
     const err = await failure(events(client, { messages: DB_CONFIG_TALK }));
     expect(err.code).toBe(Code.Unavailable);
-    expect(err.message).toContain("5 of its tool calls were refused");
+    expect(err.message).toContain("5 of the LLM's tool calls were refused");
     expect(sent()).toHaveLength(5);
   });
 });
@@ -486,7 +493,7 @@ describe("Recall's own time budget (MEMRECALL_RECALL_TIMEOUT_MS)", () => {
     const stream = await events(client, { messages: DB_CONFIG_TALK });
     const handoff = handoffOf(stream);
     expect(handoff).toMatchObject({ needsMoreInfo: true, strategy: "llm" });
-    expect(handoff.reason).toContain("800 ms 的时间预算");
+    expect(handoff.reason).toContain("its 800 ms time budget ran out");
     expect(handoff.relevantMemoryKeys).toContain("db_config_prod");
     await until(() => llm.aborted.length === abortedBefore + 1);
   });

@@ -96,7 +96,10 @@ describe("Recall, deterministic strategy", () => {
   });
 
   it("hands off that nothing was found, asking the user (spec flow 4.3), after a widened search", async () => {
-    const stream = await events(client(), { messages: NOTHING_TALK });
+    // In Chinese, the spec's own words (§4.3).
+    const stream = await events(clientWith(MemRecallService, server.baseUrl, { ...headers, "accept-language": "zh" }), {
+      messages: NOTHING_TALK,
+    });
     const handoff = handoffOf(stream);
     expect(handoff).toMatchObject({
       relevantMemoryKeys: [],
@@ -107,6 +110,9 @@ describe("Recall, deterministic strategy", () => {
     });
     expect(handoff.followUpQuestion).toContain("您能否提供更多细节");
     expect(handoff.message).toContain("### 需要进一步澄清");
+    const inEnglish = handoffOf(await events(client(), { messages: NOTHING_TALK }));
+    expect(inEnglish.followUpQuestion).toContain("Could you give more details");
+    expect(inEnglish.message).toContain("### Needs clarification");
   });
 
   it("takes one subject word as a finding when one memory clears the bar and stands out", async () => {

@@ -298,7 +298,7 @@ describe("RememberConversation, LLM mode: extraction", () => {
     llm.queue(extraction());
     const r = await c.rememberConversation({ messages: [msg("user", "哈哈，周末去爬山了，累死了。")] });
     expect(r).toMatchObject({ mode: "llm", applied: false, llmCalls: 1, operations: [] });
-    expect(r.message).toContain("没有值得长期记住的内容");
+    expect(r.message).toBe("the conversation holds nothing worth keeping long-term");
   });
 });
 
@@ -815,7 +815,7 @@ describe("RememberConversation, which mode runs", () => {
     llm.queue(extraction(DB_FACT));
     const r = await c.rememberConversation({ messages: CONVERSATION, mode: "llm", dryRun: true });
     expect(r).toMatchObject({ mode: "llm", applied: false, llmCalls: 1, added: 1 });
-    expect(r.message).toContain("试运行");
+    expect(r.message).toContain("dry run, nothing written");
     expect(await keysOf(c, "生产数据库 上海机房")).toEqual([]);
   });
 });

@@ -30,10 +30,11 @@ describe("RememberConversation (rules mode)", () => {
   });
   afterAll(() => server.close());
 
-  const clientFor = (owner: string, scopes = "") =>
+  const clientFor = (owner: string, scopes = "", language = "") =>
     clientWith(MemRecallService, server.baseUrl, {
       "x-account-id": owner,
       ...(scopes ? { "x-account-scopes": scopes } : {}),
+      ...(language ? { "accept-language": language } : {}),
     });
 
   async function seedChartPreference(c: Client<typeof MemRecallService>) {
@@ -105,7 +106,7 @@ describe("RememberConversation (rules mode)", () => {
     const dry = await c.rememberConversation({ messages: conversation, dryRun: true });
     expect(dry.applied).toBe(false);
     expect(dry.operations.map((o) => o.operation)).toEqual(["ADD", "ADD", "ADD", "SUPERSEDE"]);
-    expect(dry.message).toContain("试运行");
+    expect(dry.message).toBe("dry run, nothing written: added 3, updated 0, superseded 1, already known 0");
     const found = await c.searchMemories({ query: "生产数据库 上海机房", minRelevanceScore: 0 });
     expect(found.results.map((r) => r.memoryKey)).not.toContain(dry.operations[0]!.memoryKey);
     const real = await c.rememberConversation({ messages: conversation });
@@ -137,7 +138,7 @@ describe("RememberConversation (rules mode)", () => {
 
   it("keeps nothing from chit-chat, questions, hypotheticals, one-offs and what the assistant wrote", async () => {
     const c = clientFor(account());
-    const r = await c.rememberConversation({
+    const chat = {
       messages: [
         msg("user", "哈哈，周末去爬山了，累死了。"),
         msg("user", "我之前说的数据库配置是什么？"),
@@ -145,10 +146,13 @@ describe("RememberConversation (rules mode)", () => {
         msg("user", "这次先用表格吧。"),
         msg("assistant", "建议以后都用 `kubectl apply -f deploy.yaml` 部署。\n```bash\nhelm upgrade api ./chart\n```"),
       ],
-    });
+    };
+    const r = await c.rememberConversation(chat);
     expect(r.operations).toEqual([]);
     expect(r.applied).toBe(false);
-    expect(r.message).toContain("规则模式");
+    expect(r.message).toContain("rules mode keeps explicit statements only");
+    const zh = await clientFor(account(), "", "zh").rememberConversation(chat);
+    expect(zh.message).toContain("规则模式只保存明确的陈述");
   });
 
   it("keeps only the memory types asked for", async () => {

@@ -100,7 +100,7 @@ describe("StoreMemory refuses a credential where a caller without the sensitive 
       "a password in the content of a memory not marked sensitive",
       { memoryKey: "db", summary: "测试库", content: "the staging db pass is tangerinesky" },
       "sensitive",
-      /holds a password: store it with sensitive: true/,
+      /^must be true: the content holds a password/,
     ],
     [
       "an AWS secret access key in a sensitive memory's summary",
@@ -123,7 +123,7 @@ describe("StoreMemory refuses a credential where a caller without the sensitive 
         sensitive: true,
       },
       "keywords[0]",
-      /holds a token or key/,
+      /^holds a token or key/,
     ],
   ];
   for (const [what, request, field, description] of cases) {

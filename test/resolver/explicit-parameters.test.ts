@@ -28,7 +28,7 @@ const REQUEST = {
 };
 const SPEC_PATH = "/api/kn/logic-property-resolver";
 const PLATFORM_PATH = "/api/agent-retrieval/in/v1/kn/logic-property-resolver";
-const STEPS = /step must be one calendar unit: day, week, month, quarter or year/;
+const STEPS = /must be one calendar unit: day, week, month, quarter or year/;
 const WINDOW = /must be a millisecond timestamp between 946684800000 \(2000-01-01\) and 4102444800000 \(2100-01-01\)/;
 
 /** additional_context, the violations' fields, and what each description must say (in field order). */
@@ -37,13 +37,13 @@ const CASES: [string, string, string[], RegExp[]][] = [
     "JSON step=hour and start=100",
     JSON.stringify({ instant: false, step: "hour", start: 100, end: NOW }),
     ["additional_context.start", "additional_context.step"],
-    [/^got "start": 100; start must be a millisecond timestamp/, STEPS],
+    [/^got "start": 100; must be a millisecond timestamp/, STEPS],
   ],
   [
     "free-text step=hour and start=100",
     "趋势查询 step=hour，start=100",
     ["additional_context.start", "additional_context.step"],
-    [/^got start=100; /, /^got step=hour; step must be one calendar unit/],
+    [/^got start=100; /, /^got step=hour; must be one calendar unit/],
   ],
   [
     "start in seconds",
@@ -55,19 +55,19 @@ const CASES: [string, string, string[], RegExp[]][] = [
     "start after end",
     "start=2024-03-31, end=2024-03-01, instant=true",
     ["additional_context.start"],
-    [/^got start=2024-03-31, end=2024-03-01; start must not be after end$/],
+    [/^got start=2024-03-31, end=2024-03-01; must not be after end$/],
   ],
   [
     "instant neither true nor false",
     JSON.stringify({ instant: "yes" }),
     ["additional_context.instant"],
-    [/instant must be true .* or false/],
+    [/^got "instant": "yes"; must be true .* or false/],
   ],
   [
     "an unknown time zone",
     "timezone=Mars/Olympus，instant=true",
     ["additional_context.timezone"],
-    [/timezone must be an IANA time zone/],
+    [/^got timezone=Mars\/Olympus; must be an IANA time zone/],
   ],
   ["now_ms that is no timestamp", "now_ms=abc", ["additional_context.now_ms"], [WINDOW]],
 ];
@@ -191,6 +191,25 @@ describe("explicit time parameters the spec does not allow", () => {
     });
     expect(r.fields).toEqual(["properties[0]", "additional_context.step"]);
     expect(r.descriptions[0]).toMatch(/company_name is a data property of company/);
+  });
+
+  it("says it in Chinese to a caller that asks for Chinese", async () => {
+    const zh = clientWith(LogicPropertyResolverService, server.baseUrl, { "accept-language": "zh" });
+    const err = await failure(
+      zh.resolveLogicProperties({
+        knId: REQUEST.kn_id,
+        otId: REQUEST.ot_id,
+        query: REQUEST.query,
+        uniqueIdentities: REQUEST.unique_identities,
+        properties: ["company_name", "approved_drug_count"],
+        additionalContext: "start=2024-03-31, end=2024-03-01, instant=true",
+      }),
+    );
+    expect(err.findDetails(BadRequestSchema)[0]?.fieldViolations.map((v) => [v.field, v.description])).toEqual([
+      ["properties[0]", "company_name 是 company 的数据属性，不是逻辑属性：请用 QueryObjectInstances 读取"],
+      ["additional_context.start", "收到 start=2024-03-31, end=2024-03-01；不能晚于 end"],
+    ]);
+    expect(err.rawMessage).toMatch(/^请求无效：/);
   });
 
   it("leaves a step in the context alone when no requested metric takes one (the operator's LLM reads it as text)", async () => {

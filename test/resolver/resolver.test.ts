@@ -40,10 +40,13 @@ describe("ResolveLogicProperties on the sample network", () => {
   let llm: ScriptedLlm;
   let server: TestServer;
   let client: Client<typeof LogicPropertyResolverService>;
+  /** A caller that asks for Chinese: the spec's texts are checked in its words. */
+  let zhClient: Client<typeof LogicPropertyResolverService>;
   beforeAll(async () => {
     llm = await startScriptedLlm();
     server = await startServer({ LLM_BASE_URL: llm.baseUrl, LLM_MODEL: "scripted" });
     client = clientWith(LogicPropertyResolverService, server.baseUrl);
+    zhClient = clientWith(LogicPropertyResolverService, server.baseUrl, { "accept-language": "zh" });
   });
   afterAll(async () => {
     await server.close();
@@ -176,7 +179,7 @@ describe("ResolveLogicProperties on the sample network", () => {
       }),
     );
     const err = await failure(
-      client.resolveLogicProperties({
+      zhClient.resolveLogicProperties({
         knId: "kn_medical",
         otId: "company",
         query: "这些企业的药品上市趋势和健康度",
@@ -200,28 +203,28 @@ describe("ResolveLogicProperties on the sample network", () => {
     expect(err.findDetails(AgentHintSchema)[0]?.message).toContain("additional_context");
   });
 
-  it("passes the LLM's _error on as missing parameters with hints, without a repair round", async () => {
+  it("passes the LLM's _error on as missing parameters with hints in the caller's language, without a repair round", async () => {
     llm.setFallback(
       answers({
         approved_drug_count: { _error: "缺少必填参数: start (时间范围开始时间戳), end (时间范围结束时间戳)" },
       }),
     );
+    const request = {
+      knId: "kn_medical",
+      otId: "company",
+      query: "这些企业的药品上市数量",
+      uniqueIdentities: COMPANY,
+      properties: ["approved_drug_count"],
+    };
     const before = llm.requests.length;
-    const err = await failure(
-      client.resolveLogicProperties({
-        knId: "kn_medical",
-        otId: "company",
-        query: "这些企业的药品上市数量",
-        uniqueIdentities: COMPANY,
-        properties: ["approved_drug_count"],
-      }),
-    );
+    const err = await failure(client.resolveLogicProperties(request));
     expect(llm.requests.length - before).toBe(1);
+    const startHint = (e: typeof err) =>
+      e.findDetails(MissingParamsSchema)[0]!.missing[0]!.params.find((p) => p.name === "start")!.hint;
     const names = err.findDetails(MissingParamsSchema)[0]!.missing[0]!.params.map((p) => p.name);
     expect(names).toEqual(expect.arrayContaining(["instant", "start", "end"]));
-    expect(err.findDetails(MissingParamsSchema)[0]!.missing[0]!.params.find((p) => p.name === "start")!.hint).toContain(
-      "时间范围",
-    );
+    expect(startHint(err)).toContain("time range");
+    expect(startHint(await failure(zhClient.resolveLogicProperties(request)))).toContain("时间范围");
   });
 
   it("retries the LLM after a 429 and succeeds", async () => {
@@ -349,7 +352,12 @@ describe("ResolveLogicProperties on the sample network", () => {
     llm.setFallback(answers({ approved_drug_count: { _error: "缺少必填参数: start" } }));
     const res = await fetch(`${server.baseUrl}/api/kn/logic-property-resolver`, {
       method: "POST",
-      headers: { "content-type": "application/json", "x-account-id": "u-1", "x-account-type": "user" },
+      headers: {
+        "content-type": "application/json",
+        "x-account-id": "u-1",
+        "x-account-type": "user",
+        "accept-language": "zh",
+      },
       body: JSON.stringify({
         kn_id: "kn_medical",
         ot_id: "company",
@@ -412,10 +420,10 @@ describe("ResolveLogicProperties: answers, schemas and the REST contract in deta
   });
   beforeEach(() => llm.setFallback(() => ({ content: '{"_error":"unscripted"}' })));
 
-  const post = (path: string, body: unknown) =>
+  const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
     fetch(`${server.baseUrl}${path}`, {
       method: "POST",
-      headers: { "content-type": "application/json", "x-account-id": "u-1" },
+      headers: { "content-type": "application/json", "x-account-id": "u-1", ...headers },
       body: JSON.stringify(body),
     });
 
@@ -512,7 +520,9 @@ describe("ResolveLogicProperties: answers, schemas and the REST contract in deta
       properties: ["approved_drug_count"],
       options: { return_debug: true },
     };
-    const platform = await post("/api/agent-retrieval/in/v1/kn/logic-property-resolver", body);
+    const platform = await post("/api/agent-retrieval/in/v1/kn/logic-property-resolver", body, {
+      "accept-language": "zh",
+    });
     // The platform answers it 400 in its envelope (its OpenAPI's 200 example is not what its code does).
     expect(platform.status).toBe(400);
     expect(platform.headers.get("content-type")).toBe("application/json; charset=utf-8");
@@ -593,7 +603,7 @@ describe("ResolveLogicProperties: answers, schemas and the REST contract in deta
       ((await empty.json()) as { field_violations: { field: string; description: string }[] }).field_violations[0],
     ).toEqual({
       field: "unique_identities[0].company_id",
-      description: "primary key values must not be empty",
+      description: "a primary key value must not be empty",
     });
 
     const nullOptions = await post("/api/kn/logic-property-resolver", {

@@ -2,6 +2,9 @@ import type { Client as McpClient } from "@modelcontextprotocol/sdk/client/index
 import { decode } from "@toon-format/toon";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
+import { text } from "../../src/errors/text";
+import { invalidArgument } from "../../src/errors/tool-error";
+import { resolverError } from "../../src/resolver/rest-routes";
 import { type ChatRequest, type ScriptedLlm, startScriptedLlm } from "../helpers/scripted-llm";
 import { startServer, type TestServer } from "../helpers/server";
 import { type Answer, callOk, connectHttp, withoutIds } from "../mcp/mcp-client";
@@ -60,10 +63,10 @@ describe("the resolver's REST routes: response_format and error shapes", () => {
     llm.setFallback(scripted);
   });
 
-  const post = (url: string, body: unknown) =>
+  const post = (url: string, body: unknown, headers: Record<string, string> = {}) =>
     fetch(`${server.baseUrl}${url}`, {
       method: "POST",
-      headers: { "content-type": "application/json", "x-account-id": "u-rest" },
+      headers: { "content-type": "application/json", "x-account-id": "u-rest", ...headers },
       body: JSON.stringify(body),
     });
 
@@ -117,7 +120,7 @@ describe("the resolver's REST routes: response_format and error shapes", () => {
     const body = (await res.json()) as Record<string, unknown>;
     expect(body).toMatchObject({
       error_code: "INVALID_ARGUMENT",
-      field_violations: [{ field: "response_format", description: 'response_format must be "json", "toon" or "yaml"' }],
+      field_violations: [{ field: "response_format", description: 'must be "json", "toon" or "yaml"' }],
       trace_id: res.headers.get("x-trace-id"),
     });
     expect(body["message"]).toContain('"json", "toon" or "yaml"');
@@ -132,11 +135,9 @@ describe("the resolver's REST routes: response_format and error shapes", () => {
     const body = (await res.json()) as Record<string, unknown>;
     expect(body).toEqual({
       code: "INVALID_ARGUMENT",
-      description: 'invalid request: response_format: response_format must be "json", "toon" or "yaml"',
+      description: 'invalid request: response_format: must be "json", "toon" or "yaml"',
       details: {
-        field_violations: [
-          { field: "response_format", description: 'response_format must be "json", "toon" or "yaml"' },
-        ],
+        field_violations: [{ field: "response_format", description: 'must be "json", "toon" or "yaml"' }],
         trace_id: res.headers.get("x-trace-id"),
       },
       solution: "Correct the fields named in the violations and call again.",
@@ -152,7 +153,9 @@ describe("the resolver's REST routes: response_format and error shapes", () => {
       properties: ["approved_drug_count"],
       additional_context: "",
     };
-    const spec = await post(`${SPEC_PATH}?response_format=toon`, missingBody);
+    // In Chinese, the spec's own words (§9.1).
+    const zh = { "accept-language": "zh" };
+    const spec = await post(`${SPEC_PATH}?response_format=toon`, missingBody, zh);
     expect(spec.status).toBe(400);
     expect(spec.headers.get("content-type")).toBe(JSON_TYPE);
     const specBody = (await spec.json()) as {
@@ -171,7 +174,7 @@ describe("the resolver's REST routes: response_format and error shapes", () => {
       hint: expect.stringContaining("additional_context"),
     });
 
-    const platform = await post(`${PLATFORM_PATH}?response_format=toon`, missingBody);
+    const platform = await post(`${PLATFORM_PATH}?response_format=toon`, missingBody, zh);
     expect(platform.status).toBe(400);
     expect(platform.headers.get("content-type")).toBe(JSON_TYPE);
     const envelope = (await platform.json()) as {
@@ -209,7 +212,7 @@ describe("the resolver's REST routes: response_format and error shapes", () => {
     expect(res.status).toBe(400);
     const envelope = (await res.json()) as { details: { field_violations: { field: string; description: string }[] } };
     expect(envelope.details.field_violations).toEqual([
-      { field: "_instance_identities", description: "give unique_identities or _instance_identities, not both" },
+      { field: "_instance_identities", description: "conflicts with unique_identities: give one of the two" },
     ]);
   });
 
@@ -221,5 +224,24 @@ describe("the resolver's REST routes: response_format and error shapes", () => {
     expect(envelope.code).toBe("OBJECT_TYPE_NOT_FOUND");
     expect(envelope.description).toBe("object type no_such_type does not exist in knowledge network kn_medical");
     expect(envelope.details.trace_id).toBe(res.headers.get("x-trace-id"));
+  });
+});
+
+describe("the spec's error body (§9.1) in one language", () => {
+  const err = invalidArgument([{ field: "ot_id", description: text("required, e.g. company", "必填，例如 company") }], {
+    message: text("Pass ot_id.", "传入 ot_id。"),
+  });
+
+  it.each([
+    ["en", "invalid request: ot_id: required, e.g. company", "required, e.g. company", "Pass ot_id."],
+    ["zh", "请求无效：ot_id：必填，例如 company", "必填，例如 company", "传入 ot_id。"],
+  ] as const)("renders message, violations and hint in %s, never both", (language, message, description, hint) => {
+    expect(resolverError(err, "t-1", language)).toEqual({
+      error_code: "INVALID_ARGUMENT",
+      message,
+      field_violations: [{ field: "ot_id", description }],
+      hint,
+      trace_id: "t-1",
+    });
   });
 });

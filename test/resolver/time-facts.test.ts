@@ -624,7 +624,10 @@ describe("extractTimeFacts: explicit parameters in additional_context", () => {
         param: "timezone",
         key: "timezone",
         source: "timezone=Mars/Olympus",
-        problem: "timezone must be an IANA time zone, e.g. Asia/Shanghai",
+        problem: {
+          en: "must be an IANA time zone, e.g. Asia/Shanghai",
+          zh: "必须是 IANA 时区，例如 Asia/Shanghai",
+        },
       },
     ]);
   });
@@ -747,14 +750,19 @@ describe("extractTimeFacts: explicit values that name nothing", () => {
         param: "start",
         key: "start",
         source: '"start": 100',
-        problem:
-          "start must be a millisecond timestamp between 946684800000 (2000-01-01) and 4102444800000 (2100-01-01), or an ISO date such as 2024-03-01",
+        problem: {
+          en: "must be a millisecond timestamp between 946684800000 (2000-01-01) and 4102444800000 (2100-01-01), or an ISO date such as 2024-03-01",
+          zh: "必须是介于 946684800000（2000-01-01）与 4102444800000（2100-01-01）之间的毫秒时间戳，或 2024-03-01 这样的 ISO 日期",
+        },
       },
       {
         param: "step",
         key: "Step",
         source: '"Step": "hour"',
-        problem: "step must be one calendar unit: day, week, month, quarter or year (天/周/月/季度/年 are read too)",
+        problem: {
+          en: "must be one calendar unit: day, week, month, quarter or year (天/周/月/季度/年 are read too)",
+          zh: "必须是一个日历单位：day、week、month、quarter 或 year（也可写作 天/周/月/季度/年）",
+        },
       },
     ]);
     // What is valid stays a fact.
@@ -763,7 +771,8 @@ describe("extractTimeFacts: explicit values that name nothing", () => {
 
   it("says a timestamp in seconds looks like seconds", () => {
     const r = run({ context: "start=1709251200, end=1711929599999" });
-    expect(r.rejected[0]?.problem).toMatch(/; 1709251200 looks like seconds: multiply by 1000$/);
+    expect(r.rejected[0]?.problem.en).toMatch(/; 1709251200 looks like seconds: multiply by 1000$/);
+    expect(r.rejected[0]?.problem.zh).toMatch(/；1709251200 看起来是秒：请乘以 1000$/);
   });
 
   it("rejects an explicit start after its end, both quoted", () => {
@@ -773,7 +782,7 @@ describe("extractTimeFacts: explicit values that name nothing", () => {
         param: "start",
         key: "start",
         source: "start=2024-03-31, end=2024-03-01",
-        problem: "start must not be after end",
+        problem: { en: "must not be after end", zh: "不能晚于 end" },
       },
     ]);
   });
@@ -784,7 +793,7 @@ describe("extractTimeFacts: explicit values that name nothing", () => {
       ["start", '"start": "2024-02-30"'],
       ["instant", '"instant": "yes"'],
     ]);
-    expect(r.rejected[1]?.problem).toBe("instant must be true (one value at a moment) or false (a trend, with step)");
+    expect(r.rejected[1]?.problem.en).toBe("must be true (one value at a moment) or false (a trend, with step)");
   });
 
   it("takes null and empty JSON values as not given", () => {
@@ -795,8 +804,8 @@ describe("extractTimeFacts: explicit values that name nothing", () => {
     const r = run({ context: "now_ms=abc, timezone=Mars/Olympus", requestNowMs: NOW_MS, requestZone: "UTC" });
     expect([r.now_ms, r.time_zone, r.rejected]).toEqual([NOW_MS, "UTC", []]);
     const alone = run({ context: "now_ms=abc", requestNowMs: undefined });
-    expect(alone.rejected.map((x) => x.problem)).toEqual([
-      "now_ms must be a millisecond timestamp between 946684800000 (2000-01-01) and 4102444800000 (2100-01-01)",
+    expect(alone.rejected.map((x) => x.problem.en)).toEqual([
+      "must be a millisecond timestamp between 946684800000 (2000-01-01) and 4102444800000 (2100-01-01)",
     ]);
   });
 

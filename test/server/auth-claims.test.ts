@@ -41,11 +41,20 @@ describe("callerFromClaims", () => {
   });
 
   it("refuses claims that name no usable account or type, saying which claim", () => {
-    expect(callerFromClaims({}, DEFAULT)).toBe('it carries no "sub" claim naming the account');
-    expect(callerFromClaims({ sub: 42 }, DEFAULT)).toBe('it carries no "sub" claim naming the account');
-    expect(callerFromClaims({ sub: "x".repeat(300) }, DEFAULT)).toMatch(/"sub" claim is not an account id/);
-    expect(callerFromClaims({ sub: "a\u0000b" }, DEFAULT)).toMatch(/"sub" claim is not an account id/);
-    expect(callerFromClaims({ sub: "u", typ: "robot" }, { ...DEFAULT, accountType: "typ" })).toMatch(
+    // Refusals are the words, in both languages.
+    const why = (claims: Record<string, unknown>, mapping: Parameters<typeof callerFromClaims>[1] = DEFAULT) => {
+      const result = callerFromClaims(claims, mapping);
+      if ("accountId" in result) throw new Error("accepted");
+      return result;
+    };
+    expect(why({})).toEqual({
+      en: 'it carries no "sub" claim naming the account',
+      zh: '它没有指明账号的 "sub" 声明',
+    });
+    expect(why({ sub: 42 }).en).toBe('it carries no "sub" claim naming the account');
+    expect(why({ sub: "x".repeat(300) }).en).toMatch(/"sub" claim is not an account id/);
+    expect(why({ sub: "a\u0000b" }).en).toMatch(/"sub" claim is not an account id/);
+    expect(why({ sub: "u", typ: "robot" }, { ...DEFAULT, accountType: "typ" }).en).toMatch(
       /"typ" claim is not an account type/,
     );
     // Prototype keys are not claims.

@@ -109,8 +109,8 @@ describe("limits and framing", () => {
     await new Promise((resolve) => socket.once("close", resolve));
     const statuses = [...received.matchAll(/HTTP\/1\.1 (\d{3})/g)].map((m) => m[1]);
     expect(statuses).toEqual(["400", "200"]);
-    expect(received).toContain("search_summary must be at most 20000 characters");
-    expect(received).toContain("记忆搜索完成");
+    expect(received).toContain("search_summary: must be at most 20000 characters");
+    expect(received).toContain("Memory search complete");
   });
 });
 
@@ -234,7 +234,7 @@ describe("TLS", () => {
     const req = { reason: "完成", searchSummary: "找到了", confidence: 0.9 };
     const [a, b] = await Promise.all([grpc.handoff(req, account), connect.handoff(req, account)]);
     expect(a.message).toBe(b.message);
-    expect(a.message).toContain("信心度: 90%");
+    expect(a.message).toContain("confidence: 90%");
   });
 });
 

@@ -126,9 +126,7 @@ describe("a @grpc/grpc-js client built from the .proto files", () => {
 
     const { status, errorInfo, badRequest, agentHint } = statusOf(err);
     expect(status.code).toBe(grpc.status.INVALID_ARGUMENT);
-    expect(status.message).toBe(
-      "invalid request: requested_size: requested_size (5) must be greater than current_size (10)",
-    );
+    expect(status.message).toBe("invalid request: requested_size: 5 must be greater than current_size (10)");
     expect(badRequest?.fieldViolations.map((v) => v.field)).toEqual(["requested_size"]);
     expect(errorInfo?.domain).toBe("contextloader");
     expect(errorInfo?.reason).toBe("INVALID_ARGUMENT");

@@ -61,9 +61,7 @@ describe("Connect unary RPCs as plain JSON over HTTP/1.1", () => {
     expect(res.status).toBe(400);
     const body = res.body as ConnectErrorBody;
     expect(body.code).toBe("invalid_argument");
-    expect(body.message).toBe(
-      "invalid request: requested_size: requested_size (5) must be greater than current_size (10)",
-    );
+    expect(body.message).toBe("invalid request: requested_size: 5 must be greater than current_size (10)");
     expect(body.details?.map((d) => d.type)).toEqual([
       "google.rpc.ErrorInfo",
       "google.rpc.BadRequest",

@@ -60,7 +60,7 @@ describe("every connect-node protocol on the one port", () => {
       expect(badRequest?.fieldViolations, name).toEqual([
         expect.objectContaining({
           field: "requested_size",
-          description: "requested_size (5) must be greater than current_size (10)",
+          description: "5 must be greater than current_size (10)",
         }),
       ]);
       const [info] = err!.findDetails(ErrorInfoSchema);

@@ -1,4 +1,5 @@
 import { type Json, setAtPath } from "../../core/json";
+import { text } from "../../errors/text";
 import { type FieldViolation, ToolError } from "../../errors/tool-error";
 import { segment } from "../../upstream/path-ids";
 import type { ActionQueryResult, InstantiatedAction, McpToolDefinition, ToolBoxTool } from "../actions";
@@ -53,8 +54,14 @@ export class ActionCatalog {
       throw new ToolError({
         code: "not_found",
         reason: "ACTION_TYPE_NOT_FOUND",
-        message: `action type ${actionTypeId} does not exist in knowledge network ${knId}`,
-        hint: { message: "Use an action type id of this network.", validValues: [...this.types.keys()] },
+        message: text(
+          `action type ${actionTypeId} does not exist in knowledge network ${knId}`,
+          `知识网络 ${knId} 中不存在行动类型 ${actionTypeId}`,
+        ),
+        hint: {
+          message: text("Use an action type id of this network.", "使用这个知识网络的行动类型id。"),
+          validValues: [...this.types.keys()],
+        },
       });
     }
     const store = this.stores.get(action.object_type_id)!;
@@ -92,20 +99,29 @@ export class ActionCatalog {
   private rowsOf(store: ObjectStore, identities: InstanceIdentity[]): number[] {
     const violations: FieldViolation[] = [];
     if (identities.length > MAX_ACTIONS)
-      violations.push({ field: "_instance_identities", description: `at most ${MAX_ACTIONS} identities` });
+      violations.push({
+        field: "_instance_identities",
+        description: text(`at most ${MAX_ACTIONS} identities`, `最多 ${MAX_ACTIONS} 个实例标识`),
+      });
     identities.forEach((identity, i) => {
       const missing = store.type.primary_keys.filter((k) => identity[k] === undefined || identity[k] === null);
       if (missing.length > 0)
         violations.push({
           field: `_instance_identities[${i}]`,
-          description: `missing primary key ${missing.join(", ")} of ${store.type.id}`,
+          description: text(
+            `missing primary key ${missing.join(", ")} of ${store.type.id}`,
+            `缺少 ${store.type.id} 的主键 ${missing.join(", ")}`,
+          ),
         });
     });
     if (violations.length > 0) {
       throw new ToolError({
         code: "invalid_argument",
         reason: "INVALID_ACTION_QUERY",
-        message: `invalid action query: ${violations.map((v) => `${v.field}: ${v.description}`).join("; ")}`,
+        message: text(
+          `invalid action query: ${violations.map((v) => `${v.field}: ${v.description.en}`).join("; ")}`,
+          `行动查询无效：${violations.map((v) => `${v.field}：${v.description.zh}`).join("；")}`,
+        ),
         violations,
       });
     }
@@ -158,8 +174,11 @@ export class ToolRegistry {
       throw new ToolError({
         code: "not_found",
         reason: "TOOL_BOX_NOT_FOUND",
-        message: `tool box ${boxId} does not exist`,
-        hint: { message: "Use the id of a registered tool box.", validValues: [...this.boxes.keys()] },
+        message: text(`tool box ${boxId} does not exist`, `工具箱 ${boxId} 不存在`),
+        hint: {
+          message: text("Use the id of a registered tool box.", "使用已注册工具箱的id。"),
+          validValues: [...this.boxes.keys()],
+        },
       });
     }
     const tool = box.get(toolId);
@@ -167,8 +186,11 @@ export class ToolRegistry {
       throw new ToolError({
         code: "not_found",
         reason: "TOOL_NOT_FOUND",
-        message: `tool ${toolId} does not exist in tool box ${boxId}`,
-        hint: { message: "Use the id of one of the box's tools.", validValues: [...box.keys()] },
+        message: text(`tool ${toolId} does not exist in tool box ${boxId}`, `工具箱 ${boxId} 中不存在工具 ${toolId}`),
+        hint: {
+          message: text("Use the id of one of the box's tools.", "使用这个工具箱中某个工具的id。"),
+          validValues: [...box.keys()],
+        },
       });
     }
     return structuredClone(tool);
@@ -180,8 +202,11 @@ export class ToolRegistry {
       throw new ToolError({
         code: "not_found",
         reason: "MCP_SERVER_NOT_FOUND",
-        message: `MCP server ${mcpId} is not registered`,
-        hint: { message: "Use the id of a registered MCP server.", validValues: [...this.servers.keys()] },
+        message: text(`MCP server ${mcpId} is not registered`, `MCP 服务 ${mcpId} 未注册`),
+        hint: {
+          message: text("Use the id of a registered MCP server.", "使用已注册 MCP 服务的id。"),
+          validValues: [...this.servers.keys()],
+        },
       });
     }
     return structuredClone(tools);

@@ -1,4 +1,5 @@
 import type { Json } from "../../core/json";
+import { text } from "../../errors/text";
 import { ToolError } from "../../errors/tool-error";
 import {
   type ConceptGroup,
@@ -78,8 +79,16 @@ export class ConceptCatalog {
       throw new ToolError({
         code: "invalid_argument",
         reason: "INVALID_QUERY",
-        message: `invalid concept search: limit must be a whole number in 1..${MAX_CONCEPT_LIMIT}`,
-        violations: [{ field: "limit", description: `must be in 1..${MAX_CONCEPT_LIMIT}` }],
+        message: text(
+          `invalid concept search: limit must be a whole number in 1..${MAX_CONCEPT_LIMIT}`,
+          `概念搜索无效：limit 必须是 1..${MAX_CONCEPT_LIMIT} 之间的整数`,
+        ),
+        violations: [
+          {
+            field: "limit",
+            description: text(`must be in 1..${MAX_CONCEPT_LIMIT}`, `必须在 1..${MAX_CONCEPT_LIMIT} 之间`),
+          },
+        ],
       });
     }
     const k = this.kinds[kind] as unknown as KindIndex<K>;
@@ -103,8 +112,14 @@ export class ConceptCatalog {
       throw new ToolError({
         code: "not_found",
         reason: "CONCEPT_GROUP_NOT_FOUND",
-        message: `concept group ${unknown.join(", ")} does not exist in knowledge network ${knId}`,
-        hint: { message: "Use the ids of the network's concept groups.", validValues: [...this.members.keys()] },
+        message: text(
+          `concept group ${unknown.join(", ")} does not exist in knowledge network ${knId}`,
+          `知识网络 ${knId} 中不存在概念分组 ${unknown.join(", ")}`,
+        ),
+        hint: {
+          message: text("Use the ids of the network's concept groups.", "使用这个知识网络的概念分组id。"),
+          validValues: [...this.members.keys()],
+        },
       });
     }
     const sets = groupIds.map((g) => this.members.get(g)!);

@@ -2,6 +2,7 @@ import type { Json } from "../../core/json";
 import { compilePattern } from "../../core/safe-regex";
 import { normalizeText, textOf, tokenize } from "../../core/text";
 import { measureTree } from "../../core/tree-size";
+import { type Text, text, verbatim } from "../../errors/text";
 import { type FieldViolation, ToolError } from "../../errors/tool-error";
 import { embedLocally, LOCAL_EMBEDDING_DIMENSIONS } from "../../upstream/local-embedder";
 import { type Condition, isLogical, type LeafCondition } from "../types";
@@ -44,7 +45,7 @@ const NEVER: Plan = testPlan(() => false);
 const ALWAYS: Plan = testPlan(() => true);
 
 /** Records a problem of the condition at `path` and compiles it to a plan matching nothing. */
-function violation(violations: FieldViolation[], path: string, field: string, description: string): Plan {
+function violation(violations: FieldViolation[], path: string, field: string, description: Text): Plan {
   violations.push({ field: `${path}.${field}`, description });
   return NEVER;
 }
@@ -100,14 +101,23 @@ export function compileCondition(store: ObjectStore, condition: Condition, budge
   return plan;
 }
 
-function tooLarge(over: "leaves" | "groups" | "depth"): string {
+function tooLarge(over: "leaves" | "groups" | "depth"): Text {
   switch (over) {
     case "leaves":
-      return `has more than ${MAX_CONDITION_LEAVES} leaf conditions, the most one condition may have; use in for several values of one field`;
+      return text(
+        `has more than ${MAX_CONDITION_LEAVES} leaf conditions, the most one condition may have; use in for several values of one field`,
+        `叶子条件超过 ${MAX_CONDITION_LEAVES} 个，这是一个条件最多能有的数量；同一字段的多个值请用 in`,
+      );
     case "groups":
-      return `has more than ${MAX_CONDITION_GROUPS} and/or groups, the most one condition may have`;
+      return text(
+        `has more than ${MAX_CONDITION_GROUPS} and/or groups, the most one condition may have`,
+        `and/or 组超过 ${MAX_CONDITION_GROUPS} 个，这是一个条件最多能有的数量`,
+      );
     case "depth":
-      return `nests and/or groups more than ${MAX_CONDITION_DEPTH} deep, the most one condition may; flatten them`;
+      return text(
+        `nests and/or groups more than ${MAX_CONDITION_DEPTH} deep, the most one condition may; flatten them`,
+        `and/or 组嵌套超过 ${MAX_CONDITION_DEPTH} 层，这是一个条件最多能嵌套的深度；请把它们展平`,
+      );
   }
 }
 
@@ -115,10 +125,16 @@ function invalidCondition(store: ObjectStore, violations: FieldViolation[]): Too
   return new ToolError({
     code: "invalid_argument",
     reason: "INVALID_CONDITION",
-    message: `invalid condition on object type ${store.type.id}: ${violations.map((v) => `${v.field}: ${v.description}`).join("; ")}`,
+    message: text(
+      `invalid condition on object type ${store.type.id}: ${violations.map((v) => `${v.field}: ${v.description.en}`).join("; ")}`,
+      `对象类型 ${store.type.id} 上的条件无效：${violations.map((v) => `${v.field}：${v.description.zh}`).join("；")}`,
+    ),
     violations,
     hint: {
-      message: "Use only data properties of the object type and the condition_operations each property lists.",
+      message: text(
+        "Use only data properties of the object type and the condition_operations each property lists.",
+        "只使用这个对象类型的数据属性，以及每个属性列出的 condition_operations。",
+      ),
     },
   });
 }
@@ -281,12 +297,13 @@ function compileLeaf(
 
   if (op === "multi_match") {
     const fields = c.fields ?? ["*"];
-    if (typeof c.value !== "string") return violation(violations, path, "value", "multi_match needs a string value");
+    if (typeof c.value !== "string")
+      return violation(violations, path, "value", text("multi_match needs a string value", "multi_match 需要字符串值"));
     const props = expandFields(store, fields, "multi_match", path, violations);
     return props ? fullText(store, props, c.value, false) : NEVER;
   }
   const field = c.field;
-  if (field === undefined) return violation(violations, path, "field", `${op} needs a field`);
+  if (field === undefined) return violation(violations, path, "field", text(`${op} needs a field`, `${op} 需要 field`));
   if (field === "*" && (op === "match" || op === "match_phrase" || op === "knn")) {
     const props = expandFields(store, ["*"], op, path, violations);
     if (!props) return NEVER;
@@ -300,7 +317,10 @@ function compileLeaf(
       violations,
       path,
       "field",
-      `${field} is not a data property of ${store.type.id}; it has: ${store.type.data_properties.map((p) => p.name).join(", ")}`,
+      text(
+        `${field} is not a data property of ${store.type.id}; it has: ${store.type.data_properties.map((p) => p.name).join(", ")}`,
+        `${field} 不是 ${store.type.id} 的数据属性；它的数据属性有：${store.type.data_properties.map((p) => p.name).join(", ")}`,
+      ),
     );
   }
   const allowed = store.operationsOf(field);
@@ -309,7 +329,10 @@ function compileLeaf(
       violations,
       path,
       "operation",
-      `${field} does not support ${op}; it supports: ${[...allowed].join(" ") || "no operation"}`,
+      text(
+        `${field} does not support ${op}; it supports: ${[...allowed].join(" ") || "no operation"}`,
+        `${field} 不支持 ${op}；它支持：${[...allowed].join(" ") || "任何操作都不支持"}`,
+      ),
     );
   }
   const value = c.value;
@@ -317,11 +340,22 @@ function compileLeaf(
 
   switch (op) {
     case "==":
-      if (!isScalar(value)) return violation(violations, path, "value", "== needs a string, number or boolean value");
+      if (!isScalar(value))
+        return violation(
+          violations,
+          path,
+          "value",
+          text("== needs a string, number or boolean value", "== 需要字符串、数字或布尔值"),
+        );
       return lookupPlan(() => ({ rows: [...store.equalTo(field, value)], scores: new Map() }));
     case "in": {
       if (!Array.isArray(value) || !value.every(isScalar))
-        return violation(violations, path, "value", "in needs an array of strings, numbers or booleans");
+        return violation(
+          violations,
+          path,
+          "value",
+          text("in needs an array of strings, numbers or booleans", "in 需要由字符串、数字或布尔值组成的数组"),
+        );
       return lookupPlan(() => {
         const found = new Set<number>();
         for (const v of value) for (const i of store.equalTo(field, v)) found.add(i);
@@ -329,21 +363,34 @@ function compileLeaf(
       });
     }
     case "!=":
-      if (!isScalar(value)) return violation(violations, path, "value", "!= needs a string, number or boolean value");
+      if (!isScalar(value))
+        return violation(
+          violations,
+          path,
+          "value",
+          text("!= needs a string, number or boolean value", "!= 需要字符串、数字或布尔值"),
+        );
       return testPlan((i) => present(rows[i]![field]) && valueKey(rows[i]![field]!) !== valueKey(value));
     case "not_in": {
       if (!Array.isArray(value) || !value.every(isScalar))
-        return violation(violations, path, "value", "not_in needs an array of strings, numbers or booleans");
+        return violation(
+          violations,
+          path,
+          "value",
+          text("not_in needs an array of strings, numbers or booleans", "not_in 需要由字符串、数字或布尔值组成的数组"),
+        );
       const keys = new Set(value.map((v) => valueKey(v)));
       return testPlan((i) => present(rows[i]![field]) && !keys.has(valueKey(rows[i]![field]!)));
     }
     case "like": {
-      if (typeof value !== "string") return violation(violations, path, "value", "like needs a string value");
+      if (typeof value !== "string")
+        return violation(violations, path, "value", text("like needs a string value", "like 需要字符串值"));
       const needle = normalizeText(value);
       return lookupPlan(() => ({ rows: store.containing(field, needle), scores: new Map() }));
     }
     case "not_like": {
-      if (typeof value !== "string") return violation(violations, path, "value", "not_like needs a string value");
+      if (typeof value !== "string")
+        return violation(violations, path, "value", text("not_like needs a string value", "not_like 需要字符串值"));
       const needle = normalizeText(value);
       // Read when the scan starts, not when compiling: prepare builds the texts first, pausing.
       let texts: readonly (string | undefined)[] | undefined;
@@ -356,13 +403,19 @@ function compileLeaf(
     case ">=":
     case "<":
     case "<=": {
-      if (!isScalar(value)) return violation(violations, path, "value", `${op} needs a number or string value`);
+      if (!isScalar(value))
+        return violation(
+          violations,
+          path,
+          "value",
+          text(`${op} needs a number or string value`, `${op} 需要数字或字符串值`),
+        );
       return testPlan((i) => present(rows[i]![field]) && holds(op, compareLoose(rows[i]![field]!, value)));
     }
     case "range":
     case "out_range": {
       if (!Array.isArray(value) || value.length !== 2 || !value.every(isScalar))
-        return violation(violations, path, "value", `${op} needs [low, high]`);
+        return violation(violations, path, "value", text(`${op} needs [low, high]`, `${op} 需要 [low, high]`));
       const [lo, hi] = value as [Json, Json];
       return testPlan((i) => {
         const v = rows[i]![field];
@@ -374,9 +427,10 @@ function compileLeaf(
     case "not_exist":
       return testPlan((i) => !present(rows[i]![field]));
     case "regex": {
-      if (typeof value !== "string") return violation(violations, path, "value", "regex needs a string pattern");
+      if (typeof value !== "string")
+        return violation(violations, path, "value", text("regex needs a string pattern", "regex 需要字符串形式的模式"));
       const compiled = compilePattern(value);
-      if (!compiled.ok) return violation(violations, path, "value", compiled.problem);
+      if (!compiled.ok) return violation(violations, path, "value", verbatim(compiled.problem));
       const re = compiled.regex;
       return testPlan((i) => {
         const t = textOf(rows[i]![field]);
@@ -392,7 +446,12 @@ function compileLeaf(
     case "knn":
       return knn(store, [field], c, path, violations, budget);
     default:
-      return violation(violations, path, "operation", `unsupported operation ${String(op)}`);
+      return violation(
+        violations,
+        path,
+        "operation",
+        text(`unsupported operation ${String(op)}`, `不支持的操作 ${String(op)}`),
+      );
   }
 }
 
@@ -405,7 +464,7 @@ function textMatch(
   violations: FieldViolation[],
 ): Plan {
   if (typeof c.value !== "string" || c.value.trim() === "") {
-    return violation(violations, path, "value", `${op} needs a non-empty string value`);
+    return violation(violations, path, "value", text(`${op} needs a non-empty string value`, `${op} 需要非空字符串值`));
   }
   return fullText(store, fields, c.value, op === "match_phrase");
 }
@@ -462,7 +521,10 @@ function knn(
       violations,
       path,
       "value",
-      `knn needs a text or a vector of ${LOCAL_EMBEDDING_DIMENSIONS} numbers`,
+      text(
+        `knn needs a text or a vector of ${LOCAL_EMBEDDING_DIMENSIONS} numbers`,
+        `knn 需要一段文本或由 ${LOCAL_EMBEDDING_DIMENSIONS} 个数字组成的向量`,
+      ),
     );
   }
   const key = c.limit_key ?? "k";
@@ -487,7 +549,12 @@ function knn(
 function idCondition(store: ObjectStore, c: LeafCondition, path: string, violations: FieldViolation[]): Plan {
   const ids = c.operation === "==" ? [c.value] : c.operation === "in" && Array.isArray(c.value) ? c.value : undefined;
   if (!ids?.every((v) => typeof v === "string")) {
-    return violation(violations, path, "operation", "__id supports == and in with instance ids");
+    return violation(
+      violations,
+      path,
+      "operation",
+      text("__id supports == and in with instance ids", "__id 只支持 == 和 in，值为实例id"),
+    );
   }
   const wanted = new Set(ids as string[]);
   return testPlan((i) => wanted.has(store.rows[i]!._instance_id));
@@ -507,9 +574,22 @@ function expandFields(
   const bad = names.filter((n) => !store.hasProperty(n) || !store.operationsOf(n).has(op));
   if (names.length === 0 || bad.length > 0) {
     const supporting = store.type.data_properties.map((p) => p.name).filter((n) => store.operationsOf(n).has(op));
+    const instead =
+      supporting.length > 0
+        ? text(`; properties supporting it: ${supporting.join(", ")}`, `；支持它的属性：${supporting.join(", ")}`)
+        : verbatim("");
     violations.push({
       field: `${path}.${fields.includes("*") ? "field" : "fields"}`,
-      description: `${op} is not supported on ${bad.join(", ") || "any property"} of ${store.type.id}${supporting.length ? `; properties supporting it: ${supporting.join(", ")}` : ""}`,
+      description:
+        bad.length > 0
+          ? text(
+              `${op} is not supported on ${bad.join(", ")} of ${store.type.id}${instead.en}`,
+              `${store.type.id} 的 ${bad.join(", ")} 不支持 ${op}${instead.zh}`,
+            )
+          : text(
+              `${op} is not supported on any property of ${store.type.id}${instead.en}`,
+              `${store.type.id} 没有支持 ${op} 的属性${instead.zh}`,
+            ),
     });
     return undefined;
   }

@@ -2,8 +2,9 @@ import { z } from "zod";
 import type { CallContext } from "../../core/call-context";
 import { deepFreeze } from "../../core/freeze";
 import { type Json, setAtPath } from "../../core/json";
+import { type Text, text } from "../../errors/text";
 import { type FieldViolation, ToolError } from "../../errors/tool-error";
-import { violationsOf } from "../../errors/validation";
+import { safeParseBoth, violationsOf } from "../../errors/validation";
 import type { ActionQueryResult, McpToolDefinition, ToolBoxTool } from "../actions";
 import type { KnowledgeNetworkBackend } from "../backend";
 import type { ConceptGroup, ConceptHit, ConceptKind, ConceptSearch } from "../concepts";
@@ -190,11 +191,17 @@ export class EmbeddedBackend implements KnowledgeNetworkBackend {
         throw new ToolError({
           code: "invalid_argument",
           reason: "INVALID_QUERY",
-          message: `search_after must have ${directions.length} values (one per sort key and primary key): pass back the search_after of the previous page`,
+          message: text(
+            `search_after must have ${directions.length} values (one per sort key and primary key): pass back the search_after of the previous page`,
+            `search_after 必须有 ${directions.length} 个值（每个排序键和主键各一个）：请原样传回上一页的 search_after`,
+          ),
           violations: [
             {
               field: "search_after",
-              description: `expected ${directions.length} values, got ${q.search_after.length}`,
+              description: text(
+                `expected ${directions.length} values, got ${q.search_after.length}`,
+                `应有 ${directions.length} 个值，实际有 ${q.search_after.length} 个`,
+              ),
             },
           ],
         });
@@ -245,25 +252,34 @@ export class EmbeddedBackend implements KnowledgeNetworkBackend {
     const type = store.type;
     const violations: FieldViolation[] = [];
     if (query.identities.length === 0)
-      violations.push({ field: "_instance_identities", description: "give at least one identity" });
+      violations.push({
+        field: "_instance_identities",
+        description: text("give at least one identity", "至少给出一个实例标识"),
+      });
     if (query.identities.length > MAX_IDENTITIES)
-      violations.push({ field: "_instance_identities", description: `at most ${MAX_IDENTITIES} identities` });
+      violations.push({
+        field: "_instance_identities",
+        description: text(`at most ${MAX_IDENTITIES} identities`, `最多 ${MAX_IDENTITIES} 个实例标识`),
+      });
     query.identities.forEach((identity, i) => {
       const missing = type.primary_keys.filter((k) => identity[k] === undefined || identity[k] === null);
       if (missing.length > 0)
         violations.push({
           field: `_instance_identities[${i}]`,
-          description: `missing primary key ${missing.join(", ")}`,
+          description: text(`missing primary key ${missing.join(", ")}`, `缺少主键 ${missing.join(", ")}`),
         });
     });
     if (query.properties.length === 0)
-      violations.push({ field: "properties", description: "give at least one property" });
+      violations.push({ field: "properties", description: text("give at least one property", "至少给出一个属性") });
     const logic = new Map(type.logic_properties.map((p) => [p.name, p]));
     query.properties.forEach((p, i) => {
       if (!logic.has(p) && !store.hasProperty(p)) {
         violations.push({
           field: `properties[${i}]`,
-          description: `${p} is not a property of ${type.id}; logic properties: ${[...logic.keys()].join(", ") || "none"}`,
+          description: text(
+            `${p} is not a property of ${type.id}; logic properties: ${[...logic.keys()].join(", ") || "none"}`,
+            `${p} 不是 ${type.id} 的属性；逻辑属性：${[...logic.keys()].join(", ") || "无"}`,
+          ),
         });
       }
     });
@@ -271,12 +287,16 @@ export class EmbeddedBackend implements KnowledgeNetworkBackend {
       if (!logic.has(name) || !query.properties.includes(name)) {
         violations.push({
           field: `dynamic_params.${name}`,
-          description: "dynamic_params keys must be requested logic properties",
+          description: text("must be a logic property that properties asks for", "必须是 properties 中请求的逻辑属性"),
         });
       }
     }
     if (violations.length > 0)
-      throw invalid("INVALID_PROPERTIES_QUERY", `invalid property query on ${type.id}`, violations);
+      throw invalid(
+        "INVALID_PROPERTIES_QUERY",
+        text(`invalid property query on ${type.id}`, `${type.id} 上的属性查询无效`),
+        violations,
+      );
 
     const env = this.operatorEnv(n);
     const rows: (Record<string, Json> | null)[] = [];
@@ -316,9 +336,12 @@ export class EmbeddedBackend implements KnowledgeNetworkBackend {
       throw new ToolError({
         code: "not_found",
         reason: "OPERATOR_NOT_FOUND",
-        message: `operator ${operatorId} is not in the operator market`,
+        message: text(`operator ${operatorId} is not in the operator market`, `算子市场中没有算子 ${operatorId}`),
         hint: {
-          message: "Use the operator id of a logic property's data_source.",
+          message: text(
+            "Use the operator id of a logic property's data_source.",
+            "使用逻辑属性 data_source 中的算子id。",
+          ),
           validValues: [...this.operators.keys()],
         },
       });
@@ -375,9 +398,9 @@ export class EmbeddedBackend implements KnowledgeNetworkBackend {
       throw new ToolError({
         code: "not_found",
         reason: "KNOWLEDGE_NETWORK_NOT_FOUND",
-        message: `knowledge network ${knId} does not exist`,
+        message: text(`knowledge network ${knId} does not exist`, `知识网络 ${knId} 不存在`),
         hint: {
-          message: "Use one of the knowledge network ids this service has.",
+          message: text("Use one of the knowledge network ids this service has.", "使用本服务已有的知识网络id之一。"),
           validValues: [...this.networks.keys()],
         },
       });
@@ -409,7 +432,10 @@ export class EmbeddedBackend implements KnowledgeNetworkBackend {
     if (path.relation_types.length !== path.object_types.length - 1) {
       violations.push({
         field: `${at}.relation_types`,
-        description: "a path of n+1 object types needs exactly n relation types",
+        description: text(
+          "a path of n+1 object types needs exactly n relation types",
+          "由 n+1 个对象类型组成的路径需要正好 n 个关系类型",
+        ),
       });
     }
     const stores = path.object_types.map((node, i) => {
@@ -417,7 +443,7 @@ export class EmbeddedBackend implements KnowledgeNetworkBackend {
       if (!s)
         violations.push({
           field: `${at}.object_types[${i}].id`,
-          description: `${node.id} is not an object type of ${knId}`,
+          description: text(`${node.id} is not an object type of ${knId}`, `${node.id} 不是 ${knId} 的对象类型`),
         });
       return s;
     });
@@ -428,14 +454,20 @@ export class EmbeddedBackend implements KnowledgeNetworkBackend {
       if (!rel) {
         violations.push({
           field: `${at}.relation_types[${i}].relation_type_id`,
-          description: `${edge.relation_type_id} is not a relation type of ${knId}`,
+          description: text(
+            `${edge.relation_type_id} is not a relation type of ${knId}`,
+            `${edge.relation_type_id} 不是 ${knId} 的关系类型`,
+          ),
         });
         return undefined;
       }
       if (edge.source_object_type_id !== from || edge.target_object_type_id !== to) {
         violations.push({
           field: `${at}.relation_types[${i}]`,
-          description: `edge ${i} must go from object_types[${i}] (${from}) to object_types[${i + 1}] (${to})`,
+          description: text(
+            `edge ${i} must go from object_types[${i}] (${from}) to object_types[${i + 1}] (${to})`,
+            `第 ${i} 条边必须从 object_types[${i}]（${from}）到 object_types[${i + 1}]（${to}）`,
+          ),
         });
         return undefined;
       }
@@ -444,11 +476,19 @@ export class EmbeddedBackend implements KnowledgeNetworkBackend {
       if (rel.sourceType === to && rel.targetType === from) return { rel, walk: rel.backward, back: rel.forward };
       violations.push({
         field: `${at}.relation_types[${i}].relation_type_id`,
-        description: `${rel.id} links ${rel.sourceType} and ${rel.targetType}, not ${from} and ${to}`,
+        description: text(
+          `${rel.id} links ${rel.sourceType} and ${rel.targetType}, not ${from} and ${to}`,
+          `${rel.id} 连接的是 ${rel.sourceType} 和 ${rel.targetType}，不是 ${from} 和 ${to}`,
+        ),
       });
       return undefined;
     });
-    if (violations.length > 0) throw invalid("INVALID_SUBGRAPH_QUERY", "invalid relation_path query", violations);
+    if (violations.length > 0)
+      throw invalid(
+        "INVALID_SUBGRAPH_QUERY",
+        text("invalid relation_type_paths query", "relation_type_paths 查询无效"),
+        violations,
+      );
 
     const ok = stores as ObjectStore[];
     const steps = edges as { rel: RelationIndex; walk: Map<number, number[]>; back: Map<number, number[]> }[];
@@ -550,7 +590,10 @@ export class EmbeddedBackend implements KnowledgeNetworkBackend {
       throw new ToolError({
         code: "failed_precondition",
         reason: "OPERATOR_NOT_AVAILABLE",
-        message: `logic property ${lp.name} of ${type.id} uses operator ${lp.data_source.id}, which the embedded engine does not have`,
+        message: text(
+          `logic property ${lp.name} of ${type.id} uses operator ${lp.data_source.id}, which the embedded engine does not have`,
+          `${type.id} 的逻辑属性 ${lp.name} 使用算子 ${lp.data_source.id}，而内置引擎没有这个算子`,
+        ),
       });
     }
     const given = params !== null && typeof params === "object" && !Array.isArray(params) ? params : {};
@@ -570,8 +613,14 @@ export class EmbeddedBackend implements KnowledgeNetworkBackend {
     if (missing.length > 0) {
       throw invalid(
         "MISSING_OPERATOR_PARAMS",
-        `operator property ${lp.name} needs dynamic_params.${lp.name}.{${missing.join(", ")}}`,
-        missing.map((m) => ({ field: `dynamic_params.${lp.name}.${m}`, description: "required input parameter" })),
+        text(
+          `operator property ${lp.name} needs dynamic_params.${lp.name}.{${missing.join(", ")}}`,
+          `算子属性 ${lp.name} 需要 dynamic_params.${lp.name}.{${missing.join(", ")}}`,
+        ),
+        missing.map((m) => ({
+          field: `dynamic_params.${lp.name}.${m}`,
+          description: text("required input parameter", "必填的输入参数"),
+        })),
       );
     }
     return op.run(call, env);
@@ -742,10 +791,13 @@ function sortKeysOf(store: ObjectStore, sort: SortField[] | undefined): SortFiel
   if (bad.length > 0) {
     throw invalid(
       "INVALID_QUERY",
-      "invalid sort",
+      text("invalid sort", "排序无效"),
       bad.map((s) => ({
         field: "sort",
-        description: `${s.field} is not a data property of ${store.type.id} (or _score)`,
+        description: text(
+          `${s.field} is not a data property of ${store.type.id} (or _score)`,
+          `${s.field} 不是 ${store.type.id} 的数据属性（也不是 _score）`,
+        ),
       })),
     );
   }
@@ -770,8 +822,11 @@ function projectionOf(store: ObjectStore, properties: string[] | undefined): str
   if (bad.length > 0) {
     throw invalid(
       "INVALID_QUERY",
-      "invalid properties",
-      bad.map((p) => ({ field: "properties", description: `${p} is not a data property of ${store.type.id}` })),
+      text("invalid properties", "属性无效"),
+      bad.map((p) => ({
+        field: "properties",
+        description: text(`${p} is not a data property of ${store.type.id}`, `${p} 不是 ${store.type.id} 的数据属性`),
+      })),
     );
   }
   return properties;
@@ -802,22 +857,31 @@ function unknownObjectTypes(knId: string, ids: string[], n: Network): ToolError 
   return new ToolError({
     code: "not_found",
     reason: "OBJECT_TYPE_NOT_FOUND",
-    message: `object type ${ids.join(", ")} does not exist in knowledge network ${knId}`,
-    hint: { message: "Use an object type id of this network.", validValues: [...n.stores.keys()] },
+    message: text(
+      `object type ${ids.join(", ")} does not exist in knowledge network ${knId}`,
+      `知识网络 ${knId} 中不存在对象类型 ${ids.join(", ")}`,
+    ),
+    hint: {
+      message: text("Use an object type id of this network.", "使用这个知识网络的对象类型id。"),
+      validValues: [...n.stores.keys()],
+    },
   });
 }
 
-function invalid(reason: string, what: string, violations: FieldViolation[]): ToolError {
+function invalid(reason: string, what: Text, violations: FieldViolation[]): ToolError {
   return new ToolError({
     code: "invalid_argument",
     reason,
-    message: `${what}: ${violations.map((v) => `${v.field}: ${v.description}`).join("; ")}`,
+    message: text(
+      `${what.en}: ${violations.map((v) => `${v.field}: ${v.description.en}`).join("; ")}`,
+      `${what.zh}：${violations.map((v) => `${v.field}：${v.description.zh}`).join("；")}`,
+    ),
     violations,
   });
 }
 
 function parseOr<S extends z.ZodType>(schema: S, value: unknown, reason: string): z.output<S> {
-  const parsed = schema.safeParse(value);
+  const parsed = safeParseBoth(schema, value);
   if (parsed.success) return parsed.data;
-  throw invalid(reason, "invalid request", violationsOf(parsed.error));
+  throw invalid(reason, text("invalid request", "请求无效"), violationsOf(parsed.error));
 }

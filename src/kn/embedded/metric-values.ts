@@ -1,8 +1,9 @@
 import { z } from "zod";
 import { addUnits, CALENDAR_UNITS, type CalendarUnit, MAX_MS, MIN_MS, startOf } from "../../core/calendar";
 import type { Json } from "../../core/json";
+import { text, zodText } from "../../errors/text";
 import { ToolError } from "../../errors/tool-error";
-import { violationsOf } from "../../errors/validation";
+import { safeParseBoth, violationsOf } from "../../errors/validation";
 import type { MetricValue } from "../types";
 
 // operators.ts reads the bounds under these names.
@@ -12,9 +13,15 @@ const MAX_BUCKETS = 5000;
 
 const timestamp = z
   .number()
-  .int("must be an integer number of milliseconds")
-  .min(MIN_MS, "must be a millisecond timestamp between 2000 and 2100")
-  .max(MAX_MS, "must be a millisecond timestamp between 2000 and 2100");
+  .int(zodText("must be an integer number of milliseconds", "必须是整数毫秒数"))
+  .min(
+    MIN_MS,
+    zodText("must be a millisecond timestamp between 2000 and 2100", "必须是 2000 年到 2100 年之间的毫秒时间戳"),
+  )
+  .max(
+    MAX_MS,
+    zodText("must be a millisecond timestamp between 2000 and 2100", "必须是 2000 年到 2100 年之间的毫秒时间戳"),
+  );
 
 /** A metric's dynamic parameters, as the platform takes them (the resolver's rules on instant/step). */
 export const metricParamsSchema = z
@@ -45,14 +52,25 @@ export const metricParamsSchema = z
   })
   .passthrough()
   .superRefine((p, ctx) => {
-    if (p.start > p.end) ctx.addIssue({ code: "custom", path: ["start"], message: "start must not be after end" });
+    if (p.start > p.end)
+      ctx.addIssue({ code: "custom", path: ["start"], message: zodText("must not be after end", "不能晚于 end") });
     if (p.instant && p.step !== undefined)
-      ctx.addIssue({ code: "custom", path: ["step"], message: "an instant query (instant=true) takes no step" });
+      ctx.addIssue({
+        code: "custom",
+        path: ["step"],
+        message: zodText(
+          "must be left out in an instant query (instant=true)",
+          "即时查询（instant=true）不接受这个参数",
+        ),
+      });
     if (!p.instant && p.step === undefined)
       ctx.addIssue({
         code: "custom",
         path: ["step"],
-        message: "a trend query (instant=false) needs step: day, week, month, quarter or year",
+        message: zodText(
+          "required in a trend query (instant=false): day, week, month, quarter or year",
+          "趋势查询（instant=false）必须提供：day、week、month、quarter 或 year",
+        ),
       });
   });
 
@@ -75,7 +93,7 @@ export function evaluateMetric(
   rawParams: Json | undefined,
   timeZone: string,
 ): MetricValue {
-  const parsed = metricParamsSchema.safeParse(rawParams ?? {});
+  const parsed = safeParseBoth(metricParamsSchema, rawParams ?? {});
   if (!parsed.success) {
     const violations = violationsOf(parsed.error).map((v) => ({
       ...v,
@@ -84,11 +102,16 @@ export function evaluateMetric(
     throw new ToolError({
       code: "invalid_argument",
       reason: "INVALID_METRIC_PARAMS",
-      message: `invalid dynamic_params for metric ${def.property}: ${violations.map((v) => `${v.field}: ${v.description}`).join("; ")}`,
+      message: text(
+        `invalid dynamic_params for metric ${def.property}: ${violations.map((v) => `${v.field}: ${v.description.en}`).join("; ")}`,
+        `指标 ${def.property} 的 dynamic_params 无效：${violations.map((v) => `${v.field}：${v.description.zh}`).join("；")}`,
+      ),
       violations,
       hint: {
-        message:
+        message: text(
           "Give instant, start and end (ms); a trend (instant=false) also needs step: day|week|month|quarter|year.",
+          "给出 instant、start 和 end（毫秒）；趋势查询（instant=false）还需要 step：day|week|month|quarter|year。",
+        ),
       },
     });
   }
@@ -115,9 +138,15 @@ export function evaluateMetric(
         throw new ToolError({
           code: "invalid_argument",
           reason: "INVALID_METRIC_PARAMS",
-          message: `metric ${def.property}: more than ${MAX_BUCKETS} ${step} buckets between start and end; use a larger step or a shorter range`,
+          message: text(
+            `metric ${def.property}: more than ${MAX_BUCKETS} ${step} buckets between start and end; use a larger step or a shorter range`,
+            `指标 ${def.property}：start 与 end 之间有超过 ${MAX_BUCKETS} 个 ${step} 区间；请用更大的 step 或更短的时间范围`,
+          ),
           violations: [
-            { field: `dynamic_params.${def.property}.step`, description: `too many buckets (over ${MAX_BUCKETS})` },
+            {
+              field: `dynamic_params.${def.property}.step`,
+              description: text(`too many buckets (over ${MAX_BUCKETS})`, `区间太多（超过 ${MAX_BUCKETS} 个）`),
+            },
           ],
         });
       }

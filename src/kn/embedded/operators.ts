@@ -1,8 +1,9 @@
 import { z } from "zod";
 import { MAX_MS, MIN_MS } from "../../core/calendar";
 import type { Json } from "../../core/json";
+import { text, zodText } from "../../errors/text";
 import { ToolError } from "../../errors/tool-error";
-import { violationsOf } from "../../errors/validation";
+import { safeParseBoth, violationsOf } from "../../errors/validation";
 import type { InstanceIdentity, OperatorDetail, Row } from "../types";
 
 /** An operator call as the platform makes it: parameters placed by their `source`. */
@@ -39,7 +40,7 @@ export interface RegisteredOperator {
 const DAY_MS = 86_400_000;
 
 const healthInput = z.object({
-  query: z.object({ model_version: z.literal("v2", { error: 'model_version must be "v2"' }) }).passthrough(),
+  query: z.object({ model_version: z.literal("v2", { error: zodText('must be "v2"', '必须是 "v2"') }) }).passthrough(),
   body: z
     .object({
       company_id: z.string().min(1),
@@ -51,13 +52,19 @@ const healthInput = z.object({
           stability: z.number().min(0).default(0),
         })
         .strict()
-        .refine((w) => w.growth + w.breadth + w.stability > 0, "weights must not all be 0"),
+        .refine((w) => w.growth + w.breadth + w.stability > 0, zodText("must not all be 0", "不能全为 0")),
       focus_categories: z.array(z.string().min(1)).max(20),
       as_of: z
         .number()
         .int()
-        .min(MIN_MS, "as_of must be a millisecond timestamp between 2000 and 2100")
-        .max(MAX_MS, "as_of must be a millisecond timestamp between 2000 and 2100"),
+        .min(
+          MIN_MS,
+          zodText("must be a millisecond timestamp between 2000 and 2100", "必须是 2000 年到 2100 年之间的毫秒时间戳"),
+        )
+        .max(
+          MAX_MS,
+          zodText("must be a millisecond timestamp between 2000 and 2100", "必须是 2000 年到 2100 年之间的毫秒时间戳"),
+        ),
     })
     .passthrough(),
 });
@@ -120,13 +127,16 @@ const businessHealthScore: RegisteredOperator = {
     operator_info: { execution_mode: "sync" },
   },
   run(call, env) {
-    const parsed = healthInput.safeParse(call);
+    const parsed = safeParseBoth(healthInput, call);
     if (!parsed.success) {
       const violations = violationsOf(parsed.error);
       throw new ToolError({
         code: "invalid_argument",
         reason: "INVALID_OPERATOR_PARAMS",
-        message: `business_health_score: ${violations.map((v) => `${v.field}: ${v.description}`).join("; ")}`,
+        message: text(
+          `business_health_score: ${violations.map((v) => `${v.field}: ${v.description.en}`).join("; ")}`,
+          `business_health_score：${violations.map((v) => `${v.field}：${v.description.zh}`).join("；")}`,
+        ),
         violations,
       });
     }

@@ -1,4 +1,5 @@
 import type { CallContext } from "../../core/call-context";
+import { text } from "../../errors/text";
 import type { JsonClient } from "../../upstream/http-json";
 import { segment } from "../../upstream/path-ids";
 import type { ActionQueryResult } from "../actions";
@@ -37,7 +38,10 @@ export class ActionQueryClient {
         path,
         query: { include_type_info: true },
         body: { [this.spelling === "new" ? "_instance_identities" : "unique_identities"]: identities },
-        what: `action type ${actionTypeId} of knowledge network ${knId}`,
+        what: text(
+          `action type ${actionTypeId} of knowledge network ${knId}`,
+          `知识网络 ${knId} 的行动类型 ${actionTypeId}`,
+        ),
       },
       actionQueryResponseSchema,
     );

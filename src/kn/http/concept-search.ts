@@ -1,4 +1,5 @@
 import type { CallContext } from "../../core/call-context";
+import { text } from "../../errors/text";
 import type { JsonClient } from "../../upstream/http-json";
 import { segment } from "../../upstream/path-ids";
 import type { ConceptGroup, ConceptHit, ConceptKind, ConceptSearch } from "../concepts";
@@ -39,7 +40,7 @@ export class ConceptSearchClient {
           method: "GET",
           path: `${BASE}/${segment(knId)}/concept-groups`,
           query: { limit: GROUP_PAGE, offset: page * GROUP_PAGE },
-          what: `the concept groups of knowledge network ${knId}`,
+          what: text(`the concept groups of knowledge network ${knId}`, `知识网络 ${knId} 的概念分组`),
         },
         conceptGroupListSchema,
       );
@@ -68,7 +69,10 @@ export class ConceptSearchClient {
         method: "POST",
         path: `${BASE}/${segment(knId)}/${PATH_OF[kind]}`,
         body,
-        what: `${kind} of knowledge network ${knId}${query.concept_groups?.length ? ` in concept groups ${query.concept_groups.join(", ")}` : ""}`,
+        what: text(
+          `${kind} of knowledge network ${knId}${query.concept_groups?.length ? ` in concept groups ${query.concept_groups.join(", ")}` : ""}`,
+          `知识网络 ${knId}${query.concept_groups?.length ? ` 概念分组 ${query.concept_groups.join(", ")} 中` : ""}的 ${kind}`,
+        ),
       },
       conceptHitSchemas[kind],
     ) as Promise<ConceptHit<K>[]>;

@@ -1,5 +1,6 @@
 import type { CallContext } from "../../core/call-context";
 import type { Json } from "../../core/json";
+import { text } from "../../errors/text";
 import { ToolError } from "../../errors/tool-error";
 import { createJsonClient, type JsonClient } from "../../upstream/http-json";
 import type { ActionQueryResult, McpToolDefinition, ToolBoxTool } from "../actions";
@@ -139,9 +140,14 @@ class HttpBackend implements KnowledgeNetworkBackend {
       const omitted = new ToolError({
         code: "not_found",
         reason: "OBJECT_TYPE_NOT_FOUND",
-        message: `object type ${missing.join(", ")} does not exist in knowledge network ${knId} (ontology-manager did not return it)`,
+        message: text(
+          `object type ${missing.join(", ")} does not exist in knowledge network ${knId} (ontology-manager did not return it)`,
+          `知识网络 ${knId} 中不存在对象类型 ${missing.join(", ")}（ontology-manager 没有返回它）`,
+        ),
         metadata: { upstream: "ontology-manager" },
-        hint: { message: "Use the object type ids of the network's schema." },
+        hint: {
+          message: text("Use the object type ids of the network's schema.", "使用这个知识网络schema中的对象类型id。"),
+        },
       });
       throw await this.networkIds.unknownObjectTypes(ctx, knId, missing, omitted);
     }

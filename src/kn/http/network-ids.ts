@@ -1,4 +1,5 @@
 import type { CallContext } from "../../core/call-context";
+import { text } from "../../errors/text";
 import { type Hint, ToolError } from "../../errors/tool-error";
 import type { OntologyManagerClient } from "./ontology-manager";
 
@@ -42,9 +43,12 @@ export class NetworkIds {
     return new ToolError({
       code: "not_found",
       reason: "OBJECT_TYPE_NOT_FOUND",
-      message: `object type ${missing.join(", ")} does not exist in knowledge network ${knId}`,
+      message: text(
+        `object type ${missing.join(", ")} does not exist in knowledge network ${knId}`,
+        `知识网络 ${knId} 中不存在对象类型 ${missing.join(", ")}`,
+      ),
       metadata: cause.metadata,
-      hint: listing("Use an object type id of this network", known.objectTypes, "object types"),
+      hint: listing("object", known.objectTypes),
       cause,
     });
   }
@@ -57,9 +61,12 @@ export class NetworkIds {
     return new ToolError({
       code: "not_found",
       reason: "ACTION_TYPE_NOT_FOUND",
-      message: `action type ${actionTypeId} does not exist in knowledge network ${knId}`,
+      message: text(
+        `action type ${actionTypeId} does not exist in knowledge network ${knId}`,
+        `知识网络 ${knId} 中不存在行动类型 ${actionTypeId}`,
+      ),
       metadata: cause.metadata,
-      hint: listing("Use an action type id of this network", known.actionTypes, "action types"),
+      hint: listing("action", known.actionTypes),
       cause,
     });
   }
@@ -121,13 +128,16 @@ export class NetworkIds {
     return new ToolError({
       code: "not_found",
       reason: "KNOWLEDGE_NETWORK_NOT_FOUND",
-      message: `knowledge network ${knId} does not exist`,
+      message: text(`knowledge network ${knId} does not exist`, `知识网络 ${knId} 不存在`),
       metadata: cause.metadata,
       hint: {
         message:
           networks === undefined || networks.total <= networks.ids.length
-            ? "Use one of the knowledge network ids this service has."
-            : `Use one of the knowledge network ids this service has (valid_values lists ${networks.ids.length} of ${networks.total}).`,
+            ? text("Use one of the knowledge network ids this service has.", "使用本服务已有的知识网络id之一。")
+            : text(
+                `Use one of the knowledge network ids this service has (valid_values lists ${networks.ids.length} of ${networks.total}).`,
+                `使用本服务已有的知识网络id之一（valid_values 列出了 ${networks.total} 个中的 ${networks.ids.length} 个）。`,
+              ),
         ...(networks?.ids.length ? { validValues: networks.ids } : {}),
       },
       cause,
@@ -135,11 +145,20 @@ export class NetworkIds {
   }
 }
 
-/** A hint naming at most MAX_VALID_VALUES ids, saying so when there are more. */
-function listing(message: string, ids: string[], what: string): Hint {
-  if (ids.length <= MAX_VALID_VALUES) return { message: `${message}.`, validValues: ids };
+/** A hint to use an object or action type id of the network, naming at most MAX_VALID_VALUES ids, saying so when there are more. */
+function listing(kind: "object" | "action", ids: string[]): Hint {
+  const what = kind === "object" ? text("object", "对象") : text("action", "行动");
+  if (ids.length <= MAX_VALID_VALUES) {
+    return {
+      message: text(`Use an ${what.en} type id of this network.`, `使用这个知识网络的${what.zh}类型id。`),
+      validValues: ids,
+    };
+  }
   return {
-    message: `${message}; valid_values lists ${MAX_VALID_VALUES} of its ${ids.length} ${what}, SearchSchema finds the ones a question needs.`,
+    message: text(
+      `Use an ${what.en} type id of this network; valid_values lists ${MAX_VALID_VALUES} of its ${ids.length} ${what.en} types, SearchSchema finds the ones a question needs.`,
+      `使用这个知识网络的${what.zh}类型id；valid_values 列出了它 ${ids.length} 个${what.zh}类型中的 ${MAX_VALID_VALUES} 个，SearchSchema 能找到一个问题需要的那些。`,
+    ),
     validValues: ids.slice(0, MAX_VALID_VALUES),
   };
 }
@@ -148,10 +167,17 @@ function layoutMismatch(cause: ToolError): ToolError {
   return new ToolError({
     code: "failed_precondition",
     reason: "PLATFORM_PATH_NOT_FOUND",
-    message:
+    message: text(
       "ontology-manager answers 404 even for its list of knowledge networks: this service's paths do not match the platform's release (PLATFORM_API_LAYOUT 0.7 calls /api/ontology-manager/in/v1, 0.8 /api/bkn-backend/in/v1; ONTOLOGY_MANAGER_PATH_PREFIX overrides both)",
+      "ontology-manager 连知识网络列表都返回 404：本服务的路径与平台的版本不匹配（PLATFORM_API_LAYOUT 0.7 调用 /api/ontology-manager/in/v1，0.8 调用 /api/bkn-backend/in/v1；ONTOLOGY_MANAGER_PATH_PREFIX 会覆盖两者）",
+    ),
     metadata: cause.metadata,
-    hint: { message: "The operators must set PLATFORM_API_LAYOUT to the platform's release; retrying will not help." },
+    hint: {
+      message: text(
+        "The operators must set PLATFORM_API_LAYOUT to the platform's release; retrying will not help.",
+        "需要运维人员把 PLATFORM_API_LAYOUT 设为平台的版本；重试没有用。",
+      ),
+    },
     cause,
   });
 }

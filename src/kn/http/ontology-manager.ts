@@ -1,4 +1,5 @@
 import type { CallContext } from "../../core/call-context";
+import { text } from "../../errors/text";
 import type { JsonClient } from "../../upstream/http-json";
 import { segment } from "../../upstream/path-ids";
 import type { KnowledgeNetwork, KnowledgeNetworkSummary, ObjectType } from "../types";
@@ -22,7 +23,12 @@ export class OntologyManagerClient {
   async getKnowledgeNetwork(ctx: CallContext, knId: string): Promise<KnowledgeNetwork> {
     return this.http.call(
       ctx,
-      { method: "GET", path: `${BASE}/${segment(knId)}`, query: { mode: "export" }, what: `knowledge network ${knId}` },
+      {
+        method: "GET",
+        path: `${BASE}/${segment(knId)}`,
+        query: { mode: "export" },
+        what: text(`knowledge network ${knId}`, `知识网络 ${knId}`),
+      },
       knowledgeNetworkSchema,
     );
   }
@@ -36,7 +42,10 @@ export class OntologyManagerClient {
         method: "GET",
         path: `${BASE}/${segment(knId)}/object-types/${ids}`,
         query: { include_detail: true },
-        what: `object types ${objectTypeIds.join(", ")} of knowledge network ${knId}`,
+        what: text(
+          `object types ${objectTypeIds.join(", ")} of knowledge network ${knId}`,
+          `知识网络 ${knId} 的对象类型 ${objectTypeIds.join(", ")}`,
+        ),
       },
       objectTypesResponseSchema,
     );

@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import type { CallContext } from "../../core/call-context";
 import type { Json } from "../../core/json";
+import { text } from "../../errors/text";
 import type { JsonClient } from "../../upstream/http-json";
 import { segment } from "../../upstream/path-ids";
 import type { InstanceIdentity, ObjectQuery, SubgraphQuery, SubgraphResult } from "../types";
@@ -50,7 +51,10 @@ export class OntologyQueryClient {
         path: `${BASE}/${segment(knId)}/object-types/${segment(objectTypeId)}`,
         query: logicParamsQuery(query.include_logic_params),
         body,
-        what: `instances of object type ${objectTypeId} in knowledge network ${knId}`,
+        what: text(
+          `instances of object type ${objectTypeId} in knowledge network ${knId}`,
+          `知识网络 ${knId} 中对象类型 ${objectTypeId} 的实例`,
+        ),
       },
       objectQueryResponseSchema,
     );
@@ -64,7 +68,7 @@ export class OntologyQueryClient {
         path: `${BASE}/${segment(knId)}/subgraph`,
         query: { query_type: "relation_path", ...logicParamsQuery(query.include_logic_params) },
         body: { relation_type_paths: query.relation_type_paths },
-        what: `a subgraph of knowledge network ${knId}`,
+        what: text(`a subgraph of knowledge network ${knId}`, `知识网络 ${knId} 的子图`),
       },
       subgraphResponseSchema,
     );
@@ -93,7 +97,10 @@ export class OntologyQueryClient {
         method: "POST",
         path: `${BASE}/${segment(knId)}/object-types/${segment(objectTypeId)}/properties`,
         body,
-        what: `property values of object type ${objectTypeId} in knowledge network ${knId}`,
+        what: text(
+          `property values of object type ${objectTypeId} in knowledge network ${knId}`,
+          `知识网络 ${knId} 中对象类型 ${objectTypeId} 的属性值`,
+        ),
       },
       propertiesResponseSchema,
     );

@@ -259,7 +259,11 @@ export function toSubgraphEntry(entry: WireSubgraphEntry): SubgraphEntry {
         "ontology-query",
         `subgraph object ${key} has neither _instance_identity nor unique_identities`,
         undefined,
-        "a subgraph object without _instance_identity or unique_identities",
+        // (Not text(…): this module's `text` is a schema.)
+        {
+          en: "a subgraph object without _instance_identity or unique_identities",
+          zh: "子图中的对象既没有 _instance_identity 也没有 unique_identities",
+        },
       );
     }
     idOfKey.set(key, id);
@@ -313,7 +317,10 @@ export function toRow(raw: Record<string, Json>, shape: RowShape | undefined): R
       "ontology-query",
       `a ${shape.id} row has no system fields and no value for primary key ${missing.join(", ")}: ${JSON.stringify(raw).slice(0, 200)}`,
       undefined,
-      `a ${shape.id} row without system fields or primary key ${missing.join(", ")}`,
+      {
+        en: `a ${shape.id} row without system fields or primary key ${missing.join(", ")}`,
+        zh: `${shape.id} 的一行既没有系统字段，也没有主键 ${missing.join(", ")}`,
+      },
     );
   }
   const identity: InstanceIdentity = {};

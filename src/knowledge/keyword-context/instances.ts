@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import type { CallContext } from "../../core/call-context";
 import { lexiconOrNone } from "../../core/lexicon";
+import { type Language, text } from "../../errors/text";
 import { ToolError } from "../../errors/tool-error";
 import type { Row } from "../../kn/types";
 import type { LlmClient } from "../../upstream/llm-client";
@@ -8,7 +9,7 @@ import { LOCAL_EMBEDDER_NAME } from "../../upstream/local-embedder";
 import type { KeywordContextDeps } from "../deps";
 import type { CandidateMatch } from "../matching/candidates";
 import { PROPOSAL_TIMEOUT_MS, proposeNames } from "../matching/llm-names";
-import { type MatchOutcome, matchInstances } from "../matching/matcher";
+import { lookupFailed, type MatchOutcome, matchInstances } from "../matching/matcher";
 import { type Mention, mentionOf } from "../matching/mention";
 import { searchFieldsOf } from "../matching/queries";
 import { type MatchType, MENTION_THRESHOLD } from "../matching/score";
@@ -49,7 +50,7 @@ export async function findInstances(
   const { candidateLimit } = deps.keywordContext;
   const mention = deps.vocabulary.expand(ot.kn_id, ot.id, mentionOf(keyword));
   const outcome = await lookUp(deps, ctx, ot, [mention]);
-  failuresAsWarnings(outcome.failures, ot, warnings);
+  failuresAsWarnings(outcome.failures, ot, warnings, ctx.language);
   let chosen = chosenOf(outcome.candidates, 1);
   // Not found for sure as written: its translations in the other language are looked up too (one more round trip).
   if ((chosen[0]?.score ?? 0) < CONCLUSIVE) {
@@ -57,7 +58,7 @@ export async function findInstances(
     const translated = translationsOf(mention, lexicon);
     if (translated.length > 0) {
       const more = await lookUp(deps, ctx, ot, translated);
-      failuresAsWarnings(more.failures, ot, warnings);
+      failuresAsWarnings(more.failures, ot, warnings, ctx.language);
       chosen = merged(chosen, chosenOf(more.candidates, TRANSLATION_WEIGHT));
     }
   }
@@ -65,7 +66,10 @@ export async function findInstances(
     warnings.push({
       target: "instances",
       reason: "TOO_MANY_CANDIDATES",
-      message: `more instances of ${ot.id} share words or characters with '${keyword}' than the ${candidateLimit} looked at (KEYWORD_CANDIDATE_LIMIT); the best of those are returned. Use a more specific keyword to be sure of the best matches.`,
+      message: text(
+        `more instances of ${ot.id} share words or characters with '${keyword}' than the ${candidateLimit} looked at (KEYWORD_CANDIDATE_LIMIT); the best of those are returned. Use a more specific keyword to be sure of the best matches.`,
+        `${ot.id} 中与 '${keyword}' 有相同词语或字符的实例多于查看的 ${candidateLimit} 个（KEYWORD_CANDIDATE_LIMIT）；返回的是其中最好的。要确保得到最佳匹配，请使用更具体的关键词。`,
+      )[ctx.language],
     });
   }
   if (chosen.length === 0 && deps.llm) chosen = await byProposedNames(deps, deps.llm, ctx, ot, keyword, warnings);
@@ -73,7 +77,10 @@ export async function findInstances(
     warnings.push({
       target: "instances",
       reason: "NO_MATCHING_INSTANCE",
-      message: `no ${ot.name || ot.id} (${ot.id}) is named '${keyword}', nor anything close to it (the closest candidates scored below ${MENTION_THRESHOLD}). Try the name as the network spells it, a shorter part of it, or another object type of the session's schema.`,
+      message: text(
+        `no ${ot.name || ot.id} (${ot.id}) is named '${keyword}', nor anything close to it (the closest candidates scored below ${MENTION_THRESHOLD}). Try the name as the network spells it, a shorter part of it, or another object type of the session's schema.`,
+        `没有名为 '${keyword}' 的${ot.name || ot.id}（${ot.id}），也没有与之接近的（最接近的候选得分低于 ${MENTION_THRESHOLD}）。请尝试知识网络中的写法、名称中较短的一部分，或本会话schema中的其他对象类型。`,
+      )[ctx.language],
     });
   }
   return {
@@ -106,12 +113,13 @@ function failuresAsWarnings(
   failures: MatchOutcome["failures"],
   ot: RecalledObjectType,
   warnings: KeywordContextWarning[],
+  language: Language,
 ): void {
   for (const f of failures) {
     warnings.push({
       target: `instances:${f.lookup}`,
       reason: f.error.reason,
-      message: `the ${f.lookup} lookup of ${ot.id} failed: ${f.error.message}`,
+      message: lookupFailed(f, ot.id, language),
     });
   }
 }
@@ -193,14 +201,17 @@ async function byProposedNames(
     if (!proposal.ok) {
       ctx.log.warn({ err: proposal.error }, "keyword context: the LLM proposed no names");
       const why = proposal.timedOut
-        ? `it did not answer within ${PROPOSAL_TIMEOUT_MS} ms`
+        ? text(`it did not answer within ${PROPOSAL_TIMEOUT_MS} ms`, `它没有在 ${PROPOSAL_TIMEOUT_MS} 毫秒内回答`)
         : proposal.error instanceof ToolError
-          ? proposal.error.message
-          : "its answer was not the JSON asked for";
+          ? proposal.error.text
+          : text("its answer was not the JSON asked for", "它的回答不是所要求的 JSON");
       warnings.push({
         target: "instances:llm",
         reason: proposal.error instanceof ToolError ? proposal.error.reason : "LLM_BAD_ANSWER",
-        message: `the LLM was asked for the names '${keyword}' may stand for, but ${why}; only the keyword itself was looked up`,
+        message: text(
+          `the LLM was asked for the names '${keyword}' may stand for, but ${why.en}; only the keyword itself was looked up`,
+          `已请 LLM 给出 '${keyword}' 可能指的名称，但${why.zh}；只查找了关键词本身`,
+        )[ctx.language],
       });
       return [];
     }
@@ -214,13 +225,16 @@ async function byProposedNames(
     ot,
     names.map((n) => deps.vocabulary.expand(ot.kn_id, ot.id, mentionOf(n))),
   );
-  failuresAsWarnings(outcome.failures, ot, warnings);
+  failuresAsWarnings(outcome.failures, ot, warnings, ctx.language);
   const chosen = chosenOf(outcome.candidates, PROPOSED_WEIGHT);
   if (chosen.length > 0) {
     warnings.push({
       target: "instances",
       reason: "MATCHED_THROUGH_PROPOSED_NAMES",
-      message: `nothing is named '${keyword}' as written; the instances returned match names the LLM proposed for it (${names.join(", ")}), looked up in ${ot.id} like any name and weighed ${PROPOSED_WEIGHT}`,
+      message: text(
+        `nothing is named '${keyword}' as written; the instances returned match names the LLM proposed for it (${names.join(", ")}), looked up in ${ot.id} like any name and weighed ${PROPOSED_WEIGHT}`,
+        `没有按原写法名为 '${keyword}' 的实例；返回的实例匹配的是 LLM 为它给出的名称（${names.join(", ")}），这些名称像其他名称一样在 ${ot.id} 中查找，权重为 ${PROPOSED_WEIGHT}`,
+      )[ctx.language],
     });
   }
   return chosen;

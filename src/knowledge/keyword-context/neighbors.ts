@@ -1,5 +1,6 @@
 import type { CallContext } from "../../core/call-context";
 import { settleWithLimit } from "../../core/concurrency";
+import { text } from "../../errors/text";
 import { ToolError } from "../../errors/tool-error";
 import { identityCondition, instanceIdOf } from "../../kn/identity";
 import {
@@ -64,7 +65,9 @@ export async function findNeighbors(
     warnings.push({
       target: "neighbors",
       reason: reason.reason,
-      message: `no neighbour could be read: ${reason.message}`,
+      message: text(`no neighbour could be read: ${reason.text.en}`, `无法读取任何邻居：${reason.text.zh}`)[
+        ctx.language
+      ],
     });
   }
   results.forEach((r, b) => {
@@ -73,10 +76,14 @@ export async function findNeighbors(
       if (!(r.reason instanceof ToolError)) throw r.reason;
       if (failedBatches.length < batches.length) {
         const what = [...new Set(batch.map((p) => `${p.relation.id} (${p.direction})`))].join(", ");
+        const count = new Set(batch.map((p) => p.instance)).size;
         warnings.push({
           target: `neighbors:${what}`,
           reason: r.reason.reason,
-          message: `neighbours over ${what} of ${new Set(batch.map((p) => p.instance)).size} instance(s) could not be read: ${r.reason.message}`,
+          message: text(
+            `neighbours over ${what} of ${count} instance(s) could not be read: ${r.reason.text.en}`,
+            `无法读取 ${count} 个实例经由 ${what} 的邻居：${r.reason.text.zh}`,
+          )[ctx.language],
         });
       }
       return;

@@ -1,6 +1,7 @@
 import type { CallContext } from "../../core/call-context";
 import { settleWithLimit } from "../../core/concurrency";
 import type { Json } from "../../core/json";
+import { text } from "../../errors/text";
 import { ToolError } from "../../errors/tool-error";
 import type { KnowledgeNetwork, ObjectType } from "../../kn/types";
 import type { SchemaDeps } from "../deps";
@@ -279,7 +280,10 @@ async function sampleData(
       warnings.push({
         target: `sample_data:${types[i]!.id}`,
         reason: r.reason.reason,
-        message: `no sample of ${types[i]!.id} could be read: ${r.reason.message}`,
+        message: text(
+          `no sample of ${types[i]!.id} could be read: ${r.reason.text.en}`,
+          `无法读取 ${types[i]!.id} 的样例：${r.reason.text.zh}`,
+        )[ctx.language],
       });
       return null;
     }
@@ -310,7 +314,10 @@ async function fullDefinitions(
       warnings.push({
         target: `kn:${missing[i]}`,
         reason: r.reason.reason,
-        message: `the full definitions of ${missing[i]}'s types could not be read: ${r.reason.message}`,
+        message: text(
+          `the full definitions of ${missing[i]}'s types could not be read: ${r.reason.text.en}`,
+          `无法读取 ${missing[i]} 中类型的完整定义：${r.reason.text.zh}`,
+        )[ctx.language],
       });
     else throw r.reason;
   });

@@ -4,13 +4,14 @@ import type { Json } from "../../core/json";
 import { type Lexicon, lexiconOrNone } from "../../core/lexicon";
 import { round3 } from "../../core/scores";
 import { comparable } from "../../core/text";
+import { text } from "../../errors/text";
 import { ToolError } from "../../errors/tool-error";
 import type { KnowledgeNetworkBackend } from "../../kn/backend";
 import type { Row } from "../../kn/types";
 import type { Embedder } from "../../upstream/embeddings";
 import { LOCAL_EMBEDDER_NAME } from "../../upstream/local-embedder";
 import type { CandidateMatch } from "../matching/candidates";
-import { matchInstances } from "../matching/matcher";
+import { lookupFailed, matchInstances } from "../matching/matcher";
 import { type Mention, mentionOf } from "../matching/mention";
 import { type SearchField, searchFieldsOf } from "../matching/queries";
 import { TRANSLATION_WEIGHT, translationsOf } from "../matching/translations";
@@ -106,7 +107,10 @@ export async function recallInstances(
       warnings.push({
         target: `instances:${plan.ot.id}`,
         reason: r.reason.reason,
-        message: `the instances of ${plan.ot.id} could not be searched: ${r.reason.message}`,
+        message: text(
+          `the instances of ${plan.ot.id} could not be searched: ${r.reason.text.en}`,
+          `无法搜索 ${plan.ot.id} 的实例：${r.reason.text.zh}`,
+        )[ctx.language],
       });
       return;
     }
@@ -114,7 +118,7 @@ export async function recallInstances(
       warnings.push({
         target: `instances:${plan.ot.id}`,
         reason: f.error.reason,
-        message: `the ${f.lookup} lookup of ${plan.ot.id} failed: ${f.error.message}`,
+        message: lookupFailed(f, plan.ot.id, ctx.language),
       });
     }
     scored.push(...score(plan, r.value.candidates, mentions, cfg));

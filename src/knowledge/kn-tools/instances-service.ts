@@ -7,8 +7,9 @@ import {
   QueryObjectInstancesRequestSchema,
 } from "../../../gen/contextloader/kntools/v1/kntools_pb";
 import { type OutputFormat, outputFormatField } from "../../core/output-format";
+import { text } from "../../errors/text";
 import { invalidArgument } from "../../errors/tool-error";
-import { violationsOf } from "../../errors/validation";
+import { safeParseBoth, violationsOf } from "../../errors/validation";
 import { callContext } from "../../server/interceptors";
 import type { KnowledgeDeps } from "../deps";
 import { instancesResponse, instancesTextResponse } from "./query-instances/encode";
@@ -52,11 +53,19 @@ function decode<D extends DescMessage, S extends z.ZodType>(
     json = toJson(desc, message, { useProtoFieldName: true }) as Record<string, unknown>;
   } catch (err) {
     // Binary proto can carry what JSON cannot (NaN in a Value): the request is bad, not the server.
-    throw invalidArgument([{ field: "request", description: `not representable as JSON: ${(err as Error).message}` }]);
+    throw invalidArgument([
+      {
+        field: "request",
+        description: text(
+          `not representable as JSON: ${(err as Error).message}`,
+          `无法表示为 JSON：${(err as Error).message}`,
+        ),
+      },
+    ]);
   }
   const { output_format, ...rest } = json;
-  const format = outputFormatField.safeParse(output_format);
-  const input = schema.safeParse(rest);
+  const format = safeParseBoth(outputFormatField, output_format);
+  const input = safeParseBoth(schema, rest);
   if (format.success && input.success) return { input: input.data, format: format.data };
   throw invalidArgument([
     ...(format.success ? [] : violationsOf(format.error).map((v) => ({ ...v, field: "output_format" }))),

@@ -4,8 +4,9 @@ import {
   QueryObjectInstancesResponseSchema,
 } from "../../../gen/contextloader/kntools/v1/kntools_pb";
 import { defineTool, type Tool } from "../../core/tool";
+import { text, zodText } from "../../errors/text";
 import { invalidArgument } from "../../errors/tool-error";
-import { violationsOf } from "../../errors/validation";
+import { safeParseBoth, violationsOf } from "../../errors/validation";
 import type { HttpRoute } from "../../server/http-routes";
 import type { JsonRouteOptions } from "../../server/json-route";
 import { platformRoute } from "../../server/platform-route";
@@ -88,7 +89,10 @@ const instancesBody = restBody({
   cursor: z.unknown(),
   include_logic_params: z.unknown(),
   search_after: z.undefined({
-    error: "search_after is not taken: pass the next_cursor of the previous page as cursor",
+    error: zodText(
+      "not taken: pass the next_cursor of the previous page as cursor",
+      "不接受这个字段：请把上一页的 next_cursor 作为 cursor 传入",
+    ),
   }),
 });
 
@@ -109,8 +113,10 @@ function pathLimitsOrDefault(paths: unknown): unknown {
   });
 }
 
-const NO_EXPLORATION =
-  "the exploration mode (source_object_type_id, direction, path_length) is not offered: give relation_type_paths, one path template per walk";
+const NO_EXPLORATION = zodText(
+  "not taken: this service offers no exploration mode (source_object_type_id, direction, path_length); give relation_type_paths, one path template per walk",
+  "不接受这个字段：本服务不提供探索模式（source_object_type_id、direction、path_length）；请给出 relation_type_paths，每次行走一个路径模板",
+);
 
 /**
  * The body of `POST …/kn/query_instance_subgraph`: the anchor's
@@ -137,7 +143,7 @@ const subgraphBody = restBody({
  */
 export function instanceRoutes(
   deps: KnowledgeDeps,
-  route: Pick<JsonRouteOptions, "log" | "maxBytes" | "stopping">,
+  route: Pick<JsonRouteOptions, "log" | "maxBytes" | "stopping" | "defaultLanguage">,
 ): HttpRoute[] {
   return [
     platformRoute({
@@ -180,7 +186,9 @@ function logicParamsOf(query: URLSearchParams, fromBody: unknown): { include_log
   if (raw === null || raw === "") return fromBody === undefined ? {} : { include_logic_params: fromBody };
   if (raw === "true" || raw === "1") return { include_logic_params: true };
   if (raw === "false" || raw === "0") return { include_logic_params: false };
-  throw invalidArgument([{ field: "include_logic_params", description: 'must be "true" or "false"' }]);
+  throw invalidArgument([
+    { field: "include_logic_params", description: text('must be "true" or "false"', '必须是 "true" 或 "false"') },
+  ]);
 }
 
 /**
@@ -197,19 +205,27 @@ function parseRest<S extends z.ZodType>(
 ): z.output<S> {
   const given = raw === null || raw === undefined ? {} : raw;
   if (typeof given !== "object" || Array.isArray(given)) {
-    throw invalidArgument([{ field: "request", description: "the body must be a JSON object" }]);
+    throw invalidArgument([
+      { field: "request", description: text("the body must be a JSON object", "请求体必须是 JSON 对象") },
+    ]);
   }
   const fields = Object.keys(body.shape);
   const unknown = Object.keys(given)
     .filter((k) => !fields.includes(k))
-    .map((k) => ({ field: k, description: `is not a field of this request body (its fields: ${fields.join(", ")})` }));
-  const checked = body.safeParse(given);
+    .map((k) => ({
+      field: k,
+      description: text(
+        `is not a field of this request body (its fields: ${fields.join(", ")})`,
+        `不是这个请求体的字段（它的字段有：${fields.join(", ")}）`,
+      ),
+    }));
+  const checked = safeParseBoth(body, given);
   const refused = new Set(checked.success ? [] : checked.error.issues.map((i) => String(i.path[0])));
   const kept = body.safeParse(Object.fromEntries(Object.entries(given).filter(([k]) => !refused.has(k))));
   const known = kept.success
     ? Object.fromEntries(Object.entries(kept.data as Record<string, unknown>).filter(([, v]) => v !== undefined))
     : {};
-  const parsed = input.safeParse(build(known));
+  const parsed = safeParseBoth(input, build(known));
   if (unknown.length === 0 && checked.success && parsed.success) return parsed.data;
   throw invalidArgument([
     ...unknown,

@@ -88,7 +88,7 @@ const ROUTE_BASE = "/api/agent-retrieval/in/v1/kn";
  */
 export function schemaAndActionRoutes(
   deps: KnowledgeDeps,
-  route: Pick<JsonRouteOptions, "log" | "maxBytes" | "stopping">,
+  route: Pick<JsonRouteOptions, "log" | "maxBytes" | "stopping" | "defaultLanguage">,
 ): HttpRoute[] {
   return [
     platformRoute({

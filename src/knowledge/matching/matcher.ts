@@ -1,6 +1,7 @@
 import type { CallContext } from "../../core/call-context";
 import { type Lexicon, lexiconOrNone, loadLexicon } from "../../core/lexicon";
 import { comparable, textOf } from "../../core/text";
+import { type Language, type Text, text } from "../../errors/text";
 import { ToolError } from "../../errors/tool-error";
 import type { KnowledgeNetworkBackend } from "../../kn/backend";
 import type { Condition, ObjectQueryResult, RelationTypePath, Row, SubgraphObject } from "../../kn/types";
@@ -56,8 +57,32 @@ export interface MatchOutcome {
   cut: boolean;
   /** 1, or 2 when the relaxed stage ran. */
   stages: number;
-  /** Lookups that failed while others answered: "exact", "direct", "aliases", "relaxed". */
-  failures: { lookup: string; error: ToolError }[];
+  /** Lookups that failed while others answered. */
+  failures: { lookup: Lookup; error: ToolError }[];
+}
+
+type Lookup = "exact" | "direct" | "aliases" | "relaxed" | "names" | "semantic";
+
+const LOOKUP_NAMES: Record<Lookup, Text> = {
+  exact: text("exact", "精确"),
+  direct: text("direct", "直接"),
+  aliases: text("aliases", "别名"),
+  relaxed: text("relaxed", "放宽"),
+  names: text("names", "名称"),
+  semantic: text("semantic", "语义"),
+};
+
+/** A failed lookup, for a warning in the caller's language. */
+export function lookupFailed(
+  f: { lookup: Lookup; error: ToolError },
+  objectTypeId: string,
+  language: Language,
+): string {
+  const name = LOOKUP_NAMES[f.lookup];
+  return text(
+    `the ${name.en} lookup of ${objectTypeId} failed: ${f.error.text.en}`,
+    `${objectTypeId} 的${name.zh}查找失败：${f.error.text.zh}`,
+  )[language];
 }
 
 /**
@@ -584,7 +609,12 @@ function notSearchable(objectTypeId: string): ToolError {
   return new ToolError({
     code: "failed_precondition",
     reason: "OBJECT_TYPE_NOT_SEARCHABLE",
-    message: `no property of object type ${objectTypeId} supports a text condition (==, like, match or knn), so a keyword cannot be looked up in it`,
-    hint: { message: "Search another object type of the session's schema." },
+    message: text(
+      `no property of object type ${objectTypeId} supports a text condition (==, like, match or knn), so a keyword cannot be looked up in it`,
+      `对象类型 ${objectTypeId} 没有支持文本条件（==、like、match 或 knn）的属性，无法在其中查找关键词`,
+    ),
+    hint: {
+      message: text("Search another object type of the session's schema.", "搜索本会话schema中的其他对象类型。"),
+    },
   });
 }

@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { CallContext } from "../../core/call-context";
 import { clamp01, round3, weightedCoverage } from "../../core/scores";
 import { normalizeText } from "../../core/text";
+import { type Language, type Text, text } from "../../errors/text";
 import { ToolError } from "../../errors/tool-error";
 import type { ChatMessage, LlmClient } from "../../upstream/llm-client";
 import { askJson, type Reading, readJsonObject } from "../../upstream/llm-json";
@@ -53,13 +54,16 @@ export async function rankWithoutLlm(
       );
       // Rerankers may answer probabilities or raw logits: a logistic keeps the order and maps either into 0..1.
       const scores = raw.every((s) => s >= 0 && s <= 1) ? raw : raw.map((s) => 1 / (1 + Math.exp(-s)));
-      return withSignalCheck({ scores: scores.map(round3), method: "reranker", warnings });
+      return withSignalCheck({ scores: scores.map(round3), method: "reranker", warnings }, ctx.language);
     } catch (err) {
       if (!(err instanceof ToolError)) throw err;
       warnings.push({
         target: "reranker",
         reason: err.reason,
-        message: `the reranker failed (${err.message}); ranked by embeddings and tokens instead`,
+        message: text(
+          `the reranker failed (${err.text.en}); ranked by embeddings and tokens instead`,
+          `重排模型调用失败（${err.text.zh}）；改为按向量与词匹配排序`,
+        )[ctx.language],
       });
     }
   }
@@ -71,19 +75,22 @@ export async function rankWithoutLlm(
     const named = c.names.some((n) => n.length >= 2 && normalizedQuestion.includes(normalizeText(n))) ? 1 : 0;
     return round3(0.5 * lexical[i]! + 0.3 * semantic + 0.2 * named);
   });
-  return withSignalCheck({ scores, method: "embedding_lexical", warnings });
+  return withSignalCheck({ scores, method: "embedding_lexical", warnings }, ctx.language);
 }
 
 /**
  * When every candidate scores the same, the ranking says nothing and the order
  * kept is the network's: say so rather than pass it off as relevance.
  */
-function withSignalCheck(r: Ranking): Ranking {
+function withSignalCheck(r: Ranking, language: Language): Ranking {
   if (r.scores.length > 1 && r.scores.every((s) => s === r.scores[0])) {
     r.warnings.push({
       target: "ranking",
       reason: "NO_RELEVANCE_SIGNAL",
-      message: `every candidate scored ${r.scores[0]} (${r.method}): nothing in the question told them apart, so they are in network order; rephrase the question with the entities or relations it is about`,
+      message: text(
+        `every candidate scored ${r.scores[0]} (${r.method}): nothing in the question told them apart, so they are in network order; rephrase the question with the entities or relations it is about`,
+        `每个候选的得分都是 ${r.scores[0]}（${r.method}）：问题中没有能区分它们的内容，所以它们按知识网络中的顺序排列；请用问题所涉及的实体或关系重新表述问题`,
+      )[language],
     });
   }
   return r;
@@ -129,9 +136,10 @@ export async function rankWithLlm(
     additionalContext: string;
     history: string[];
     topK: number;
-    what: string;
+    /** What is chosen ("relation types"): the prompt says it in English, an error in the caller's language. */
+    what: Text;
     /** What the agent can do instead when the LLM's answers stay unusable. */
-    otherwise: string;
+    otherwise: Text;
   },
   candidates: readonly { label: string }[],
 ): Promise<Ranking> {
@@ -140,7 +148,7 @@ export async function rankWithLlm(
     {
       role: "system",
       content:
-        `You select the ${input.what} of a business knowledge network that a user's question needs. ` +
+        `You select the ${input.what.en} of a business knowledge network that a user's question needs. ` +
         `Answer with one JSON object: {"selected": [numbers from the list, most relevant first], "reason": "one sentence"}. ` +
         `Select at most ${input.topK}. Select nothing only if nothing in the list is relevant.`,
     },
@@ -152,7 +160,7 @@ export async function rankWithLlm(
         input.history.length > 0
           ? `Earlier rounds of this session (question → what was selected):\n${input.history.map((h) => `- ${h}`).join("\n")}`
           : "",
-        `${input.what}:\n${list}`,
+        `${input.what.en}:\n${list}`,
       ]
         .filter((s) => s !== "")
         .join("\n\n"),
@@ -166,8 +174,13 @@ export async function rankWithLlm(
     throw new ToolError({
       code: "unavailable",
       reason: "LLM_BAD_ANSWER",
-      message: `the LLM did not choose ${input.what} in a usable form (${asked.problem})`,
-      hint: { message: `Retry, or ${input.otherwise}.` },
+      message: text(
+        `the LLM did not choose ${input.what.en} in a usable form`,
+        `LLM 没有以可用的形式选出${input.what.zh}`,
+      ),
+      hint: { message: text(`Retry, or ${input.otherwise.en}.`, `请重试，或${input.otherwise.zh}。`) },
+      // What was wrong is the LLM's to hear (it was told in the repair round) and the operators' to read.
+      privateDetail: `the LLM's last answer: ${asked.problem}`,
     });
   }
   const chosen = [...new Set(asked.value)].slice(0, input.topK);

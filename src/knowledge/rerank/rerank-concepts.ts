@@ -3,6 +3,7 @@ import { settleWithLimit } from "../../core/concurrency";
 import type { Json } from "../../core/json";
 import { round3 } from "../../core/scores";
 import { llmNotConfigured } from "../../errors/common";
+import { text } from "../../errors/text";
 import type { RerankDeps } from "../deps";
 import { rankWithLlm, rankWithoutLlm } from "../relevance/rank";
 import type { RerankConceptsInput } from "./input";
@@ -126,9 +127,11 @@ function describe(c: InputConcept): string {
 async function byLlm(deps: RerankDeps, ctx: CallContext, input: RerankConceptsInput): Promise<Scored[]> {
   if (!deps.llm) {
     throw llmNotConfigured({
-      needs: "action=llm needs an LLM",
-      instead:
+      needs: text("action=llm needs an LLM", "action=llm 需要 LLM"),
+      instead: text(
         'Call again with action="vector" to rerank by embeddings, or ask the operators to configure LLM_BASE_URL.',
+        '用 action="vector" 再调用以按向量重排，或请运维人员配置 LLM_BASE_URL。',
+      ),
       validValues: ["vector"],
     });
   }
@@ -147,8 +150,8 @@ async function byLlm(deps: RerankDeps, ctx: CallContext, input: RerankConceptsIn
         additionalContext: context,
         history: [],
         topK: batch.length,
-        what: "concepts",
-        otherwise: 'call with action="vector" to rerank by embeddings',
+        what: text("concepts", "概念"),
+        otherwise: text('call with action="vector" to rerank by embeddings', '用 action="vector" 调用以按向量重排'),
       },
       batch.map((i) => ({ label: describe(input.concepts[i]!) })),
     );

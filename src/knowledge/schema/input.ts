@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { zodText } from "../../errors/text";
 import { additionalContextField, requiredKnIds, sessionIdField, sessionTypeField } from "../input-fields";
 
 /** Input of knowledge_retrieve in schema mode (spec keyword-context-recall §2, data-retrieval-tools §7.1). */
@@ -6,8 +7,8 @@ export const retrieveSchemaInput = z.object({
   query: z
     .string()
     .trim()
-    .min(1, "query is required: the user's full question")
-    .max(4000, "query must be at most 4000 characters")
+    .min(1, zodText("required: the user's full question", "必填：用户的完整问题"))
+    .max(4000, zodText("must be at most 4000 characters", "不能超过 4000 个字符"))
     .describe("用户的完整问题，如“上气道梗阻有哪些症状”"),
   kn_ids: requiredKnIds,
   session_id: sessionIdField,
@@ -15,8 +16,8 @@ export const retrieveSchemaInput = z.object({
   top_k: z
     .number()
     .int()
-    .min(1, "top_k must be between 1 and 100")
-    .max(100, "top_k must be between 1 and 100")
+    .min(1, zodText("must be between 1 and 100", "必须在 1 到 100 之间"))
+    .max(100, zodText("must be between 1 and 100", "必须在 1 到 100 之间"))
     .default(10)
     .describe("返回最相关的关系类型数量（1-100，默认 10）；对象类型取这些关系的两端，最多约 2×top_k 个"),
   skip_llm: z

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { CallContext } from "../../core/call-context";
 import { topIndexes } from "../../core/scores";
 import { llmNotConfigured } from "../../errors/common";
+import { type Text, text } from "../../errors/text";
 import { ToolError } from "../../errors/tool-error";
 import type { KnowledgeNetwork, ObjectType, RelationType } from "../../kn/types";
 import type { SchemaDeps } from "../deps";
@@ -68,10 +69,15 @@ export async function recordSchemaRound(
   const store = deps.sessions.pick(input.session_type);
   if (!input.skip_llm && !deps.llm) {
     throw llmNotConfigured({
-      needs: "skip_llm=false needs an LLM",
-      field: { field: "skip_llm", description: "no LLM is configured; use skip_llm=true" },
-      instead:
+      needs: text("skip_llm=false needs an LLM", "skip_llm=false 需要 LLM"),
+      field: {
+        field: "skip_llm",
+        description: text("no LLM is configured; use skip_llm=true", "没有配置 LLM；请用 skip_llm=true"),
+      },
+      instead: text(
         "Call again with skip_llm=true: relation types are then ranked by the reranker or by embeddings and tokens.",
+        "用 skip_llm=true 再调用：这时关系类型由重排模型，或由向量与词匹配排序。",
+      ),
     });
   }
   const sessionId = input.session_id || randomUUID();
@@ -108,8 +114,10 @@ export async function recordSchemaRound(
     warnings.push({
       target: "schema",
       reason: recalled.ranking_method === "llm" ? "LLM_SELECTED_NOTHING" : "NOTHING_RECALLED",
-      message:
+      message: text(
         "no relation or object type was judged relevant to the question; the session's schema is unchanged. Rephrase the question, or call with skip_llm=true for the best-ranked types.",
+        "没有关系类型或对象类型被判定与问题相关；本会话的schema保持不变。请换个说法提问，或用 skip_llm=true 调用以获得排名最前的类型。",
+      )[ctx.language],
     });
     return {
       result: answer(prior.length, { object_types: [], relation_types: [], action_types: [] }),
@@ -152,7 +160,7 @@ async function fetchNetworks(
   fetched.forEach((f, i) => {
     if (f.status === "fulfilled") networks.push(f.value);
     else if (f.reason instanceof ToolError)
-      warnings.push({ target: `kn:${knIds[i]}`, reason: f.reason.reason, message: f.reason.message });
+      warnings.push({ target: `kn:${knIds[i]}`, reason: f.reason.reason, message: f.reason.text[ctx.language] });
     else throw f.reason;
   });
   if (networks.length === 0) throw (fetched[0] as PromiseRejectedResult).reason;
@@ -186,7 +194,7 @@ async function recall(
     question,
     prior,
     relations.map(({ kn, r }) => relationCandidate(kn, r)),
-    "relation types",
+    text("relation types", "关系类型"),
     relations.map(({ kn, r }) => relationLabel(kn, r, withNetwork)),
   );
   const typeRanking = await rank(
@@ -196,7 +204,7 @@ async function recall(
     question,
     prior,
     loneTypes.map(({ o }) => objectCandidate(o)),
-    "object types",
+    text("object types", "对象类型"),
     loneTypes.map(({ kn, o }) => `${withNetwork ? `[${kn.id}] ` : ""}${o.id} ${o.name}: ${o.comment}`),
   );
   warnings.push(...relationRanking.warnings, ...typeRanking.warnings);
@@ -253,7 +261,7 @@ async function rank(
   question: string,
   prior: readonly SchemaRound[],
   candidates: Candidate[],
-  what: string,
+  what: Text,
   labels: string[],
 ): Promise<Ranking> {
   const lexical = await rankWithoutLlm(ctx, question, candidates, deps);
@@ -274,7 +282,7 @@ async function rank(
         ),
       topK: input.top_k,
       what,
-      otherwise: "call with skip_llm=true to rank without the LLM",
+      otherwise: text("call with skip_llm=true to rank without the LLM", "用 skip_llm=true 调用，不经 LLM 排序"),
     },
     shortlist.map((i) => ({ label: labels[i]! })),
   );

@@ -34,6 +34,7 @@ const MAX_KEYS = 3;
 const KEY_MARGIN = 0.15;
 /** The spec's question (§4.3) when nothing fits. */
 const SPEC_FOLLOW_UP = "您能否提供更多细节，比如大概什么时间或什么主题？";
+const ENGLISH_FOLLOW_UP = "Could you give more details, such as roughly when or what it was about?";
 /**
  * Characters jieba cuts in one go (about a millisecond): a window of two
  * hundred messages of 20,000 characters is read piece by piece, the event
@@ -176,7 +177,10 @@ export async function* deterministicStrategy(run: RecallRun): AsyncGenerator<Rec
     }
     if (!run.canExpand()) break;
     const requested = run.wider();
-    const reason = `第 ${run.iteration} 轮在最新的 ${run.window} 条消息里没有找到相关记忆，需要查看更早的对话`;
+    const reason =
+      run.ctx.language === "en"
+        ? `iteration ${run.iteration} found no relevant memory in the newest ${run.window} messages: earlier messages are needed`
+        : `第 ${run.iteration} 轮在最新的 ${run.window} 条消息里没有找到相关记忆，需要查看更早的对话`;
     const outcome = yield* run.call("expand_context_window", {
       reason,
       current_size: run.window,
@@ -374,26 +378,45 @@ async function* conclude(
   query: string,
 ): AsyncGenerator<RecallEvent, HandoffInput> {
   const keys = unique(relevant.map((r) => (r.superseded_by === "" ? r.memory_key : r.superseded_by)));
-  const summaries: string[] = [];
+  const summaries: [string, string][] = [];
   // One after another: each opening is an event of the stream, in the order of the keys.
   for (const key of keys) {
     const outcome = yield* run.call("get_memory_detail", { memory_key: key });
-    if (outcome.ok && outcome.tool === "get_memory_detail") summaries.push(`${key}：${outcome.memory.summary}`);
+    if (outcome.ok && outcome.tool === "get_memory_detail") summaries.push([key, outcome.memory.summary]);
   }
   const best = relevant[0]!;
   const sure = best.relevance_score >= RELEVANT_SCORE;
+  const en = run.ctx.language === "en";
+  const named = summaries.map(([key, summary]) => (en ? `${key}: ${summary}` : `${key}：${summary}`));
+  const current = best.superseded_by === "";
   const conclusion: HandoffInput = {
-    reason: sure ? `已找到 ${keys.length} 条相关记忆，搜索完成` : "只找到一条可能相关的记忆，需要用户确认",
-    search_summary: `${sure ? "找到用户提到的记忆" : "最接近的记忆"}：${summaries.join("；")}`,
+    reason: en
+      ? sure
+        ? `found ${keys.length} relevant ${keys.length === 1 ? "memory" : "memories"}: the search is complete`
+        : "found only one memory that may be relevant: the user needs to confirm it"
+      : sure
+        ? `已找到 ${keys.length} 条相关记忆，搜索完成`
+        : "只找到一条可能相关的记忆，需要用户确认",
+    search_summary: en
+      ? `${sure ? "the memory the user means" : "the closest memory"}: ${named.join("; ")}`
+      : `${sure ? "找到用户提到的记忆" : "最接近的记忆"}：${named.join("；")}`,
     relevant_memory_keys: keys,
     confidence: round3(best.relevance_score),
     needs_more_info: !sure,
-    follow_up_question: sure ? "" : `您指的是「${best.summary || keys[0]}」吗？`,
+    follow_up_question: sure
+      ? ""
+      : en
+        ? `Do you mean “${best.summary || keys[0]}”?`
+        : `您指的是「${best.summary || keys[0]}」吗？`,
     iteration_used: run.iteration,
     context_window_used: run.window,
-    reasoning: `按关键词「${query}」混合搜索，${best.memory_key} 的相关性 ${best.relevance_score} 最高${
-      best.superseded_by === "" ? "" : `；它已被 ${best.superseded_by} 取代，以新的为准`
-    }`,
+    reasoning: en
+      ? `a hybrid search for “${query}”: ${best.memory_key} is the most relevant at ${best.relevance_score}${
+          current ? "" : `; it has been superseded by ${best.superseded_by}, and the newer one stands`
+        }`
+      : `按关键词「${query}」混合搜索，${best.memory_key} 的相关性 ${best.relevance_score} 最高${
+          current ? "" : `；它已被 ${best.superseded_by} 取代，以新的为准`
+        }`,
   };
   return yield* handOff(run, conclusion);
 }
@@ -405,18 +428,32 @@ async function* notFound(
   guesses: SearchResultItem[],
 ): AsyncGenerator<RecallEvent, HandoffInput> {
   const closest = unique(guesses.map((g) => g.memory_key)).slice(0, 2);
+  const en = run.ctx.language === "en";
   const named = closest.map((k) => {
     const g = guesses.find((x) => x.memory_key === k)!;
-    return `「${g.summary || k}」`;
+    return en ? `“${g.summary || k}”` : `「${g.summary || k}」`;
   });
+  const followUp = en ? ENGLISH_FOLLOW_UP : SPEC_FOLLOW_UP;
   const conclusion: HandoffInput = {
-    reason: run.canExpand() ? "未找到相关记忆" : "未找到相关记忆，已达到最大迭代次数或已读完全部对话",
-    search_summary: `未找到用户提到的历史记忆（搜索了：${queries.length > 0 ? queries.join("；") : "没有可搜索的关键词"}）`,
+    reason: en
+      ? run.canExpand()
+        ? "no relevant memory found"
+        : "no relevant memory found, and the last iteration is reached or the whole conversation was read"
+      : run.canExpand()
+        ? "未找到相关记忆"
+        : "未找到相关记忆，已达到最大迭代次数或已读完全部对话",
+    search_summary: en
+      ? `no memory the user mentions was found (searched for: ${queries.length > 0 ? queries.join("; ") : "no searchable keywords"})`
+      : `未找到用户提到的历史记忆（搜索了：${queries.length > 0 ? queries.join("；") : "没有可搜索的关键词"}）`,
     relevant_memory_keys: [],
     confidence: 0,
     needs_more_info: true,
     follow_up_question:
-      named.length > 0 ? `您指的是${named.join("或")}吗？如果不是，${SPEC_FOLLOW_UP}` : SPEC_FOLLOW_UP,
+      named.length > 0
+        ? en
+          ? `Do you mean ${named.join(" or ")}? If not: ${followUp}`
+          : `您指的是${named.join("或")}吗？如果不是，${followUp}`
+        : followUp,
     iteration_used: run.iteration,
     context_window_used: run.window,
     reasoning: "",

@@ -1,4 +1,5 @@
 import type { Json } from "../../core/json";
+import type { Language } from "../../errors/text";
 import type { HandoffInput } from "../inputs";
 import type { MemoryDetail } from "../read";
 
@@ -76,8 +77,9 @@ export type RecallEventBody =
 /** An event with its place in the stream (from 1) and its time since the recall started. */
 export type RecallEvent = RecallEventBody & { sequence: number; elapsed_ms: number };
 
-/** The event in one line of Chinese, for progress notifications (MCP) and logs. */
-export function describeEvent(e: RecallEventBody): string {
+/** The event in one line of the caller's language, for progress notifications (MCP). */
+export function describeEvent(e: RecallEventBody, language: Language): string {
+  if (language === "en") return inEnglish(e);
   switch (e.kind) {
     case "iteration_started":
       return `第 ${e.iteration}/${e.max_iterations} 轮：读取最新的 ${e.window_size} 条消息（共 ${e.messages_total} 条）`;
@@ -90,6 +92,26 @@ export function describeEvent(e: RecallEventBody): string {
     case "handoff":
       return `完成（${e.result.strategy}）：${e.result.relevant_memory_keys.length} 条相关记忆，信心度 ${e.result.confidence}`;
   }
+}
+
+function inEnglish(e: RecallEventBody): string {
+  switch (e.kind) {
+    case "iteration_started":
+      return `iteration ${e.iteration}/${e.max_iterations}: reading the newest ${count(e.window_size, "message", "messages")} (of ${e.messages_total})`;
+    case "tool_call":
+      return `calling ${e.name}${e.unparsed_arguments === "" ? ` ${clip(JSON.stringify(e.arguments))}` : " (arguments not a JSON object)"}`;
+    case "tool_result":
+      return `${e.name} → ${e.ok ? e.summary : `error ${e.error_reason}: ${e.error_message}`}`;
+    case "window_expanded":
+      return `context window expanded ${e.from_size} → ${count(e.to_size, "message", "messages")}: ${e.reason}`;
+    case "handoff":
+      return `done (${e.result.strategy}): ${count(e.result.relevant_memory_keys.length, "relevant memory", "relevant memories")}, confidence ${e.result.confidence}`;
+  }
+}
+
+/** `n` things in English: "1 message", "2 messages". */
+export function count(n: number, one: string, many: string): string {
+  return `${n} ${n === 1 ? one : many}`;
 }
 
 /** A line kept short: a progress message is read at a glance. */

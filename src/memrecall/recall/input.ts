@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { zodText } from "../../errors/text";
 import { MAX_RESULTS, memoryTypesFilter, timeRangeDaysFilter } from "../inputs";
 
 /** Messages a request may carry, the newest: as many as the largest window grants by default (MEMRECALL_MAX_CONTEXT_WINDOW). */
@@ -16,24 +17,41 @@ export const conversationMessages = z
   .array(
     z.object({
       role: z
-        .enum(["user", "assistant", "system"], { error: 'role must be "user", "assistant" or "system"' })
+        .enum(["user", "assistant", "system"], {
+          error: zodText('must be "user", "assistant" or "system"', '必须是 "user"、"assistant" 或 "system"'),
+        })
         .describe("谁说的：user、assistant 或 system"),
       content: z
         .string()
         .trim()
-        .min(1, "content is required: the message's text")
-        .max(MAX_MESSAGE_CHARS, `content must be at most ${MAX_MESSAGE_CHARS} characters`)
+        .min(1, zodText("required: the message's text", "必填：消息的文字"))
+        .max(
+          MAX_MESSAGE_CHARS,
+          zodText(`must be at most ${MAX_MESSAGE_CHARS} characters`, `至多 ${MAX_MESSAGE_CHARS} 个字符`),
+        )
         .describe("消息内容"),
       time: z.iso
-        .datetime({ offset: true, error: "time must be an RFC 3339 time such as 2026-03-01T10:00:00+08:00" })
+        .datetime({
+          offset: true,
+          error: zodText(
+            "must be an RFC 3339 time such as 2026-03-01T10:00:00+08:00",
+            "必须是 RFC 3339 时间，例如 2026-03-01T10:00:00+08:00",
+          ),
+        })
         .optional()
         .describe("可选：消息的时间（RFC 3339），让“上周”这类说法有参照"),
     }),
   )
-  .min(1, "messages is required: the conversation, newest last")
-  .max(MAX_MESSAGES, `at most ${MAX_MESSAGES} messages: send the newest ones`)
+  .min(1, zodText("required: the conversation, newest last", "必填：对话，最新的在最后"))
+  .max(
+    MAX_MESSAGES,
+    zodText(`at most ${MAX_MESSAGES} messages: send the newest ones`, `至多 ${MAX_MESSAGES} 条消息：请发送最新的那些`),
+  )
   .refine((ms) => ms.length === 0 || ms.some((m) => m.role === "user"), {
-    message: "messages must include a user message: the user is who is recalled and remembered",
+    message: zodText(
+      "must include a user message: the user is who is recalled and remembered",
+      "必须包含一条用户消息：召回和记住的都是这个用户",
+    ),
   });
 
 const RECALL_STRATEGIES = ["auto", "llm", "deterministic"] as const;
@@ -51,32 +69,50 @@ export function recallInput(maxWindow: number) {
     context_window: z
       .number()
       .int()
-      .min(1, `context_window must be between 1 and ${maxWindow}`)
-      .max(maxWindow, `context_window must be between 1 and ${maxWindow}, the largest window this service grants`)
+      .min(1, zodText(`must be between 1 and ${maxWindow}`, `必须在 1 到 ${maxWindow} 之间`))
+      .max(
+        maxWindow,
+        zodText(
+          `must be between 1 and ${maxWindow}, the largest window this service grants`,
+          `必须在 1 到 ${maxWindow} 之间，${maxWindow} 是本服务允许的最大窗口`,
+        ),
+      )
       .default(Math.min(DEFAULT_WINDOW, maxWindow))
       .describe(`第一轮读取的最新消息数（默认 ${DEFAULT_WINDOW}）`),
     max_iterations: z
       .number()
       .int()
-      .min(1, `max_iterations must be between 1 and ${MAX_ITERATIONS}`)
-      .max(MAX_ITERATIONS, `max_iterations must be between 1 and ${MAX_ITERATIONS}`)
+      .min(1, zodText(`must be between 1 and ${MAX_ITERATIONS}`, `必须在 1 到 ${MAX_ITERATIONS} 之间`))
+      .max(MAX_ITERATIONS, zodText(`must be between 1 and ${MAX_ITERATIONS}`, `必须在 1 到 ${MAX_ITERATIONS} 之间`))
       .default(DEFAULT_MAX_ITERATIONS)
       .describe(`最多迭代轮数（默认 ${DEFAULT_MAX_ITERATIONS}）；每次拓展上下文窗口结束一轮`),
     max_searches_per_iteration: z
       .number()
       .int()
-      .min(1, `max_searches_per_iteration must be between 1 and ${MAX_SEARCHES_PER_ITERATION}`)
+      .min(
+        1,
+        zodText(
+          `must be between 1 and ${MAX_SEARCHES_PER_ITERATION}`,
+          `必须在 1 到 ${MAX_SEARCHES_PER_ITERATION} 之间`,
+        ),
+      )
       .max(
         MAX_SEARCHES_PER_ITERATION,
-        `max_searches_per_iteration must be between 1 and ${MAX_SEARCHES_PER_ITERATION} (spec §6.2)`,
+        zodText(
+          `must be between 1 and ${MAX_SEARCHES_PER_ITERATION} (spec §6.2)`,
+          `必须在 1 到 ${MAX_SEARCHES_PER_ITERATION} 之间（规范 §6.2）`,
+        ),
       )
       .default(MAX_SEARCHES_PER_ITERATION)
       .describe(`每轮最多搜索次数（1-${MAX_SEARCHES_PER_ITERATION}，默认 ${MAX_SEARCHES_PER_ITERATION}）`),
     max_results_per_search: z
       .number()
       .int()
-      .min(1, `max_results_per_search must be between 1 and ${MAX_RESULTS}`)
-      .max(MAX_RESULTS, `max_results_per_search must be between 1 and ${MAX_RESULTS} (spec §6.2)`)
+      .min(1, zodText(`must be between 1 and ${MAX_RESULTS}`, `必须在 1 到 ${MAX_RESULTS} 之间`))
+      .max(
+        MAX_RESULTS,
+        zodText(`must be between 1 and ${MAX_RESULTS} (spec §6.2)`, `必须在 1 到 ${MAX_RESULTS} 之间（规范 §6.2）`),
+      )
       .default(MAX_RESULTS)
       .describe(`每次搜索最多返回的结果数（1-${MAX_RESULTS}，默认 ${MAX_RESULTS}）`),
     memory_types: memoryTypesFilter.describe("可选：只在这些类型的记忆中找，每次搜索都遵守"),
@@ -85,7 +121,11 @@ export function recallInput(maxWindow: number) {
     strategy: z
       .preprocess(
         (s) => (s === "" ? undefined : s),
-        z.enum(RECALL_STRATEGIES, { error: 'strategy must be "auto", "llm" or "deterministic"' }).default("auto"),
+        z
+          .enum(RECALL_STRATEGIES, {
+            error: zodText('must be "auto", "llm" or "deterministic"', '必须是 "auto"、"llm" 或 "deterministic"'),
+          })
+          .default("auto"),
       )
       .describe("auto（默认：配置了 LLM 时由 LLM 驱动，否则确定性策略）、llm 或 deterministic"),
   });

@@ -1,4 +1,5 @@
 import { render } from "../../core/output-format";
+import { type Text, text } from "../../errors/text";
 import { ToolError } from "../../errors/tool-error";
 import type { ChatTurn, FunctionTool, LlmClient, ToolTurn } from "../../upstream/llm-client";
 import type { HandoffInput } from "../inputs";
@@ -34,7 +35,8 @@ export async function* llmStrategy(
   const tools: FunctionTool[] = definitions.map((d) => d.function);
   const handoffOnly = tools.filter((t) => t.name === "handoff");
   const searched: string[] = [];
-  const noHandoff = () => run.fallback("LLM 没有调用 handoff", llmFailed("it never called handoff"));
+  const never = text("the LLM never called handoff", "LLM 没有调用 handoff");
+  const noHandoff = () => run.fallback(never, llmFailed(never));
   for (;;) {
     yield* run.startIteration();
     const turns: ChatTurn[] = [
@@ -49,14 +51,17 @@ export async function* llmStrategy(
       if (last) turns.push({ role: "user", content: "本轮的调用次数已用完：现在调用 handoff，用已有的结果结束任务。" });
       const asked = await ask(run, llm, turns, last ? handoffOnly : tools, left);
       left -= asked.requests;
-      if (!("turn" in asked)) return run.fallback(`LLM: ${asked.why}`, llmFailed(asked.why, asked.cause));
+      if (!("turn" in asked)) return run.fallback(asked.why, llmFailed(asked.why, asked.cause));
       turns.push({ role: "assistant", content: asked.turn.content, tool_calls: asked.turn.toolCalls });
       for (const call of asked.turn.toolCalls) {
         const outcome = yield* run.call(call.name, call.arguments, call.id);
         turns.push({ role: "tool", tool_call_id: call.id, content: render(outcome.answer, "toon") });
         if (run.toolErrors >= MAX_TOOL_ERRORS) {
-          const why = `${run.toolErrors} of its tool calls were refused`;
-          return run.fallback(`LLM 的工具调用出错 ${run.toolErrors} 次`, llmFailed(why));
+          const why = text(
+            `${run.toolErrors} of the LLM's tool calls were refused`,
+            `LLM 的工具调用出错 ${run.toolErrors} 次`,
+          );
+          return run.fallback(why, llmFailed(why));
         }
         if (!outcome.ok) continue;
         if (outcome.tool === "handoff") return outcome.handoff;
@@ -75,7 +80,7 @@ export async function* llmStrategy(
   }
 }
 
-type Asked = { turn: ToolTurn; requests: number } | { why: string; cause?: ToolError; requests: number };
+type Asked = { turn: ToolTurn; requests: number } | { why: Text; cause?: ToolError; requests: number };
 
 /**
  * One turn of the conversation, sent once more when the LLM fails, times
@@ -91,7 +96,7 @@ async function ask(
   left: number,
 ): Promise<Asked> {
   let requests = 0;
-  let why = "";
+  let why = text("", "");
   let cause: ToolError | undefined;
   while (requests < Math.min(2, left)) {
     // A request the deadline would cut at once is not sent (a timed-out request is not retried into it).
@@ -101,12 +106,12 @@ async function ask(
     try {
       const turn = await llm.chat(run.ctx, turns, tools, { toolChoice: "required", retries: 0 });
       if (turn.toolCalls.length > 0) return { turn, requests };
-      why = "answered without calling a tool";
+      why = text("the LLM answered without calling a tool", "LLM 的回答没有调用工具");
       run.ctx.log.warn({ content: turn.content.slice(0, 200) }, "recall: the LLM answered without a tool call");
     } catch (err) {
       run.ctx.signal.throwIfAborted();
       if (!(err instanceof ToolError)) throw err;
-      why = `failed (${err.reason}: ${err.message})`;
+      why = text(`the LLM failed (${err.reason}: ${err.text.en})`, `LLM 出错（${err.reason}：${err.text.zh}）`);
       cause = err;
       run.ctx.log.warn({ reason: err.reason }, "recall: the LLM request failed");
     }
@@ -114,13 +119,21 @@ async function ask(
   return { why, requests, ...(cause ? { cause } : {}) };
 }
 
-function llmFailed(why: string, cause?: ToolError): ToolError {
+function llmFailed(why: Text, cause?: ToolError): ToolError {
   return new ToolError({
     code: "unavailable",
     reason: "RECALL_LLM_FAILED",
-    message: `the recall's LLM could not finish (${why}) and no memory had been found yet`,
+    message: text(
+      `the recall's LLM could not finish (${why.en}) and no memory had been found yet`,
+      `召回的 LLM 未能完成（${why.zh}），且尚未找到任何记忆`,
+    ),
     metadata: { upstream: "llm", ...(cause ? { llm_reason: cause.reason } : {}) },
-    hint: { message: 'Retry in a moment, or call Recall with strategy "deterministic" (no LLM).' },
+    hint: {
+      message: text(
+        'Retry in a moment, or call Recall with strategy "deterministic" (no LLM).',
+        '稍后重试，或用 strategy "deterministic"（不用 LLM）调用 Recall。',
+      ),
+    },
     ...(cause ? { cause } : {}),
   });
 }

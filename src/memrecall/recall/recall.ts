@@ -1,4 +1,5 @@
 import type { CallContext } from "../../core/call-context";
+import { text } from "../../errors/text";
 import { ToolError } from "../../errors/tool-error";
 import type { LlmClient } from "../../upstream/llm-client";
 import type { HandoffInput } from "../inputs";
@@ -52,7 +53,10 @@ export async function* runRecall(
           err.reason === OUT_OF_TIME &&
           deadline - Date.now() <= (ctx.remainingMs() ?? Number.POSITIVE_INFINITY));
       if (ctx.signal.aborted || !ownTimeUp) throw err;
-      conclusion = run.fallback(`用完了 ${deps.recallTimeoutMs} ms 的时间预算`, timeBudgetSpent(deps.recallTimeoutMs));
+      conclusion = run.fallback(
+        text(`its ${deps.recallTimeoutMs} ms time budget ran out`, `用完了 ${deps.recallTimeoutMs} ms 的时间预算`),
+        timeBudgetSpent(deps.recallTimeoutMs),
+      );
     }
     yield* run.finish(conclusion);
     ctx.log.info(
@@ -79,8 +83,17 @@ function strategyOf(asked: RecallInput["strategy"], llm: LlmClient | undefined):
   throw new ToolError({
     code: "failed_precondition",
     reason: "LLM_NOT_CONFIGURED",
-    message: 'strategy "llm" needs an LLM, and this service has none (LLM_BASE_URL is not set)',
-    hint: { message: 'Call again with strategy "auto" or "deterministic".', validValues: ["auto", "deterministic"] },
+    message: text(
+      'strategy "llm" needs an LLM, and this service has none (LLM_BASE_URL is not set)',
+      'strategy "llm" 需要 LLM，而本服务没有配置 LLM（未设置 LLM_BASE_URL）',
+    ),
+    hint: {
+      message: text(
+        'Call again with strategy "auto" or "deterministic".',
+        '用 strategy "auto" 或 "deterministic" 重新调用。',
+      ),
+      validValues: ["auto", "deterministic"],
+    },
   });
 }
 
@@ -88,7 +101,15 @@ function timeBudgetSpent(ms: number): ToolError {
   return new ToolError({
     code: "deadline_exceeded",
     reason: "RECALL_TIME_BUDGET",
-    message: `the recall ran out of its ${ms} ms (MEMRECALL_RECALL_TIMEOUT_MS) before it found any memory`,
-    hint: { message: "Retry with fewer iterations, or a narrower memory_types / time_range_days." },
+    message: text(
+      `the recall ran out of its ${ms} ms (MEMRECALL_RECALL_TIMEOUT_MS) before it found any memory`,
+      `召回在找到任何记忆之前用完了它的 ${ms} ms（MEMRECALL_RECALL_TIMEOUT_MS）`,
+    ),
+    hint: {
+      message: text(
+        "Retry with fewer iterations (max_iterations), or a narrower memory_types / time_range_days.",
+        "用更少的迭代轮数（max_iterations）或更窄的 memory_types / time_range_days 重试。",
+      ),
+    },
   });
 }

@@ -5,8 +5,9 @@ import { lexiconOrNone } from "../../core/lexicon";
 import { round3 } from "../../core/scores";
 import { compact, table } from "../../core/tables";
 import { inSpan, type ServerSpan, startChildSpan } from "../../core/telemetry";
-import { invalidArgument, ToolError } from "../../errors/tool-error";
-import { violationsOf } from "../../errors/validation";
+import { type Language, type Text, text } from "../../errors/text";
+import { invalidArgument, renderIn, ToolError } from "../../errors/tool-error";
+import { safeParseBoth, violationsOf } from "../../errors/validation";
 import { detailAnswer, extractionAnswer, searchAnswer } from "../answers";
 import { type ExpandContextWindowResult, expandContextWindow } from "../expand-context-window";
 import { handoff } from "../handoff";
@@ -23,7 +24,14 @@ import type { MemRecallDeps } from "../memories-deps";
 import { getMemoryDetail, type MemoryDetail } from "../read";
 import { type SearchOutput, searchMemories } from "../search";
 import { SPEC_TOOLS } from "../tool-definitions";
-import type { RecallEvent, RecallEventBody, RecallHit, StrategyName, ToolResultEvent } from "./events";
+import {
+  count,
+  type RecallEvent,
+  type RecallEventBody,
+  type RecallHit,
+  type StrategyName,
+  type ToolResultEvent,
+} from "./events";
 import type { ConversationMessage, RecallInput } from "./input";
 
 /** A search result at or above this is a memory the conversation may mean; below it, a guess to ask about. */
@@ -151,7 +159,10 @@ export class RecallRun {
     throw new ToolError({
       code: "deadline_exceeded",
       reason: OUT_OF_TIME,
-      message: `the recall has ${Math.round(left)} ms left: too little for another request`,
+      message: text(
+        `the recall has ${Math.round(left)} ms left: too little for another request`,
+        `召回只剩 ${Math.round(left)} ms：不够再发一次请求`,
+      ),
     });
   }
 
@@ -219,8 +230,9 @@ export class RecallRun {
     let outcome: ToolOutcome;
     try {
       if (parsed === undefined) {
+        const given = JSON.stringify((args as string).slice(0, 200));
         throw invalidArgument([
-          { field: "arguments", description: `not a JSON object: ${JSON.stringify((args as string).slice(0, 200))}` },
+          { field: "arguments", description: text(`not a JSON object: ${given}`, `不是 JSON 对象：${given}`) },
         ]);
       }
       const execute = () => inSpan(`recall tool ${name}`, { "recall.tool": name }, () => this.execute(name, parsed));
@@ -228,10 +240,12 @@ export class RecallRun {
       outcome = await (this.iterationSpan ? this.iterationSpan.run(execute) : execute());
     } catch (err) {
       if (!(err instanceof ToolError) || !correctable(err)) throw err;
-      outcome = { ok: false, error: err, answer: errorAnswer(err) };
+      outcome = { ok: false, error: err, answer: errorAnswer(err, this.ctx.language) };
     }
     if (!outcome.ok) this.toolErrors++;
-    yield this.emit(resultEvent(this.iteration, id, name, outcome, Math.round(performance.now() - started)));
+    yield this.emit(
+      resultEvent(this.iteration, id, name, outcome, Math.round(performance.now() - started), this.ctx.language),
+    );
     return outcome;
   }
 
@@ -266,10 +280,10 @@ export class RecallRun {
 
   /**
    * The conclusion when the strategy could not reach its own (`why`): the
-   * best of what the searches found, asking the user to confirm; or, when
-   * nothing was found, the error `failure` says.
+   * best of what the searches found, asking the user to confirm, in the
+   * caller's language; or, when nothing was found, the error `failure` says.
    */
-  fallback(why: string, failure: ToolError): HandoffInput {
+  fallback(why: Text, failure: ToolError): HandoffInput {
     const hits = this.hits();
     if (hits.length === 0) throw failure;
     const keys = hits
@@ -277,14 +291,21 @@ export class RecallRun {
       .slice(0, FALLBACK_KEYS)
       .map((h) => h.memory_key);
     const named = hits.slice(0, FALLBACK_KEYS).map((h) => h.memory_key);
+    const en = this.ctx.language === "en";
     return {
-      reason: `未能正常完成召回（${why}），返回当前最佳结果`,
-      search_summary: `搜索了 ${this.searches} 次，找到的记忆中最相关的是：${named.join("、")}；未经确认。`,
+      reason: en
+        ? `the recall could not finish normally (${why.en}): returning the best results so far`
+        : `未能正常完成召回（${why.zh}），返回当前最佳结果`,
+      search_summary: en
+        ? `searched ${this.searches} times; the most relevant memories found: ${named.join(", ")}; not confirmed.`
+        : `搜索了 ${this.searches} 次，找到的记忆中最相关的是：${named.join("、")}；未经确认。`,
       relevant_memory_keys: keys,
       // Unconfirmed: at most half what the best search score alone would say.
       confidence: round3((hits[0]?.relevance_score ?? 0) * 0.5),
       needs_more_info: true,
-      follow_up_question: `我没能确认您指的是哪条记忆，是 ${named.join("、")} 之一吗？能否补充一些细节（时间、主题）？`,
+      follow_up_question: en
+        ? `I could not confirm which memory you mean: is it one of ${named.join(", ")}? Could you add some details (when, what about)?`
+        : `我没能确认您指的是哪条记忆，是 ${named.join("、")} 之一吗？能否补充一些细节（时间、主题）？`,
       iteration_used: Math.max(1, this.iteration),
       context_window_used: this.window,
       reasoning: "",
@@ -321,8 +342,14 @@ export class RecallRun {
         throw new ToolError({
           code: "invalid_argument",
           reason: "UNKNOWN_TOOL",
-          message: `there is no tool ${JSON.stringify(name)}; the tools are ${SPEC_TOOLS.join(", ")}`,
-          hint: { message: "Call one of the tools offered.", validValues: [...SPEC_TOOLS] },
+          message: text(
+            `there is no tool ${JSON.stringify(name)}; the tools are ${SPEC_TOOLS.join(", ")}`,
+            `没有工具 ${JSON.stringify(name)}；可用的工具：${SPEC_TOOLS.join(", ")}`,
+          ),
+          hint: {
+            message: text("Call one of the tools offered.", "调用所提供的工具之一。"),
+            validValues: [...SPEC_TOOLS],
+          },
         });
     }
   }
@@ -333,17 +360,30 @@ export class RecallRun {
       throw new ToolError({
         code: "failed_precondition",
         reason: "SEARCH_LIMIT_REACHED",
-        message: `本轮已搜索 ${this.input.max_searches_per_iteration} 次（上限），不能继续搜索`,
+        message: text(
+          `this iteration has searched ${this.input.max_searches_per_iteration} times (the limit) and cannot search again`,
+          `本轮已搜索 ${this.input.max_searches_per_iteration} 次（上限），不能继续搜索`,
+        ),
         hint: {
-          message:
+          message: text(
+            "Call get_memory_detail or handoff with the results you have; when earlier messages are needed, call expand_context_window (it ends this iteration; the next one may search again).",
             "用已有结果调用 get_memory_detail 或 handoff；需要更早的对话时调用 expand_context_window（结束本轮，下一轮可再搜索）。",
+          ),
         },
       });
     }
     const input = parse(searchMemoriesInput, args);
     const max = this.input.max_results_per_search;
     if (input.limit > max) {
-      throw invalidArgument([{ field: "limit", description: `this recall allows at most ${max} results a search` }]);
+      throw invalidArgument([
+        {
+          field: "limit",
+          description: text(
+            `this recall allows at most ${max} results a search`,
+            `本次召回每次搜索至多返回 ${max} 条结果`,
+          ),
+        },
+      ]);
     }
     const allowed = this.input.memory_types;
     const outside = input.memory_types.filter((t) => allowed.length > 0 && !allowed.includes(t));
@@ -351,7 +391,10 @@ export class RecallRun {
       throw invalidArgument([
         {
           field: "memory_types",
-          description: `this recall keeps to the memory types ${allowed.join(", ")}; ${outside.join(", ")} is not among them`,
+          description: text(
+            `this recall keeps to the memory types ${allowed.join(", ")}; ${outside.join(", ")} is not among them`,
+            `本次召回只在记忆类型 ${allowed.join(", ")} 中搜索；${outside.join(", ")} 不在其中`,
+          ),
         },
       ]);
     }
@@ -377,7 +420,13 @@ export class RecallRun {
         });
       }
     }
-    return { ok: true, tool: "search_memories", out, answer: searchAnswer(out) };
+    // The search's advice ("call Handoff") names the recall's tools, as the model calls them.
+    return {
+      ok: true,
+      tool: "search_memories",
+      out,
+      answer: searchAnswer({ ...out, message: toolNamed(out.message) }),
+    };
   }
 
   /**
@@ -400,9 +449,12 @@ export class RecallRun {
             new_size: this.window,
             iteration: this.iteration,
             max_iterations: this.input.max_iterations,
-            message: `对话一共只有 ${total} 条消息，当前窗口已包含全部，无法继续拓展：请用已有结果调用 handoff`,
+            message:
+              this.ctx.language === "en"
+                ? `the conversation has only ${total} messages and the window holds them all: it cannot grow; call handoff with the results you have`
+                : `对话一共只有 ${total} 条消息，当前窗口已包含全部，无法继续拓展：请用已有结果调用 handoff`,
           }
-        : expandContextWindow({ ...input, requested_size: Math.min(input.requested_size, total) });
+        : expandContextWindow({ ...input, requested_size: Math.min(input.requested_size, total) }, this.ctx.language);
     return { ok: true, tool: "expand_context_window", expansion, reason: input.reason, answer: { ...expansion } };
   }
 
@@ -423,9 +475,20 @@ export class RecallRun {
       }),
     );
     if (unknown.length > 0) {
+      const keysText = unknown.sort().join(", ");
       throw invalidArgument(
-        [{ field: "relevant_memory_keys", description: `the user has no memories ${unknown.sort().join(", ")}` }],
-        { message: "relevant_memory_keys must come from search_memories results: search, or leave them out." },
+        [
+          {
+            field: "relevant_memory_keys",
+            description: text(`the user has no memories ${keysText}`, `该用户没有记忆 ${keysText}`),
+          },
+        ],
+        {
+          message: text(
+            "relevant_memory_keys must come from search_memories results: search, or leave them out.",
+            "relevant_memory_keys 必须来自 search_memories 的结果：请先搜索，或不填。",
+          ),
+        },
       );
     }
     const conclusion = { ...input, relevant_memory_keys: keys };
@@ -449,7 +512,7 @@ function parseArguments(text: string): Record<string, Json> | undefined {
 }
 
 function parse<S extends z.ZodType>(schema: S, args: Record<string, Json>): z.output<S> {
-  const result = schema.safeParse(args);
+  const result = safeParseBoth(schema, args);
   if (!result.success) throw invalidArgument(violationsOf(result.error));
   return result.data;
 }
@@ -470,16 +533,45 @@ async function retryOnce<T>(ctx: CallContext, op: () => Promise<T>): Promise<T> 
   }
 }
 
+/**
+ * The RPCs an error's words may name, as the recall's tools (the MCP tools' names) that the model calls;
+ * a tool error's words then name only tools it has.
+ */
+const TOOL_OF_RPC: Record<string, string> = {
+  SearchMemories: "search_memories",
+  GetMemoryDetail: "get_memory_detail",
+  ExtractSearchKeywords: "extract_search_keywords",
+  ExpandContextWindow: "expand_context_window",
+  Handoff: "handoff",
+};
+const RPC_NAME = new RegExp(`\\b(?:${Object.keys(TOOL_OF_RPC).join("|")})\\b`, "g");
+
+/** Words naming the recall's tools rather than the RPCs. */
+function toolNamed(words: string): string {
+  return words.replace(RPC_NAME, (rpc) => TOOL_OF_RPC[rpc] ?? rpc);
+}
+
+/** A tool error's words in the caller's language, naming the recall's tools rather than the RPCs. */
+function toolWords(err: ToolError, language: Language) {
+  const words = renderIn(err, language);
+  return {
+    message: toolNamed(words.message),
+    violations: words.violations.map((v) => ({ field: v.field, description: toolNamed(v.description) })),
+    hint: words.hint === undefined ? undefined : toolNamed(words.hint.message),
+  };
+}
+
 /** A tool error as the model reads it: what was wrong, which argument, and the next step. */
-function errorAnswer(err: ToolError): Json {
+function errorAnswer(err: ToolError, language: Language): Json {
+  const words = toolWords(err, language);
   return {
     error: compact({
       code: err.code.toUpperCase(),
       reason: err.reason,
-      message: err.message,
-      invalid_arguments: table(err.violations.map((v) => ({ ...v }))),
+      message: words.message,
+      invalid_arguments: table(words.violations),
       valid_values: err.hint?.validValues ?? [],
-      next_step: err.hint?.message,
+      next_step: words.hint,
     }),
   };
 }
@@ -490,6 +582,7 @@ function resultEvent(
   name: string,
   outcome: ToolOutcome,
   ms: number,
+  language: Language,
 ): ToolResultEvent {
   const base: ToolResultEvent = {
     kind: "tool_result",
@@ -507,7 +600,9 @@ function resultEvent(
     error_message: "",
     duration_ms: ms,
   };
-  if (!outcome.ok) return { ...base, error_reason: outcome.error.reason, error_message: outcome.error.message };
+  if (!outcome.ok)
+    return { ...base, error_reason: outcome.error.reason, error_message: toolWords(outcome.error, language).message };
+  const en = language === "en";
   switch (outcome.tool) {
     case "search_memories": {
       const hits = outcome.out.results.map((r) => ({
@@ -516,7 +611,13 @@ function resultEvent(
         superseded_by: r.superseded_by,
       }));
       const best = hits[0];
-      const summary = best ? `${hits.length} 条结果，最相关 ${best.memory_key} (${best.relevance_score})` : "没有结果";
+      const summary = best
+        ? en
+          ? `${count(hits.length, "result", "results")}, the most relevant ${best.memory_key} (${best.relevance_score})`
+          : `${hits.length} 条结果，最相关 ${best.memory_key} (${best.relevance_score})`
+        : en
+          ? "no results"
+          : "没有结果";
       return { ...base, hits, summary };
     }
     case "get_memory_detail": {
@@ -524,12 +625,18 @@ function resultEvent(
       return {
         ...base,
         memory_key: m.memory_key,
-        summary: `${m.memory_key}：${m.summary || "（无摘要）"}${m.redacted ? "（敏感内容已隐去）" : ""}`,
+        summary: en
+          ? `${m.memory_key}: ${m.summary || "(no summary)"}${m.redacted ? " (sensitive content withheld)" : ""}`
+          : `${m.memory_key}：${m.summary || "（无摘要）"}${m.redacted ? "（敏感内容已隐去）" : ""}`,
       };
     }
     case "extract_search_keywords": {
       const keywords = outcome.extraction.keywords.map((k) => k.keyword);
-      return { ...base, keywords, summary: keywords.join("、") || "没有关键词" };
+      return {
+        ...base,
+        keywords,
+        summary: keywords.join(en ? ", " : "、") || (en ? "no keywords" : "没有关键词"),
+      };
     }
     case "expand_context_window":
       return {
@@ -541,7 +648,9 @@ function resultEvent(
     case "handoff":
       return {
         ...base,
-        summary: `${outcome.handoff.relevant_memory_keys.length} 条相关记忆，信心度 ${outcome.handoff.confidence}`,
+        summary: en
+          ? `${count(outcome.handoff.relevant_memory_keys.length, "relevant memory", "relevant memories")}, confidence ${outcome.handoff.confidence}`
+          : `${outcome.handoff.relevant_memory_keys.length} 条相关记忆，信心度 ${outcome.handoff.confidence}`,
       };
   }
 }

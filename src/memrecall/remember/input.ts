@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { zodText } from "../../errors/text";
 import { conversationMessages } from "../recall/input";
 
 /** The types of memory RememberConversation keeps. */
@@ -23,10 +24,16 @@ export const rememberInput = z.object({
   memory_types: z
     .array(
       z.enum(MEMORY_KINDS, {
-        error: `memory types must be among ${MEMORY_KINDS.join(", ")}`,
+        error: zodText(
+          `a memory type must be one of ${MEMORY_KINDS.join(", ")}`,
+          `记忆类型必须是 ${MEMORY_KINDS.join(", ")} 之一`,
+        ),
       }),
     )
-    .max(MEMORY_KINDS.length, `at most ${MEMORY_KINDS.length} memory types`)
+    .max(
+      MEMORY_KINDS.length,
+      zodText(`at most ${MEMORY_KINDS.length} memory types`, `至多 ${MEMORY_KINDS.length} 个记忆类型`),
+    )
     .default([])
     .describe(`可选：只保存这些类型的记忆（${MEMORY_KINDS.join("、")}）；默认全部`),
   dry_run: z.boolean().default(false).describe("只给出决定，不写入任何记忆"),
@@ -34,7 +41,9 @@ export const rememberInput = z.object({
   mode: z
     .preprocess(
       (s) => (s === "" ? undefined : s),
-      z.enum(MODES, { error: 'mode must be "auto", "llm" or "rules"' }).default("auto"),
+      z
+        .enum(MODES, { error: zodText('must be "auto", "llm" or "rules"', '必须是 "auto"、"llm" 或 "rules"') })
+        .default("auto"),
     )
     .describe("auto（默认：配置了 LLM 时用 LLM 抽取与决定，否则用规则）、llm 或 rules（只保存明确的陈述）"),
 });

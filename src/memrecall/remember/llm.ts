@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { CallContext } from "../../core/call-context";
+import { type Text, text } from "../../errors/text";
 import { ToolError } from "../../errors/tool-error";
 import type { MemoryRecord } from "../../store/memories/memory-store";
 import type { LlmClient } from "../../upstream/llm-client";
@@ -83,7 +84,7 @@ ${shown}
     (answer) => readExtraction(answer, messages.length),
     { repairs: 1, repairMessage: REPAIR },
   );
-  if (!asked.ok) throw badAnswer("extract the memories", asked.problem);
+  if (!asked.ok) throw badAnswer(text("extract the memories", "抽取记忆"), asked.problem);
   const candidates = asked.value.memories
     .filter((m) => kinds.includes(m.type))
     .map((m): Candidate => {
@@ -179,7 +180,7 @@ ${listed}
     repairs: 1,
     repairMessage: REPAIR,
   });
-  if (!asked.ok) throw badAnswer("decide what to do with each memory", asked.problem);
+  if (!asked.ok) throw badAnswer(text("decide what to do with each memory", "决定每条记忆如何处理"), asked.problem);
   const decisions = asked.value.map((d, id) => {
     const c = items[id]!.candidate;
     const reason = d.reason ? labelPlaceholders(d.reason) : "LLM 的决定";
@@ -226,13 +227,20 @@ function readDecisions(answer: string, items: readonly ToDecide[]): Reading<RawD
   return { ok: true, value: out };
 }
 
-function badAnswer(what: string, problem: string): ToolError {
+/** The LLM's answer twice unusable; `problem` is the check's own words on its JSON (English, like the JSON's keys). */
+function badAnswer(what: Text, problem: string): ToolError {
   return new ToolError({
     code: "unavailable",
     reason: "LLM_BAD_ANSWER",
-    message: `the LLM did not ${what} in a usable form, twice (${problem}); nothing was stored`,
+    message: text(
+      `the LLM did not ${what.en} in a usable form, twice (${problem}); nothing was stored`,
+      `LLM 两次都未能以可用的形式${what.zh}（${problem}）；未保存任何内容`,
+    ),
     hint: {
-      message: 'Retry, or call again with mode "rules" to keep the explicit statements only.',
+      message: text(
+        'Retry, or call again with mode "rules" to keep the explicit statements only.',
+        '重试，或用 mode "rules" 重新调用，只保存明确的陈述。',
+      ),
       validValues: ["rules"],
     },
   });

@@ -1,6 +1,7 @@
 import type { CallContext } from "../../core/call-context";
 import { comparable } from "../../core/text";
 import { llmNotConfigured } from "../../errors/common";
+import { joinText, type Text, text } from "../../errors/text";
 import type { MemoryRecord, MemoryWrite } from "../../store/memories/memory-store";
 import type { MemoriesDeps } from "../memories-deps";
 import { ownerOf } from "../owner";
@@ -63,18 +64,30 @@ export async function rememberConversation(
   // The LLM's requests share one budget, and the caller's deadline.
   const llmCtx = { ...ctx, signal: AbortSignal.any([ctx.signal, AbortSignal.timeout(REMEMBER_LLM_BUDGET_MS)]) };
   let extracted: Candidate[];
-  const notes: string[] = [];
+  const notes: Text[] = [];
   if (mode === "llm") {
     const r = await extractByLlm(deps.llm!, llmCtx, input.messages, kinds, masked);
     extracted = r.candidates;
     llmCalls += r.calls;
-    if (r.left > 0) notes.push(`对话过长，LLM 只读了最新的 ${input.messages.length - r.left} 条消息`);
+    const read = input.messages.length - r.left;
+    if (r.left > 0)
+      notes.push(
+        text(
+          `the conversation is too long: the LLM read only its newest ${read} messages`,
+          `对话过长，LLM 只读了最新的 ${read} 条消息`,
+        ),
+      );
   } else {
     extracted = extractByRules(input.messages).filter((c) => kinds.includes(c.memory_type));
   }
   const { kept: candidates, total } = latestOfConversation(extracted);
   if (total > MAX_CANDIDATES)
-    notes.push(`对话中可保存的内容有 ${total} 条，只处理了前 ${MAX_CANDIDATES} 条：请分段发送`);
+    notes.push(
+      text(
+        `the conversation holds ${total} things worth keeping; only the first ${MAX_CANDIDATES} were handled: send it in parts`,
+        `对话中可保存的内容有 ${total} 条，只处理了前 ${MAX_CANDIDATES} 条：请分段发送`,
+      ),
+    );
   const similar: MemoryRecord[][] = [];
   for (const c of candidates) similar.push(await similarTo(deps, ctx, owner, c));
   // Rules decide each; the LLM is asked only where a similar memory exists and none says the same:
@@ -121,7 +134,7 @@ export async function rememberConversation(
     mode,
     applied,
     llm_calls: llmCalls,
-    message: [messageOf(operations, input.dry_run, mode), ...notes].join("；"),
+    message: joinText([messageOf(operations, input.dry_run, mode), ...notes], text("; ", "；"))[ctx.language],
     counts,
   };
 }
@@ -149,8 +162,11 @@ function modeOf(asked: RememberInput["mode"], deps: MemoriesDeps): "llm" | "rule
   if (asked === "rules" || (asked === "auto" && !deps.llm)) return "rules";
   if (deps.llm) return "llm";
   throw llmNotConfigured({
-    needs: 'mode "llm" needs an LLM',
-    instead: 'Call again with mode "auto" or "rules" (explicit statements only).',
+    needs: text('mode "llm" needs an LLM', 'mode "llm" 需要 LLM'),
+    instead: text(
+      'Call again with mode "auto" or "rules" (explicit statements only).',
+      '用 mode "auto" 或 "rules"（只保存明确的陈述）重新调用。',
+    ),
     validValues: ["auto", "rules"],
   });
 }
@@ -307,12 +323,18 @@ function countOf(ops: readonly RememberOperation[]) {
   return { added: n("ADD"), updated: n("UPDATE"), superseded: n("SUPERSEDE"), unchanged: n("NOOP") };
 }
 
-function messageOf(ops: readonly RememberOperation[], dryRun: boolean, mode: "llm" | "rules"): string {
+function messageOf(ops: readonly RememberOperation[], dryRun: boolean, mode: "llm" | "rules"): Text {
   if (ops.length === 0)
     return mode === "rules"
-      ? "对话中没有明确要记住的内容（规则模式只保存明确的陈述：记住…、以后…、我喜欢/不要…、命令、key=value 配置）"
-      : "对话中没有值得长期记住的内容";
+      ? text(
+          "the conversation says nothing explicitly to remember (rules mode keeps explicit statements only: remember…, from now on…, I like / don't…, commands, key=value settings)",
+          "对话中没有明确要记住的内容（规则模式只保存明确的陈述：记住…、以后…、我喜欢/不要…、命令、key=value 配置）",
+        )
+      : text("the conversation holds nothing worth keeping long-term", "对话中没有值得长期记住的内容");
   const c = countOf(ops);
-  const what = `新增 ${c.added}，更新 ${c.updated}，取代 ${c.superseded}，已知 ${c.unchanged}`;
-  return dryRun ? `试运行，未写入：${what}` : what;
+  const what = text(
+    `added ${c.added}, updated ${c.updated}, superseded ${c.superseded}, already known ${c.unchanged}`,
+    `新增 ${c.added}，更新 ${c.updated}，取代 ${c.superseded}，已知 ${c.unchanged}`,
+  );
+  return dryRun ? text(`dry run, nothing written: ${what.en}`, `试运行，未写入：${what.zh}`) : what;
 }

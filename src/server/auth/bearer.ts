@@ -1,3 +1,4 @@
+import { text } from "../../errors/text";
 import type { ToolError } from "../../errors/tool-error";
 import type { NodeServerRequest } from "../node-types";
 import { tokenRefused, tokenRequired } from "./errors";
@@ -18,8 +19,12 @@ export function bearerToken(req: NodeServerRequest): string | ToolError {
   const forwarded = req.headers["x-authorization"];
   const header = req.headers.authorization ?? (Array.isArray(forwarded) ? forwarded[0] : forwarded);
   if (header === undefined || header === "") return tokenRequired();
-  if (header.length > MAX_TOKEN_BYTES + 16) return tokenRefused(`it is longer than ${MAX_TOKEN_BYTES} bytes`);
+  if (header.length > MAX_TOKEN_BYTES + 16)
+    return tokenRefused(text(`it is longer than ${MAX_TOKEN_BYTES} bytes`, `它超过 ${MAX_TOKEN_BYTES} 字节`));
   const match = BEARER.exec(header);
-  if (!match?.[1]) return tokenRefused('the authorization header must be "Bearer <token>"');
+  if (!match?.[1])
+    return tokenRefused(
+      text('the authorization header must be "Bearer <token>"', 'authorization 请求头必须是 "Bearer <token>"'),
+    );
   return match[1];
 }

@@ -1,4 +1,5 @@
 import type { AccountType, Caller } from "../../core/call-context";
+import { type Text, text } from "../../errors/text";
 import type { ClaimMapping } from "./settings";
 
 /** Identity-provider spellings of the account types (the platform's visitor types among them). */
@@ -14,17 +15,23 @@ const MAX_ACCOUNT_ID_LENGTH = 256;
 const SCOPE = /^[a-z0-9][a-z0-9:._-]{0,63}$/;
 
 /**
- * The caller a verified token names, through the claim mapping; a string
+ * The caller a verified token names, through the claim mapping; words
  * saying what is missing when the claims name no usable account.
  */
-export function callerFromClaims(claims: Record<string, unknown>, mapping: ClaimMapping): Caller | string {
+export function callerFromClaims(claims: Record<string, unknown>, mapping: ClaimMapping): Caller | Text {
   const accountId = claim(claims, mapping.accountId);
   if (typeof accountId !== "string" || accountId.trim() === "") {
-    return `it carries no "${mapping.accountId}" claim naming the account`;
+    return text(
+      `it carries no "${mapping.accountId}" claim naming the account`,
+      `它没有指明账号的 "${mapping.accountId}" 声明`,
+    );
   }
   // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
   if (accountId.length > MAX_ACCOUNT_ID_LENGTH || /[\u0000-\u001f\u007f]/.test(accountId)) {
-    return `its "${mapping.accountId}" claim is not an account id of at most ${MAX_ACCOUNT_ID_LENGTH} printable characters`;
+    return text(
+      `its "${mapping.accountId}" claim is not an account id of at most ${MAX_ACCOUNT_ID_LENGTH} printable characters`,
+      `它的 "${mapping.accountId}" 声明不是至多 ${MAX_ACCOUNT_ID_LENGTH} 个可打印字符的账号 id`,
+    );
   }
   let accountType: AccountType = "user";
   if (mapping.accountType !== undefined) {
@@ -32,7 +39,10 @@ export function callerFromClaims(claims: Record<string, unknown>, mapping: Claim
     if (raw !== undefined) {
       const known = typeof raw === "string" ? ACCOUNT_TYPES[raw.trim().toLowerCase()] : undefined;
       if (known === undefined) {
-        return `its "${mapping.accountType}" claim is not an account type (user, app, anonymous, realname, business)`;
+        return text(
+          `its "${mapping.accountType}" claim is not an account type (user, app, anonymous, realname, business)`,
+          `它的 "${mapping.accountType}" 声明不是账号类型（user、app、anonymous、realname、business）`,
+        );
       }
       accountType = known;
     }

@@ -1,8 +1,10 @@
 import { isIP } from "node:net";
 import type { Logger } from "pino";
 import type { Caller } from "../../core/call-context";
+import { type Language, text } from "../../errors/text";
 import { ToolError } from "../../errors/tool-error";
 import { sendJson } from "../http-routes";
+import { requestLanguage } from "../language";
 import type { NodeHandler, NodeServerRequest, NodeServerResponse } from "../node-types";
 import { challengeHeaders, publicRouteNeedsToken } from "./errors";
 import { headersAuthenticator } from "./headers";
@@ -58,10 +60,10 @@ const NOBODY: AuthResult = { ok: true, caller: { accountId: "", accountType: "an
  */
 export function withAuthentication(
   authenticator: Authenticator,
-  opts: { settings: AuthSettings; log: Logger },
+  opts: { settings: AuthSettings; log: Logger; defaultLanguage: Language },
   handler: NodeHandler,
 ): NodeHandler {
-  const { settings, log } = opts;
+  const { settings, log, defaultLanguage } = opts;
   return (req, res) => {
     const path = pathOf(req.url);
     if (
@@ -85,7 +87,11 @@ export function withAuthentication(
           log.error({ err }, "authentication failed with an unexpected error");
           proceed(req, res, path, {
             ok: false,
-            error: new ToolError({ code: "internal", reason: "INTERNAL", message: "internal error" }),
+            error: new ToolError({
+              code: "internal",
+              reason: "INTERNAL",
+              message: text("internal error", "内部错误"),
+            }),
           });
         },
       );
@@ -97,7 +103,12 @@ export function withAuthentication(
     if (path === METRICS_PATH && !result.ok) {
       const { error } = result;
       const status = error.code === "unavailable" ? 503 : error.code === "unauthenticated" ? 401 : 400;
-      sendJson(res, status, { error: error.message, reason: error.reason }, challengeHeaders(error));
+      sendJson(
+        res,
+        status,
+        { error: error.text[requestLanguage(req.headers, defaultLanguage)], reason: error.reason },
+        challengeHeaders(error),
+      );
       return;
     }
     (req as WithResult)[kResult] = result;
@@ -148,7 +159,7 @@ const NOT_AUTHENTICATED: AuthResult = {
   error: new ToolError({
     code: "unauthenticated",
     reason: "AUTH_REQUIRED",
-    message: "the request was not authenticated",
+    message: text("the request was not authenticated", "请求未经认证"),
   }),
 };
 

@@ -1,10 +1,11 @@
 import { createHash } from "node:crypto";
 import type { Logger } from "pino";
 import { z } from "zod";
+import { type Text, text } from "../../errors/text";
 import type { NodeServerRequest } from "../node-types";
 import { bearerToken } from "./bearer";
 import { callerFromClaims } from "./claims";
-import { tokenRefused, verifierUnavailable } from "./errors";
+import { TOKEN_WHY, tokenRefused, verifierUnavailable } from "./errors";
 import type { Authenticator, AuthResult } from "./result";
 import type { IntrospectionSettings } from "./settings";
 
@@ -64,17 +65,30 @@ export function introspectionAuthenticator(settings: IntrospectionSettings, log:
       if (response.status !== 200) {
         await response.body?.cancel();
         log.warn({ status: response.status, url: settings.url }, "the token introspection endpoint failed");
-        return { ok: false, error: verifierUnavailable(`the identity provider answered HTTP ${response.status}`) };
+        return {
+          ok: false,
+          error: verifierUnavailable(
+            text(`the identity provider answered HTTP ${response.status}`, `身份提供方返回了 HTTP ${response.status}`),
+          ),
+        };
       }
       const parsed = introspectionAnswer.safeParse(await response.json().catch(() => undefined));
       if (!parsed.success) {
         log.warn({ url: settings.url }, "the token introspection endpoint answered something other than RFC 7662 JSON");
-        return { ok: false, error: verifierUnavailable("the identity provider's answer could not be read") };
+        return {
+          ok: false,
+          error: verifierUnavailable(
+            text("the identity provider's answer could not be read", "无法读取身份提供方的回答"),
+          ),
+        };
       }
       answer = parsed.data;
     } catch (err) {
       log.warn({ err, url: settings.url }, "cannot reach the token introspection endpoint");
-      return { ok: false, error: verifierUnavailable("the identity provider could not be reached") };
+      return {
+        ok: false,
+        error: verifierUnavailable(text("the identity provider could not be reached", "无法连接身份提供方")),
+      };
     }
     const result = judge(answer, settings);
     remember(key, result, result.ok ? answer.exp : undefined);
@@ -102,19 +116,26 @@ export function introspectionAuthenticator(settings: IntrospectionSettings, log:
 
 /** The caller an introspection answer vouches for, or the refusal saying why not. */
 function judge(answer: z.output<typeof introspectionAnswer>, settings: IntrospectionSettings): AuthResult {
-  const refuse = (why: string): AuthResult => ({ ok: false, error: tokenRefused(why) });
-  if (!answer.active) return refuse("the identity provider says it is not active (expired, revoked or unknown)");
-  const now = Date.now() / 1000;
-  if (answer.exp !== undefined && answer.exp + settings.clockSkewS < now) return refuse("it has expired");
-  if (answer.nbf !== undefined && answer.nbf - settings.clockSkewS > now) return refuse("it is not valid yet");
-  if (answer.token_type !== undefined && answer.token_type.toLowerCase() === "refresh_token") {
-    return refuse("it is a refresh token; send an access token");
+  const refuse = (why: Text): AuthResult => ({ ok: false, error: tokenRefused(why) });
+  if (!answer.active) {
+    return refuse(
+      text(
+        "the identity provider says it is not active (expired, revoked or unknown)",
+        "身份提供方说它不是有效令牌（已过期、已吊销或未知）",
+      ),
+    );
   }
-  if (settings.issuer !== undefined && answer.iss !== settings.issuer) return refuse("it was issued by another issuer");
+  const now = Date.now() / 1000;
+  if (answer.exp !== undefined && answer.exp + settings.clockSkewS < now) return refuse(TOKEN_WHY.expired);
+  if (answer.nbf !== undefined && answer.nbf - settings.clockSkewS > now) return refuse(TOKEN_WHY.notYetValid);
+  if (answer.token_type !== undefined && answer.token_type.toLowerCase() === "refresh_token") {
+    return refuse(text("it is a refresh token; send an access token", "它是刷新令牌；请发送访问令牌"));
+  }
+  if (settings.issuer !== undefined && answer.iss !== settings.issuer) return refuse(TOKEN_WHY.otherIssuer);
   if (settings.audience !== undefined) {
     const audiences = typeof answer.aud === "string" ? [answer.aud] : (answer.aud ?? []);
-    if (!audiences.includes(settings.audience)) return refuse("it was issued for another audience");
+    if (!audiences.includes(settings.audience)) return refuse(TOKEN_WHY.otherAudience);
   }
   const caller = callerFromClaims(answer, settings.claims);
-  return typeof caller === "string" ? refuse(caller) : { ok: true, caller };
+  return "accountId" in caller ? { ok: true, caller } : refuse(caller);
 }

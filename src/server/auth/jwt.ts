@@ -1,9 +1,10 @@
 import { createRemoteJWKSet, errors, type FlattenedJWSInput, type JWSHeaderParameters, jwtVerify } from "jose";
 import type { Logger } from "pino";
+import { type Text, text } from "../../errors/text";
 import type { NodeServerRequest } from "../node-types";
 import { bearerToken } from "./bearer";
 import { callerFromClaims } from "./claims";
-import { tokenRefused, verifierUnavailable } from "./errors";
+import { TOKEN_WHY, tokenRefused, verifierUnavailable } from "./errors";
 import type { Authenticator, AuthResult } from "./result";
 import type { JwtSettings } from "./settings";
 
@@ -48,11 +49,16 @@ export function jwtAuthenticator(settings: JwtSettings, log: Logger): Authentica
       try {
         const { payload } = await jwtVerify(token, keys, options);
         const caller = callerFromClaims(payload, settings.claims);
-        return typeof caller === "string" ? { ok: false, error: tokenRefused(caller) } : { ok: true, caller };
+        return "accountId" in caller ? { ok: true, caller } : { ok: false, error: tokenRefused(caller) };
       } catch (err) {
         if (err instanceof KeySetUnavailable) {
           log.warn({ err: err.cause, jwks_url: settings.jwksUrl }, "cannot fetch the JWT key set");
-          return { ok: false, error: verifierUnavailable("the identity provider's key set could not be fetched") };
+          return {
+            ok: false,
+            error: verifierUnavailable(
+              text("the identity provider's key set could not be fetched", "无法获取身份提供方的密钥集"),
+            ),
+          };
         }
         return { ok: false, error: tokenRefused(whyRefused(err)) };
       }
@@ -61,20 +67,25 @@ export function jwtAuthenticator(settings: JwtSettings, log: Logger): Authentica
 }
 
 /** What is wrong with a token jose refused, in words an agent can pass on. */
-function whyRefused(err: unknown): string {
-  if (err instanceof errors.JWTExpired) return "it has expired";
+function whyRefused(err: unknown): Text {
+  if (err instanceof errors.JWTExpired) return TOKEN_WHY.expired;
   if (err instanceof errors.JWTClaimValidationFailed) {
-    if (err.reason === "missing") return `it has no "${err.claim}" claim`;
-    if (err.claim === "iss") return "it was issued by another issuer";
-    if (err.claim === "aud") return "it was issued for another audience";
-    if (err.claim === "nbf") return "it is not valid yet";
-    return `its "${err.claim}" claim is not accepted`;
+    // The claim's name is the library's, from a fixed set (exp, iss, aud, sub, ...): not the token's text.
+    if (err.reason === "missing") return text(`it has no "${err.claim}" claim`, `它没有 "${err.claim}" 声明`);
+    if (err.claim === "iss") return TOKEN_WHY.otherIssuer;
+    if (err.claim === "aud") return TOKEN_WHY.otherAudience;
+    if (err.claim === "nbf") return TOKEN_WHY.notYetValid;
+    return text(`its "${err.claim}" claim is not accepted`, `它的 "${err.claim}" 声明不被接受`);
   }
-  if (err instanceof errors.JOSEAlgNotAllowed) return "its signature algorithm is not accepted";
-  if (err instanceof errors.JWSSignatureVerificationFailed) return "its signature does not verify";
+  if (err instanceof errors.JOSEAlgNotAllowed) {
+    return text("its signature algorithm is not accepted", "它的签名算法不被接受");
+  }
+  if (err instanceof errors.JWSSignatureVerificationFailed)
+    return text("its signature does not verify", "它的签名验证不通过");
   if (err instanceof errors.JWKSNoMatchingKey || err instanceof errors.JWKSMultipleMatchingKeys) {
-    return "no key of the identity provider's key set verifies it";
+    return text("no key of the identity provider's key set verifies it", "身份提供方的密钥集中没有能验证它的密钥");
   }
-  if (err instanceof errors.JOSENotSupported) return "its signature algorithm is not supported";
-  return "it is not a well-formed signed JWT";
+  if (err instanceof errors.JOSENotSupported)
+    return text("its signature algorithm is not supported", "不支持它的签名算法");
+  return text("it is not a well-formed signed JWT", "它不是格式正确的已签名 JWT");
 }

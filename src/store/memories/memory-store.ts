@@ -1,5 +1,25 @@
 import type { Json } from "../../core/json";
 
+/**
+ * What a memory store was doing when it failed, in English (the log's words and
+ * the key) and Chinese: a store's error tells the caller which, in the caller's language.
+ */
+export const STORE_OPERATIONS = {
+  "migrate the schema": "迁移表结构",
+  "store a memory": "保存记忆",
+  "store memories": "保存多条记忆",
+  "read successors": "读取取代它们的记忆",
+  "read a memory": "读取记忆",
+  "read memories": "读取多条记忆",
+  "delete a memory": "删除记忆",
+  "search memories by keyword": "按关键词搜索记忆",
+  "load embeddings": "加载向量",
+  "count memories": "统计记忆数量",
+  "write the readiness probe": "写入就绪探测",
+} as const;
+
+export type StoreOperation = keyof typeof STORE_OPERATIONS;
+
 /** What a memory holds, as written and as read back. */
 interface MemoryFields {
   memory_key: string;

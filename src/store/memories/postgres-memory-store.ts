@@ -1,5 +1,6 @@
 import pg from "pg";
 import type { Logger } from "pino";
+import { text } from "../../errors/text";
 import { ToolError } from "../../errors/tool-error";
 import {
   type KeywordHit,
@@ -9,6 +10,8 @@ import {
   type MemoryVector,
   type MemoryWrite,
   newestPerOlder,
+  STORE_OPERATIONS,
+  type StoreOperation,
   type Succession,
 } from "./memory-store";
 
@@ -313,7 +316,7 @@ export class PostgresMemoryStore implements MemoryStore {
   }
 
   /** `op` in one transaction on one connection: committed when it resolves, rolled back when it throws. */
-  private transaction<T>(what: string, op: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  private transaction<T>(what: StoreOperation, op: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     return this.run(what, async () => {
       const client = await this.pool.connect();
       let broken = false;
@@ -335,7 +338,7 @@ export class PostgresMemoryStore implements MemoryStore {
   }
 
   private query<R extends pg.QueryResultRow = pg.QueryResultRow>(
-    what: string,
+    what: StoreOperation,
     sql: string,
     params: unknown[],
   ): Promise<pg.QueryResult<R>> {
@@ -343,7 +346,7 @@ export class PostgresMemoryStore implements MemoryStore {
   }
 
   /** Runs `op`, turning a database failure into a ToolError that says what failed (the server's words go to the log). */
-  private async run<T>(what: string, op: () => Promise<T>): Promise<T> {
+  private async run<T>(what: StoreOperation, op: () => Promise<T>): Promise<T> {
     try {
       return await op();
     } catch (err) {
@@ -420,7 +423,7 @@ const MISCONFIGURED_SQLSTATE_CLASSES = new Set(["28", "3D"]);
 const UNAVAILABLE_SQLSTATES = new Set(["25006", "42501"]);
 const MISCONFIGURED_SQLSTATES = new Set(["42501"]);
 
-function storeError(err: unknown, what: string, target: string): ToolError {
+function storeError(err: unknown, what: StoreOperation, target: string): ToolError {
   if (err instanceof ToolError) return err;
   const e = err as Error & { code?: string; errors?: Error[] };
   // A server-side error carries a SQLSTATE; anything else (refused, reset, timed out, the pool closed) never reached it.
@@ -443,15 +446,23 @@ function storeError(err: unknown, what: string, target: string): ToolError {
     code: unavailable ? "unavailable" : "internal",
     reason: unavailable ? "MEMORY_STORE_UNAVAILABLE" : "MEMORY_STORE_FAILED",
     message: unavailable
-      ? `the memory store could not ${what}; ${misconfigured ? "its connection settings need fixing" : "retry shortly"}`
-      : `internal error: the memory store failed to ${what}; report the trace_id to the service operators`,
+      ? text(
+          `the memory store could not ${what}; ${misconfigured ? "its connection settings need fixing" : "retry shortly"}`,
+          `记忆存储无法${STORE_OPERATIONS[what]}；${misconfigured ? "它的连接配置需要修正" : "请稍后重试"}`,
+        )
+      : text(
+          `internal error: the memory store failed to ${what}; report the trace_id to the service operators`,
+          `内部错误：记忆存储${STORE_OPERATIONS[what]}失败；请把 trace_id 报告给服务的运维人员`,
+        ),
     metadata: unavailable ? { store: "postgres" } : {},
     privateDetail: `PostgreSQL at ${target}: ${what}: ${sqlstate ? `SQLSTATE ${sqlstate}: ` : ""}${detail}`,
     ...(unavailable && !misconfigured
       ? {
           hint: {
-            message:
+            message: text(
               "Retry the same call in a few seconds: the memory store is not reachable now. Storing the same memory again is harmless (same memory_key, same memory).",
+              "几秒后原样重试：记忆存储现在无法连接。再次保存同一条记忆没有副作用（memory_key 相同，记忆也相同）。",
+            ),
           },
         }
       : {}),

@@ -3,6 +3,7 @@ import { dirname, resolve } from "node:path";
 import Database from "better-sqlite3";
 import type { Logger } from "pino";
 import type { Json } from "../../core/json";
+import { text } from "../../errors/text";
 import { ToolError } from "../../errors/tool-error";
 import {
   type KeywordHit,
@@ -12,6 +13,8 @@ import {
   type MemoryVector,
   type MemoryWrite,
   newestPerOlder,
+  STORE_OPERATIONS,
+  type StoreOperation,
   type Succession,
 } from "./memory-store";
 
@@ -422,7 +425,7 @@ export class SqliteMemoryStore implements MemoryStore {
   }
 
   /** Runs `op`, turning a database failure into a ToolError that says what failed (SQLite's words go to the log). */
-  private run<T>(what: string, op: () => T): T {
+  private run<T>(what: StoreOperation, op: () => T): T {
     try {
       return op();
     } catch (err) {
@@ -479,7 +482,7 @@ function atStartUp<T>(path: string, op: () => T): T {
  */
 const UNAVAILABLE_CODES = /^SQLITE_(BUSY|LOCKED|CANTOPEN|IOERR|FULL|READONLY|PERM|NOTADB)/;
 
-function storeError(err: unknown, what: string, path: string): ToolError {
+function storeError(err: unknown, what: StoreOperation, path: string): ToolError {
   if (err instanceof ToolError) return err;
   const e = err as Error & { code?: string };
   const closed = e instanceof TypeError && /not open/.test(e.message);
@@ -490,8 +493,11 @@ function storeError(err: unknown, what: string, path: string): ToolError {
     reason: unavailable ? "MEMORY_STORE_UNAVAILABLE" : "MEMORY_STORE_FAILED",
     // The file and SQLite's message (which may quote SQL) are for the operators' log only.
     message: unavailable
-      ? `the memory store could not ${what}; retry shortly`
-      : `internal error: the memory store failed to ${what}; report the trace_id to the service operators`,
+      ? text(`the memory store could not ${what}; retry shortly`, `记忆存储无法${STORE_OPERATIONS[what]}；请稍后重试`)
+      : text(
+          `internal error: the memory store failed to ${what}; report the trace_id to the service operators`,
+          `内部错误：记忆存储${STORE_OPERATIONS[what]}失败；请把 trace_id 报告给服务的运维人员`,
+        ),
     metadata: unavailable ? { store: "sqlite" } : {},
     privateDetail: `SQLite file ${path}: ${what}: ${e.code ? `${e.code}: ` : ""}${e.message}`,
     cause: err,

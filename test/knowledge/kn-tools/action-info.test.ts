@@ -193,14 +193,18 @@ describe.each(BACKENDS)("get_action_info over the %s backend", (kind) => {
     });
 
     it("returns no tool and says why when the action type is bound to nothing", async () => {
-      const res = await h.rpc.getActionInfo({
+      const request = {
         knId: KN,
         atId: "suspend_company_production",
         instanceIdentities: [{ company_id: "company_000001" }],
-      });
+      };
+      const res = await h.rpc.getActionInfo(request);
       expect(res.DynamicTools).toEqual([]);
-      expect(res.message).toContain("没有绑定可执行的工具");
+      expect(res.message).toContain("is bound to no executable tool or MCP tool");
       expect(res.message).toContain("search_schema");
+      const zh = await h.rpcWith({ ...ACCOUNT, "accept-language": "zh" }).getActionInfo(request);
+      expect(zh.message).toContain("没有绑定可执行的工具");
+      expect(zh.message).toContain("search_schema");
     });
 
     it("returns no tool and says what to do when no instance given exists", async () => {
@@ -227,7 +231,7 @@ describe.each(BACKENDS)("get_action_info over the %s backend", (kind) => {
     it("holds at most 20 tools without instances, and says to name them", async () => {
       const res = await h.rpc.getActionInfo({ knId: KN, atId: "generate_treatment_plan" });
       expect(res.DynamicTools).toHaveLength(20);
-      expect(res.message).toContain("只返回了前 20 个");
+      expect(res.message).toContain("tool definitions are returned for the first 20 only");
     });
 
     it("refuses an unknown action type, pointing at search_schema", async () => {
@@ -336,7 +340,7 @@ describe.each(BACKENDS)("get_action_info over the %s backend", (kind) => {
       expect(unbound.body).toEqual({
         headers: ACCOUNT,
         _dynamic_tools: [],
-        message: expect.stringContaining("没有绑定"),
+        message: expect.stringContaining("is bound to no executable tool"),
       });
       const unknown = await h.rest("get_action_info", { kn_id: KN, at_id: "launch_rocket" });
       expect(unknown.status).toBe(404);
@@ -442,7 +446,7 @@ describe("get_action_info with bindings the platform may hold but a bundle canno
       ),
     );
     expect(err).toMatchObject({ code: "not_found", reason: "MCP_TOOL_NOT_FOUND" });
-    expect(err.message).toContain("未找到指定工具");
+    expect(err.text.zh).toContain("未找到指定工具");
     expect(err.hint?.validValues).toEqual(["book_appointment", "query_queue"]);
   });
 

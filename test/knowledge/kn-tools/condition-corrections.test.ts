@@ -233,14 +233,18 @@ describe("the condition checker's corrections", () => {
   it("offers nothing rather than a correction the check would refuse", () => {
     // disease_name allows no operation without a value: "exists" has no correction (it used to offer exist).
     const exists = check({ field: "disease_name", operation: "exists" });
-    expect(exists.violations[0]?.description).toContain('did you mean "exist"? disease_name does not allow it');
+    expect(exists.violations[0]?.description.en).toContain('did you mean "exist"? disease_name does not allow it');
+    expect(exists.violations[0]?.description.zh).toContain('是否指 "exist"？disease_name 不允许它');
     expect(exists.examples).toEqual([]);
     // An or of nothing matches nothing: "OR" alone is not corrected to {"operation":"or"}, which is refused too.
     expect(check({ operation: "OR" }).examples).toEqual([]);
     expect(check({ operation: "or" }).violations).toEqual([
       {
         field: "condition.sub_conditions",
-        description: expect.stringContaining("an or group with no sub_conditions matches no instance"),
+        description: {
+          en: expect.stringContaining("empty, so the or group matches no instance"),
+          zh: expect.stringContaining("这个 or 组不匹配任何实例"),
+        },
       },
     ]);
     // An and of nothing is the "every instance" idiom, written out in full.
@@ -249,7 +253,7 @@ describe("the condition checker's corrections", () => {
     ]);
     // A comparison is never swapped for its opposite or an unordered one.
     const rich = check({ field: "category", operation: ">", value: "a" }, RICH);
-    expect(rich.violations[0]?.description).not.toContain("use");
+    expect(rich.violations[0]?.description.en).not.toContain("use");
     expect(rich.examples).toEqual([]);
     expect(check({ field: "id", operation: "!=", value: 1 }, RICH).examples).toEqual([]);
   });
@@ -280,7 +284,13 @@ describe("the condition checker's corrections", () => {
       RICH,
     );
     expect(negative.violations).toEqual([
-      { field: "condition.limit_value", description: "min_distance must be a number of at least 0" },
+      {
+        field: "condition.limit_value",
+        description: {
+          en: "min_distance must be a number of at least 0",
+          zh: "min_distance 的取值必须是不小于 0 的数字",
+        },
+      },
     ]);
   });
 });

@@ -40,6 +40,8 @@ describe.each(BACKENDS)("find_skills over the %s backend", (kind) => {
     h = await startHarness(kind, {}, [SAMPLE_BUNDLE, ...writeEdgeBundles()]);
   });
   afterAll(() => h.close());
+  /** The RPC for a caller that asks for Chinese: the platform tool's words. */
+  const zh = () => h.rpcWith({ ...ACCOUNT, "accept-language": "zh" });
 
   describe("the RPC", () => {
     it("finds the skills bound to an object type's instances, by skill_id, at most top_k (10 by default)", async () => {
@@ -93,13 +95,18 @@ describe.each(BACKENDS)("find_skills over the %s backend", (kind) => {
 
     it("returns no skill for a skill_query nothing fits, saying why and what to try (skill_query_no_match)", async () => {
       for (const objectTypeId of ["disease", "skills"]) {
-        const res = await h.rpc.findSkills({ knId: KN, objectTypeId, skillQuery: "股票行情分析" });
+        const res = await zh().findSkills({ knId: KN, objectTypeId, skillQuery: "股票行情分析" });
         expect(res.entries).toEqual([]);
         expect(res.message).toBe(
           "范围内有可用技能，但没有与「股票行情分析」相关的。请换用技能名称或用途中的词重试，或去掉 skill_query 查看全部可用技能。",
         );
+        // In English for a caller that asks for no language (the test server's default).
+        const en = await h.rpc.findSkills({ knId: KN, objectTypeId, skillQuery: "股票行情分析" });
+        expect(en.message).toBe(
+          'There are skills in scope, but none related to "股票行情分析". Try again with words from a skill\'s name or purpose, or leave skill_query out to see every available skill.',
+        );
       }
-      const withInstances = await h.rpc.findSkills({
+      const withInstances = await zh().findSkills({
         knId: KN,
         objectTypeId: "disease",
         instanceIdentities: UPPER_AIRWAY,
@@ -140,7 +147,7 @@ describe.each(BACKENDS)("find_skills over the %s backend", (kind) => {
     });
 
     it("says the object type has no skill binding (object_type_no_binding)", async () => {
-      const res = await h.rpc.findSkills({ knId: KN, objectTypeId: "company" });
+      const res = await zh().findSkills({ knId: KN, objectTypeId: "company" });
       expect(res.entries).toEqual([]);
       expect(res.message).toContain("药物生厂商（company）");
       expect(res.message).toContain("没有任何关系类型");
@@ -148,7 +155,7 @@ describe.each(BACKENDS)("find_skills over the %s backend", (kind) => {
     });
 
     it("says the instances have no skill (instance_no_match) and the query matched none (skill_query_no_match)", async () => {
-      const noneBound = await h.rpc.findSkills({
+      const noneBound = await zh().findSkills({
         knId: KN,
         objectTypeId: "disease",
         instanceIdentities: [{ disease_id: "disease_999999" }],
@@ -156,7 +163,7 @@ describe.each(BACKENDS)("find_skills over the %s backend", (kind) => {
       expect(noneBound.entries).toEqual([]);
       expect(noneBound.message).toContain("给定的实例没有绑定任何技能");
       expect(noneBound.message).toContain("instance_identities");
-      const noMatch = await h.rpc.findSkills({
+      const noMatch = await zh().findSkills({
         knId: KN,
         objectTypeId: "disease",
         instanceIdentities: UPPER_AIRWAY,
@@ -169,7 +176,7 @@ describe.each(BACKENDS)("find_skills over the %s backend", (kind) => {
     });
 
     it("says no instance of the type is bound (object_type_no_match)", async () => {
-      const res = await h.rpc.findSkills({ knId: "kn_edge", objectTypeId: "ward" });
+      const res = await zh().findSkills({ knId: "kn_edge", objectTypeId: "ward" });
       expect(res.entries).toEqual([]);
       expect(res.message).toContain("病房（ward） 的实例都没有绑定技能");
     });
@@ -261,7 +268,7 @@ describe.each(BACKENDS)("find_skills over the %s backend", (kind) => {
       ]);
       const empty = await callOk(h.mcp, "find_skills", { kn_id: KN, object_type_id: "company" });
       expect(empty["skills"]).toBeUndefined();
-      expect(empty["message"]).toContain("没有任何关系类型");
+      expect(empty["message"]).toContain("No relation type links object type 药物生厂商 (company)");
     });
 
     it("fails naming the argument, or the contract's missing part", async () => {
@@ -282,7 +289,7 @@ describe.each(BACKENDS)("find_skills over the %s backend", (kind) => {
         skill_query: "红烧肉怎么做",
       });
       expect(none["skills"]).toBeUndefined();
-      expect(none["message"]).toContain("没有与「红烧肉怎么做」相关的");
+      expect(none["message"]).toContain('none related to "红烧肉怎么做"');
     });
   });
 
@@ -302,14 +309,14 @@ describe.each(BACKENDS)("find_skills over the %s backend", (kind) => {
         ],
       });
       const empty = await h.rest("find_skills", { kn_id: KN, object_type_id: "company" });
-      expect(empty.body).toEqual({ entries: [], message: expect.stringContaining("没有任何关系类型") });
+      expect(empty.body).toEqual({ entries: [], message: expect.stringContaining("No relation type links") });
     });
 
     it("reports errors in the platform's envelope", async () => {
       const missing = await h.rest("find_skills", { kn_id: KN });
       expect(missing.status).toBe(400);
       expect(missing.body.code).toBe("INVALID_ARGUMENT");
-      expect(missing.body.description).toContain("object_type_id is required");
+      expect(missing.body.description).toContain("object_type_id: required");
       const contract = await h.rest("find_skills", { kn_id: "kn_no_skills", object_type_id: "ward" });
       expect(contract.status).toBe(404);
       expect(contract.body).toMatchObject({ code: "SKILLS_TYPE_NOT_FOUND", link: "" });
@@ -333,7 +340,7 @@ describe.each(BACKENDS)("find_skills over the %s backend", (kind) => {
         skill_query: "季度财务报表审计",
       });
       expect(res.status).toBe(200);
-      expect(res.body).toEqual({ entries: [], message: expect.stringContaining("没有与「季度财务报表审计」相关的") });
+      expect(res.body).toEqual({ entries: [], message: expect.stringContaining('none related to "季度财务报表审计"') });
     });
   });
 });
@@ -364,6 +371,6 @@ describe("find_skills' 10 s budget", () => {
     const err = await call;
     expect(abandoned).toBe(true);
     expect(err).toMatchObject({ code: "deadline_exceeded", reason: "FIND_SKILLS_TIMEOUT" });
-    expect(err.hint?.message).toContain("skill_query");
+    expect(err.hint?.message.en).toContain("skill_query");
   });
 });

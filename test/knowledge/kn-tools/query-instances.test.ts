@@ -299,13 +299,19 @@ describe.each(BACKENDS)("QueryObjectInstances on the %s backend", (name) => {
       "condition.value",
       "use in",
     ],
-    ["no value", "disease", { field: "age", operation: "==" }, "condition.value", "== needs a value"],
+    [
+      "no value",
+      "disease",
+      { field: "age", operation: "==" },
+      "condition.value",
+      "required by ==: a string, number or boolean",
+    ],
     [
       "a value for exist",
       "drug_product",
       { field: "approval_date", operation: "exist", value: 1 },
       "condition.value",
-      "exist takes no value",
+      "exist takes none; leave it out",
     ],
     [
       "three bounds for range",
@@ -363,7 +369,13 @@ describe.each(BACKENDS)("QueryObjectInstances on the %s backend", (name) => {
       "condition.field",
       "an and group takes only sub_conditions",
     ],
-    ["a missing field", "disease", { operation: "like", value: "气道" }, "condition.field", "like needs field"],
+    [
+      "a missing field",
+      "disease",
+      { operation: "like", value: "气道" },
+      "condition.field",
+      "required by like: a data property of disease",
+    ],
     [
       "__id with like",
       "disease",
@@ -497,7 +509,7 @@ describe.each(BACKENDS)("QueryObjectInstances on the %s backend", (name) => {
     const many = Array.from({ length: 101 }, (_, i) => ({ field: "disease_id", operation: "==", value: `d${i}` }));
     const wide = await rpcFailure(query({ ot_id: "disease", condition: { operation: "or", sub_conditions: many } }));
     expect(violationAt(wide, "condition.sub_conditions")).toContain(
-      "has 101 sub_conditions; an and/or group takes at most 100",
+      "has 101 conditions; an and/or group takes at most 100",
     );
 
     let deep: Record<string, unknown> = { field: "age", operation: "==", value: "儿童" };
@@ -544,7 +556,7 @@ describe.each(BACKENDS)("QueryObjectInstances on the %s backend", (name) => {
   it("refuses a limit out of 1..10000", async () => {
     for (const limit of [0, 10_001]) {
       const f = await rpcFailure(query({ ot_id: "disease", limit }));
-      expect(violationAt(f, "limit")).toBe("limit must be from 1 to 10000");
+      expect(violationAt(f, "limit")).toBe("must be from 1 to 10000");
     }
   });
 
@@ -674,7 +686,7 @@ describe("POST /api/agent-retrieval/in/v1/kn/query_object_instance", () => {
     expect(sa.body.details.field_violations).toEqual([
       {
         field: "search_after",
-        description: "search_after is not taken: pass the next_cursor of the previous page as cursor",
+        description: "not taken: pass the next_cursor of the previous page as cursor",
       },
     ]);
     const unknown = await rest(server(), "query_object_instance", { kn_id: KN, ot_id: "disease" }, { limt: 5 });
@@ -693,7 +705,7 @@ describe("POST /api/agent-retrieval/in/v1/kn/query_object_instance", () => {
     const noOt = await rest(server(), "query_object_instance", { kn_id: KN }, {});
     expect(noOt.body.details.field_violations[0]).toEqual({
       field: "ot_id",
-      description: "ot_id is required: the object type to query (an object type id from search_schema)",
+      description: "required: the object type to query (an object type id from search_schema)",
     });
     const format = await rest(
       server(),
@@ -702,7 +714,7 @@ describe("POST /api/agent-retrieval/in/v1/kn/query_object_instance", () => {
       {},
     );
     expect(format.status).toBe(400);
-    expect(format.body.description).toContain('response_format must be "json", "toon" or "yaml"');
+    expect(format.body.description).toContain('response_format: must be "json", "toon" or "yaml"');
   });
 
   it("pages over REST with the cursor in the body", async () => {

@@ -191,8 +191,8 @@ describe.each(BACKENDS)("search_schema over the %s backend", (kind) => {
         "query",
         "search_scope.include_object_types",
       ]);
-      expect(err.rawMessage).toContain("search_scope must enable at least one concept type");
-      expect(err.rawMessage).toContain("max_concepts must be greater than 0");
+      expect(err.rawMessage).toContain("search_scope.include_object_types: at least one concept type must be enabled");
+      expect(err.rawMessage).toContain("max_concepts: must be greater than 0");
       expect((await failure(h.rpc.searchSchema({ query: QUESTION, knId: KN, maxConcepts: 101 }))).code).toBe(
         Code.InvalidArgument,
       );
@@ -451,7 +451,7 @@ describe.each(BACKENDS)("search_schema over the %s backend", (kind) => {
       const bad = await h.rest("search_schema", { query: QUESTION, kn_id: KN, max_concepts: 0, colour: "red" });
       expect(bad.status).toBe(400);
       expect(bad.body).toMatchObject({ code: "INVALID_ARGUMENT", link: "", solution: expect.any(String) });
-      expect(bad.body.description).toContain("max_concepts must be greater than 0");
+      expect(bad.body.description).toContain("max_concepts: must be greater than 0");
       expect(bad.body.details.field_violations.map((v: { field: string }) => v.field).sort()).toEqual([
         "colour",
         "max_concepts",

@@ -385,19 +385,15 @@ describe.each(BACKENDS)("QueryInstanceSubgraph on the %s backend", (name) => {
         },
       ]),
     );
-    expect(violationAt(f, "relation_type_paths[0].object_types[0].limit")).toBe(
-      "a node's limit must be from 1 to 10000",
-    );
-    expect(violationAt(f, "relation_type_paths[0].limit")).toBe("a path's limit must be from 1 to 10000");
+    expect(violationAt(f, "relation_type_paths[0].object_types[0].limit")).toBe("must be from 1 to 10000");
+    expect(violationAt(f, "relation_type_paths[0].limit")).toBe("must be from 1 to 10000");
     const empty = await rpcFailure(subgraph([]));
-    expect(violationAt(empty, "relation_type_paths")).toBe(
-      "relation_type_paths is required: at least one path template",
-    );
+    expect(violationAt(empty, "relation_type_paths")).toBe("required: at least one path template");
   });
 });
 
 const NO_EXPLORATION =
-  "the exploration mode (source_object_type_id, direction, path_length) is not offered: give relation_type_paths, one path template per walk";
+  "not taken: this service offers no exploration mode (source_object_type_id, direction, path_length); give relation_type_paths, one path template per walk";
 
 describe("POST /api/agent-retrieval/in/v1/kn/query_instance_subgraph", () => {
   const server = () => byName.get("http (simulator)")!.server;
@@ -465,7 +461,7 @@ describe("POST /api/agent-retrieval/in/v1/kn/query_instance_subgraph", () => {
       { field: "source_object_type_id", description: NO_EXPLORATION },
       { field: "direction", description: NO_EXPLORATION },
       { field: "path_length", description: NO_EXPLORATION },
-      { field: "relation_type_paths", description: "relation_type_paths is required: at least one path template" },
+      { field: "relation_type_paths", description: "required: at least one path template" },
     ]);
     const stray = await rest(
       server(),

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { zodText } from "../../../errors/text";
 import { pathId } from "../../../upstream/path-ids";
 
 /** Instances one call may name. */
@@ -8,22 +9,30 @@ export const MAX_ACTION_INSTANCES = 1000;
 export const identitySchema = z.record(
   z.string(),
   z.union([z.string(), z.number(), z.boolean()], {
-    error: "primary key values are strings, numbers or booleans, copied from an _instance_identity",
+    error: zodText(
+      "primary key values are strings, numbers or booleans, copied from an _instance_identity",
+      "主键的值是字符串、数字或布尔值，取自 _instance_identity",
+    ),
   }),
+);
+
+const AT_ID_REQUIRED = zodText(
+  "required: an action type id from search_schema's action_types",
+  "必填：search_schema 返回的 action_types 中的行动类型id",
 );
 
 /** Input of GetActionInfo (the platform's get_action_info). */
 export const getActionInfoInput = z.object({
   kn_id: z.string().trim().default("").describe("业务知识网络 ID，如 kn_medical；不传时使用连接的 x-kn-id 请求头"),
-  at_id: pathId(
-    z
-      .string({ error: "at_id is required: an action type id from search_schema's action_types" })
-      .trim()
-      .min(1, "at_id is required: an action type id from search_schema's action_types"),
-  ).describe("行动类型 ID，取自 search_schema 返回的 action_types，如 generate_treatment_plan"),
+  at_id: pathId(z.string({ error: AT_ID_REQUIRED }).trim().min(1, AT_ID_REQUIRED)).describe(
+    "行动类型 ID，取自 search_schema 返回的 action_types，如 generate_treatment_plan",
+  ),
   instance_identities: z
     .array(identitySchema)
-    .max(MAX_ACTION_INSTANCES, `at most ${MAX_ACTION_INSTANCES} instances`)
+    .max(
+      MAX_ACTION_INSTANCES,
+      zodText(`at most ${MAX_ACTION_INSTANCES} instances`, `最多 ${MAX_ACTION_INSTANCES} 个实例`),
+    )
     .default([])
     // An empty map names no instance (the platform's tool drops them too).
     .transform((list) => list.filter((identity) => Object.keys(identity).length > 0))

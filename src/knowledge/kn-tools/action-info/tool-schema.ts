@@ -1,4 +1,5 @@
 import type { Json } from "../../../core/json";
+import { text } from "../../../errors/text";
 import { ToolError } from "../../../errors/tool-error";
 
 /**
@@ -159,11 +160,16 @@ class RefResolver {
       throw new ToolError({
         code: "failed_precondition",
         reason: "TOOL_SCHEMA_BROKEN",
-        message: `the definition of tool ${this.toolName} refers to ${ref}, which it does not define (references must point into ${this.prefix})`,
+        message: text(
+          `the definition of tool ${this.toolName} refers to ${ref}, which it does not define (references must point into ${this.prefix})`,
+          `工具 ${this.toolName} 的定义引用了 ${ref}，但它没有定义这个引用（引用必须指向 ${this.prefix} 之下）`,
+        ),
         metadata: { tool: this.toolName, ref },
         hint: {
-          message:
+          message: text(
             "The tool's definition must be fixed on the platform; calling again will fail the same way. Choose another action type meanwhile.",
+            "需要在平台上修正这个工具的定义；再次调用会同样失败。在此之前请选择其他行动类型。",
+          ),
         },
       });
     }
@@ -182,11 +188,16 @@ function duplicateParameter(toolName: string, name: string, first: string, secon
   return new ToolError({
     code: "failed_precondition",
     reason: "DUPLICATE_TOOL_PARAMETER",
-    message: `tool ${toolName} defines the parameter "${name}" twice (in ${first} and in ${second}), so its arguments cannot be one object (参数名 '${name}' 在不同位置重复出现)`,
+    message: text(
+      `tool ${toolName} defines the parameter "${name}" twice (in ${first} and in ${second}), so its arguments cannot be one object`,
+      `工具 ${toolName} 的参数名 '${name}' 在不同位置重复出现（${first} 和 ${second}），它的参数无法合成一个对象`,
+    ),
     metadata: { tool: toolName, parameter: name, locations: `${first},${second}` },
     hint: {
-      message:
+      message: text(
         "The tool's definition must be fixed on the platform (rename one of the two); calling again will fail the same way.",
+        "需要在平台上修正这个工具的定义（给两者之一改名）；再次调用会同样失败。",
+      ),
     },
   });
 }

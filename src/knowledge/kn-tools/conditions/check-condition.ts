@@ -1,5 +1,6 @@
 import type { Json } from "../../../core/json";
 import { MAX_PATTERN_LENGTH } from "../../../core/safe-regex";
+import { type Text, text } from "../../../errors/text";
 import type { FieldViolation } from "../../../errors/tool-error";
 import {
   type Condition,
@@ -120,7 +121,7 @@ class Checker {
     this.properties = new Map(type.data_properties.map((p) => [p.name, p]));
   }
 
-  private bad(field: string, description: string): void {
+  private bad(field: string, description: Text): void {
     this.problems.violations.push({ field, description });
   }
 
@@ -145,7 +146,10 @@ class Checker {
     if (meant !== undefined && isGroupOperation(meant)) {
       this.bad(
         `${path}.operation`,
-        `${JSON.stringify(c.operation)} is not an operation; did you mean ${JSON.stringify(meant)}? The operations are: ${ALL_OPERATIONS.join(" ")}`,
+        text(
+          `${JSON.stringify(c.operation)} is not an operation; did you mean ${JSON.stringify(meant)}? The operations are: ${ALL_OPERATIONS.join(" ")}`,
+          `${JSON.stringify(c.operation)} 不是一个操作；是否指 ${JSON.stringify(meant)}？可用的操作有：${ALL_OPERATIONS.join(" ")}`,
+        ),
       );
       this.offer(c, { operation: meant }, path, depth);
       return undefined;
@@ -159,7 +163,10 @@ class Checker {
     if (depth > MAX_CONDITION_DEPTH) {
       this.bad(
         path,
-        `and/or groups are nested more than ${MAX_CONDITION_DEPTH} deep here; flatten them (an and inside an and is one and)`,
+        text(
+          `and/or groups are nested more than ${MAX_CONDITION_DEPTH} deep here; flatten them (an and inside an and is one and)`,
+          `这里的 and/or 组嵌套超过 ${MAX_CONDITION_DEPTH} 层；请把它们展平（and 里面的 and 就是同一个 and）`,
+        ),
       );
       return undefined;
     }
@@ -171,7 +178,10 @@ class Checker {
     if (stray.length > 0) {
       this.bad(
         `${path}.${stray[0]}`,
-        `an ${op} group takes only sub_conditions; ${stray.join(", ")} belong in a leaf condition inside them`,
+        text(
+          `an ${op} group takes only sub_conditions; ${stray.join(", ")} belong in a leaf condition inside them`,
+          `${op} 组只接受 sub_conditions；${stray.join(", ")} 应放在其中的叶子条件里`,
+        ),
       );
       for (const k of stray) fix[k] = undefined;
       // A field and value on a group are a leaf written one level too high.
@@ -187,13 +197,19 @@ class Checker {
     if (op === "or" && subs.length === 0 && fix.sub_conditions === undefined) {
       this.bad(
         `${path}.sub_conditions`,
-        `an or group with no sub_conditions matches no instance: give the conditions it combines, or {"operation":"and","sub_conditions":[]} for every instance`,
+        text(
+          `empty, so the or group matches no instance: give the conditions it combines, or {"operation":"and","sub_conditions":[]} for every instance`,
+          `为空，这个 or 组不匹配任何实例：请给出它要组合的条件；要匹配所有实例请用 {"operation":"and","sub_conditions":[]}`,
+        ),
       );
     }
     if (subs.length > MAX_SUB_CONDITIONS) {
       this.bad(
         `${path}.sub_conditions`,
-        `has ${subs.length} sub_conditions; an and/or group takes at most ${MAX_SUB_CONDITIONS}: split them into nested groups of at most ${MAX_SUB_CONDITIONS}, or compare one field with several values using in`,
+        text(
+          `has ${subs.length} conditions; an and/or group takes at most ${MAX_SUB_CONDITIONS}: split them into nested groups of at most ${MAX_SUB_CONDITIONS}, or compare one field with several values using in`,
+          `有 ${subs.length} 个条件；一个 and/or 组最多 ${MAX_SUB_CONDITIONS} 个：请拆成每组最多 ${MAX_SUB_CONDITIONS} 个的嵌套组，或用 in 把一个字段与多个值比较`,
+        ),
       );
     }
     const own = this.problems.violations.length > before;
@@ -220,12 +236,18 @@ class Checker {
     if (c.sub_conditions !== undefined && c.sub_conditions.length > 0) {
       this.bad(
         `${path}.sub_conditions`,
-        `a ${named} condition takes no sub_conditions; to combine conditions, put them in an and/or group`,
+        text(
+          `a ${named} condition takes none; to combine conditions, put them in an and/or group`,
+          `${named} 条件不接受子条件；要组合条件，请把它们放进 and/or 组`,
+        ),
       );
     }
     const target = op === "multi_match" ? this.multiMatchFields(c, path, fix) : this.field(c, op, path, fix);
     if (c.value_from !== undefined && c.value_from !== "const") {
-      this.bad(`${path}.value_from`, `must be "const" (the only value source), or left out`);
+      this.bad(
+        `${path}.value_from`,
+        text(`must be "const" (the only value source), or left out`, `必须是 "const"（唯一的取值来源），或不传`),
+      );
       fix.value_from = undefined;
     }
     if (op !== undefined) {
@@ -234,7 +256,10 @@ class Checker {
       if (op !== "multi_match") {
         for (const k of ["fields", "match_type"] as const) {
           if (c[k] === undefined) continue;
-          this.bad(`${path}.${k}`, `${k} is only for multi_match; ${op} takes field`);
+          this.bad(
+            `${path}.${k}`,
+            text(`only for multi_match; ${op} takes field`, `只用于 multi_match；${op} 使用 field`),
+          );
           fix[k] = undefined;
         }
       }
@@ -273,7 +298,10 @@ class Checker {
     if (field === undefined || field === "") {
       this.bad(
         `${path}.field`,
-        `${op ?? "a leaf condition"} needs field: a data property of ${this.type.id} (${names.join(", ")})${op !== undefined && ANY_FIELD_OPERATIONS.has(op) ? ', or "*" for every property that allows it' : ""}`,
+        text(
+          `${op === undefined ? "required" : `required by ${op}`}: a data property of ${this.type.id} (${names.join(", ")})${op !== undefined && ANY_FIELD_OPERATIONS.has(op) ? ', or "*" for every property that allows it' : ""}`,
+          `${op === undefined ? "必填" : `${op} 必须提供`}：${this.type.id} 的一个数据属性（${names.join(", ")}）${op !== undefined && ANY_FIELD_OPERATIONS.has(op) ? '，或用 "*" 表示所有允许它的属性' : ""}`,
+        ),
       );
       return { kind: "none" };
     }
@@ -281,7 +309,10 @@ class Checker {
       if (op !== undefined && !ANY_FIELD_OPERATIONS.has(op)) {
         this.bad(
           `${path}.field`,
-          `"*" (every property) is only for ${[...ANY_FIELD_OPERATIONS].join(", ")}; ${op} needs one data property of ${this.type.id}`,
+          text(
+            `"*" (every property) is only for ${[...ANY_FIELD_OPERATIONS].join(", ")}; ${op} needs one data property of ${this.type.id}`,
+            `"*"（所有属性）只用于 ${[...ANY_FIELD_OPERATIONS].join(", ")}；${op} 需要 ${this.type.id} 的一个数据属性`,
+          ),
         );
         return { kind: "none" };
       }
@@ -294,14 +325,20 @@ class Checker {
     if (logic) {
       this.bad(
         `${path}.field`,
-        `${field} is a logic property (${logic.type}) of ${this.type.id}, computed on demand: conditions filter on data properties only. Get its values for chosen instances with ResolveLogicProperties`,
+        text(
+          `${field} is a logic property (${logic.type}) of ${this.type.id}, computed on demand: conditions filter on data properties only. Get its values for chosen instances with ResolveLogicProperties`,
+          `${field} 是 ${this.type.id} 的逻辑属性（${logic.type}），按需计算：条件只能按数据属性过滤。要获取选定实例的值，请用 ResolveLogicProperties`,
+        ),
       );
       return { kind: "none" };
     }
     const close = closestNames(field, names, 3);
     this.bad(
       `${path}.field`,
-      `${field} is not a data property of ${this.type.id}${close.length ? `; did you mean ${close.join(" or ")}?` : "."} Its data properties: ${names.join(", ")}`,
+      text(
+        `${field} is not a data property of ${this.type.id}${close.length ? `; did you mean ${close.join(" or ")}?` : "."} Its data properties: ${names.join(", ")}`,
+        `${field} 不是 ${this.type.id} 的数据属性${close.length ? `；是否指 ${close.join(" 或 ")}？` : "。"}它的数据属性有：${names.join(", ")}`,
+      ),
     );
     if (close[0] === undefined) return { kind: "none" };
     fix.field = close[0];
@@ -325,7 +362,10 @@ class Checker {
           this.problems.allowed ??= allowed;
           this.bad(
             `${path}.operation`,
-            `${property.name} does not allow ${op}; its condition_operations are: ${allowed.join(" ")}${instead ? `; use ${instead} instead` : ""}`,
+            text(
+              `${property.name} does not allow ${op}; its condition_operations are: ${allowed.join(" ")}${instead ? `; use ${instead} instead` : ""}`,
+              `${property.name} 不允许 ${op}；它的 condition_operations 是：${allowed.join(" ")}${instead ? `；请改用 ${instead}` : ""}`,
+            ),
           );
         }
         if (!this.allows(property, current))
@@ -340,7 +380,10 @@ class Checker {
           this.problems.allowed ??= allowed;
           this.bad(
             `${path}.operation`,
-            `no data property of ${this.type.id} allows ${op}${instead ? `; use ${instead} instead` : ""}`,
+            text(
+              `no data property of ${this.type.id} allows ${op}${instead ? `; use ${instead} instead` : ""}`,
+              `${this.type.id} 没有允许 ${op} 的数据属性${instead ? `；请改用 ${instead}` : ""}`,
+            ),
           );
         }
         if (somewhere(current)) return;
@@ -352,7 +395,13 @@ class Checker {
       }
       case "id":
         if (!ID_FIELD_OPERATIONS.has(op)) {
-          this.bad(`${path}.operation`, `__id (the instance id, an answer's _instance_id) takes == or in, not ${op}`);
+          this.bad(
+            `${path}.operation`,
+            text(
+              `__id (the instance id, an answer's _instance_id) takes == or in, not ${op}`,
+              `__id（实例id，即应答中的 _instance_id）只接受 == 或 in，不接受 ${op}`,
+            ),
+          );
         }
         if (!ID_FIELD_OPERATIONS.has(current)) this.retarget(c, current, Array.isArray(c.value) ? "in" : "==", fix);
         return;
@@ -370,9 +419,9 @@ class Checker {
     path: string,
     fix: Fix,
   ): void {
-    let guess = ".";
+    let guess = text(".", "。");
     if (meant !== undefined) {
-      guess = `; did you mean ${JSON.stringify(meant)}?`;
+      guess = text(`; did you mean ${JSON.stringify(meant)}?`, `；是否指 ${JSON.stringify(meant)}？`);
       const current = (fix.operation ?? meant) as LeafOperation;
       if (target.kind === "property") {
         const { property, own } = target;
@@ -380,7 +429,10 @@ class Checker {
         if (!this.allows(property, meant)) {
           const instead = substituteFor(meant, VALUE_SHAPES[meant], allowed);
           if (own) this.problems.allowed ??= allowed;
-          guess += ` ${property.name} does not allow it (its condition_operations are: ${allowed.join(" ")})${instead ? `; use ${JSON.stringify(instead)}` : ""}.`;
+          guess = text(
+            `${guess.en} ${property.name} does not allow it (its condition_operations are: ${allowed.join(" ")})${instead ? `; use ${JSON.stringify(instead)}` : ""}.`,
+            `${guess.zh}${property.name} 不允许它（它的 condition_operations 是：${allowed.join(" ")}）${instead ? `；请用 ${JSON.stringify(instead)}` : ""}。`,
+          );
         }
         if (!this.allows(property, current))
           this.retarget(c, current, substituteFor(current, VALUE_SHAPES[current], allowed), fix);
@@ -388,7 +440,10 @@ class Checker {
     }
     this.bad(
       `${path}.operation`,
-      `${JSON.stringify(given)} is not an operation${guess} The operations are: ${ALL_OPERATIONS.join(" ")}`,
+      text(
+        `${JSON.stringify(given)} is not an operation${guess.en} The operations are: ${ALL_OPERATIONS.join(" ")}`,
+        `${JSON.stringify(given)} 不是一个操作${guess.zh}可用的操作有：${ALL_OPERATIONS.join(" ")}`,
+      ),
     );
   }
 
@@ -419,7 +474,13 @@ class Checker {
 
   private multiMatchFields(c: ConditionInput, path: string, fix: Fix): Target {
     if (c.field !== undefined && c.field !== "") {
-      this.bad(`${path}.field`, "multi_match takes fields (a list of data properties), not field");
+      this.bad(
+        `${path}.field`,
+        text(
+          "multi_match takes fields (a list of data properties), not field",
+          "multi_match 使用 fields（数据属性列表），不使用 field",
+        ),
+      );
       fix.field = undefined;
       fix.fields = [c.field];
       return { kind: "none" };
@@ -435,7 +496,9 @@ class Checker {
       }
       this.bad(
         `${path}.fields[${i}]`,
-        p ? `${f} does not allow multi_match` : `${f} is not a data property of ${this.type.id}`,
+        p
+          ? text(`${f} does not allow multi_match`, `${f} 不允许 multi_match`)
+          : text(`${f} is not a data property of ${this.type.id}`, `${f} 不是 ${this.type.id} 的数据属性`),
       );
       const close = closestNames(f, matching, 1)[0];
       if (close !== undefined) kept.push(close);
@@ -444,7 +507,13 @@ class Checker {
       fix.fields = kept.length > 0 ? [...new Set(kept)] : undefined;
     }
     if (fields.length === 0 && matching.length === 0) {
-      this.bad(`${path}.operation`, `no data property of ${this.type.id} allows multi_match`);
+      this.bad(
+        `${path}.operation`,
+        text(
+          `no data property of ${this.type.id} allows multi_match`,
+          `${this.type.id} 没有允许 multi_match 的数据属性`,
+        ),
+      );
     }
     return { kind: "none" };
   }
@@ -456,13 +525,13 @@ class Checker {
     const words = SHAPE_WORDS[shape];
     if (shape === "none") {
       if (v !== undefined) {
-        this.bad(at, `${op} takes no value; leave value out`);
+        this.bad(at, text(`${op} takes none; leave it out`, `${op} 不接受值；请不要传`));
         fix.value = undefined;
       }
       return;
     }
     if (v === undefined) {
-      this.bad(at, `${op} needs a value: ${words}`);
+      this.bad(at, text(`required by ${op}: ${words.en}`, `${op} 必须提供：${words.zh}`));
       fix.value = exampleValue(shape, undefined);
       return;
     }
@@ -470,42 +539,68 @@ class Checker {
       case "scalar":
         if (Array.isArray(v) && (op === "==" || op === "!=")) {
           const instead = op === "!=" ? "not_in" : "in";
-          this.bad(at, `${op} takes one value, not a list; for any of several values use ${instead}`);
+          this.bad(
+            at,
+            text(
+              `${op} takes one value, not a list; for any of several values use ${instead}`,
+              `${op} 只接受一个值，不接受列表；要匹配多个值中的任何一个，请用 ${instead}`,
+            ),
+          );
           fix.operation = instead;
-        } else if (!isScalar(v)) this.bad(at, `${op} needs ${words}, not ${given(v)}`);
+        } else if (!isScalar(v)) this.bad(at, needs(op, words, v));
         return;
       case "text":
         if (typeof v !== "string" || v.trim() === "") {
-          this.bad(at, `${op} needs ${words}, not ${given(v)}`);
+          this.bad(at, needs(op, words, v));
           if (isScalar(v)) fix.value = String(v);
         } else if (op === "regex" && v.length > MAX_PATTERN_LENGTH) {
-          this.bad(at, `a regex pattern takes at most ${MAX_PATTERN_LENGTH} characters, not ${v.length}`);
+          this.bad(
+            at,
+            text(
+              `a regex pattern takes at most ${MAX_PATTERN_LENGTH} characters, not ${v.length}`,
+              `regex 模式最多 ${MAX_PATTERN_LENGTH} 个字符，而不是 ${v.length} 个`,
+            ),
+          );
         } else if ((op === "like" || op === "not_like") && /^%|%$/.test(v)) {
-          this.bad(at, `${op} already matches a substring and % is taken literally: drop the % wildcards`);
+          this.bad(
+            at,
+            text(
+              `${op} already matches a substring and % is taken literally: drop the % wildcards`,
+              `${op} 本身就匹配子串，% 会按字面匹配：请去掉 % 通配符`,
+            ),
+          );
           fix.value = v.replace(/^%+|%+$/g, "");
         }
         return;
       case "list":
         if (!Array.isArray(v)) {
-          this.bad(at, `${op} needs ${words}, not ${given(v)}`);
+          this.bad(at, needs(op, words, v));
           if (isScalar(v)) fix.value = [v];
-        } else if (v.length === 0) this.bad(at, `${op} needs at least one value in the list`);
-        else if (!v.every(isScalar)) this.bad(at, `${op} needs ${words}; nested lists and objects are not values`);
+        } else if (v.length === 0)
+          this.bad(at, text(`${op} needs at least one value in the list`, `${op} 的列表中至少需要一个值`));
+        else if (!v.every(isScalar))
+          this.bad(
+            at,
+            text(
+              `${op} needs ${words.en}; nested lists and objects are not values`,
+              `${op} 需要${words.zh}；嵌套的列表和对象不是值`,
+            ),
+          );
         return;
       case "value_or_list":
         if (!(isScalar(v) || (Array.isArray(v) && v.length > 0 && v.every(isScalar))))
-          this.bad(at, `${op} needs ${words}`);
+          this.bad(at, text(`${op} needs ${words.en}`, `${op} 需要${words.zh}`));
         return;
       case "pair":
         if (!Array.isArray(v) || v.length !== 2 || !v.every((x) => typeof x === "string" || typeof x === "number")) {
-          this.bad(at, `${op} needs ${words}, not ${given(v)}`);
+          this.bad(at, needs(op, words, v));
           fix.value = exampleValue("pair", v);
         }
         return;
       case "vector_query": {
-        const text = typeof v === "string" && v.trim() !== "";
+        const isText = typeof v === "string" && v.trim() !== "";
         const vector = Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === "number");
-        if (!text && !vector) this.bad(at, `${op} needs ${words}, not ${given(v)}`);
+        if (!isText && !vector) this.bad(at, needs(op, words, v));
         return;
       }
     }
@@ -515,7 +610,7 @@ class Checker {
     if (op !== "knn") {
       for (const k of ["limit_key", "limit_value"] as const) {
         if (c[k] === undefined) continue;
-        this.bad(`${path}.${k}`, `${k} is only for knn`);
+        this.bad(`${path}.${k}`, text("only for knn", "只用于 knn"));
         fix[k] = undefined;
       }
       return;
@@ -525,7 +620,10 @@ class Checker {
     if (!(KNN_LIMIT_KEYS as readonly string[]).includes(key)) {
       this.bad(
         `${path}.limit_key`,
-        `${JSON.stringify(given)} is not a knn limit; it is k (the k nearest), min_score (similarity at least limit_value) or max_distance (distance at most limit_value; min_distance means the same)`,
+        text(
+          `${JSON.stringify(given)} is not a knn limit; it is k (the k nearest), min_score (similarity at least limit_value) or max_distance (distance at most limit_value; min_distance means the same)`,
+          `${JSON.stringify(given)} 不是 knn 的限制方式；可用的是 k（最近的 k 个）、min_score（相似度不低于 limit_value）或 max_distance（距离不超过 limit_value；min_distance 含义相同）`,
+        ),
       );
       fix.limit_key = closestNames(given, ALL_KNN_LIMIT_KEYS, 1)[0] ?? "k";
       return;
@@ -533,10 +631,16 @@ class Checker {
     const n = c.limit_value;
     if (n === undefined) return;
     if (key === "k" && (!Number.isInteger(n) || n < 1 || n > MAX_KNN_K)) {
-      this.bad(`${path}.limit_value`, `k must be a whole number from 1 to ${MAX_KNN_K}`);
+      this.bad(
+        `${path}.limit_value`,
+        text(`k must be a whole number from 1 to ${MAX_KNN_K}`, `k 的取值必须是 1 到 ${MAX_KNN_K} 之间的整数`),
+      );
       fix.limit_value = Number.isFinite(n) ? Math.min(MAX_KNN_K, Math.max(1, Math.round(n))) : undefined;
     } else if (key !== "k" && (!Number.isFinite(n) || n < 0)) {
-      this.bad(`${path}.limit_value`, `${given} must be a number of at least 0`);
+      this.bad(
+        `${path}.limit_value`,
+        text(`${given} must be a number of at least 0`, `${given} 的取值必须是不小于 0 的数字`),
+      );
       fix.limit_value = Number.isFinite(n) ? 0 : undefined;
     }
   }
@@ -644,8 +748,13 @@ function compactNode(node: Record<string, Json | undefined>): Json {
 
 /** What the caller gave, short, for a message. */
 function given(v: Json | undefined): string {
-  const text = JSON.stringify(v) ?? "nothing";
-  return text.length > 60 ? `${text.slice(0, 57)}…` : text;
+  const json = JSON.stringify(v) ?? "null";
+  return json.length > 60 ? `${json.slice(0, 57)}…` : json;
+}
+
+/** `op` needs a value of another shape than the one given. */
+function needs(op: string, words: Text, v: Json | undefined): Text {
+  return text(`${op} needs ${words.en}, not ${given(v)}`, `${op} 需要${words.zh}，而不是 ${given(v)}`);
 }
 
 function isScalar(v: Json | undefined): v is string | number | boolean {

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { type Json, jsonSchema } from "../../../core/json";
 import { measureTree } from "../../../core/tree-size";
+import { type Text, text, zodText } from "../../../errors/text";
 import { MAX_SUB_CONDITIONS } from "../../../kn/types";
 import {
   ALL_KNN_LIMIT_KEYS,
@@ -130,7 +131,7 @@ const VARIANTS = [
 export const conditionInput = z.preprocess(
   (value, ctx) => {
     const problem = sizeProblem(value);
-    if (problem !== undefined) ctx.addIssue({ code: "custom", message: problem, input: value });
+    if (problem !== undefined) ctx.addIssue({ code: "custom", message: zodText(problem.en, problem.zh), input: value });
     return value;
   },
   z.lazy(() => conditionNode),
@@ -139,7 +140,7 @@ export const conditionInput = z.preprocess(
 /** Nesting the size check lets through to the parser: one level past the checker's limit, so the checker names it. */
 const PARSED_DEPTH = MAX_CONDITION_DEPTH + 2;
 
-function sizeProblem(value: unknown): string | undefined {
+function sizeProblem(value: unknown): Text | undefined {
   const subConditions = (node: unknown): readonly unknown[] | undefined => {
     const subs =
       node !== null && typeof node === "object" ? (node as { sub_conditions?: unknown }).sub_conditions : undefined;
@@ -154,11 +155,20 @@ function sizeProblem(value: unknown): string | undefined {
     case undefined:
       return undefined;
     case "leaves":
-      return `has more than ${MAX_CONDITION_LEAVES} leaf conditions; a condition takes at most ${MAX_CONDITION_LEAVES}: compare one field with several values using in, or query in several calls`;
+      return text(
+        `has more than ${MAX_CONDITION_LEAVES} leaf conditions; a condition takes at most ${MAX_CONDITION_LEAVES}: compare one field with several values using in, or query in several calls`,
+        `叶子条件超过 ${MAX_CONDITION_LEAVES} 个；一个条件最多 ${MAX_CONDITION_LEAVES} 个：请用 in 把一个字段与多个值比较，或分几次查询`,
+      );
     case "groups":
-      return `has more than ${MAX_CONDITION_LEAVES} and/or groups; a condition takes at most ${MAX_CONDITION_LEAVES}`;
+      return text(
+        `has more than ${MAX_CONDITION_LEAVES} and/or groups; a condition takes at most ${MAX_CONDITION_LEAVES}`,
+        `and/or 组超过 ${MAX_CONDITION_LEAVES} 个；一个条件最多 ${MAX_CONDITION_LEAVES} 个`,
+      );
     case "depth":
-      return `and/or groups are nested more than ${MAX_CONDITION_DEPTH} deep; flatten them (an and inside an and is one and)`;
+      return text(
+        `and/or groups are nested more than ${MAX_CONDITION_DEPTH} deep; flatten them (an and inside an and is one and)`,
+        `and/or 组嵌套超过 ${MAX_CONDITION_DEPTH} 层；请把它们展平（and 里面的 and 就是同一个 and）`,
+      );
   }
 }
 

@@ -1,3 +1,4 @@
+import { type Text, text } from "../../../errors/text";
 import type { LeafOperation } from "../../../kn/types";
 
 /**
@@ -106,12 +107,12 @@ export const MAX_CONDITION_DEPTH = 10;
 export const MAX_CONDITION_LEAVES = 1000;
 
 /** Each shape in words, for messages. */
-export const SHAPE_WORDS: Record<ValueShape, string> = {
-  scalar: "a string, number or boolean",
-  text: "a non-empty string",
-  value_or_list: "a value or a non-empty list of values",
-  list: "a non-empty list of strings, numbers or booleans",
-  pair: "[low, high], two strings or numbers",
-  none: "no value (leave value out)",
-  vector_query: "a text to embed or a vector of numbers",
+export const SHAPE_WORDS: Record<ValueShape, Text> = {
+  scalar: text("a string, number or boolean", "字符串、数字或布尔值"),
+  text: text("a non-empty string", "非空字符串"),
+  value_or_list: text("a value or a non-empty list of values", "一个值或非空的值列表"),
+  list: text("a non-empty list of strings, numbers or booleans", "由字符串、数字或布尔值组成的非空列表"),
+  pair: text("[low, high], two strings or numbers", "[low, high]，两个字符串或数字"),
+  none: text("no value (leave value out)", "无值（不传 value）"),
+  vector_query: text("a text to embed or a vector of numbers", "要向量化的文本或数字向量"),
 };

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { zodText } from "../../../errors/text";
 
 /** Arguments both instance tools take. */
 
@@ -11,7 +12,7 @@ export const sortInput = z
     field: z
       .string()
       .trim()
-      .min(1, "a sort key needs field: a data property or _score")
+      .min(1, zodText("required: a data property or _score", "必填：数据属性或 _score"))
       .describe("数据属性名，或 _score（相关度）"),
     direction: z
       .string()

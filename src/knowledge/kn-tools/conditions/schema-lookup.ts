@@ -1,4 +1,5 @@
 import type { CallContext } from "../../../core/call-context";
+import { text } from "../../../errors/text";
 import { ToolError } from "../../../errors/tool-error";
 import type { KnowledgeNetworkBackend } from "../../../kn/backend";
 import type { KnowledgeNetwork, ObjectType } from "../../../kn/types";
@@ -24,7 +25,8 @@ export async function objectTypeOf(
     const [type] = await backend.getObjectTypes(ctx, knId, [objectTypeId]);
     return type!;
   } catch (err) {
-    if (!(err instanceof ToolError) || err.code !== "not_found") throw platformFailure(err, "the object type lookup");
+    if (!(err instanceof ToolError) || err.code !== "not_found")
+      throw platformFailure(err, text("the object type lookup", "对象类型查询"));
     // The backend may already know the network is missing (with the networks there are).
     if (err.reason === "KNOWLEDGE_NETWORK_NOT_FOUND") throw unknownNetwork(knId, err);
     // Which was missing, the network or the type, and what there is instead.
@@ -43,7 +45,7 @@ export async function networkOf(
     return await backend.getKnowledgeNetwork(ctx, knId);
   } catch (err) {
     if (!(err instanceof ToolError) || err.code !== "not_found")
-      throw platformFailure(err, "the knowledge network lookup");
+      throw platformFailure(err, text("the knowledge network lookup", "知识网络查询"));
     throw unknownNetwork(knId, err);
   }
 }
@@ -53,10 +55,13 @@ function unknownNetwork(knId: string, err: ToolError): ToolError {
   return new ToolError({
     code: "not_found",
     reason: "KNOWLEDGE_NETWORK_NOT_FOUND",
-    message: `knowledge network ${knId} does not exist`,
-    violations: [{ field: "kn_id", description: `no knowledge network ${knId}` }],
+    message: text(`knowledge network ${knId} does not exist`, `知识网络 ${knId} 不存在`),
+    violations: [{ field: "kn_id", description: text(`no knowledge network ${knId}`, `没有知识网络 ${knId}`) }],
     hint: {
-      message: "Pass the id of an existing knowledge network as kn_id (or in the x-kn-id header).",
+      message: text(
+        "Pass the id of an existing knowledge network as kn_id (or in the x-kn-id header).",
+        "用 kn_id（或 x-kn-id 请求头）传入一个存在的知识网络的id。",
+      ),
       ...(err.hint?.validValues?.length ? { validValues: err.hint.validValues } : {}),
     },
   });
@@ -69,10 +74,24 @@ function unknownObjectType(network: KnowledgeNetwork, objectTypeId: string, fiel
   return new ToolError({
     code: "not_found",
     reason: "OBJECT_TYPE_NOT_FOUND",
-    message: `object type ${objectTypeId} does not exist in knowledge network ${network.id}${close.length ? `; did you mean ${close.join(" or ")}?` : ""}`,
-    violations: [{ field, description: `no object type ${objectTypeId} in ${network.id}` }],
+    message: text(
+      `object type ${objectTypeId} does not exist in knowledge network ${network.id}${close.length ? `; did you mean ${close.join(" or ")}?` : ""}`,
+      `知识网络 ${network.id} 中不存在对象类型 ${objectTypeId}${close.length ? `；是否指 ${close.join(" 或 ")}？` : ""}`,
+    ),
+    violations: [
+      {
+        field,
+        description: text(
+          `no object type ${objectTypeId} in ${network.id}`,
+          `${network.id} 中没有对象类型 ${objectTypeId}`,
+        ),
+      },
+    ],
     hint: {
-      message: `Use an object type id of ${network.id}; SearchSchema finds the ones a question needs.`,
+      message: text(
+        `Use an object type id of ${network.id}; SearchSchema finds the ones a question needs.`,
+        `使用 ${network.id} 的对象类型id；SearchSchema 能找到一个问题需要的那些。`,
+      ),
       nextRpc: SEARCH_SCHEMA_RPC,
       validValues: ids,
     },

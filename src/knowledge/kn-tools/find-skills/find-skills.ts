@@ -1,5 +1,6 @@
 import type { CallContext } from "../../../core/call-context";
 import type { Json } from "../../../core/json";
+import { text } from "../../../errors/text";
 import { ToolError } from "../../../errors/tool-error";
 import { knIdOf } from "../../../kn/kn-id";
 import type { Condition, ObjectType, RelationType, Row } from "../../../kn/types";
@@ -86,7 +87,7 @@ export async function findSkills(
         instancesGiven: input.instance_identities.length > 0,
         noBinding: found.noBinding,
         queryFilteredAll: withoutQuery > 0,
-      }),
+      })[ctx.language],
       scope,
     };
   });
@@ -221,11 +222,19 @@ async function objectType(deps: FindSkillsDeps, ctx: CallContext, knId: string, 
     throw new ToolError({
       code: "not_found",
       reason: "OBJECT_TYPE_NOT_FOUND",
-      message: err.message,
-      violations: [{ field: "object_type_id", description: `${otId} is not an object type of ${knId}` }],
+      message: err.text,
+      violations: [
+        {
+          field: "object_type_id",
+          description: text(`${otId} is not an object type of ${knId}`, `${otId} 不是 ${knId} 的对象类型`),
+        },
+      ],
       metadata: err.metadata,
       hint: {
-        message: 'Use an object type id from SearchSchema\'s object_types, or "skills" to search every skill.',
+        message: text(
+          'Use an object type id from SearchSchema\'s object_types, or "skills" to search every skill.',
+          '使用 SearchSchema 返回的 object_types 中的对象类型id，或用 "skills" 搜索全部技能。',
+        ),
         nextRpc: SEARCH_SCHEMA_RPC,
         ...(err.hint?.validValues ? { validValues: err.hint.validValues } : {}),
       },
@@ -269,9 +278,12 @@ async function withDeadline<T>(ctx: CallContext, ms: number, run: (ctx: CallCont
         new ToolError({
           code: "deadline_exceeded",
           reason: "FIND_SKILLS_TIMEOUT",
-          message: `find_skills did not finish within ${ms} ms`,
+          message: text(`find_skills did not finish within ${ms} ms`, `find_skills 没有在 ${ms} 毫秒内完成`),
           hint: {
-            message: "Narrow the search and call again: give instance_identities, a skill_query, or a smaller top_k.",
+            message: text(
+              "Narrow the search and call again: give instance_identities, a skill_query, or a smaller top_k.",
+              "缩小搜索范围后再调用：给出 instance_identities、skill_query，或调小 top_k。",
+            ),
           },
         }),
       ),

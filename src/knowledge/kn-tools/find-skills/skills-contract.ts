@@ -1,4 +1,5 @@
 import type { CallContext } from "../../../core/call-context";
+import { text } from "../../../errors/text";
 import { type FieldViolation, invalidArgument, ToolError } from "../../../errors/tool-error";
 import type { KnowledgeNetworkBackend } from "../../../kn/backend";
 import type { Condition, InstanceIdentity, ObjectType } from "../../../kn/types";
@@ -31,10 +32,16 @@ export async function checkSkillsContract(
     throw new ToolError({
       code: "not_found",
       reason: "SKILLS_TYPE_NOT_FOUND",
-      message: `knowledge network ${knId} has no "${SKILLS_TYPE_ID}" object type, so it holds no skills to find (skills object type not found in current knowledge network)`,
+      message: text(
+        `knowledge network ${knId} has no "${SKILLS_TYPE_ID}" object type, so it holds no skills to find (skills object type not found in current knowledge network)`,
+        `知识网络 ${knId} 没有 "${SKILLS_TYPE_ID}" 对象类型，因此没有可查找的技能`,
+      ),
       metadata: { kn_id: knId, skills_object_type_id: SKILLS_TYPE_ID, ...err.metadata },
       hint: {
-        message: `This network offers no skills; calling again will not change that. Its administrator can add an object type "${SKILLS_TYPE_ID}" (data properties skill_id, name, description) bound to object types by relation types.`,
+        message: text(
+          `This network offers no skills; calling again will not change that. Its administrator can add an object type "${SKILLS_TYPE_ID}" (data properties skill_id, name, description) bound to object types by relation types.`,
+          `这个知识网络不提供技能；再次调用也不会改变。它的管理员可以添加对象类型 "${SKILLS_TYPE_ID}"（数据属性 skill_id、name、description），并用关系类型把它绑定到对象类型上。`,
+        ),
       },
       cause: err,
     });
@@ -45,10 +52,16 @@ export async function checkSkillsContract(
     throw new ToolError({
       code: "failed_precondition",
       reason: "SKILLS_CONTRACT_INCOMPLETE",
-      message: `the "${SKILLS_TYPE_ID}" object type of knowledge network ${knId} lacks the data properties ${missing.join(", ")} that find_skills reads (skills object type contract is incomplete)`,
+      message: text(
+        `the "${SKILLS_TYPE_ID}" object type of knowledge network ${knId} lacks the data properties ${missing.join(", ")} that find_skills reads (skills object type contract is incomplete)`,
+        `知识网络 ${knId} 的 "${SKILLS_TYPE_ID}" 对象类型缺少 find_skills 要读取的数据属性 ${missing.join(", ")}`,
+      ),
       metadata: { kn_id: knId, skills_object_type_id: SKILLS_TYPE_ID, missing_data_properties: missing.join(",") },
       hint: {
-        message: `The network's administrator must add ${missing.join(" and ")} to "${SKILLS_TYPE_ID}"; calling again will fail the same way.`,
+        message: text(
+          `The network's administrator must add ${missing.join(" and ")} to "${SKILLS_TYPE_ID}"; calling again will fail the same way.`,
+          `需要这个知识网络的管理员给 "${SKILLS_TYPE_ID}" 添加 ${missing.join(" 和 ")}；再次调用会同样失败。`,
+        ),
       },
     });
   }
@@ -81,9 +94,22 @@ export function skillQueryCondition(skills: ObjectType, query: string, topK: num
     throw new ToolError({
       code: "failed_precondition",
       reason: "SKILL_QUERY_UNSUPPORTED",
-      message: `the "${SKILLS_TYPE_ID}" object type allows no text search (knn, match or like) on ${SEARCHED_PROPERTIES.join(" or ")}, so skill_query cannot be applied`,
-      violations: [{ field: "skill_query", description: "this network's skills cannot be searched by text" }],
-      hint: { message: "Call again without skill_query: every available skill is then returned." },
+      message: text(
+        `the "${SKILLS_TYPE_ID}" object type allows no text search (knn, match or like) on ${SEARCHED_PROPERTIES.join(" or ")}, so skill_query cannot be applied`,
+        `"${SKILLS_TYPE_ID}" 对象类型的 ${SEARCHED_PROPERTIES.join(" 或 ")} 不允许文本搜索（knn、match 或 like），因此无法使用 skill_query`,
+      ),
+      violations: [
+        {
+          field: "skill_query",
+          description: text("this network's skills cannot be searched by text", "这个知识网络的技能不能按文本搜索"),
+        },
+      ],
+      hint: {
+        message: text(
+          "Call again without skill_query: every available skill is then returned.",
+          "不带 skill_query 再调用：这样会返回所有可用的技能。",
+        ),
+      },
     });
   }
   return { operation: "or", sub_conditions: leaves };
@@ -102,13 +128,18 @@ export function instanceFilter(type: ObjectType, identities: InstanceIdentity[])
     if (missing.length > 0)
       violations.push({
         field: `instance_identities[${i}]`,
-        description: `missing primary key ${missing.join(", ")} of ${type.id} (its primary keys: ${type.primary_keys.join(", ")})`,
+        description: text(
+          `missing primary key ${missing.join(", ")} of ${type.id} (its primary keys: ${type.primary_keys.join(", ")})`,
+          `缺少 ${type.id} 的主键 ${missing.join(", ")}（它的主键：${type.primary_keys.join(", ")}）`,
+        ),
       });
   });
   if (violations.length > 0) {
     throw invalidArgument(violations, {
-      message:
+      message: text(
         "Copy each instance's _instance_identity as it is from a query_object_instance answer (QueryObjectInstances): every primary key, nothing made up.",
+        "从 query_object_instance（QueryObjectInstances）的应答中原样复制每个实例的 _instance_identity：包含每个主键，不可臆造。",
+      ),
     });
   }
   return {

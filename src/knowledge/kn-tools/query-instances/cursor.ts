@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import type { Json } from "../../../core/json";
+import { type Text, text } from "../../../errors/text";
 import { ToolError } from "../../../errors/tool-error";
 import type { Condition, SortField } from "../../../kn/types";
 
@@ -42,16 +43,27 @@ export function encodeCursor(binding: CursorBinding, searchAfter: Json[]): strin
 export function decodeCursor(cursor: string, binding: CursorBinding): Json[] {
   const body = parse(cursor);
   if (body === undefined) {
-    throw badCursor("is not a cursor this service issued (pass next_cursor exactly as a page returned it)");
+    throw badCursor(
+      text(
+        "is not a cursor this service issued (pass next_cursor exactly as a page returned it)",
+        "不是本服务签发的游标（请原样传入某一页返回的 next_cursor）",
+      ),
+    );
   }
   if (body.k !== binding.kn_id || body.o !== binding.ot_id) {
     throw badCursor(
-      `was issued for object type ${body.o} of ${body.k}, not ${binding.ot_id} of ${binding.kn_id}: a cursor only continues the query that returned it`,
+      text(
+        `was issued for object type ${body.o} of ${body.k}, not ${binding.ot_id} of ${binding.kn_id}: a cursor only continues the query that returned it`,
+        `是为 ${body.k} 的对象类型 ${body.o} 签发的，不是 ${binding.kn_id} 的 ${binding.ot_id}：游标只能接着返回它的那个查询`,
+      ),
     );
   }
   if (body.q !== digest(binding, body.a)) {
     throw badCursor(
-      "was issued for another condition or sort (or was altered): a cursor only continues the query that returned it; send that query unchanged with the cursor, or leave cursor out to start this one",
+      text(
+        "was issued for another condition or sort (or was altered): a cursor only continues the query that returned it; send that query unchanged with the cursor, or leave cursor out to start this one",
+        "是为另一个条件或排序签发的（或被改动过）：游标只能接着返回它的那个查询；请把那个查询原样和游标一起发送，或不传游标从头开始这个查询",
+      ),
     );
   }
   return body.a;
@@ -90,12 +102,17 @@ function canonical(value: Json | undefined): string {
   return JSON.stringify(value);
 }
 
-function badCursor(what: string): ToolError {
+function badCursor(what: Text): ToolError {
   return new ToolError({
     code: "invalid_argument",
     reason: "INVALID_CURSOR",
-    message: `cursor ${what}`,
+    message: text(`cursor ${what.en}`, `参数 cursor ${what.zh}`),
     violations: [{ field: "cursor", description: what }],
-    hint: { message: "Leave cursor out for the first page; then pass each page's next_cursor with the same query." },
+    hint: {
+      message: text(
+        "Leave cursor out for the first page; then pass each page's next_cursor with the same query.",
+        "第一页不传 cursor；之后用同一个查询传入每一页的 next_cursor。",
+      ),
+    },
   });
 }

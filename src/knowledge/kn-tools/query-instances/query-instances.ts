@@ -1,5 +1,6 @@
 import type { CallContext } from "../../../core/call-context";
 import type { Json } from "../../../core/json";
+import { type Text, text, verbatim } from "../../../errors/text";
 import type { KnowledgeNetworkBackend } from "../../../kn/backend";
 import { knIdOf } from "../../../kn/kn-id";
 import type { ObjectQuery, ObjectType, Row } from "../../../kn/types";
@@ -44,7 +45,8 @@ export async function queryObjectInstances(
   const condition = input.condition ? checkCondition(input.condition, type, "condition", problems) : undefined;
   const properties = checkProperties(input.properties, type, "properties", problems);
   const sort = checkSort(input.sort, type, "sort", problems);
-  if (problems.violations.length > 0) throw invalidQuery(problems, `invalid query on object type ${type.id}`);
+  if (problems.violations.length > 0)
+    throw invalidQuery(problems, text(`invalid query on object type ${type.id}`, `对象类型 ${type.id} 上的查询无效`));
 
   const binding: CursorBinding = { kn_id: knId, ot_id: type.id, condition, sort };
   const searchAfter = input.cursor === "" ? undefined : decodeCursor(input.cursor, binding);
@@ -61,7 +63,7 @@ export async function queryObjectInstances(
   try {
     result = await deps.backend.queryObjects(ctx, knId, type.id, query);
   } catch (err) {
-    throw platformFailure(err, `the instance query on ${type.id}`);
+    throw platformFailure(err, text(`the instance query on ${type.id}`, `${type.id} 上的实例查询`));
   }
   const datas = result.datas.map(withoutTypeInfo);
   const more = result.search_after !== undefined && result.search_after.length > 0 && datas.length > 0;
@@ -69,7 +71,7 @@ export async function queryObjectInstances(
     object_type: type,
     datas,
     next_cursor: more ? encodeCursor(binding, result.search_after!) : "",
-    message: messageOf(type, datas.length, input, condition !== undefined, more),
+    message: messageOf(type, datas.length, input, condition !== undefined, more)[ctx.language],
   };
   if (result.total_count !== undefined) page.total_count = result.total_count;
   return page;
@@ -88,13 +90,18 @@ function messageOf(
   input: QueryObjectInstancesInput,
   filtered: boolean,
   more: boolean,
-): string {
-  const name = type.name && type.name !== type.id ? `${type.name} (${type.id})` : type.id;
-  if (count === 0 && input.cursor !== "") return "No more instances: the previous page was the last.";
+): Text {
+  const named = type.name && type.name !== type.id;
+  const name = text(named ? `${type.name} (${type.id})` : type.id, named ? `${type.name}（${type.id}）` : type.id);
+  if (count === 0 && input.cursor !== "")
+    return text("No more instances: the previous page was the last.", "没有更多实例了：上一页就是最后一页。");
   if (count === 0 && filtered) {
-    return `No ${name} instance matches the condition. Loosen it: like with a shorter part of a name instead of ==, fewer sub_conditions, or or instead of and.`;
+    return text(
+      `No ${name.en} instance matches the condition. Loosen it: like with a shorter part of a name instead of ==, fewer sub_conditions, or or instead of and.`,
+      `没有 ${name.zh} 的实例符合条件。请放宽条件：用 like 加名称中较短的一部分代替 ==，减少 sub_conditions，或用 or 代替 and。`,
+    );
   }
-  if (count === 0) return `Object type ${name} has no instances.`;
-  if (!more && input.cursor !== "") return "This is the last page.";
-  return "";
+  if (count === 0) return text(`Object type ${name.en} has no instances.`, `对象类型 ${name.zh} 没有实例。`);
+  if (!more && input.cursor !== "") return text("This is the last page.", "这是最后一页。");
+  return verbatim("");
 }

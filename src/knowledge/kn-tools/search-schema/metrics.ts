@@ -1,5 +1,6 @@
 import type { CallContext } from "../../../core/call-context";
 import { topIndexes } from "../../../core/scores";
+import { text } from "../../../errors/text";
 import { ToolError } from "../../../errors/tool-error";
 import type { MetricDefinition } from "../../../kn/concepts";
 import type { ObjectType } from "../../../kn/types";
@@ -72,7 +73,10 @@ export async function recallMetrics(
       warnings.push({
         target: "metric_types",
         reason: err.reason,
-        message: `the metrics of the selected object types could not be searched (${err.message}); only metrics matching the question's words are returned`,
+        message: text(
+          `the metrics of the selected object types could not be searched (${err.text.en}); only metrics matching the question's words are returned`,
+          `无法搜索所选对象类型的指标（${err.text.zh}）；只返回与问题中的词匹配的指标`,
+        )[ctx.language],
       });
     }
   }
@@ -131,7 +135,10 @@ async function scopeTypes(
     warnings.push({
       target: "metric_types",
       reason: err.reason,
-      message: `the object types ${missing.join(", ")} of some metrics could not be read (${err.message}); their logic_property is left empty`,
+      message: text(
+        `the object types ${missing.join(", ")} of some metrics could not be read (${err.text.en}); their logic_property is left empty`,
+        `无法读取部分指标的对象类型 ${missing.join(", ")}（${err.text.zh}）；它们的 logic_property 留空`,
+      )[ctx.language],
     });
     return r.types;
   }
@@ -152,12 +159,14 @@ function withWayAround(err: ToolError): ToolError {
   return new ToolError({
     code: err.code,
     reason: err.reason,
-    message: `metric types could not be searched: ${err.message}`,
+    message: text(`metric types could not be searched: ${err.text.en}`, `无法搜索指标类型：${err.text.zh}`),
     violations: err.violations,
     metadata: err.metadata,
     hint: {
-      message:
-        `${err.hint?.message ?? ""} To get the other concept types now, call again with search_scope.include_metric_types=false.`.trim(),
+      message: text(
+        `${err.hint?.message.en ?? ""} To get the other concept types now, call again with search_scope.include_metric_types=false.`.trim(),
+        `${err.hint?.message.zh ?? ""}要现在获取其他概念类型，请用 search_scope.include_metric_types=false 再调用。`,
+      ),
     },
     cause: err,
   });

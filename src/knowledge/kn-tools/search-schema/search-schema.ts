@@ -1,5 +1,6 @@
 import type { CallContext } from "../../../core/call-context";
 import { topIndexes } from "../../../core/scores";
+import { type Language, text } from "../../../errors/text";
 import { type FieldViolation, ToolError } from "../../../errors/tool-error";
 import type { ConceptHit, ConceptKind } from "../../../kn/concepts";
 import { knIdOf } from "../../../kn/kn-id";
@@ -121,7 +122,7 @@ export async function searchSchema(
     ...objectIds.map((id) => objectCandidate(pool.types.get(id)!)),
   ]);
   const relevance = Math.max(0, ...fit);
-  if (relevance < RELEVANCE_FLOOR) warnings.push(nothingFits(knId, relevance));
+  if (relevance < RELEVANCE_FLOOR) warnings.push(nothingFits(knId, relevance, ctx.language));
   let metricTypes: RecalledMetric[] = [];
   if (scope.include_metric_types) {
     const recalled = await recallMetrics(deps, ctx, {
@@ -194,20 +195,34 @@ async function groupPool(
   const violations: FieldViolation[] = groups.flatMap((g, i) =>
     ids.has(g)
       ? []
-      : [{ field: `search_scope.concept_groups[${i}]`, description: `${g} is not a concept group of ${knId}` }],
+      : [
+          {
+            field: `search_scope.concept_groups[${i}]`,
+            description: text(`${g} is not a concept group of ${knId}`, `${g} 不是 ${knId} 的概念分组`),
+          },
+        ],
   );
   if (violations.length > 0) {
     const list = known.map((g) => `${g.id} (${g.name})`).join(", ");
     throw new ToolError({
       code: "not_found",
       reason: "CONCEPT_GROUP_NOT_FOUND",
-      message: `concept group ${groups.filter((g) => !ids.has(g)).join(", ")} does not exist in knowledge network ${knId}; ${known.length > 0 ? `its concept groups are: ${list}` : "it has no concept groups"}`,
+      message: text(
+        `concept group ${groups.filter((g) => !ids.has(g)).join(", ")} does not exist in knowledge network ${knId}; ${known.length > 0 ? `its concept groups are: ${list}` : "it has no concept groups"}`,
+        `知识网络 ${knId} 中不存在概念分组 ${groups.filter((g) => !ids.has(g)).join(", ")}；${known.length > 0 ? `它的概念分组有：${list}` : "它没有概念分组"}`,
+      ),
       violations,
       hint: {
         message:
           known.length > 0
-            ? "Use concept group ids from valid_values, or leave search_scope.concept_groups empty to search the whole network."
-            : "Leave search_scope.concept_groups empty: this network has no concept groups.",
+            ? text(
+                "Use concept group ids from valid_values, or leave search_scope.concept_groups empty to search the whole network.",
+                "使用 valid_values 中的概念分组id，或让 search_scope.concept_groups 为空以搜索整个知识网络。",
+              )
+            : text(
+                "Leave search_scope.concept_groups empty: this network has no concept groups.",
+                "让 search_scope.concept_groups 为空：这个知识网络没有概念分组。",
+              ),
         validValues: known.map((g) => g.id),
       },
     });
@@ -271,11 +286,14 @@ function rankingWarnings(
  * stay as the contract has them (a fitting question worded unlike the
  * schema scores low too); the warning tells the agent not to build on them.
  */
-function nothingFits(knId: string, relevance: number): SchemaWarning {
+function nothingFits(knId: string, relevance: number, language: Language): SchemaWarning {
   return {
     target: "query",
     reason: "NO_RELEVANT_CONCEPT",
-    message: `nothing in knowledge network ${knId} fits this question: the best of the types returned scores ${relevance} for relevance, below the ${RELEVANCE_FLOOR} that questions about this network reach, so they are its closest types but probably unrelated. If the question is about another domain, it needs a knowledge network of that domain (kn_id); if it is about this one, rephrase it with the names of its entities and relations.`,
+    message: text(
+      `nothing in knowledge network ${knId} fits this question: the best of the types returned scores ${relevance} for relevance, below the ${RELEVANCE_FLOOR} that questions about this network reach, so they are its closest types but probably unrelated. If the question is about another domain, it needs a knowledge network of that domain (kn_id); if it is about this one, rephrase it with the names of its entities and relations.`,
+      `知识网络 ${knId} 中没有适合这个问题的内容：返回的类型中最好的相关度为 ${relevance}，低于关于这个知识网络的问题能达到的 ${RELEVANCE_FLOOR}，所以它们只是这个网络中最接近的类型，但很可能不相关。如果问题属于另一个领域，需要那个领域的知识网络（kn_id）；如果属于这个领域，请用它的实体和关系的名称重新表述问题。`,
+    )[language],
   };
 }
 

@@ -1,4 +1,5 @@
 import type { CallContext } from "../../../core/call-context";
+import { type Language, text } from "../../../errors/text";
 import type { KnowledgeNetworkBackend } from "../../../kn/backend";
 import { knIdOf } from "../../../kn/kn-id";
 import type { SubgraphEntry, SubgraphObject, SubgraphRelation } from "../../../kn/types";
@@ -48,15 +49,18 @@ export async function queryInstanceSubgraph(
   const network = await networkOf(deps.backend, ctx, knId);
   const problems = noProblems();
   const warnings: Correction[] = [];
-  const templates = checkPaths(input.relation_type_paths, network, problems, warnings);
+  const templates = checkPaths(input.relation_type_paths, network, problems, warnings, ctx.language);
   if (problems.violations.length > 0) {
     const unknownTypes = problems.violations.some((v) => /\.(id|relation_type_id)$/.test(v.field));
-    throw invalidQuery(problems, "invalid relation_type_paths", {
+    throw invalidQuery(problems, text("invalid relation_type_paths", "relation_type_paths 无效"), {
       reason: "INVALID_RELATION_PATH",
       ...(unknownTypes
         ? {
             next: {
-              message: "SearchSchema lists the object and relation types (each relation with its source → target).",
+              message: text(
+                "SearchSchema lists the object and relation types (each relation with its source → target).",
+                "SearchSchema 列出对象类型和关系类型（每个关系都带有它的 source → target）。",
+              ),
               nextRpc: SEARCH_SCHEMA_RPC,
             },
           }
@@ -70,7 +74,7 @@ export async function queryInstanceSubgraph(
       ...(input.include_logic_params ? { include_logic_params: true } : {}),
     });
   } catch (err) {
-    throw platformFailure(err, "the subgraph query");
+    throw platformFailure(err, text("the subgraph query", "子图查询"));
   }
   const entries = await Promise.all(
     templates.map(async (template, i) => {
@@ -88,7 +92,7 @@ export async function queryInstanceSubgraph(
       out.message =
         out.relation_paths.length === 0
           ? await whyEmpty(deps.backend, ctx, knId, template)
-          : cutMessage(out.relation_paths.length, out.total_count, template);
+          : cutMessage(out.relation_paths.length, out.total_count, template, ctx.language);
       return out;
     }),
   );
@@ -132,10 +136,16 @@ async function whyEmpty(
     const which = empty
       .map((i) => {
         const node = template.query.object_types[i]!;
-        return `object_types[${i}] (${node.id}) has no instance${node.condition ? " matching its condition" : ""}`;
+        return text(
+          `object_types[${i}] (${node.id}) has no instance${node.condition ? " matching its condition" : ""}`,
+          `object_types[${i}]（${node.id}）没有${node.condition ? "符合其条件的" : ""}实例`,
+        )[ctx.language];
       })
-      .join("; ");
-    return `No path found: ${which}. Loosen that condition (like with a shorter part of a name instead of ==), or check the values with query_object_instance (QueryObjectInstances).`;
+      .join(ctx.language === "en" ? "; " : "；");
+    return text(
+      `No path found: ${which}. Loosen that condition (like with a shorter part of a name instead of ==), or check the values with query_object_instance (QueryObjectInstances).`,
+      `没有找到路径：${which}。请放宽那个条件（例如用 like 加名称中较短的一部分代替 ==），或用 query_object_instance（QueryObjectInstances）核对取值。`,
+    )[ctx.language];
   }
   const walk = template.edges
     .map(
@@ -143,16 +153,26 @@ async function whyEmpty(
         `${template.query.object_types[i]!.id} -[${e.relation.id}, ${e.direction}]-> ${template.query.object_types[i + 1]!.id}`,
     )
     .join(", ");
-  return `No path found: every node has matching instances, but none of them are linked along ${walk}. Check that these relations connect the instances you mean (query_object_instance on each node), or try other relation types.`;
+  return text(
+    `No path found: every node has matching instances, but none of them are linked along ${walk}. Check that these relations connect the instances you mean (query_object_instance on each node), or try other relation types.`,
+    `没有找到路径：每个节点都有符合条件的实例，但它们没有沿 ${walk} 相连。请检查这些关系是否连接了你要的实例（对每个节点调用 query_object_instance），或尝试其他关系类型。`,
+  )[ctx.language];
 }
 
-function cutMessage(returned: number, total: number | undefined, template: CheckedPath): string {
+function cutMessage(returned: number, total: number | undefined, template: CheckedPath, language: Language): string {
   const limit = template.query.limit ?? returned;
   if (total !== undefined && total > returned) {
-    return `${total} paths match in all; ${returned} are returned (path limit ${limit}, node limits ${template.query.object_types.map((n) => n.limit).join("/")}). Narrow the conditions or raise the limits to see the rest.`;
+    const nodeLimits = template.query.object_types.map((n) => n.limit).join("/");
+    return text(
+      `${total} paths match in all; ${returned} are returned (path limit ${limit}, node limits ${nodeLimits}). Narrow the conditions or raise the limits to see the rest.`,
+      `共有 ${total} 条路径匹配；返回了 ${returned} 条（路径上限 ${limit}，节点上限 ${nodeLimits}）。要看到其余的，请收窄条件或调高上限。`,
+    )[language];
   }
   if (total === undefined && returned >= limit) {
-    return `The path limit (${limit}) was reached: there may be more paths. Narrow the conditions or raise limit.`;
+    return text(
+      `The path limit (${limit}) was reached: there may be more paths. Narrow the conditions or raise limit.`,
+      `达到了路径上限（${limit}）：可能还有更多路径。请收窄条件或调高 limit。`,
+    )[language];
   }
   return "";
 }
