@@ -275,16 +275,26 @@ def errors(channel: grpc.Channel, base_url: str, run: str) -> None:
     )
     check(answers["en"].agent_hint.next_rpc == RETRIEVE_SCHEMA, "AgentHint.next_rpc is RetrieveSchema")
 
-    print("errors: a deadline that passes before the answer")
+    print("errors: a deadline that passes (grpc.health.v1.Health/Watch, a stream that never ends by itself)")
+    # Our RPCs answer in a millisecond or two, faster than any deadline short enough for an example
+    # could pass, so the deadline goes on Watch: it sends the server's status, then waits for changes
+    # until the caller stops. The request is an empty HealthCheckRequest (the whole server); no
+    # stubs are generated for grpc/health, so bytes go in and come out as they are.
+    watch = channel.unary_stream("/grpc.health.v1.Health/Watch")
+    statuses = []
     try:
-        knowledge_stub.RetrieveSchema(kn.RetrieveSchemaRequest(query="q"), timeout=0.000001)
-        raise WrongAnswer("RetrieveSchema answered within a microsecond")
+        for status in watch(b"", timeout=0.3):
+            statuses.append(status)
+        raise WrongAnswer("Health/Watch ended before its deadline")
     except grpc.RpcError as err:
         error = decode_error(err)
-        print(f"  {error.code.name}: {error.message}")
+        # Usually grpcio gives up first: no answer, so no Status and no details. Should the service
+        # see the deadline pass first, it answers DEADLINE_EXCEEDED itself, with that reason.
+        ended_by = "the client" if error.status is None else f"the service ({error.reason})"
+        print(f"  {len(statuses)} status message(s), then {error.code.name}: {error.message}; ended by {ended_by}")
+        check(len(statuses) >= 1, "Watch sent the status before the deadline")
         check(error.code == grpc.StatusCode.DEADLINE_EXCEEDED, "code DEADLINE_EXCEEDED")
-        # The client gave up: no answer, so no details; retry with a longer deadline.
-        check(error.status is None and error.reason == "", "no Status: the client ended the call")
+        check(error.status is None or error.reason == "DEADLINE_EXCEEDED", "no Status, or reason DEADLINE_EXCEEDED")
 
 
 def main() -> int:
