@@ -6,8 +6,11 @@
 Knowledge: RetrieveSchema, then RetrieveKeywordContext in the same session.
 Resolver: a metric logic property that needs no LLM (上个月 with instant=true).
 Memories: StoreMemory, SearchMemories, the streaming Recall, DeleteMemory.
-Errors: a missing request field, step two before step one, a memory call
-without an account, each decoded to its typed details.
+Errors: a missing field, a field of the wrong type (raw bytes through a generic
+call), a memory call without an account and step two before step one, each
+asked in English and in Chinese (the `language` metadata) and decoded to its
+typed details: the code, reason and fields must be the same in both, and each
+message in its language. Then a deadline that passes.
 
 Every answer is checked; the first wrong one ends the run with exit status 1.
 Generate the stubs first (clients/python/gen/, see docs/clients/python.md).
@@ -17,8 +20,10 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import sys
 import time
+from typing import Callable
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "gen"))
@@ -56,22 +61,49 @@ def struct(values: dict) -> struct_pb2.Struct:
     return s
 
 
-def expect_error(name: str, call, request, code: grpc.StatusCode) -> ServiceError:
-    """Makes a call that must fail with code; returns its decoded error."""
+# Han characters (CJK ideographs and their extension A): what makes a text Chinese here.
+HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
+LANGUAGES = ("en", "zh")
+
+
+def failed(name: str, call: Callable[[], object]) -> ServiceError:
+    """Makes a call that must fail; returns its decoded error."""
     try:
-        call(request, timeout=TIMEOUT_S)
+        call()
     except grpc.RpcError as err:
-        error = decode_error(err)
-        print(f"  {error.code.name} {error.reason}: {error.message}")
-        for field_name, description in error.field_violations().items():
-            print(f"    field {field_name}: {description}")
-        if error.agent_hint:
-            print(f"    hint: {error.agent_hint.message} next_rpc={error.agent_hint.next_rpc!r}")
-        check(error.code == code, f"code {code.name}")
-        check(error.error_info is not None and error.error_info.domain == "contextloader", "ErrorInfo, domain contextloader")
-        check(error.trace_id != "", f"trace id {error.trace_id}")
-        return error
-    raise WrongAnswer(f"{name} succeeded; expected {code.name}")
+        return decode_error(err)
+    raise WrongAnswer(f"{name} succeeded; it must fail")
+
+
+def same_error_in_both_languages(
+    name: str, call: Callable[[str], object], code: grpc.StatusCode, reason: str, fields: list[str]
+) -> dict[str, ServiceError]:
+    """Makes one mistake once per language (`call(language)` sends the `language` metadata).
+
+    Both answers must carry code, reason and the BadRequest fields (in that order), an AgentHint,
+    the domain and a trace id; the English one no Chinese in its message, hint or violations, the
+    Chinese one Chinese in its message and hint. Prints one line.
+    """
+    answers = {language: failed(f"{name} ({language})", lambda: call(language)) for language in LANGUAGES}
+    for language, error in answers.items():
+        said = (error.code, error.reason, list(error.field_violations()))
+        if said != (code, reason, fields):
+            raise WrongAnswer(f"{name} ({language}): {said[0].name} {said[1]} fields {said[2]}; expected {code.name} {reason} fields {fields}")
+        if error.error_info.domain != "contextloader" or error.trace_id == "":
+            raise WrongAnswer(f"{name} ({language}): ErrorInfo without domain contextloader or trace id: {error.error_info}")
+        if error.agent_hint is None or error.agent_hint.message == "":
+            raise WrongAnswer(f"{name} ({language}): no AgentHint")
+    en, zh = answers["en"], answers["zh"]
+    if en.agent_hint.next_rpc != zh.agent_hint.next_rpc:
+        raise WrongAnswer(f"{name}: AgentHint.next_rpc {en.agent_hint.next_rpc!r} in English, {zh.agent_hint.next_rpc!r} in Chinese")
+    english = [en.message, en.agent_hint.message, *en.field_violations().values()]
+    if any(HAN.search(text) for text in english):
+        raise WrongAnswer(f"{name}: Chinese in the English answer: {english}")
+    if not (HAN.search(zh.message) and HAN.search(zh.agent_hint.message)):
+        raise WrongAnswer(f"{name}: no Chinese in the Chinese answer: {zh.message!r}, hint {zh.agent_hint.message!r}")
+    next_rpc = f" next_rpc={en.agent_hint.next_rpc}" if en.agent_hint.next_rpc else ""
+    print(f"  ok {name}: {code.name} {reason} fields={fields}{next_rpc} | en: {en.message} (hint: {en.agent_hint.message}) | zh: {zh.message}")
+    return answers
 
 
 def knowledge(channel: grpc.Channel, run: str) -> None:
@@ -191,54 +223,78 @@ def memories(channel: grpc.Channel) -> None:
 
 
 def errors(channel: grpc.Channel, base_url: str, run: str) -> None:
-    print("errors: a missing field")
-    error = expect_error(
-        "ResolveLogicProperties",
-        LogicPropertyResolverServiceStub(channel).ResolveLogicProperties,
-        res.ResolveLogicPropertiesRequest(
-            kn_id="kn_medical", ot_id="company", query="上个月上市了多少药品",
-            unique_identities=[struct({"company_id": "company_000001"})],
+    """The same mistakes as the Go and TypeScript examples, each asked in English and in Chinese."""
+    print("errors: each mistake in English (language: en) and Chinese (language: zh); reasons and fields must not change")
+    knowledge_stub = KnowledgeRetrievalServiceStub(channel)
+
+    def language(code: str) -> list[tuple[str, str]]:
+        return [("language", code)]
+
+    same_error_in_both_languages(
+        "missing field (RetrieveSchema without kn_ids)",
+        lambda lang: knowledge_stub.RetrieveSchema(
+            kn.RetrieveSchemaRequest(query="upper airway obstruction"), metadata=language(lang), timeout=TIMEOUT_S
         ),
-        grpc.StatusCode.INVALID_ARGUMENT,
+        grpc.StatusCode.INVALID_ARGUMENT, "INVALID_ARGUMENT", ["kn_ids"],
     )
-    check(error.reason == "INVALID_ARGUMENT", "reason INVALID_ARGUMENT")
-    check(list(error.field_violations()) == ["properties"], "BadRequest names properties, and only it")
-    check(error.agent_hint is not None and error.agent_hint.message != "", "AgentHint says what to do")
 
-    print("errors: RetrieveKeywordContext before RetrieveSchema")
-    error = expect_error(
-        "RetrieveKeywordContext",
-        KnowledgeRetrievalServiceStub(channel).RetrieveKeywordContext,
-        kn.RetrieveKeywordContextRequest(query="上气道梗阻", session_id=f"py-err-{run}", object_type_id="disease"),
-        grpc.StatusCode.FAILED_PRECONDITION,
+    # A wrong type cannot be built with the generated class, so send bytes: a valid request with
+    # top_k (an int32, wire type varint) appended as a string (wire type length-delimited), through a
+    # generic unary call whose serializers pass bytes through.
+    raw_retrieve_schema = channel.unary_unary(f"/{RETRIEVE_SCHEMA}")
+    top_k = kn.RetrieveSchemaRequest.DESCRIPTOR.fields_by_name["top_k"].number
+    valid = kn.RetrieveSchemaRequest(
+        query="upper airway obstruction", kn_ids=[kn.KnowledgeNetworkRef(knowledge_network_id="kn_medical")]
+    ).SerializeToString()
+    wrong_type = valid + bytes([top_k << 3 | 2, len(b"five")]) + b"five"
+    same_error_in_both_languages(
+        "wrong type (RetrieveSchema, top_k sent as a string)",
+        lambda lang: raw_retrieve_schema(wrong_type, metadata=language(lang), timeout=TIMEOUT_S),
+        grpc.StatusCode.INVALID_ARGUMENT, "INVALID_ARGUMENT", ["top_k"],
     )
-    check(error.reason == "SCHEMA_NOT_IN_SESSION", "reason SCHEMA_NOT_IN_SESSION")
-    check(error.agent_hint is not None and error.agent_hint.next_rpc == RETRIEVE_SCHEMA, "AgentHint.next_rpc is RetrieveSchema")
 
-    print("errors: a memory call without x-account-id")
     anonymous = plain_channel(base_url)
     try:
-        error = expect_error(
-            "SearchMemories",
-            MemRecallServiceStub(anonymous).SearchMemories,
-            mem.SearchMemoriesRequest(query="数据库配置"),
-            grpc.StatusCode.UNAUTHENTICATED,
+        search = MemRecallServiceStub(anonymous).SearchMemories
+        answers = same_error_in_both_languages(
+            "no account (SearchMemories without x-account-id)",
+            lambda lang: search(mem.SearchMemoriesRequest(query="database settings"), metadata=language(lang), timeout=TIMEOUT_S),
+            grpc.StatusCode.UNAUTHENTICATED, "ACCOUNT_REQUIRED", [],
         )
     finally:
         anonymous.close()
-    check(error.reason == "ACCOUNT_REQUIRED", "reason ACCOUNT_REQUIRED")
-    check(error.agent_hint is not None and "x-account-id" in error.agent_hint.message, "AgentHint names x-account-id")
+    check("x-account-id" in answers["en"].agent_hint.message, "the AgentHint names x-account-id")
 
-    print("errors: a deadline that passes before the answer")
+    answers = same_error_in_both_languages(
+        "out of order (RetrieveKeywordContext before RetrieveSchema)",
+        lambda lang: knowledge_stub.RetrieveKeywordContext(
+            kn.RetrieveKeywordContextRequest(query="upper airway obstruction", session_id=f"py-err-{run}", object_type_id="disease"),
+            metadata=language(lang), timeout=TIMEOUT_S,
+        ),
+        grpc.StatusCode.FAILED_PRECONDITION, "SCHEMA_NOT_IN_SESSION", [],
+    )
+    check(answers["en"].agent_hint.next_rpc == RETRIEVE_SCHEMA, "AgentHint.next_rpc is RetrieveSchema")
+
+    print("errors: a deadline that passes (grpc.health.v1.Health/Watch, a stream that never ends by itself)")
+    # Our RPCs answer in a millisecond or two, faster than any deadline short enough for an example
+    # could pass, so the deadline goes on Watch: it sends the server's status, then waits for changes
+    # until the caller stops. The request is an empty HealthCheckRequest (the whole server); no
+    # stubs are generated for grpc/health, so bytes go in and come out as they are.
+    watch = channel.unary_stream("/grpc.health.v1.Health/Watch")
+    statuses = []
     try:
-        KnowledgeRetrievalServiceStub(channel).RetrieveSchema(kn.RetrieveSchemaRequest(query="q"), timeout=0.000001)
-        raise WrongAnswer("RetrieveSchema answered within a microsecond")
+        for status in watch(b"", timeout=0.3):
+            statuses.append(status)
+        raise WrongAnswer("Health/Watch ended before its deadline")
     except grpc.RpcError as err:
         error = decode_error(err)
-        print(f"  {error.code.name}: {error.message}")
+        # Usually grpcio gives up first: no answer, so no Status and no details. Should the service
+        # see the deadline pass first, it answers DEADLINE_EXCEEDED itself, with that reason.
+        ended_by = "the client" if error.status is None else f"the service ({error.reason})"
+        print(f"  {len(statuses)} status message(s), then {error.code.name}: {error.message}; ended by {ended_by}")
+        check(len(statuses) >= 1, "Watch sent the status before the deadline")
         check(error.code == grpc.StatusCode.DEADLINE_EXCEEDED, "code DEADLINE_EXCEEDED")
-        # The client gave up: no answer, so no details; retry with a longer deadline.
-        check(error.status is None and error.reason == "", "no Status: the client ended the call")
+        check(error.status is None or error.reason == "DEADLINE_EXCEEDED", "no Status, or reason DEADLINE_EXCEEDED")
 
 
 def main() -> int:

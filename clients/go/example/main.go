@@ -4,8 +4,10 @@
 //   - knowledge: RetrieveSchema, then RetrieveKeywordContext for a keyword of it;
 //   - resolver: ResolveLogicProperties for a metric whose parameters the question decides;
 //   - memories: StoreMemory, SearchMemories, and the server-streaming Recall;
-//   - errors: a missing field, a call out of order and a call without an account,
-//     each decoded from the status details (ErrorInfo, BadRequest, AgentHint).
+//   - errors: a missing field, a field of the wrong type (raw bytes), a call
+//     without an account and a call out of order, each asked in English and in
+//     Chinese and decoded from the status details (ErrorInfo, BadRequest,
+//     AgentHint): code, reason and fields must match, each message be in its language.
 //
 // It exits 1 at the first answer that is not what the service must say.
 //
@@ -19,6 +21,8 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"regexp"
+	"strings"
 	"time"
 
 	knowledgev1 "contextloader.example/gen/go/contextloader/knowledge/v1"
@@ -28,6 +32,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 )
@@ -38,6 +43,8 @@ const (
 	callTimeout   = 10 * time.Second
 	streamTimeout = 30 * time.Second
 )
+
+const retrieveSchema = "contextloader.knowledge.v1.KnowledgeRetrievalService/RetrieveSchema"
 
 func main() {
 	baseURL := os.Getenv("BASE_URL")
@@ -68,7 +75,7 @@ func main() {
 	retrieveSchemaThenKeyword(knowledge, "go-schema-"+run)
 	resolveMetric(resolver)
 	storeSearchRecall(memories)
-	decodeErrors(knowledge, memrecallv1.NewMemRecallServiceClient(anonymous), "go-err-"+run)
+	decodeErrors(conn, knowledge, memrecallv1.NewMemRecallServiceClient(anonymous), "go-err-"+run)
 	fmt.Println("go example: all answers as expected")
 }
 
@@ -243,36 +250,123 @@ func storeSearchRecall(client memrecallv1.MemRecallServiceClient) {
 	fmt.Printf("ok  memrecall Recall: %d events streamed, handoff names %v\n", len(events), handoff.RelevantMemoryKeys)
 }
 
-// decodeErrors makes three mistakes and checks what each answers. Messages may
-// be in English or Chinese, so only codes, reasons, fields and next steps are
-// compared.
-func decodeErrors(knowledge knowledgev1.KnowledgeRetrievalServiceClient, anonymous memrecallv1.MemRecallServiceClient, session string) {
-	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
-	defer cancel()
+// decodeErrors makes the mistakes the Python and TypeScript examples make, each
+// once in English and once in Chinese (the `language` metadata), and checks
+// that both answers carry the same code, reason, BadRequest fields and next
+// step, and that each message is in the language asked for.
+func decodeErrors(conn *grpc.ClientConn, knowledge knowledgev1.KnowledgeRetrievalServiceClient, anonymous memrecallv1.MemRecallServiceClient, session string) {
+	// A required field left out.
+	sameErrorInBothLanguages("missing field (RetrieveSchema without kn_ids)", func(ctx context.Context) error {
+		_, err := knowledge.RetrieveSchema(ctx, &knowledgev1.RetrieveSchemaRequest{Query: "upper airway obstruction"})
+		return err
+	}, codes.InvalidArgument, "INVALID_ARGUMENT", []string{"kn_ids"})
 
-	// A required field left out: INVALID_ARGUMENT with a BadRequest violation naming it.
-	_, err := knowledge.RetrieveSchema(ctx, &knowledgev1.RetrieveSchemaRequest{Query: "上气道梗阻有哪些症状"})
-	e := mustFail(err, "RetrieveSchema without kn_ids", codes.InvalidArgument, "INVALID_ARGUMENT")
-	expect(e.BadRequest != nil && len(e.BadRequest.FieldViolations) == 1 && e.BadRequest.FieldViolations[0].Field == "kn_ids",
-		"RetrieveSchema without kn_ids: want one BadRequest violation on kn_ids, got %v", e.BadRequest)
-	expect(e.AgentHint != nil && e.AgentHint.Message != "", "RetrieveSchema without kn_ids: no AgentHint")
-	fmt.Printf("ok  error, missing field: %s\n", e)
-
-	// Step two before step one: FAILED_PRECONDITION whose hint names the RPC to call first.
-	_, err = knowledge.RetrieveKeywordContext(ctx, &knowledgev1.RetrieveKeywordContextRequest{
-		Query: "上气道梗阻", SessionId: session, ObjectTypeId: "disease",
+	// A field of the wrong type, which no generated message can express: the
+	// bytes of a valid request with top_k (an int32, a varint on the wire)
+	// appended as a string, sent by conn.Invoke with a codec that passes bytes through.
+	valid, err := proto.Marshal(&knowledgev1.RetrieveSchemaRequest{
+		Query: "upper airway obstruction",
+		KnIds: []*knowledgev1.KnowledgeNetworkRef{{KnowledgeNetworkId: "kn_medical"}},
 	})
-	e = mustFail(err, "RetrieveKeywordContext before RetrieveSchema", codes.FailedPrecondition, "SCHEMA_NOT_IN_SESSION")
-	want := "contextloader.knowledge.v1.KnowledgeRetrievalService/RetrieveSchema"
-	expect(e.AgentHint != nil && e.AgentHint.NextRpc == want, "RetrieveKeywordContext before RetrieveSchema: AgentHint %v, want next_rpc %s", e.AgentHint, want)
-	fmt.Printf("ok  error, call out of order: %s\n", e)
+	check(err, "proto.Marshal")
+	topK := (&knowledgev1.RetrieveSchemaRequest{}).ProtoReflect().Descriptor().Fields().ByName("top_k").Number()
+	wrongType := protowire.AppendString(protowire.AppendTag(valid, topK, protowire.BytesType), "five")
+	sameErrorInBothLanguages("wrong type (RetrieveSchema, top_k sent as a string)", func(ctx context.Context) error {
+		var reply []byte
+		return conn.Invoke(ctx, "/"+retrieveSchema, wrongType, &reply, grpc.ForceCodec(rawCodec{}))
+	}, codes.InvalidArgument, "INVALID_ARGUMENT", []string{"top_k"})
 
 	// No x-account-id: MemRecall refuses with UNAUTHENTICATED.
-	_, err = anonymous.SearchMemories(ctx, &memrecallv1.SearchMemoriesRequest{Query: "数据库配置"})
-	e = mustFail(err, "SearchMemories without an account", codes.Unauthenticated, "ACCOUNT_REQUIRED")
-	expect(e.AgentHint != nil && e.AgentHint.Message != "", "SearchMemories without an account: no AgentHint")
-	fmt.Printf("ok  error, no account: %s\n", e)
+	en, _ := sameErrorInBothLanguages("no account (SearchMemories without x-account-id)", func(ctx context.Context) error {
+		_, err := anonymous.SearchMemories(ctx, &memrecallv1.SearchMemoriesRequest{Query: "database settings"})
+		return err
+	}, codes.Unauthenticated, "ACCOUNT_REQUIRED", nil)
+	expect(strings.Contains(en.AgentHint.Message, "x-account-id"), "no account: the AgentHint %q does not name x-account-id", en.AgentHint.Message)
+
+	// Step two before step one: FAILED_PRECONDITION whose hint names the RPC to call first.
+	en, _ = sameErrorInBothLanguages("out of order (RetrieveKeywordContext before RetrieveSchema)", func(ctx context.Context) error {
+		_, err := knowledge.RetrieveKeywordContext(ctx, &knowledgev1.RetrieveKeywordContextRequest{
+			Query: "upper airway obstruction", SessionId: session, ObjectTypeId: "disease",
+		})
+		return err
+	}, codes.FailedPrecondition, "SCHEMA_NOT_IN_SESSION", nil)
+	expect(en.AgentHint.NextRpc == retrieveSchema, "out of order: AgentHint.next_rpc %q, want %s", en.AgentHint.NextRpc, retrieveSchema)
 }
+
+// han matches a Chinese (Han) character.
+var han = regexp.MustCompile(`[\x{3400}-\x{4DBF}\x{4E00}-\x{9FFF}]`)
+
+// sameErrorInBothLanguages makes one mistake per language (call gets a context
+// carrying the `language` metadata); both answers must have code, reason, the
+// BadRequest fields in this order, an AgentHint with the same next_rpc, and a
+// trace id; the English one no Chinese in its message, hint or violations, the
+// Chinese one Chinese in its message and hint. Prints one line.
+func sameErrorInBothLanguages(what string, call func(ctx context.Context) error, code codes.Code, reason string, fields []string) (en, zh *callError) {
+	answer := func(language string) *callError {
+		ctx, cancel := context.WithTimeout(metadata.AppendToOutgoingContext(context.Background(), "language", language), callTimeout)
+		defer cancel()
+		e := mustFail(call(ctx), what+" ("+language+")", code, reason)
+		got := violationFields(e)
+		expect(strings.Join(got, ",") == strings.Join(fields, ","), "%s (%s): BadRequest fields %v, want %v", what, language, got, fields)
+		expect(e.AgentHint != nil && e.AgentHint.Message != "", "%s (%s): no AgentHint", what, language)
+		return e
+	}
+	en, zh = answer("en"), answer("zh")
+	expect(en.AgentHint.NextRpc == zh.AgentHint.NextRpc, "%s: AgentHint.next_rpc %q in English, %q in Chinese", what, en.AgentHint.NextRpc, zh.AgentHint.NextRpc)
+	english := []string{en.Message, en.AgentHint.Message}
+	if en.BadRequest != nil {
+		for _, v := range en.BadRequest.FieldViolations {
+			english = append(english, v.Description)
+		}
+	}
+	for _, text := range english {
+		expect(!han.MatchString(text), "%s: Chinese in the English answer: %q", what, text)
+	}
+	expect(han.MatchString(zh.Message) && han.MatchString(zh.AgentHint.Message),
+		"%s: no Chinese in the Chinese answer: %q, hint %q", what, zh.Message, zh.AgentHint.Message)
+	nextRPC := ""
+	if en.AgentHint.NextRpc != "" {
+		nextRPC = " next_rpc=" + en.AgentHint.NextRpc
+	}
+	fmt.Printf("ok  error, %s: %s %s fields=%v%s | en: %s (hint: %s) | zh: %s\n",
+		what, code, reason, violationFields(en), nextRPC, en.Message, en.AgentHint.Message, zh.Message)
+	return en, zh
+}
+
+// violationFields lists the fields BadRequest names, in its order; empty without one.
+func violationFields(e *callError) []string {
+	fields := []string{}
+	if e.BadRequest != nil {
+		for _, v := range e.BadRequest.FieldViolations {
+			fields = append(fields, v.Field)
+		}
+	}
+	return fields
+}
+
+// rawCodec sends a request's bytes as they are and keeps the reply's: for a
+// request no generated message can express. Its name keeps the content type
+// application/grpc+proto.
+type rawCodec struct{}
+
+func (rawCodec) Marshal(v interface{}) ([]byte, error) {
+	b, ok := v.([]byte)
+	if !ok {
+		return nil, fmt.Errorf("rawCodec: %T is not []byte", v)
+	}
+	return b, nil
+}
+
+func (rawCodec) Unmarshal(data []byte, v interface{}) error {
+	p, ok := v.(*[]byte)
+	if !ok {
+		return fmt.Errorf("rawCodec: %T is not *[]byte", v)
+	}
+	*p = append((*p)[:0], data...)
+	return nil
+}
+
+func (rawCodec) Name() string { return "proto" }
 
 // mustFail checks the code, the ErrorInfo reason and domain, and the trace id.
 func mustFail(err error, what string, code codes.Code, reason string) *callError {
