@@ -106,7 +106,8 @@ export function callInterceptor(deps: {
         headerKnId: knIdFromHeaders(req.header),
         language,
       });
-      const problem = req.contextValues.get(kRequestProblem) ?? languageHeaderProblem(languageHeader);
+      // The language first: the request's own problem is then answered in the language the caller asked for.
+      const problem = languageHeaderProblem(languageHeader) ?? req.contextValues.get(kRequestProblem);
       if (problem) throw problem;
       if (admission !== undefined && !facts.tooling) {
         // A server stream's one request message is read before the slot, as unary ones are by the framework: a slow sender holds no slot.

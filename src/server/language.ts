@@ -12,6 +12,15 @@ function languageOfTag(tag: string): Language | undefined {
 }
 
 /**
+ * The `language` header's value: its first, when a client set it twice (on the channel and on the
+ * call, which gRPC sends as one value joined by commas: "en, en").
+ */
+function firstValue(languageHeader: string): string {
+  const comma = languageHeader.indexOf(",");
+  return (comma < 0 ? languageHeader : languageHeader.slice(0, comma)).trim();
+}
+
+/**
  * The caller's language: the `language` request header (metadata, for gRPC callers whose stubs set no
  * Accept-Language) when set, else the most preferred of English and Chinese in Accept-Language
  * (RFC 9110 §12.5.4: q-values, `*` for any, q=0 for "not this"), else `fallback` (DEFAULT_LANGUAGE).
@@ -24,7 +33,7 @@ export function chooseLanguage(
   fallback: Language,
 ): Language {
   if (languageHeader) {
-    const chosen = languageOfTag(languageHeader);
+    const chosen = languageOfTag(firstValue(languageHeader));
     if (chosen !== undefined) return chosen;
   }
   if (!acceptLanguage) return fallback;
@@ -45,7 +54,7 @@ export function chooseLanguage(
 
 /** INVALID_ARGUMENT for a `language` header that names no language the service answers in; undefined when it is fine or absent. */
 export function languageHeaderProblem(languageHeader: string | null | undefined): ToolError | undefined {
-  if (!languageHeader || languageOfTag(languageHeader) !== undefined) return undefined;
+  if (!languageHeader || languageOfTag(firstValue(languageHeader)) !== undefined) return undefined;
   return new ToolError({
     code: "invalid_argument",
     reason: "UNSUPPORTED_LANGUAGE",

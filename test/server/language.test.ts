@@ -32,6 +32,9 @@ describe("chooseLanguage", () => {
     expect(chooseLanguage(undefined, "*", "zh")).toBe("zh");
     expect(chooseLanguage(undefined, "", "en")).toBe("en");
     expect(chooseLanguage(undefined, "en;q=abc, zh", "en")).toBe("zh");
+    // Set on the channel and on the call, gRPC sends one value joined by commas: the first counts.
+    expect(chooseLanguage("en, en", undefined, "zh")).toBe("en");
+    expect(chooseLanguage("zh,en", undefined, "en")).toBe("zh");
   });
 
   it("reads a bounded number of ranges from a huge header", () => {
@@ -119,6 +122,26 @@ describe("one language per answer, on every transport", () => {
     expect(err.findDetails(ErrorInfoSchema)[0]?.reason).toBe("UNSUPPORTED_LANGUAGE");
     expect(err.findDetails(BadRequestSchema)[0]?.fieldViolations[0]?.field).toBe("language");
     expect(err.findDetails(AgentHintSchema)[0]?.validValues).toEqual(["en", "zh"]);
+  });
+
+  it("answers a repeated language header by its first value, and refuses a bad one before the body's own problem", async () => {
+    const client = createClient(KnowledgeRetrievalService, transports(server.baseUrl)["grpc over h2c"]!);
+    const repeated = await failure(
+      client.retrieveSchema(
+        { query: "q", sessionId: randomUUID() },
+        { headers: { "x-account-id": "u", language: "en, en" } },
+      ),
+    );
+    expect(repeated.findDetails(ErrorInfoSchema)[0]?.reason).toBe("INVALID_ARGUMENT");
+    expect(repeated.rawMessage).not.toMatch(CJK);
+    const res = await fetch(`${server.baseUrl}/contextloader.knowledge.v1.KnowledgeRetrievalService/RetrieveSchema`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-account-id": "u", language: "fr" },
+      body: JSON.stringify({ query: "q", top_k: "five" }),
+    });
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as { details: { debug: { reason?: string } }[] };
+    expect(body.details[0]?.debug.reason).toBe("UNSUPPORTED_LANGUAGE");
   });
 
   it("REST and MCP answer in the caller's language as well", async () => {
