@@ -110,8 +110,9 @@ export function failoverChecks(failover: () => Failover): void {
     const started = load.between(marks.fault + 200, marks.stillReplica);
     const failed = started.filter((o) => o.code !== "ok");
     const wholly = started.filter((o) => o.at + o.ms < marks.stillReplica);
-    // The marks in the message: on a failure, how long the switch took and where the calls fell.
-    expect(started.length, JSON.stringify(marks)).toBeGreaterThan(3);
+    // The marks in the message: on a failure, how long the switch took and where the calls fell. How many calls
+    // fall in the window depends on how long Sentinel takes and how loaded the machine is (two on a busy one):
+    // what must hold is that some did, and failed cleanly.
     expect(failed.length, JSON.stringify(marks)).toBeGreaterThan(0);
     expect(wholly.filter((o) => o.code === "ok")).toEqual([]);
     for (const o of failed) {
