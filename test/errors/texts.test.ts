@@ -87,6 +87,31 @@ function pairsIn(path: string): Pair[] {
 }
 
 // A pair with no words (a separator, an empty start a loop fills) has nothing to check.
+/** Each violation written with its field and description side by side: `{ field: "kn_ids", description: text(…) }`. */
+function violationsIn(path: string): { where: string; field: string; en: string; zh: string }[] {
+  const file = ts.createSourceFile(path, readFileSync(path, "utf8"), ts.ScriptTarget.Latest, true);
+  const out: { where: string; field: string; en: string; zh: string }[] = [];
+  const visit = (node: ts.Node) => {
+    if (ts.isObjectLiteralExpression(node)) {
+      const prop = (key: string) =>
+        node.properties.find(
+          (p): p is ts.PropertyAssignment => ts.isPropertyAssignment(p) && p.name.getText(file) === key,
+        );
+      const field = prop("field")?.initializer;
+      const description = prop("description")?.initializer;
+      if (field && ts.isStringLiteral(field) && description && ts.isCallExpression(description)) {
+        const [en, zh] = description.arguments.map((a) => literal(a, file)?.text);
+        const { line } = file.getLineAndCharacterOfPosition(node.getStart(file));
+        if (en !== undefined && zh !== undefined)
+          out.push({ where: `${relative(root, path)}:${line + 1}`, field: field.text, en, zh });
+      }
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(file);
+  return out;
+}
+
 const pairs = sourceFiles(join(root, "src"))
   .flatMap(pairsIn)
   .filter((p) => /[\p{L}]/u.test(p.en.replaceAll("{}", "") + p.zh.replaceAll("{}", "")));
@@ -164,6 +189,13 @@ describe("caller-facing texts in both languages", () => {
     const sorted = (v: string[]) => [...new Set(v.map(same))].sort();
     const bad = pairs.filter((p) => JSON.stringify(sorted(p.enValues)) !== JSON.stringify(sorted(p.zhValues)));
     expect(bad.map((p) => `${p.where}: [${p.enValues}] vs [${p.zhValues}]`)).toEqual([]);
+  });
+
+  it("names a violation's field once: beside it, not again at the start of its description", () => {
+    const violations = sourceFiles(join(root, "src")).flatMap(violationsIn);
+    expect(violations.length).toBeGreaterThan(40);
+    const bad = violations.filter((v) => v.en.startsWith(v.field) || v.zh.startsWith(v.field));
+    expect(bad.map((v) => `${v.where}: ${v.field}: ${v.en}`)).toEqual([]);
   });
 
   it("names no parameter, tool or RPC the service does not have", () => {
