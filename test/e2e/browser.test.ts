@@ -216,12 +216,13 @@ describe.skipIf(!haveChromium)("Chromium calling the API from another origin", (
       expect(at, name).toEqual([...at].sort((a, b) => a - b));
       // The iteration began before the first LLM answer; the search result came a turn before the memory,
       // and two turns before the handoff: not one burst at the end. A turn is 300 ms; an event may reach
-      // the page late on a loaded machine (seen: 225 ms between two turns), a burst ~0 ms apart: bounds at a
-      // fifth of a turn, and a third of two, leave 240 ms and 400 ms for lateness.
+      // the page late on a loaded machine (seen: 225 ms between two turns, and once, in CI with the machine
+      // at a load of 8, the first two together), a burst ~0 ms apart: of the three steps, at least two a
+      // fifth of a turn apart, and the whole stream spread over more than a turn.
       const [started, , searched, , opened, , , handedOff] = at as number[];
-      expect(searched! - started!, name).toBeGreaterThanOrEqual(60);
-      expect(opened! - searched!, name).toBeGreaterThanOrEqual(60);
-      expect(handedOff! - searched!, name).toBeGreaterThanOrEqual(200);
+      const steps = [searched! - started!, opened! - searched!, handedOff! - opened!];
+      expect(steps.filter((ms) => ms >= 60).length, `${name}: ${steps}`).toBeGreaterThanOrEqual(2);
+      expect(handedOff! - started!, name).toBeGreaterThanOrEqual(300);
     }
   });
 
