@@ -125,6 +125,36 @@ describe("binary request messages are looked at before they are decoded", () => 
     expect(answer.message).toMatch(/not a binary protobuf message/);
   });
 
+  it("refuses a field sent as another wire type (sensitive, a bool, as a string) with INVALID_ARGUMENT naming it, not INTERNAL", async () => {
+    const wrong = Buffer.concat([
+      field(1, Buffer.from("k-wrong")),
+      field(4, Buffer.from("c")),
+      field(8, Buffer.from("yes")),
+    ]);
+    const answer = await rawGrpc(server.baseUrl, envelope(wrong));
+    expect(answer.status).toBe(String(Code.InvalidArgument));
+    expect(answer.message).toMatch(/sensitive: wrong type for this field/);
+    const res = await fetch(`${server.baseUrl}${STORE}`, {
+      method: "POST",
+      headers: { "content-type": "application/proto", "x-account-id": "u-deep" },
+      body: new Uint8Array(wrong),
+    });
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as {
+      details: { type: string; debug: { field_violations?: { field: string }[] } }[];
+    };
+    const badRequest = body.details.find((d) => d.type === "google.rpc.BadRequest");
+    expect(badRequest?.debug.field_violations?.map((v) => v.field)).toEqual(["sensitive"]);
+    // A nested message's field is named with its message: keywords[0].weight (a float) sent as a varint.
+    const nested = Buffer.concat([
+      field(1, Buffer.from("k-wrong")),
+      field(5, Buffer.concat([field(1, Buffer.from("a")), varint((2 << 3) | 0), varint(1)])),
+    ]);
+    const inner = await rawGrpc(server.baseUrl, envelope(nested));
+    expect(inner.status).toBe(String(Code.InvalidArgument));
+    expect(inner.message).toMatch(/WeightedKeyword\.weight: wrong type/);
+  });
+
   it("lets well-formed calls through on every binary protocol", async () => {
     for (const transport of [
       createGrpcTransport({ baseUrl: server.baseUrl }),
