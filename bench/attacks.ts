@@ -1,7 +1,7 @@
 /**
  * npm run bench -- attacks [--seconds=20] [--settle=30] [--watch-connections=10] [--heap=512|none] [--only=watch|mcp|json|flood|items|all]
  *
- * Issue 31's "Done when": the service (src/main.ts as `npm start` runs it,
+ * Issue 31's "Done when": the service (dist/main.js as `npm start` runs it,
  * SQLite in a temporary directory, a free loopback port) under each attack
  * alone, then all together, a fresh service for each:
  * - watch: `--watch-connections` HTTP/2 connections × 1000 grpc.health.v1.Health/Watch streams held open;
@@ -84,7 +84,7 @@ export async function benchAttacks(): Promise<void> {
 
   line(
     "attacks: setup",
-    `a fresh service (src/main.ts, SQLite in a temporary directory, ${heapMiB === "none" ? "no heap cap" : `--max-old-space-size=${heapMiB} as deployed`}) per attack, ${seconds} s each; ` +
+    `a fresh service (dist/main.js, SQLite in a temporary directory, ${heapMiB === "none" ? "no heap cap" : `--max-old-space-size=${heapMiB} as deployed`}) per attack, ${seconds} s each; ` +
       `/healthz and account B's SearchMemories sampled every 100 ms from a worker thread; RSS ${settleSeconds} s after; ` +
       `target: both <= ${TARGET_WORST_MS} ms at worst and answered, RSS growth < ${TARGET_RSS_GROWTH_MIB} MiB`,
   );

@@ -3,7 +3,7 @@
  *
  *   npm run bench:load [-- --clients 200 --seconds 60 --only connect|grpc|cpu --profile --heap-mb 512]
  *
- * Starts src/main.ts with the defaults (embedded engine, SQLite in a temporary
+ * Starts dist/main.js (built first) with the defaults (embedded engine, SQLite in a temporary
  * directory), then:
  * - CPU per call: one client calling each RPC in turn, the server's CPU time
  *   (from /proc) per call, against the issue's targets;

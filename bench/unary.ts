@@ -1,7 +1,7 @@
 /**
  * npm run bench -- unary [--profile] [--rounds=10] [--seconds=2]
  *
- * Handoff over gRPC against the service (src/main.ts as `npm start` runs it,
+ * Handoff over gRPC against the service (dist/main.js as `npm start` runs it,
  * logging to a file), against the same service with tracing on (exporting
  * OTLP/HTTP to a sink on loopback in this process, bench/unary/otlp-sink.ts),
  * and against a bare connect-node server answering the same method with the
@@ -109,7 +109,7 @@ export async function benchUnary(): Promise<void> {
     sides.push(ours, on, theirs);
     line(
       "unary: setup",
-      `the service (src/main.ts, pid ${service.pid}; tracing off), the service with tracing on (pid ${traced.pid}; ` +
+      `the service (dist/main.js, pid ${service.pid}; tracing off), the service with tracing on (pid ${traced.pid}; ` +
         `OTLP/HTTP to a sink in this process) and bare connect-node (pid ${bare.pid}) in their own processes; ` +
         `grpc-js client here, ${CONCURRENCY} in flight, a sampled traceparent on every call; ` +
         `${rounds} rounds of ${roundMs / 1000} s each, order rotating${profile ? "; --cpu-prof on" : ""}`,

@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -6,7 +6,16 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
-const tsxLoader = fileURLToPath(new URL("../../node_modules/tsx/dist/esm/index.mjs", import.meta.url));
+const mainJs = join(root, "dist", "main.js");
+let built = false;
+
+/** `npm run build`, once per bench process: the benches run the compiled service, as `npm start` does. */
+function buildOnce(): void {
+  if (built) return;
+  const run = spawnSync("npm", ["run", "-s", "build"], { cwd: root, stdio: "inherit" });
+  if (run.status !== 0) throw new Error(`npm run build failed (exit ${run.status ?? run.signal})`);
+  built = true;
+}
 /** Clock ticks per second of /proc/<pid>/stat's CPU times (USER_HZ; 100 on every Linux Node runs on). */
 const TICKS_PER_SECOND = 100;
 
@@ -28,7 +37,8 @@ export interface ServerProcess {
 }
 
 /**
- * Starts src/main.ts on a free loopback port with the defaults plus `env`
+ * Builds dist/ (once) and starts dist/main.js as `npm start` does (with source maps), on a free
+ * loopback port with the defaults plus `env`
  * (SQLite in a temporary directory, removed on stop), logs to a file there,
  * and resolves once /readyz answers 200. `nodeArgs` go before the script
  * (for example --cpu-prof).
@@ -41,7 +51,8 @@ export async function startServerProcess(
   const port = await freePort();
   const logPath = join(dir, "server.log");
   const out = openSync(logPath, "a");
-  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, "--import", tsxLoader, "src/main.ts"], {
+  buildOnce();
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, "--enable-source-maps", mainJs], {
     cwd: root,
     env: {
       ...process.env,
