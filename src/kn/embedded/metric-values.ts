@@ -11,17 +11,17 @@ import type { MetricValue } from "../types";
 /** A trend longer than this many buckets is refused rather than computed. */
 const MAX_BUCKETS = 5000;
 
+/** What a timestamp out of MIN_MS..MAX_MS is told (here and operators' as_of). */
+export const TIMESTAMP_RANGE = zodText(
+  "must be a millisecond timestamp between 2000 and 2100",
+  "必须是 2000 年到 2100 年之间的毫秒时间戳",
+);
+
 const timestamp = z
   .number()
   .int(zodText("must be an integer number of milliseconds", "必须是整数毫秒数"))
-  .min(
-    MIN_MS,
-    zodText("must be a millisecond timestamp between 2000 and 2100", "必须是 2000 年到 2100 年之间的毫秒时间戳"),
-  )
-  .max(
-    MAX_MS,
-    zodText("must be a millisecond timestamp between 2000 and 2100", "必须是 2000 年到 2100 年之间的毫秒时间戳"),
-  );
+  .min(MIN_MS, TIMESTAMP_RANGE)
+  .max(MAX_MS, TIMESTAMP_RANGE);
 
 /** A metric's dynamic parameters, as the platform takes them (the resolver's rules on instant/step). */
 export const metricParamsSchema = z

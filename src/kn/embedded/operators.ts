@@ -5,6 +5,7 @@ import { text, zodText } from "../../errors/text";
 import { ToolError } from "../../errors/tool-error";
 import { safeParseBoth, violationsOf } from "../../errors/validation";
 import type { InstanceIdentity, OperatorDetail, Row } from "../types";
+import { TIMESTAMP_RANGE } from "./metric-values";
 
 /** An operator call as the platform makes it: parameters placed by their `source`. */
 export interface OperatorCall {
@@ -54,17 +55,7 @@ const healthInput = z.object({
         .strict()
         .refine((w) => w.growth + w.breadth + w.stability > 0, zodText("must not all be 0", "不能全为 0")),
       focus_categories: z.array(z.string().min(1)).max(20),
-      as_of: z
-        .number()
-        .int()
-        .min(
-          MIN_MS,
-          zodText("must be a millisecond timestamp between 2000 and 2100", "必须是 2000 年到 2100 年之间的毫秒时间戳"),
-        )
-        .max(
-          MAX_MS,
-          zodText("must be a millisecond timestamp between 2000 and 2100", "必须是 2000 年到 2100 年之间的毫秒时间戳"),
-        ),
+      as_of: z.number().int().min(MIN_MS, TIMESTAMP_RANGE).max(MAX_MS, TIMESTAMP_RANGE),
     })
     .passthrough(),
 });
