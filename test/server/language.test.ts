@@ -124,6 +124,19 @@ describe("one language per answer, on every transport", () => {
     expect(err.findDetails(AgentHintSchema)[0]?.validValues).toEqual(["en", "zh"]);
   });
 
+  it("refuses a 4,000-character language header without echoing it", async () => {
+    const client = createClient(KnowledgeRetrievalService, transports(server.baseUrl)["connect+json over HTTP/1.1"]!);
+    const long = "x".repeat(4000);
+    const err = await failure(
+      client.retrieveSchema(
+        { query: "q", sessionId: randomUUID() },
+        { headers: { "x-account-id": "u", language: long } },
+      ),
+    );
+    expect(err.findDetails(ErrorInfoSchema)[0]?.reason).toBe("UNSUPPORTED_LANGUAGE");
+    expect(err.rawMessage.length).toBeLessThan(200);
+  });
+
   it("answers a repeated language header by its first value, and refuses a bad one before the body's own problem", async () => {
     const client = createClient(KnowledgeRetrievalService, transports(server.baseUrl)["grpc over h2c"]!);
     const repeated = await failure(
