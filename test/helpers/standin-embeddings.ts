@@ -27,10 +27,22 @@ export interface StandinOptions {
   seed?: number;
   /** The model name answers carry, default "standin". */
   model?: string;
+  /**
+   * Meanings for texts the set does not hold (a probe set's paraphrase pairs,
+   * a conversation's turns): the names of the meanings a text is about, or
+   * undefined for none. A name the set does not hold gets its own random
+   * direction, the same for every text naming it; a set's memory_key names
+   * that memory's meaning. Asked only after the set's own labels.
+   */
+  meaningOf?: (text: string) => readonly string[] | undefined;
 }
 
 /** Which memory's meaning a text was given, or undefined for a text the set does not hold. */
-export type Label = { kind: "memory"; key: string } | { kind: "query"; keys: readonly string[] } | undefined;
+export type Label =
+  | { kind: "memory"; key: string }
+  | { kind: "query"; keys: readonly string[] }
+  | { kind: "given"; keys: readonly string[] }
+  | undefined;
 
 /**
  * A stand-in embeddings model: an OpenAI-compatible `/v1/embeddings` server
@@ -111,6 +123,7 @@ export class StandinModel {
   private readonly meanings = new Map<string, Float64Array>();
   private readonly memoryTexts: { key: string; text: string }[];
   private readonly queries = new Map<string, readonly string[]>();
+  private readonly meaningOf: StandinOptions["meaningOf"];
 
   constructor(opts: StandinOptions) {
     if (!(opts.base >= 0 && opts.base < 1)) throw new Error(`base must be in [0, 1), not ${opts.base}`);
@@ -119,6 +132,7 @@ export class StandinModel {
     this.noise = opts.noise;
     this.base = opts.base;
     this.seed = opts.seed ?? 1;
+    this.meaningOf = opts.meaningOf;
     this.common = unit(gaussian(random(this.seed, "common"), this.dim));
     for (const m of opts.set.memories) {
       this.meanings.set(
@@ -139,7 +153,9 @@ export class StandinModel {
     if (keys) return { kind: "query", keys };
     // A memory as StoreMemory embeds it, `summary\ncontent`, whole or cut at its end.
     const memory = this.memoryTexts.find((m) => m.text === text || (text.length >= 16 && m.text.startsWith(text)));
-    return memory ? { kind: "memory", key: memory.key } : undefined;
+    if (memory) return { kind: "memory", key: memory.key };
+    const given = this.meaningOf?.(text);
+    return given && given.length > 0 ? { kind: "given", keys: given } : undefined;
   }
 
   /** The unit vector of a text. */
@@ -151,7 +167,7 @@ export class StandinModel {
     else {
       const keys = label.kind === "memory" ? [label.key] : label.keys;
       meaning = new Float64Array(this.dim);
-      for (const k of keys) add(meaning, this.meanings.get(k)!, 1);
+      for (const k of keys) add(meaning, this.meaning(k), 1);
       meaning = unit(meaning);
     }
     // Noise of length about `noise` (components N(0, 1/dim)), drawn from the text: one text, one vector.
@@ -163,6 +179,16 @@ export class StandinModel {
     add(v, this.common, Math.sqrt(this.base));
     add(v, direction, Math.sqrt(1 - this.base));
     return v;
+  }
+
+  /** The direction of meaning `key`: a set memory's, else one of its own, made on first use. */
+  private meaning(key: string): Float64Array {
+    let m = this.meanings.get(key);
+    if (m === undefined) {
+      m = this.orthogonal(gaussian(random(this.seed, `meaning:${key}`), this.dim));
+      this.meanings.set(key, m);
+    }
+    return m;
   }
 
   /** `v` without its component along `common`, at unit length. */

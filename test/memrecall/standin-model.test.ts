@@ -120,6 +120,24 @@ describe("the stand-in model's geometry", () => {
     }
   });
 
+  it("gives texts named by `meaningOf` the meaning they name: a pair of one meaning near, texts of two apart", () => {
+    const meaningOf = (t: string) => (t.startsWith("probe") ? [t.slice(0, 7)] : undefined);
+    const model = new StandinModel({ ...options(0.15, 1), meaningOf });
+    const pair = cosineOf(
+      model.embed("probe-1 the staging database password"),
+      model.embed("probe-1 what is the db pass"),
+    );
+    const apart = cosineOf(
+      model.embed("probe-1 the staging database password"),
+      model.embed("probe-2 lunch on friday"),
+    );
+    expect(pair).toBeGreaterThan(0.15 + 0.85 * 0.3);
+    expect(Math.abs(apart - 0.15)).toBeLessThan(0.85 * 0.25);
+    expect(model.seen.get("probe-2 lunch on friday")).toEqual({ kind: "given", keys: ["probe-2"] });
+    expect(model.seen.get("probe-1 what is the db pass")?.kind).toBe("given");
+    expect(model.label("nothing named")).toBeUndefined();
+  });
+
   it("places a query nearer its memory as noise falls, and ranks the same under either base", () => {
     const q = SET.queries.find((x) => x.relevant.length === 1)!;
     const m = SET.memories.find((x) => x.memory_key === q.relevant[0])!;
