@@ -14,6 +14,17 @@
 
 /** How long work runs before it lets the event loop run: a health check needs a few turns of the loop, each waiting up to one slice, and must answer within 100 ms. */
 export const DEFAULT_SLICE_MS = 5;
+/**
+ * How long one turn of the event loop may spend handing requests to the
+ * handlers (server/ingress.ts) and, apart, starting calls
+ * (server/admission.ts), ms. Short because the loop takes one new
+ * connection per turn: libuv (1.45 on, libuv/libuv#3696) accepts once per
+ * poll and leaves the rest of the kernel's queue for the next turn. With
+ * 20 ms turns, 1,200 connections of one flooding client took about 3 s to
+ * accept, and another caller's new connection waited behind them for 3 to
+ * 6 s; with 5 ms turns it waited about 0.1 s (bench/attacks.ts flood).
+ */
+export const HANDOVER_MS = 5;
 /** How long sliced work may run in one turn of the event loop, all pieces together. */
 const TURN_MS = 10;
 /** However spent the turn, a piece runs this long before it yields: every start and resume makes progress. */

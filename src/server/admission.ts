@@ -1,4 +1,4 @@
-import { yieldToEventLoop } from "../core/time-slice";
+import { HANDOVER_MS, yieldToEventLoop } from "../core/time-slice";
 import { text } from "../errors/text";
 import { ToolError } from "../errors/tool-error";
 
@@ -28,11 +28,11 @@ interface Waiter {
 
 /**
  * How long one turn of the event loop may spend starting calls, ms. Past it,
- * calls wait for the next turn, so the loop also reads and writes sockets,
- * answers probes and fires timers at least this often (plus the length of
- * one call).
+ * calls wait for the next turn, so the loop also accepts connections, reads
+ * and writes sockets, answers probes and fires timers at least this often
+ * (plus the length of one call).
  */
-const SLICE_MS = 20;
+const SLICE_MS = HANDOVER_MS;
 /** Waiting calls looked at per turn at most. */
 const MAX_PER_TURN = 256;
 

@@ -1,9 +1,11 @@
+import { HANDOVER_MS } from "../core/time-slice";
+
 /**
  * How long one turn of the event loop may spend handing requests to the
  * handler, ms. Past it, requests wait for the next turn, so the loop also
  * reads sockets, accepts connections and answers probes at least this often.
  */
-const SLICE_MS = 20;
+const SLICE_MS = HANDOVER_MS;
 /** Waiting requests looked at per turn at most. */
 const MAX_PER_TURN = 256;
 

@@ -75,7 +75,7 @@ describe("admission control", () => {
     expect({ inFlight: admission.inFlight, queued: admission.queued }).toEqual({ inFlight: 0, queued: 0 });
   });
 
-  it("starts calls for at most one slice (20 ms) per turn of the event loop, the rest in later turns, in order", async () => {
+  it("starts calls for at most one slice (5 ms) per turn of the event loop, the rest in later turns, in order", async () => {
     const { observer } = recorder();
     const admission = new Admission({ maxInFlight: 100, maxQueued: 100, maxWaitMs: 5000 }, observer);
     let turn = 0;
@@ -85,20 +85,20 @@ describe("admission control", () => {
       const until = performance.now() + ms;
       while (performance.now() < until);
     };
-    // Each call arrives in its own callback, as requests do, and works 15 ms without yielding, as an embedded-engine call does.
+    // Each call arrives in its own callback, as requests do, and works 3 ms without yielding, as an embedded-engine call does.
     const calls = Array.from({ length: 6 }, (_, call) =>
       new Promise((r) => setImmediate(r))
         .then(() => admission.enter(never, "a"))
         .then((release) => {
           started.push({ call, turn });
-          busy(15);
+          busy(3);
           release();
         }),
     );
     await Promise.all(calls);
     clearInterval(ticker);
     expect(started.map((s) => s.call)).toEqual([0, 1, 2, 3, 4, 5]);
-    // Two calls fit in a slice (15 ms, then 30 > 20): the third waits for the loop to turn.
+    // Two calls fit in a slice (3 ms, then 6 > 5): the third waits for the loop to turn.
     for (let i = 2; i < started.length; i++) expect(started[i]!.turn).toBeGreaterThan(started[i - 2]!.turn);
   });
 
