@@ -1,4 +1,5 @@
 import { HANDOVER_MS, yieldToEventLoop } from "../core/time-slice";
+import { Turns } from "../core/turns";
 import { text } from "../errors/text";
 import { ToolError } from "../errors/tool-error";
 
@@ -22,7 +23,6 @@ export interface AdmissionObserver {
 export type Release = () => void;
 
 interface Waiter {
-  readonly caller: string;
   admit(release: Release): void;
 }
 
@@ -33,8 +33,6 @@ interface Waiter {
  * (plus the length of one call).
  */
 const SLICE_MS = HANDOVER_MS;
-/** Waiting calls looked at per turn at most. */
-const MAX_PER_TURN = 256;
 
 /**
  * Admission control: at most `maxInFlight` calls in progress in this process,
@@ -58,24 +56,18 @@ const MAX_PER_TURN = 256;
  * turns waited that long each time (the 30-second silences of issue 14). The
  * time slice bounds each turn instead; the count bounds calls that do wait
  * (platform, LLM, PostgreSQL, Redis), which hold a slot while they wait.
- *
- * Waiting calls are started from setImmediate callbacks, one call per
- * callback: Node finishes each callback's promise chain before the next
- * callback, so each start sees the time the ones before it took.
+ * The waiting and the turns are core/turns.ts's, as the listener's ingress.
  */
 export class Admission {
   private running = 0;
-  /**
-   * The waiting calls by caller, each caller's first come first (a Set keeps insertion order and lets
-   * one leave from anywhere at once); the callers in the order of their turns (a served caller with
-   * calls left goes to the back).
-   */
-  private readonly queues = new Map<string, Set<Waiter>>();
-  private waiting = 0;
-  /** When this turn's slice began; undefined between slices. */
-  private sliceStart: number | undefined;
-  /** setImmediate callbacks scheduled to start waiting calls and not run yet. */
-  private pumps = 0;
+  private readonly turns = new Turns<Waiter>(
+    SLICE_MS,
+    (waiter) => {
+      this.running++;
+      waiter.admit(this.releaser());
+    },
+    () => this.settings.maxInFlight - this.running,
+  );
 
   constructor(
     private readonly settings: AdmissionSettings,
@@ -89,7 +81,7 @@ export class Admission {
 
   /** Calls waiting for a slot now. */
   get queued(): number {
-    return this.waiting;
+    return this.turns.waiting;
   }
 
   /** The most calls one caller may have waiting. */
@@ -109,15 +101,14 @@ export class Admission {
     if (signal.aborted) return Promise.reject(signal.reason);
     const now = this.tryEnter();
     if (now !== undefined) return Promise.resolve(now);
-    const own = this.queues.get(caller);
-    if (this.waiting >= this.settings.maxQueued || (own?.size ?? 0) >= this.perCaller) {
+    if (this.turns.waiting >= this.settings.maxQueued || this.turns.waitingOf(caller) >= this.perCaller) {
       this.observer.refused("queue_full");
       return Promise.reject(this.overloaded());
     }
     const started = performance.now();
     return new Promise<Release>((resolve, reject) => {
       const leave = (reason: unknown) => {
-        this.dequeue(waiter);
+        this.turns.remove(caller, waiter);
         clearTimeout(timer);
         signal.removeEventListener("abort", onAbort);
         // Hundreds leave at once (their timers share a millisecond; a flood's clients hang up together), and
@@ -130,7 +121,6 @@ export class Admission {
         leave(this.overloaded());
       }, this.settings.maxWaitMs);
       const waiter: Waiter = {
-        caller,
         admit: (release) => {
           clearTimeout(timer);
           signal.removeEventListener("abort", onAbort);
@@ -139,11 +129,7 @@ export class Admission {
         },
       };
       signal.addEventListener("abort", onAbort, { once: true });
-      const queue = own ?? new Set<Waiter>();
-      if (own === undefined) this.queues.set(caller, queue);
-      queue.add(waiter);
-      this.waiting++;
-      this.schedulePump();
+      this.turns.push(caller, waiter);
     });
   }
 
@@ -161,50 +147,9 @@ export class Admission {
    * before it took.
    */
   tryEnter(): Release | undefined {
-    if (this.running < this.settings.maxInFlight && this.waiting === 0 && this.sliceStart === undefined) {
-      this.start();
-      return this.releaser();
-    }
-    return undefined;
-  }
-
-  /** Takes a waiting call out of its caller's queue (served, or gone); a caller with none left loses its turn. */
-  private dequeue(waiter: Waiter): void {
-    const queue = this.queues.get(waiter.caller);
-    if (queue === undefined || !queue.delete(waiter)) return;
-    this.waiting--;
-    if (queue.size === 0) this.queues.delete(waiter.caller);
-  }
-
-  /** The first call of the caller whose turn it is; that caller moves to the back of the turns. */
-  private nextInTurn(): Waiter | undefined {
-    for (const [caller, queue] of this.queues) {
-      const [first] = queue;
-      this.queues.delete(caller);
-      if (queue.size > 1) this.queues.set(caller, queue);
-      if (first !== undefined) {
-        queue.delete(first);
-        this.waiting--;
-      }
-      return first;
-    }
-    return undefined;
-  }
-
-  /** Counts a call as started, opening this turn's slice if none is open. */
-  private start(): void {
+    if (!this.turns.startNow()) return undefined;
     this.running++;
-    if (this.sliceStart === undefined) {
-      this.sliceStart = performance.now();
-      // Closes the slice at the next check phase: this turn's, or the next one's when opened in one.
-      setImmediate(() => {
-        this.sliceStart = undefined;
-      });
-    }
-  }
-
-  private sliceSpent(): boolean {
-    return this.sliceStart !== undefined && performance.now() - this.sliceStart >= SLICE_MS;
+    return this.releaser();
   }
 
   private releaser(): Release {
@@ -213,34 +158,9 @@ export class Admission {
       if (released) return;
       released = true;
       this.running--;
-      this.schedulePump();
+      this.turns.wake();
     };
   }
-
-  /**
-   * Schedules the callbacks that start waiting calls: one per call that could
-   * start, each starting the longest-waiting call while a slot is free and the
-   * slice has time left. The last one schedules the next round. With every
-   * slot taken nothing is scheduled: the next release does it.
-   */
-  private schedulePump(): void {
-    const free = this.settings.maxInFlight - this.running;
-    if (this.pumps > 0 || this.waiting === 0 || free <= 0) return;
-    this.pumps = Math.min(this.waiting, free, MAX_PER_TURN);
-    for (let i = this.pumps; i > 0; i--) setImmediate(this.pump);
-  }
-
-  private readonly pump = (): void => {
-    this.pumps--;
-    if (this.waiting > 0 && this.running < this.settings.maxInFlight && !this.sliceSpent()) {
-      const next = this.nextInTurn();
-      if (next !== undefined) {
-        this.start();
-        next.admit(this.releaser());
-      }
-    }
-    if (this.pumps === 0) this.schedulePump();
-  };
 
   /** The refusal: RESOURCE_EXHAUSTED, retry after about one queue wait (jittered so retries do not arrive together). */
   private overloaded(): ToolError {
@@ -249,8 +169,8 @@ export class Admission {
       code: "resource_exhausted",
       reason: "OVERLOADED",
       message: text(
-        `the service is at its limit of ${this.settings.maxInFlight} calls in progress and ${this.waiting} waiting; retry in ${retryAfterMs} ms`,
-        `服务已达上限：${this.settings.maxInFlight} 个调用正在进行，${this.waiting} 个在等待；请在 ${retryAfterMs} 毫秒后重试`,
+        `the service is at its limit of ${this.settings.maxInFlight} calls in progress and ${this.turns.waiting} waiting; retry in ${retryAfterMs} ms`,
+        `服务已达上限：${this.settings.maxInFlight} 个调用正在进行，${this.turns.waiting} 个在等待；请在 ${retryAfterMs} 毫秒后重试`,
       ),
       metadata: { retry_after_ms: String(retryAfterMs) },
       retryAfterMs,
