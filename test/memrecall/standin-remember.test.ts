@@ -359,3 +359,33 @@ describe("RememberConversation with the stand-in model (EMBEDDINGS_BASE_URL), on
     }
   });
 });
+
+describe("RememberConversation in rules mode with a model that relates no two texts", () => {
+  // The stand-in given no set: every text a direction of its own, so a changed preference and the one it changes
+  // sit at the cosine of unrelated texts, below the endpoint's floor. The rules decide by the words the two share.
+  it("supersedes each changed preference of the development set that it supersedes without a model", async () => {
+    const changed = SET.conversations.filter((c) => c.expected.some((e) => e.op === "SUPERSEDE"));
+    const standin = await startStandinEmbeddings({ set: memoriesOnly([]), noise: 0, base: 0.15, dim: DIM, seed: SEED });
+    const withModel = await startServer({
+      EMBEDDINGS_BASE_URL: standin.baseUrl,
+      EMBEDDINGS_MODEL: "standin",
+      LOG_LEVEL: "warn",
+    });
+    const without = await startServer({ LOG_LEVEL: "warn" });
+    try {
+      const superseding = async (baseUrl: string) => {
+        const right: string[] = [];
+        for (const c of changed)
+          if ((await remember(baseUrl, c, new ConversationMeanings())).supersedesRight > 0) right.push(c.id);
+        return right;
+      };
+      const lexical = await superseding(without.baseUrl);
+      expect(lexical.length).toBeGreaterThan(0);
+      expect(await superseding(withModel.baseUrl)).toEqual(lexical);
+    } finally {
+      await withModel.close();
+      await without.close();
+      await standin.close();
+    }
+  });
+});
