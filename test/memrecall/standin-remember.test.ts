@@ -32,14 +32,14 @@ import { ConversationMeanings, memoriesOnly, type SetMemory, scoreOf } from "../
  * candidate that updates or supersedes a prior, its text as the service
  * embedded it searched among all the set's prior memories, in each mode, at
  * the step's own floor and at the default min_relevance_score — whether the
- * prior it changes comes first, is among the five compared, and MRR. Asserted is what holds today of what
- * issue 34 asks of any model: none of it falls as the noise falls; what
- * RememberConversation keeps and supersedes is the same under either range and
- * no less than without a model; near 0.15, the step's hybrid ranking is at
- * least its parts; near 0.7, the default threshold keeps what it ranked. The
- * rest — the step's ranking at least its parts near 0.7 and the same under
- * either range, the threshold near 0.15 — is printed here and waits for
- * calibration and fusion (issue 34 items 1 and 2).
+ * prior it changes comes first, is among the five compared, and MRR.
+ * Asserted is what holds today of what issue 34 asks of any model: none of it
+ * falls as the noise falls; what RememberConversation keeps and supersedes is
+ * the same under either range and no less than without a model; near 0.15,
+ * the step's hybrid ranking is at least its parts; near 0.7, the default
+ * threshold keeps what it ranked. The rest — the step's ranking at least its
+ * parts near 0.7 and the same under either range, the threshold near 0.15 —
+ * is printed here and waits for calibration and fusion (issue 34 items 1 and 2).
  */
 
 interface Prior extends SetMemory {
