@@ -89,7 +89,7 @@ export async function rememberConversation(
       ),
     );
   const similar: MemoryRecord[][] = [];
-  for (const c of candidates) similar.push(await similarTo(deps, ctx, owner, c));
+  for (const c of candidates) similar.push(await similarTo(deps, ctx, owner, c, mode));
   // Rules decide each; the LLM is asked only where a similar memory exists and none says the same:
   // the same statement again is known whoever decides, so a second run changes nothing.
   const decisions: ({ decision: Decision; content?: string } | undefined)[] = candidates.map((c, i) => {
@@ -214,26 +214,40 @@ function latestOfConversation(candidates: readonly Candidate[]): { kept: Candida
 /**
  * The user's memories most like the candidate: a hybrid search of its text
  * (secrets out), without the LLM's query rewrite (the candidate is already
- * the user's words), read whole from the store.
+ * the user's words), read whole from the store. In rules mode, also those
+ * sharing its words (a keyword search): the rules decide by the words two
+ * statements share, and a model of meaning may score a changed preference
+ * and the one it changes below the floor (its cosines are its own), so the
+ * hybrid search alone would hide the pair from them.
  */
-async function similarTo(deps: MemoriesDeps, ctx: CallContext, owner: string, c: Candidate): Promise<MemoryRecord[]> {
+async function similarTo(
+  deps: MemoriesDeps,
+  ctx: CallContext,
+  owner: string,
+  c: Candidate,
+  mode: "llm" | "rules",
+): Promise<MemoryRecord[]> {
   const query = [...redactSecrets(`${c.summary}\n${c.content}`)].slice(0, 2000).join("").trim();
-  const found = await searchMemories(
-    { ...deps, llm: undefined },
-    ctx,
-    {
-      query,
-      search_mode: "hybrid",
-      keywords: [],
-      memory_types: [],
-      limit: SIMILAR,
-      min_relevance_score: SIMILAR_FLOOR,
-      session_id: "",
-    },
-    // Without the rewrite its answer is not the agent's search's: kept out of the cache both ways.
-    { cache: false },
-  );
-  const keys = found.results.map((r) => r.memory_key);
+  const search = async (search_mode: "hybrid" | "keyword", min_relevance_score: number) =>
+    (
+      await searchMemories(
+        { ...deps, llm: undefined },
+        ctx,
+        {
+          query,
+          search_mode,
+          keywords: [],
+          memory_types: [],
+          limit: SIMILAR,
+          min_relevance_score,
+          session_id: "",
+        },
+        // Without the rewrite its answer is not the agent's search's: kept out of the cache both ways.
+        { cache: false },
+      )
+    ).results;
+  const found = [...(await search("hybrid", SIMILAR_FLOOR)), ...(mode === "rules" ? await search("keyword", 0) : [])];
+  const keys = [...new Set(found.map((r) => r.memory_key))];
   const own = keyOf(c);
   const records = await deps.store.getMany(owner, [...new Set([own, ...keys])]);
   const byKey = new Map(records.map((r) => [r.memory_key, r]));
