@@ -5,6 +5,8 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import pg from "pg";
 import { z } from "zod";
+import { loadConfig } from "../src/config";
+import type { Glossary } from "../src/memrecall/glossary";
 import { searchMemoriesInput, storeMemoryInput } from "../src/memrecall/inputs";
 import { embedMemoryText } from "../src/memrecall/lexical-embedder";
 import { searchMemories } from "../src/memrecall/search";
@@ -13,12 +15,14 @@ import { storeMemory } from "../src/memrecall/write";
 import type { MemoryStore, MemoryWrite } from "../src/store/memories/memory-store";
 import { PostgresMemoryStore } from "../src/store/memories/postgres-memory-store";
 import { SqliteMemoryStore } from "../src/store/memories/sqlite-memory-store";
-import { benchContext, benchDeps, glossary, benchLog as log } from "./memrecall-deps";
+import { figure } from "./figures";
+import { type BenchSetup, benchContext, benchDeps, benchSetup, benchLog as log } from "./memrecall-deps";
 import { type ChartId, point } from "./record";
 import { formatMicros, line, percentile, timeEach } from "./stats";
 
 const DATABASE_URL = process.env["DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/test";
 const MODES = ["keyword", "semantic", "hybrid"] as const;
+export type Mode = (typeof MODES)[number];
 const SIZES = [10_000, 100_000];
 const LATENCY_QUERIES = 200;
 /** Score bands of the reliability line: a band's share of relevant results should be about its scores. */
@@ -84,17 +88,63 @@ const evalSet = z.object({
  * the result cache never answers, on SQLite and on PostgreSQL.
  */
 export async function benchMemRecall(): Promise<void> {
-  const read = (file: string) => evalSet.parse(JSON.parse(readFileSync(new URL(`./${file}`, import.meta.url), "utf8")));
-  const first = read("memrecall-eval.json");
-  const work = read("memrecall-work-eval.json");
-  const holdout = read("memrecall-holdout.json");
-  const dev22 = read("memrecall-dev-22.json");
+  const setup = await benchSetup(loadConfig({}));
+  try {
+    await memrecallQuality(setup);
+    if (process.env["BENCH_QUALITY_ONLY"] === "1") return;
+    const first = readSet("memrecall-eval.json");
+    const dir = mkdtempSync(join(tmpdir(), "bench-memrecall-"));
+    try {
+      for (const make of [
+        () => new SqliteMemoryStore({ path: join(dir, "latency.db"), log }),
+        () => new PostgresMemoryStore({ connectionString: DATABASE_URL, log }),
+      ]) {
+        await latency(setup, first, make());
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  } finally {
+    await setup.close();
+  }
+}
+
+/** A labelled memory-search set of bench/, by file name. */
+export function readSet(file: string): EvalSet {
+  return evalSet.parse(JSON.parse(readFileSync(new URL(`./${file}`, import.meta.url), "utf8")));
+}
+
+/**
+ * The quality part of the bench under `setup`'s configuration: the four
+ * labelled sets, per mode and per kind, and the held-out set against issue
+ * 22's targets (`npm run eval` runs this part alone).
+ */
+export async function memrecallQuality(setup: BenchSetup): Promise<void> {
+  const first = readSet("memrecall-eval.json");
+  const work = readSet("memrecall-work-eval.json");
+  const holdout = readSet("memrecall-holdout.json");
+  const dev22 = readSet("memrecall-dev-22.json");
   const dir = mkdtempSync(join(tmpdir(), "bench-memrecall-"));
   try {
-    await quality("issue-6 set", first, join(dir, "quality-6.db"));
-    const development = await quality("work set", work, join(dir, "quality-17.db"), "memrecall-work-recall-at-5");
-    const developmentDev22 = await quality("development set dev-22", dev22, join(dir, "quality-dev-22.db"));
-    const heldOut = await quality("held-out set", holdout, join(dir, "quality-holdout.db"));
+    // The sets whose searches went without the configured LLM's expansion (it failed).
+    const degraded: string[] = [];
+    await quality(setup, "issue-6 set", first, join(dir, "quality-6.db"), degraded);
+    const development = await quality(
+      setup,
+      "work set",
+      work,
+      join(dir, "quality-17.db"),
+      degraded,
+      "memrecall-work-recall-at-5",
+    );
+    const developmentDev22 = await quality(
+      setup,
+      "development set dev-22",
+      dev22,
+      join(dir, "quality-dev-22.db"),
+      degraded,
+    );
+    const heldOut = await quality(setup, "held-out set", holdout, join(dir, "quality-holdout.db"), degraded);
     const chart = "memrecall-hybrid-dev-vs-holdout";
     for (const [kind, recall] of development.hybridByKind) point(chart, "development set (work set)", kind, recall);
     for (const [kind, recall] of developmentDev22.hybridByKind) point(chart, "development set (dev-22)", kind, recall);
@@ -112,35 +162,37 @@ export async function benchMemRecall(): Promise<void> {
       `recall@5 ${heldOut.hybrid.toFixed(3)} (target ≥ ${TARGET_HOLDOUT_HYBRID_RECALL}), weakest kind ${weakestKind} ` +
         `${weakest.toFixed(2)} (target every kind ≥ ${TARGET_HOLDOUT_KIND_RECALL}): ${met ? "met" : "NOT met"}`,
     );
-    if (process.env["BENCH_QUALITY_ONLY"] === "1") return;
-    for (const make of [
-      () => new SqliteMemoryStore({ path: join(dir, "latency.db"), log }),
-      () => new PostgresMemoryStore({ connectionString: DATABASE_URL, log }),
-    ]) {
-      await latency(first, make());
-    }
+    figure(["held-out set", "issue-22 targets met"], met ? "yes" : "no");
+    // The figures are printed; they are not the configured LLM's when it failed under them.
+    if (degraded.length > 0)
+      throw new Error(
+        `the LLM's query expansion failed in searches of ${degraded.join(", ")}: searched on the query alone`,
+      );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-type EvalSet = z.output<typeof evalSet>;
+export type EvalSet = z.output<typeof evalSet>;
 type EvalMemory = EvalSet["memories"][number];
 
 const storeInput = (m: EvalMemory) =>
   storeMemoryInput.parse({ ...m, keywords: m.keywords.map((keyword) => ({ keyword, weight: 1 })) });
 
 /** The set's memories stored through StoreMemory, oldest first, then dated `created_days_ago` back in the file. */
-async function storeDated(data: EvalSet, path: string, owner: string): Promise<void> {
+async function storeDated(setup: BenchSetup, data: EvalSet, path: string, owner: string): Promise<void> {
   const store = new SqliteMemoryStore({ path, log });
   await store.migrate();
-  const deps = benchDeps(store);
+  const deps = benchDeps(setup, store);
   const ctx = benchContext(owner);
   const oldestFirst = data.memories
     .map((m, i) => ({ m, i }))
     .sort((a, b) => b.m.created_days_ago - a.m.created_days_ago || a.i - b.i);
-  for (const { m } of oldestFirst) await storeMemory(deps, ctx, storeInput(m));
-  await store.close();
+  try {
+    for (const { m } of oldestFirst) await storeMemory(deps, ctx, storeInput(m));
+  } finally {
+    await store.close();
+  }
   const db = new Database(path);
   const now = Date.now();
   const date = db.prepare("UPDATE memories SET created_at = ?, updated_at = ? WHERE user_id = ? AND memory_key = ?");
@@ -150,6 +202,41 @@ async function storeDated(data: EvalSet, path: string, owner: string): Promise<v
     date.run(at, at, `user:${owner}`, m.memory_key);
   });
   db.close();
+}
+
+/** A set stored and dated in the SQLite file `path`, opened afresh under `setup`: what a process started after those writes sees. */
+export interface StoredSet {
+  /** The set's queries searched in `mode` with the default limit (5) at `minRelevanceScore`. */
+  search(
+    query: string,
+    mode: Mode,
+    minRelevanceScore: number,
+  ): Promise<{ memory_key: string; relevance_score: number }[]>;
+  /** Searches so far that went without the LLM's expansion because the LLM failed (SearchMemories' `degraded`). */
+  degraded(): number;
+  close(): Promise<void>;
+}
+
+export async function storeSet(setup: BenchSetup, data: EvalSet, path: string): Promise<StoredSet> {
+  const owner = `eval-${randomUUID()}`;
+  await storeDated(setup, data, path, owner);
+  const store = new SqliteMemoryStore({ path, log });
+  const deps = benchDeps(setup, store);
+  const ctx = benchContext(owner);
+  let degraded = 0;
+  return {
+    search: async (query, mode, minRelevanceScore) => {
+      const out = await searchMemories(
+        deps,
+        ctx,
+        searchMemoriesInput.parse({ query, search_mode: mode, min_relevance_score: minRelevanceScore }),
+      );
+      if (out.degraded) degraded++;
+      return out.results;
+    },
+    degraded: () => degraded,
+    close: () => store.close(),
+  };
 }
 
 interface Tally {
@@ -168,13 +255,29 @@ interface HybridRecall {
  * Prints a set's figures per search mode; with `chart`, its recall@5 per kind goes there too.
  * Returns the hybrid mode's recall@5, for comparing sets.
  */
-async function quality(label: string, data: EvalSet, path: string, chart?: ChartId): Promise<HybridRecall> {
-  const owner = `eval-${randomUUID()}`;
-  await storeDated(data, path, owner);
-  // A fresh store, caches and index: what a process started after those writes sees.
-  const store = new SqliteMemoryStore({ path, log });
-  const deps = benchDeps(store);
-  const ctx = benchContext(owner);
+async function quality(
+  setup: BenchSetup,
+  label: string,
+  data: EvalSet,
+  path: string,
+  /** Gets `label` when a search went without the LLM's expansion. */
+  degraded: string[],
+  chart?: ChartId,
+): Promise<HybridRecall> {
+  const stored = await storeSet(setup, data, path);
+  try {
+    const figures = await measured(stored, label, data, chart);
+    if (stored.degraded() > 0) {
+      line(`${label}: searches without the LLM's expansion`, `${stored.degraded()} (the LLM failed)`);
+      degraded.push(label);
+    }
+    return figures;
+  } finally {
+    await stored.close();
+  }
+}
+
+async function measured(stored: StoredSet, label: string, data: EvalSet, chart?: ChartId): Promise<HybridRecall> {
   const tallies: Record<string, Tally> = {};
   const tally = (bucket: string, recall: number, rr: number) => {
     const t = (tallies[bucket] ??= { recall: 0, rr: 0, n: 0 });
@@ -192,13 +295,9 @@ async function quality(label: string, data: EvalSet, path: string, chart?: Chart
     let unrelated = 0;
     const latest = { won: 0, n: 0 };
     for (const q of data.queries) {
-      const out = await searchMemories(
-        deps,
-        ctx,
-        searchMemoriesInput.parse({ query: q.query, search_mode: mode, min_relevance_score: 0 }),
-      );
-      const keys = out.results.map((r) => r.memory_key);
-      for (const r of out.results) {
+      const results = await stored.search(q.query, mode, 0);
+      const keys = results.map((r) => r.memory_key);
+      for (const r of results) {
         const band = bands[BANDS.findLastIndex((low) => r.relevance_score >= low)]!;
         band.all++;
         if (q.relevant.includes(r.memory_key)) band.relevant++;
@@ -212,11 +311,11 @@ async function quality(label: string, data: EvalSet, path: string, chart?: Chart
       }
       if (q.kind === "unrelated") {
         unrelated++;
-        if (out.results.some((r) => r.relevance_score >= 0.5)) unrelatedAbove++;
+        if (results.some((r) => r.relevance_score >= 0.5)) unrelatedAbove++;
         continue;
       }
       relevantAbove.all += q.relevant.length;
-      relevantAbove.found += out.results.filter(
+      relevantAbove.found += results.filter(
         (r) => r.relevance_score >= 0.5 && q.relevant.includes(r.memory_key),
       ).length;
       const recall = q.relevant.filter((k) => keys.includes(k)).length / q.relevant.length;
@@ -224,7 +323,7 @@ async function quality(label: string, data: EvalSet, path: string, chart?: Chart
       // Misses, query by query, for the sets that may be tuned on (never the held-out one).
       if (process.env["BENCH_MEMRECALL_VERBOSE"] === "1" && !label.startsWith("held-out") && first !== 0)
         process.stdout.write(
-          `  ${first === -1 ? "MISS" : `rank${first + 1}`} ${mode} ${q.kind} ${JSON.stringify(q.query)} want ${q.relevant.join(",")}; got ${out.results
+          `  ${first === -1 ? "MISS" : `rank${first + 1}`} ${mode} ${q.kind} ${JSON.stringify(q.query)} want ${q.relevant.join(",")}; got ${results
             .slice(0, 3)
             .map((r) => `${r.memory_key} ${r.relevance_score}`)
             .join(", ")}\n`,
@@ -243,10 +342,16 @@ async function quality(label: string, data: EvalSet, path: string, chart?: Chart
       `${label} ${mode} (${all.n} queries)`,
       `recall@5 ${(all.recall / all.n).toFixed(3)}  MRR ${(all.rr / all.n).toFixed(3)}`,
     );
+    figure([label, mode, "queries"], all.n);
+    figure([label, mode, "recall@5"], all.recall / all.n);
+    figure([label, mode, "MRR"], all.rr / all.n);
     const kinds = Object.entries(tallies)
       .filter(([k]) => k.startsWith(`${mode}/`))
       .map(([k, t]) => {
-        if (chart) point(chart, mode, k.slice(mode.length + 1), t.recall / t.n);
+        const kind = k.slice(mode.length + 1);
+        if (chart) point(chart, mode, kind, t.recall / t.n);
+        figure([label, mode, "by kind", kind, "recall@5"], t.recall / t.n);
+        figure([label, mode, "by kind", kind, "MRR"], t.rr / t.n);
         return [k, t] as const;
       })
       .map(([k, t]) => `${k.slice(mode.length + 1)} ${(t.recall / t.n).toFixed(2)}/${(t.rr / t.n).toFixed(2)}`);
@@ -267,16 +372,22 @@ async function quality(label: string, data: EvalSet, path: string, chart?: Chart
           `[${low.toFixed(1)}, ${(BANDS[i + 1] ?? 1).toFixed(1)}${BANDS[i + 1] === undefined ? "]" : ")"} ${share(bands[i])}`,
       ).join(", "),
     );
-    if (latest.n > 0) line("  latest wins (current above replaced)", `${latest.won}/${latest.n}`);
+    const confidentAll = confident.get("all");
+    if (confidentAll) figure([label, mode, "share relevant of scores ≥ 0.5"], confidentAll.relevant / confidentAll.all);
+    figure([label, mode, "share of relevant scored ≥ 0.5"], relevantAbove.found / Math.max(1, relevantAbove.all));
+    if (unrelated > 0) figure([label, mode, "unrelated queries with a result ≥ 0.5"], unrelatedAbove);
+    if (latest.n > 0) {
+      line("  latest wins (current above replaced)", `${latest.won}/${latest.n}`);
+      figure([label, mode, "latest wins"], latest.won / latest.n);
+    }
   }
-  const figure = (m: string) =>
+  const shown = (m: string) =>
     `recall@5 ${(tallies[m]!.recall / tallies[m]!.n).toFixed(3)} MRR ${(tallies[m]!.rr / tallies[m]!.n).toFixed(3)}`;
   const recall = (m: string) => tallies[m]!.recall / tallies[m]!.n;
   line(
     `${label} hybrid not below either single mode`,
-    `${recall("hybrid") >= recall("keyword") && recall("hybrid") >= recall("semantic") ? "yes" : "NO"} (hybrid ${figure("hybrid")}; keyword ${figure("keyword")}; semantic ${figure("semantic")})`,
+    `${recall("hybrid") >= recall("keyword") && recall("hybrid") >= recall("semantic") ? "yes" : "NO"} (hybrid ${shown("hybrid")}; keyword ${shown("keyword")}; semantic ${shown("semantic")})`,
   );
-  await store.close();
   const hybridByKind = new Map(
     Object.keys(tallies)
       .filter((k) => k.startsWith("hybrid/"))
@@ -293,7 +404,7 @@ async function analyze(): Promise<void> {
 }
 
 /** Filler text: sentences recombined from the labelled memories' words, so the vocabulary and its frequencies are realistic. */
-function fillerWriter(data: EvalSet): (i: number) => MemoryWrite {
+function fillerWriter(data: EvalSet, glossary: Glossary): (i: number) => MemoryWrite {
   const words = data.memories.flatMap((m) =>
     `${m.summary} ${m.content}`.split(/[\s，。；：、,.;:()（）]+/).filter((w) => w.length > 1),
   );
@@ -321,13 +432,13 @@ function fillerWriter(data: EvalSet): (i: number) => MemoryWrite {
   };
 }
 
-async function latency(data: EvalSet, store: MemoryStore): Promise<void> {
+async function latency(setup: BenchSetup, data: EvalSet, store: MemoryStore): Promise<void> {
   await store.migrate();
-  let deps = benchDeps(store);
+  let deps = benchDeps(setup, store);
   const owner = `bench-${randomUUID()}`;
   const ctx = benchContext(owner);
   for (const m of data.memories) await storeMemory(deps, ctx, storeInput(m));
-  const filler = fillerWriter(data);
+  const filler = fillerWriter(data, setup.memrecall.glossary);
   let loaded = data.memories.length;
   try {
     for (const size of SIZES) {
@@ -343,7 +454,7 @@ async function latency(data: EvalSet, store: MemoryStore): Promise<void> {
       // key lookups of a user it thinks has one row by the wrong index.
       if (store.kind === "postgres") await analyze();
       // The filler went straight to the store, past the service's caches and vector index: start them afresh.
-      deps = benchDeps(store);
+      deps = benchDeps(setup, store);
       const first = performance.now();
       await searchMemories(
         deps,

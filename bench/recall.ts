@@ -4,6 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { z } from "zod";
+import { loadConfig } from "../src/config";
+import type { Glossary } from "../src/memrecall/glossary";
 import { storeMemoryInput } from "../src/memrecall/inputs";
 import { embedMemoryText } from "../src/memrecall/lexical-embedder";
 import type { MemRecallDeps } from "../src/memrecall/memories-deps";
@@ -17,7 +19,8 @@ import { memrecallTools } from "../src/memrecall/tools";
 import { storeMemory } from "../src/memrecall/write";
 import type { MemoryWrite } from "../src/store/memories/memory-store";
 import { SqliteMemoryStore } from "../src/store/memories/sqlite-memory-store";
-import { benchContext, benchDeps, glossary, benchLog as log, shipped } from "./memrecall-deps";
+import { figure } from "./figures";
+import { type BenchSetup, benchContext, benchDeps, benchSetup, benchLog as log } from "./memrecall-deps";
 import { point } from "./record";
 import { line, percentile } from "./stats";
 
@@ -76,8 +79,6 @@ function loadSet(name: SetName): EvalSet {
   return evalSet.parse(JSON.parse(readFileSync(new URL(SETS[name].file, import.meta.url), "utf8")));
 }
 
-const definitions = toolDefinitions(memrecallTools(shipped.maxContextWindow));
-
 /**
  * Recall (issue 16), its deterministic strategy as shipped (no LLM), on the
  * labelled development set bench/recall-eval.json (57 memories, 52
@@ -98,41 +99,57 @@ const definitions = toolDefinitions(memrecallTools(shipped.maxContextWindow));
  * words).
  */
 export async function benchRecall(): Promise<void> {
-  const development = loadSet("development");
-  const development22 = loadSet("development22");
-  const heldOut = loadSet("heldOut");
+  const setup = await benchSetup(loadConfig({}));
   const dir = mkdtempSync(join(tmpdir(), "bench-recall-"));
   try {
-    const path = join(dir, "recall.db");
-    const owner = `recall-${randomUUID()}`;
-    await storeDated(development, path, owner);
-    const store = new SqliteMemoryStore({ path, log });
-    await quality(development, benchDeps(store), owner, "development");
+    await recallQuality(setup);
+    if (process.env["BENCH_QUALITY_ONLY"] !== "1") {
+      const development = loadSet("development");
+      const path = join(dir, "recall.db");
+      const owner = `recall-${randomUUID()}`;
+      await storeDated(setup, development, path, owner);
+      const store = new SqliteMemoryStore({ path, log });
+      try {
+        await latency(setup, development, store, owner);
+      } finally {
+        await store.close();
+      }
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+    await setup.close();
+  }
+}
 
-    const dev22Path = join(dir, "recall-dev-22.db");
-    const dev22Owner = `recall-dev-22-${randomUUID()}`;
-    await storeDated(development22, dev22Path, dev22Owner);
-    const dev22Store = new SqliteMemoryStore({ path: dev22Path, log });
-    await quality(development22, benchDeps(dev22Store), dev22Owner, "development22");
-    await dev22Store.close();
-
-    const heldOutPath = join(dir, "recall-holdout.db");
-    const heldOutOwner = `recall-holdout-${randomUUID()}`;
-    await storeDated(heldOut, heldOutPath, heldOutOwner);
-    const heldOutStore = new SqliteMemoryStore({ path: heldOutPath, log });
-    await quality(heldOut, benchDeps(heldOutStore), heldOutOwner, "heldOut");
-    await heldOutStore.close();
-
-    if (process.env["BENCH_QUALITY_ONLY"] !== "1") await latency(development, store, owner);
-    await store.close();
+/**
+ * The quality part of the bench under `setup`'s configuration (`npm run eval`
+ * runs this part alone): each labelled set in a store of its own, per class.
+ * Recall runs as a caller who names no strategy gets it: deterministic without
+ * an LLM, the LLM's with one.
+ */
+export async function recallQuality(setup: BenchSetup): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), "bench-recall-quality-"));
+  try {
+    for (const set of Object.keys(SETS) as SetName[]) {
+      const path = join(dir, `${set}.db`);
+      const owner = `recall-${set}-${randomUUID()}`;
+      await storeDated(setup, loadSet(set), path, owner);
+      const store = new SqliteMemoryStore({ path, log });
+      try {
+        await quality(loadSet(set), benchDeps(setup, store), owner, set);
+      } finally {
+        await store.close();
+      }
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-/** Runs one conversation through Recall to its handoff. */
+/** Runs one conversation through Recall to its handoff, with the strategy a caller who names none gets. */
 async function run(deps: MemRecallDeps, owner: string, c: Conversation): Promise<RecallResult> {
-  const input = recallInput(deps.maxContextWindow).parse({ messages: c.messages, strategy: "deterministic" });
+  const input = recallInput(deps.maxContextWindow).parse({ messages: c.messages, strategy: "auto" });
+  const definitions = toolDefinitions(memrecallTools(deps.maxContextWindow));
   let result: RecallResult | undefined;
   for await (const e of runRecall(deps, benchContext(owner), input, definitions) as AsyncGenerator<RecallEvent>) {
     if (e.kind === "handoff") result = e.result;
@@ -156,8 +173,10 @@ async function quality(data: EvalSet, deps: MemRecallDeps, owner: string, set: S
   const bands = CONFIDENCE_BANDS.map(() => ({ right: 0, n: 0 }));
   let iterations = 0;
   let searches = 0;
+  const strategies = new Set<string>();
   for (const c of data.conversations) {
     const r = await run(deps, owner, c);
+    strategies.add(r.strategy);
     const top3 = r.relevant_memory_keys.slice(0, 3);
     const t = byClass.get(c.class) ?? { recall: 0, n: 0, keyed: 0 };
     t.n++;
@@ -190,13 +209,19 @@ async function quality(data: EvalSet, deps: MemRecallDeps, owner: string, set: S
     }
   }
   const n = data.conversations.length;
+  const series = SETS[set].series;
   line(
-    `recall deterministic${{ development: "", development22: ", issue 22 development set", heldOut: ", held-out set" }[set]} (${n} conversations)`,
+    `recall ${[...strategies].join(" and ")}${{ development: "", development22: ", issue 22 development set", heldOut: ", held-out set" }[set]} (${n} conversations)`,
     `iterations ${(iterations / n).toFixed(2)}, searches ${(searches / n).toFixed(2)} per conversation`,
   );
+  figure([series, "strategy"], [...strategies].join(" and "));
+  figure([series, "conversations"], n);
   for (const [cls, t] of byClass) {
     // not-found is measured by keys given, not by recall: it has no bar.
-    if (cls !== "not-found") point("recall-recall-at-3", SETS[set].series, cls, t.recall / t.n);
+    if (cls !== "not-found") {
+      point("recall-recall-at-3", series, cls, t.recall / t.n);
+      figure([series, "by class", cls, "recall@3"], t.recall / t.n);
+    } else figure([series, "by class", cls, "given a key"], t.keyed);
     line(
       `  ${cls} (${t.n})`,
       cls === "not-found"
@@ -206,6 +231,8 @@ async function quality(data: EvalSet, deps: MemRecallDeps, owner: string, set: S
   }
   const overall = found.recall / found.n;
   const none = byClass.get("not-found")?.keyed ?? 0;
+  figure([series, "recall@3"], overall);
+  figure([series, "conversations recalled"], recalled / n);
   if (set === "development") {
     line(
       "  recall@3 over the conversations that need a memory",
@@ -235,22 +262,25 @@ async function quality(data: EvalSet, deps: MemRecallDeps, owner: string, set: S
 }
 
 /** The set's memories stored through StoreMemory, oldest first, then dated `created_days_ago` back in the file. */
-async function storeDated(data: EvalSet, path: string, owner: string): Promise<void> {
+async function storeDated(setup: BenchSetup, data: EvalSet, path: string, owner: string): Promise<void> {
   const store = new SqliteMemoryStore({ path, log });
   await store.migrate();
-  const deps = benchDeps(store);
+  const deps = benchDeps(setup, store);
   const ctx = benchContext(owner);
   const oldestFirst = data.memories
     .map((m, i) => ({ m, i }))
     .sort((a, b) => b.m.created_days_ago - a.m.created_days_ago || a.i - b.i);
-  for (const { m } of oldestFirst) {
-    await storeMemory(
-      deps,
-      ctx,
-      storeMemoryInput.parse({ ...m, keywords: m.keywords.map((keyword) => ({ keyword, weight: 1 })) }),
-    );
+  try {
+    for (const { m } of oldestFirst) {
+      await storeMemory(
+        deps,
+        ctx,
+        storeMemoryInput.parse({ ...m, keywords: m.keywords.map((keyword) => ({ keyword, weight: 1 })) }),
+      );
+    }
+  } finally {
+    await store.close();
   }
-  await store.close();
   const db = new Database(path);
   const now = Date.now();
   const date = db.prepare("UPDATE memories SET created_at = ?, updated_at = ? WHERE user_id = ? AND memory_key = ?");
@@ -262,7 +292,7 @@ async function storeDated(data: EvalSet, path: string, owner: string): Promise<v
 }
 
 /** Filler memories recombined from the set's words, so the vocabulary and its frequencies are realistic. */
-function filler(data: EvalSet): (i: number) => MemoryWrite {
+function filler(data: EvalSet, glossary: Glossary): (i: number) => MemoryWrite {
   const words = data.memories.flatMap((m) =>
     `${m.summary} ${m.content}`.split(/[\s，。；：、,.;:()（）]+/).filter((w) => w.length > 1),
   );
@@ -291,15 +321,15 @@ function filler(data: EvalSet): (i: number) => MemoryWrite {
 }
 
 /** The recall's own time per conversation at 10 k memories (the search cache cleared between rounds). */
-async function latency(data: EvalSet, store: SqliteMemoryStore, owner: string): Promise<void> {
-  const write = filler(data);
+async function latency(setup: BenchSetup, data: EvalSet, store: SqliteMemoryStore, owner: string): Promise<void> {
+  const write = filler(data, setup.memrecall.glossary);
   for (let i = data.memories.length; i < LATENCY_SIZE; i++) await store.upsert(`user:${owner}`, write(i));
   const times: number[] = [];
   // A fresh index per size: the filler went straight to the store.
   const index = new MemoryIndex(store, 4);
   for (let round = 0; round < LATENCY_ROUNDS; round++) {
     // New caches every round, so each search runs (the recall's searches are cached for a minute).
-    const deps = { ...benchDeps(store), index };
+    const deps = { ...benchDeps(setup, store), index };
     for (const c of data.conversations) {
       const started = performance.now();
       await run(deps, owner, c);

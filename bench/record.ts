@@ -27,6 +27,12 @@ export const CHARTS = {
     unit: "recall@5",
     max: 1,
   },
+  "standin-held-out-recall-at-5": {
+    title:
+      "SearchMemories on the held-out set: recall@5 per mode, the lexical default and the stand-in model at cosine base/noise",
+    unit: "recall@5",
+    max: 1,
+  },
   "recall-recall-at-3": {
     title: "Recall (deterministic strategy): recall@3 per class, the development set beside the held-out set",
     unit: "recall@3",

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { z } from "zod";
+import { loadConfig } from "../src/config";
 import { storeMemoryInput } from "../src/memrecall/inputs";
 import type { MemRecallDeps } from "../src/memrecall/memories-deps";
 import { ownerOf } from "../src/memrecall/owner";
@@ -10,7 +11,8 @@ import { storeMemory } from "../src/memrecall/write";
 import { SqliteMemoryStore } from "../src/store/memories/sqlite-memory-store";
 import { LlmClient } from "../src/upstream/llm-client";
 import { type ChatRequest, startScriptedLlm } from "../test/helpers/scripted-llm";
-import { benchContext, benchDeps, benchLog as log } from "./memrecall-deps";
+import { figure } from "./figures";
+import { type BenchSetup, benchContext, benchDeps, benchSetup, benchLog as log } from "./memrecall-deps";
 import { point } from "./record";
 import { line } from "./stats";
 
@@ -76,17 +78,42 @@ interface Tally {
  * summaries or keywords, and sensitive memories kept as sensitive.
  */
 export async function benchRemember(): Promise<void> {
-  for (const name of ["development", "heldOut"] as const) {
-    const set = evalSet.parse(JSON.parse(readFileSync(new URL(SETS[name].file, import.meta.url), "utf8")));
-    const store = new SqliteMemoryStore({ path: ":memory:", log });
-    await store.migrate();
-    await benchSet(name, set, benchDeps(store), store, "rules");
-    await store.close();
+  const setup = await benchSetup(loadConfig({}));
+  try {
+    await rememberQuality(setup);
+    await benchLlmPlumbing(setup);
+  } finally {
+    await setup.close();
   }
-  await benchLlmPlumbing();
+}
+
+/**
+ * The quality part of the bench under `setup`'s configuration (`npm run eval`
+ * runs this part alone): rules mode on both sets, and LLM mode with the
+ * configured LLM when there is one.
+ */
+export async function rememberQuality(setup: BenchSetup): Promise<void> {
+  const llm = setup.memrecall.llm;
+  const modes = llm ? (["rules", "llm"] as const) : (["rules"] as const);
+  for (const mode of modes) {
+    for (const name of ["development", "heldOut"] as const) {
+      const store = new SqliteMemoryStore({ path: ":memory:", log });
+      try {
+        await store.migrate();
+        const label = mode === "rules" ? "rules mode" : `LLM mode, ${llm?.model}`;
+        await benchSet(name, readSet(name), benchDeps(setup, store), store, mode, label);
+      } finally {
+        await store.close();
+      }
+    }
+  }
 }
 
 type EvalSet = z.output<typeof evalSet>;
+
+function readSet(name: keyof typeof SETS): EvalSet {
+  return evalSet.parse(JSON.parse(readFileSync(new URL(SETS[name].file, import.meta.url), "utf8")));
+}
 
 async function benchSet(
   name: keyof typeof SETS,
@@ -94,6 +121,8 @@ async function benchSet(
   deps: MemRecallDeps,
   store: SqliteMemoryStore,
   mode: "rules" | "llm",
+  /** How the mode is named in the printed lines: "rules mode", "LLM mode, scripted". */
+  modeLabel: string,
   /** Told each conversation before it runs (the scripted LLM's oracle). */
   starting?: (conv: Conversation) => void,
 ): Promise<void> {
@@ -126,7 +155,16 @@ async function benchSet(
       sensitiveExpected += r.sensitiveExpected;
       sensitiveKept += r.sensitiveKept;
     }
-    const label = `${SETS[name].series} (${set.conversations.length} conversations, ${mode === "rules" ? "rules mode" : "LLM mode, scripted"})`;
+    const label = `${SETS[name].series} (${set.conversations.length} conversations, ${modeLabel})`;
+    const at = [SETS[name].series, modeLabel];
+    figure([...at, "precision"], total.kept === 0 ? 0 : total.keptRight / total.kept);
+    figure([...at, "recall"], total.expected === 0 ? 0 : total.found / total.expected);
+    for (const [c, t] of byClass) {
+      if (t.kept > 0) figure([...at, "by class", c, "precision"], t.keptRight / t.kept);
+      if (t.expected > 0) figure([...at, "by class", c, "recall"], t.found / t.expected);
+    }
+    figure([...at, "duplicates on a second run"], duplicates);
+    figure([...at, "secrets leaked"], leaks);
     line(
       label,
       `precision ${ratio(total.keptRight, total.kept)} (${total.keptRight}/${total.kept}), recall ${ratio(total.found, total.expected)} (${total.found}/${total.expected})`,
@@ -172,16 +210,16 @@ async function benchSet(
  * `BENCH_REMEMBER_PLUMBING_SET=development` runs it on the development set;
  * `BENCH_REMEMBER_VERBOSE=1` lists the development set's misses (never the held-out set's).
  */
-async function benchLlmPlumbing(): Promise<void> {
+async function benchLlmPlumbing(setup: BenchSetup): Promise<void> {
   const which = process.env["BENCH_REMEMBER_PLUMBING_SET"] === "development" ? "development" : "heldOut";
-  const set = evalSet.parse(JSON.parse(readFileSync(new URL(SETS[which].file, import.meta.url), "utf8")));
+  const set = readSet(which);
   let current: Conversation | undefined;
   const llm = await startScriptedLlm((req) => ({ content: JSON.stringify(oracle(req, current!)) }));
   const store = new SqliteMemoryStore({ path: ":memory:", log });
   await store.migrate();
   const client = new LlmClient({ baseUrl: llm.baseUrl, apiKey: undefined, model: "scripted", timeoutMs: 10_000 });
-  const deps = benchDeps(store, client);
-  await benchSet(which, set, deps, store, "llm", (conv) => {
+  const deps = benchDeps(setup, store, client);
+  await benchSet(which, set, deps, store, "llm", "LLM mode, scripted", (conv) => {
     current = conv;
   });
   const calls = llm.requests.length;

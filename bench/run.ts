@@ -22,6 +22,7 @@ import { captureStdout, stampOf, writeRecord } from "./record";
 import { benchRemember } from "./remember";
 import { benchResolver } from "./resolver";
 import { benchSecrets } from "./secrets";
+import { benchStandin } from "./standin";
 import { benchStartUp } from "./start-up";
 import { benchTimeFacts } from "./time-facts";
 import { benchTokens } from "./tokens";
@@ -39,6 +40,7 @@ export const benches: Record<string, () => Promise<void>> = {
   "memory-store": benchMemoryStore,
   memrecall: benchMemRecall,
   recall: benchRecall,
+  standin: benchStandin,
   remember: benchRemember,
   secrets: benchSecrets,
   tokens: benchTokens,

@@ -1,13 +1,14 @@
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { z } from "zod";
+import { loadConfig } from "../src/config";
 import type { MemRecallDeps } from "../src/memrecall/memories-deps";
 import { ownerOf } from "../src/memrecall/owner";
 import { rememberInput } from "../src/memrecall/remember/input";
 import { rememberConversation } from "../src/memrecall/remember/remember";
 import { findSecrets } from "../src/memrecall/remember/secrets";
 import { SqliteMemoryStore } from "../src/store/memories/sqlite-memory-store";
-import { benchContext, benchDeps, benchLog as log } from "./memrecall-deps";
+import { type BenchSetup, benchContext, benchDeps, benchSetup, benchLog as log } from "./memrecall-deps";
 import { line } from "./stats";
 
 const labelledSet = z.object({
@@ -72,6 +73,15 @@ interface EndToEndTally {
  * `BENCH_SECRETS_VERBOSE=1` lists the development set's misses (never the held-out set's).
  */
 export async function benchSecrets(): Promise<void> {
+  const setup = await benchSetup(loadConfig({}));
+  try {
+    await secretsQuality(setup);
+  } finally {
+    await setup.close();
+  }
+}
+
+async function secretsQuality(setup: BenchSetup): Promise<void> {
   for (const name of ["development", "heldOut", "heldOut2"] as const) {
     const set = labelledSet.parse(JSON.parse(readFileSync(new URL(SETS[name].file, import.meta.url), "utf8")));
     const scan = new Map(CLASSES.map((c) => [c, emptyScan()]));
@@ -92,7 +102,7 @@ export async function benchSecrets(): Promise<void> {
     }
     const store = new SqliteMemoryStore({ path: ":memory:", log });
     await store.migrate();
-    const deps = benchDeps(store);
+    const deps = benchDeps(setup, store);
     const e2e = new Map(CLASSES.map((c) => [c, emptyEndToEnd()]));
     for (const item of set.items) await tallyEndToEnd(e2e.get(item.class)!, deps, store, item);
     await store.close();
