@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig } from "../src/config";
 import { searchMemoriesInput } from "../src/memrecall/inputs";
-import { startStandinEmbeddings } from "../test/helpers/standin-embeddings";
+import { STANDIN_GRID, startStandinEmbeddings } from "../test/helpers/standin-embeddings";
 import { type EvalSet, readSet, storeSet } from "./memrecall";
 import { type BenchSetup, benchSetup } from "./memrecall-deps";
 import { point } from "./record";
@@ -14,13 +14,8 @@ const SETS = [
   { label: "dev-22", file: "memrecall-dev-22.json" },
   { label: "held-out", file: "memrecall-holdout.json" },
 ] as const;
-/** Unrelated texts near 0.15 (as text-embedding-3-small) and near 0.7 (as the e5 family). */
-const BASES = [0.15, 0.7] as const;
-/** Most noise first: two texts of one memory at cosines of about 0.06, 0.2 and 0.5 before the range. */
-const NOISE = [4, 2, 1] as const;
-/** As test/memrecall/standin-model.test.ts, so the figures can be compared. */
-const DIM = 256;
-const SEED = 34;
+/** The tests' grid (test/memrecall/standin-model.test.ts), so the figures can be compared. */
+const { noise: NOISE, bases: BASES, dim: DIM, seed: SEED } = STANDIN_GRID;
 /** Issue 34: hybrid at least the better of its parts, within this. */
 const FUSION_MARGIN = 0.02;
 /** The min_relevance_score a caller who sets none gets, read from the service's input schema. */

@@ -2,6 +2,14 @@ import { createHash } from "node:crypto";
 import * as http from "node:http";
 import type { AddressInfo } from "node:net";
 
+/**
+ * The grid every stand-in measurement runs (tests and `npm run bench -- standin`):
+ * noise levels, most first (two texts of one memory at cosines of about 0.06,
+ * 0.2 and 0.5 before the range), and the cosine of unrelated texts as
+ * text-embedding-3-small (0.15) and the e5 family (0.7) put it.
+ */
+export const STANDIN_GRID = { noise: [4, 2, 1], bases: [0.15, 0.7], dim: 256, seed: 34 } as const;
+
 /** The part of a labelled memory-search set (bench/memrecall-*.json) the stand-in reads. */
 export interface LabelledSet {
   memories: readonly { memory_key: string; summary: string; content: string }[];

@@ -9,6 +9,7 @@ import { startServer, type TestServer } from "../helpers/server";
 import {
   cosineOf,
   type LabelledSet,
+  STANDIN_GRID,
   StandinModel,
   type StandinOptions,
   startStandinEmbeddings,
@@ -47,11 +48,7 @@ const SET = JSON.parse(readFileSync(new URL("../../bench/memrecall-dev-22.json",
   queries: SetQuery[];
 } satisfies LabelledSet;
 
-/** Noise levels, most first: two texts of one memory at cosines of about 0.06, 0.2 and 0.5 before the range. */
-const NOISE = [4, 2, 1] as const;
-const BASES = [0.15, 0.7] as const;
-const DIM = 256;
-const SEED = 34;
+const { noise: NOISE, bases: BASES, dim: DIM, seed: SEED } = STANDIN_GRID;
 const DAY_MS = 86_400_000;
 
 type MemClient = Client<typeof MemRecallService>;

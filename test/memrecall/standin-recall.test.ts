@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MemRecallService } from "../../gen/contextloader/memrecall/v1/memrecall_pb";
 import { clientWith } from "../helpers/rpc";
 import { startServer } from "../helpers/server";
-import { startStandinEmbeddings } from "../helpers/standin-embeddings";
+import { STANDIN_GRID, startStandinEmbeddings } from "../helpers/standin-embeddings";
 import { ConversationMeanings, memoriesOnly, type SetMemory, scoreOf } from "../helpers/standin-labels";
 
 /**
@@ -48,11 +48,7 @@ type SetName = keyof typeof SETS;
 const SET_NAMES = Object.keys(SETS) as SetName[];
 const load = (name: SetName) => JSON.parse(readFileSync(new URL(SETS[name], import.meta.url), "utf8")) as RecallSet;
 
-/** Noise levels, most first; the bases of the two cosine ranges. */
-const NOISE = [4, 2, 1] as const;
-const BASES = [0.15, 0.7] as const;
-const DIM = 256;
-const SEED = 34;
+const { noise: NOISE, bases: BASES, dim: DIM, seed: SEED } = STANDIN_GRID;
 const DAY_MS = 86_400_000;
 /** The default min_relevance_score, and Recall's own first bar. */
 const DEFAULT_MIN_SCORE = 0.5;

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MemRecallService } from "../../gen/contextloader/memrecall/v1/memrecall_pb";
 import { clientWith } from "../helpers/rpc";
 import { startServer } from "../helpers/server";
-import { startStandinEmbeddings } from "../helpers/standin-embeddings";
+import { STANDIN_GRID, startStandinEmbeddings } from "../helpers/standin-embeddings";
 import { ConversationMeanings, memoriesOnly, type SetMemory, scoreOf } from "../helpers/standin-labels";
 
 /**
@@ -64,11 +64,7 @@ const SET = JSON.parse(readFileSync(new URL("../../bench/remember-dev.json", imp
 };
 const PRIORS = SET.conversations.flatMap((c) => c.prior_memories);
 
-/** Noise levels, most first; the bases of the two cosine ranges. */
-const NOISE = [4, 2, 1] as const;
-const BASES = [0.15, 0.7] as const;
-const DIM = 256;
-const SEED = 34;
+const { noise: NOISE, bases: BASES, dim: DIM, seed: SEED } = STANDIN_GRID;
 /** The default min_relevance_score. */
 const DEFAULT_MIN_SCORE = 0.5;
 /** The similar memories the similarity step compares a candidate with, and its own bar (remember.ts SIMILAR, SIMILAR_FLOOR). */
