@@ -4,7 +4,7 @@
     /usr/bin/python3 clients/python/example.py http://127.0.0.1:8080
 
 Knowledge: RetrieveSchema, then RetrieveKeywordContext in the same session.
-Resolver: a metric logic property that needs no LLM (上个月 with instant=true).
+Resolver: a metric logic property that needs no LLM (2025年2月 with instant=true).
 Memories: StoreMemory, SearchMemories, the streaming Recall, DeleteMemory.
 Errors: a missing field, a field of the wrong type (raw bytes through a generic
 call), a memory call without an account and step two before step one, each
@@ -148,7 +148,7 @@ def resolver(channel: grpc.Channel) -> None:
         res.ResolveLogicPropertiesRequest(
             kn_id="kn_medical",
             ot_id="company",
-            query="上个月这些企业上市了多少药品",
+            query="2025年2月这些企业上市了多少药品",
             unique_identities=[struct({"company_id": "company_000001"})],
             properties=["approved_drug_count"],
             additional_context="instant=true",

@@ -69,7 +69,7 @@ check(
 const resolved = await resolver.resolveLogicProperties({
   knId: "kn_medical",
   otId: "company",
-  query: "上个月这些企业上市了多少药品",
+  query: "2025年2月这些企业上市了多少药品",
   uniqueIdentities: [{ company_id: "company_000001" }],
   properties: ["approved_drug_count"],
   additionalContext: "instant=true",

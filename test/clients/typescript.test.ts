@@ -88,7 +88,7 @@ describe.each(Object.entries(connections))("over %s", (_name, connection) => {
     const resolved = await clients().resolver.resolveLogicProperties({
       knId: "kn_medical",
       otId: "company",
-      query: "上个月这些企业上市了多少药品",
+      query: "2025年2月这些企业上市了多少药品",
       uniqueIdentities: [{ company_id: "company_000001" }],
       properties: ["approved_drug_count"],
       additionalContext: "instant=true",

@@ -162,11 +162,12 @@ func resolveMetric(client resolverv1.LogicPropertyResolverServiceClient) {
 	defer cancel()
 	identity, err := structpb.NewStruct(map[string]interface{}{"company_id": "company_000001"})
 	check(err, "structpb.NewStruct")
-	// 上个月 with instant=true decides every parameter, so no LLM is needed.
+	// 2025年2月 with instant=true decides every parameter, so no LLM is needed; a named month, not 上个月:
+	// the sample data ends in September 2026.
 	res, err := client.ResolveLogicProperties(ctx, &resolverv1.ResolveLogicPropertiesRequest{
 		KnId:              "kn_medical",
 		OtId:              "company",
-		Query:             "上个月这些企业上市了多少药品",
+		Query:             "2025年2月这些企业上市了多少药品",
 		UniqueIdentities:  []*structpb.Struct{identity},
 		Properties:        []string{"approved_drug_count"},
 		AdditionalContext: "instant=true",
