@@ -164,3 +164,6 @@ export function readEnv<S extends z.ZodType>(
 
 /** MemRecall's glossary shipped in data/memrecall: equivalent terms of the domain in Chinese and English. */
 export const DEFAULT_GLOSSARY = [packagePath("data/memrecall/glossary.json")];
+
+/** MemRecall's calibration probe shipped in data/memrecall: what teaches memory search a model's cosines. */
+export const MEMRECALL_PROBE = packagePath("data/memrecall/probe.json");

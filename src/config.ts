@@ -12,6 +12,7 @@ import {
   type LogLevel,
   list,
   logLevel,
+  MEMRECALL_PROBE,
   otlpHeaders,
   pathPrefix,
   readEnv,
@@ -100,9 +101,19 @@ export interface Config {
   memrecall: {
     store: { kind: "sqlite"; path: string } | { kind: "postgres"; url: string };
     maxSearchesPerSession: number;
-    /** Cosines mapped to relevance 0 and 1 (they depend on the embedder). */
+    /**
+     * The semantic scale's cosines (memrecall/relevance.ts: relevance about 0 at the floor, 0.9 at
+     * the ceiling) until the start-up probe learns the model's own, and when it cannot: the fixed
+     * range of the embedder, MEMRECALL_SEMANTIC_FLOOR/CEILING applied.
+     */
     semanticFloor: number;
     semanticCeiling: number;
+    /** MEMRECALL_SEMANTIC_FLOOR or _CEILING is set: that range holds, whatever the probe learns. */
+    semanticRangeSet: boolean;
+    /** The longest the start-up probe of the embedder may take, ms; 0: no probe, the fixed range. */
+    calibrationTimeoutMs: number;
+    /** The probe set (data/memrecall/probe.json). */
+    probePath: string;
     /** Users whose search index (embeddings and tokens) is held in memory at once. */
     indexUsers: number;
     /** Largest context window ExpandContextWindow grants and Recall reads, in messages. */
@@ -302,6 +313,7 @@ const envSchema = z.object({
   MEMRECALL_MAX_SEARCHES_PER_SESSION: integer("MEMRECALL_MAX_SEARCHES_PER_SESSION", 1, 1000).default(3),
   MEMRECALL_SEMANTIC_FLOOR: fraction("MEMRECALL_SEMANTIC_FLOOR").optional(),
   MEMRECALL_SEMANTIC_CEILING: fraction("MEMRECALL_SEMANTIC_CEILING").optional(),
+  MEMRECALL_CALIBRATION_TIMEOUT_MS: integer("MEMRECALL_CALIBRATION_TIMEOUT_MS", 0, 600_000).default(15_000),
   MEMRECALL_INDEX_USERS: integer("MEMRECALL_INDEX_USERS", 1, 100_000).default(64),
   MEMRECALL_MAX_CONTEXT_WINDOW: integer("MEMRECALL_MAX_CONTEXT_WINDOW", 1, 100_000).default(200),
   MEMRECALL_RECALL_TIMEOUT_MS: integer("MEMRECALL_RECALL_TIMEOUT_MS", 100, 3_600_000).default(120_000),
@@ -650,13 +662,17 @@ function platformPaths(e: Env): PlatformPaths {
   };
 }
 
-// Cosines mapped to semantic relevance 0 and 0.9 (memrecall/search.ts). The
-// local default is measured for MemRecall's local embedder on both labelled
-// sets (bench/memrecall*.json): 99 % of unrelated pairs stay under 0.2 in
-// Chinese and English alike, relevant pairs have a median of 0.22 to 0.3, and
-// a memory scoring s is then relevant about s of the time. A neural model's
-// cosines run higher.
-const LOCAL_SEMANTIC_RANGE = { floor: 0.1, ceiling: 0.5 };
+// The semantic ranges (memrecall/relevance.ts) of an embedder the start-up
+// probe does not measure. MemRecall's local embedder is fixed, so its range is
+// measured once, on the labelled development sets (bench/memrecall-eval.json,
+// -work-eval.json, -dev-22.json: the logistic fit of relevance on the cosine
+// over every query and memory): the probe's paraphrases are written in other
+// words, and would make a cosine of shared characters look weaker than it is
+// for the queries people type (slope 12 against 20). An endpoint's is what
+// holds when its probe fails: a guess for a model nobody measured, unrelated
+// texts of text-embedding-3-small under the floor, its paraphrases near the
+// ceiling.
+const LOCAL_SEMANTIC_RANGE = { floor: 0.0856, ceiling: 0.4336 };
 const ENDPOINT_SEMANTIC_RANGE = { floor: 0.25, ceiling: 0.7 };
 
 function memrecallSection(e: Env): Config["memrecall"] {
@@ -675,6 +691,9 @@ function memrecallSection(e: Env): Config["memrecall"] {
     maxSearchesPerSession: e.MEMRECALL_MAX_SEARCHES_PER_SESSION,
     semanticFloor,
     semanticCeiling,
+    semanticRangeSet: e.MEMRECALL_SEMANTIC_FLOOR !== undefined || e.MEMRECALL_SEMANTIC_CEILING !== undefined,
+    calibrationTimeoutMs: e.MEMRECALL_CALIBRATION_TIMEOUT_MS,
+    probePath: MEMRECALL_PROBE,
     indexUsers: e.MEMRECALL_INDEX_USERS,
     maxContextWindow: e.MEMRECALL_MAX_CONTEXT_WINDOW,
     recallTimeoutMs: e.MEMRECALL_RECALL_TIMEOUT_MS,

@@ -11,10 +11,12 @@ import type { KnowledgeDeps } from "./knowledge/deps";
 import { loadVocabulary } from "./knowledge/matching/vocabulary";
 import { DescriptionCache } from "./knowledge/relevance/descriptions";
 import { KnowledgeSessions } from "./knowledge/session";
-import { loadGlossary } from "./memrecall/glossary";
+import { calibrate } from "./memrecall/calibration";
+import { type Glossary, loadGlossary } from "./memrecall/glossary";
 import { memoryEmbedder } from "./memrecall/lexical-embedder";
 import type { MemRecallDeps } from "./memrecall/memories-deps";
 import { MemoryIndex } from "./memrecall/memory-index";
+import { FIXED_WEIGHT, type SemanticScale } from "./memrecall/relevance";
 import { idfOf } from "./memrecall/search-text";
 import { ObjectTypeCache } from "./resolver/object-types";
 import type { ResolverDeps } from "./resolver/resolve";
@@ -103,6 +105,20 @@ export function buildDeps(config: Config, log: Logger, overrides: { backend?: Cl
         throw err;
       },
     ));
+  const memrecall: MemRecallDeps = {
+    store: memories,
+    sessions: redis ?? inProcess,
+    embedder: memoryEmbeddings,
+    glossary,
+    lexicon,
+    llm,
+    index,
+    maxSearchesPerSession: config.memrecall.maxSearchesPerSession,
+    semanticFloor: config.memrecall.semanticFloor,
+    semanticCeiling: config.memrecall.semanticCeiling,
+    maxContextWindow: config.memrecall.maxContextWindow,
+    recallTimeoutMs: config.memrecall.recallTimeoutMs,
+  };
   log.info(
     {
       sessions: redis ? "redis (default) + in_memory" : "in_memory",
@@ -138,20 +154,7 @@ export function buildDeps(config: Config, log: Logger, overrides: { backend?: Cl
       objectTypeCache:
         config.resolver.objectTypeCacheMs > 0 ? new ObjectTypeCache(config.resolver.objectTypeCacheMs) : undefined,
     },
-    memrecall: {
-      store: memories,
-      sessions: redis ?? inProcess,
-      embedder: memoryEmbeddings,
-      glossary,
-      lexicon,
-      llm,
-      index,
-      maxSearchesPerSession: config.memrecall.maxSearchesPerSession,
-      semanticFloor: config.memrecall.semanticFloor,
-      semanticCeiling: config.memrecall.semanticCeiling,
-      maxContextWindow: config.memrecall.maxContextWindow,
-      recallTimeoutMs: config.memrecall.recallTimeoutMs,
-    },
+    memrecall,
     readiness: [
       ...upstreamReadiness(backend, log),
       ...(redis ? [{ name: "redis", check: () => redis.ping() }] : []),
@@ -197,6 +200,7 @@ export function buildDeps(config: Config, log: Logger, overrides: { backend?: Cl
       tokenize("预热");
       soundDistance("预热", "预备");
       await lexicon().catch(() => undefined);
+      memrecall.semanticScale = await semanticScaleAtStart(config, log, glossary);
     },
     async close() {
       backend.close?.();
@@ -206,6 +210,37 @@ export function buildDeps(config: Config, log: Logger, overrides: { backend?: Cl
       await tracing?.shutdown();
     },
   };
+}
+
+/**
+ * MemRecall's semantic scale: what the probe learns of the embeddings
+ * endpoint (within MEMRECALL_CALIBRATION_TIMEOUT_MS, before the port opens),
+ * its range replaced by MEMRECALL_SEMANTIC_FLOOR/CEILING when either is set.
+ * Undefined (the fixed range, see memories-deps.ts) for the local embedder,
+ * whose range is measured ahead (config.ts), and when the probe is off or
+ * failed: the service starts all the same.
+ */
+async function semanticScaleAtStart(
+  config: Config,
+  log: Logger,
+  glossary: Glossary,
+): Promise<SemanticScale | undefined> {
+  const settings = config.memrecall;
+  const endpoint = config.clients.embeddings;
+  const learned =
+    endpoint === undefined || settings.calibrationTimeoutMs === 0
+      ? undefined
+      : await calibrate(log, {
+          // A client of its own: what the probe's answers teach it (their vectors' size) is not the service's.
+          embedder: openAiEmbedder(endpoint),
+          source: endpoint.baseUrl,
+          glossary,
+          glossaryPaths: settings.glossaryPaths,
+          probePath: settings.probePath,
+          timeoutMs: settings.calibrationTimeoutMs,
+        });
+  if (!settings.semanticRangeSet) return learned;
+  return { floor: settings.semanticFloor, ceiling: settings.semanticCeiling, weight: learned?.weight ?? FIXED_WEIGHT };
 }
 
 /**

@@ -15,6 +15,7 @@ import {
   integer,
   list,
   logLevel,
+  MEMRECALL_PROBE,
   readEnv,
   regex,
   timeZone,
@@ -115,6 +116,7 @@ describe("loadConfig", () => {
       MEMRECALL_INDEX_USERS: "7",
       MEMRECALL_MAX_CONTEXT_WINDOW: "50",
       MEMRECALL_RECALL_TIMEOUT_MS: "9000",
+      MEMRECALL_CALIBRATION_TIMEOUT_MS: "4000",
       REDIS_URL: "redis://cache:6379",
       REDIS_CLUSTER: "true",
       REDIS_COMMAND_TIMEOUT_MS: "300",
@@ -185,6 +187,9 @@ describe("loadConfig", () => {
         maxSearchesPerSession: 5,
         semanticFloor: 0.2,
         semanticCeiling: 0.6,
+        semanticRangeSet: true,
+        calibrationTimeoutMs: 4000,
+        probePath: MEMRECALL_PROBE,
         indexUsers: 7,
         maxContextWindow: 50,
         recallTimeoutMs: 9000,
@@ -266,10 +271,20 @@ describe("loadConfig", () => {
   });
 
   it("picks the semantic range of the embedder when MEMRECALL_SEMANTIC_FLOOR and CEILING are not set", () => {
-    expect(loadConfig({}).memrecall).toMatchObject({ semanticFloor: 0.1, semanticCeiling: 0.5 });
+    expect(loadConfig({}).memrecall).toMatchObject({
+      semanticFloor: 0.0856,
+      semanticCeiling: 0.4336,
+      semanticRangeSet: false,
+      calibrationTimeoutMs: 15_000,
+    });
     expect(loadConfig({ EMBEDDINGS_BASE_URL: "http://emb/v1" }).memrecall).toMatchObject({
       semanticFloor: 0.25,
       semanticCeiling: 0.7,
+    });
+    expect(loadConfig({ MEMRECALL_SEMANTIC_CEILING: "0.8" }).memrecall).toMatchObject({
+      semanticFloor: 0.0856,
+      semanticCeiling: 0.8,
+      semanticRangeSet: true,
     });
   });
 

@@ -5,6 +5,7 @@ import type { Embedder } from "../upstream/embeddings";
 import type { LlmClient } from "../upstream/llm-client";
 import type { Glossary } from "./glossary";
 import type { MemoryIndex } from "./memory-index";
+import type { SemanticScale } from "./relevance";
 
 /** What the memory verbs (owner, write, read, search) are built from: one record, passed to each. */
 export interface MemoriesDeps {
@@ -26,9 +27,19 @@ export interface MemoriesDeps {
   index: MemoryIndex;
   /** Searches allowed per recall session (spec §6.2: 3). */
   maxSearchesPerSession: number;
-  /** Cosines mapped to relevance 0 and 1 for the configured embedder. */
+  /**
+   * The fixed semantic range of the configured embedder (relevance about 0 at
+   * the floor, 0.9 at the ceiling; relevance.ts), with FIXED_WEIGHT: what
+   * search uses while `semanticScale` is unset.
+   */
   semanticFloor: number;
   semanticCeiling: number;
+  /**
+   * The embedder's scale as the start-up probe learned it (calibration.ts),
+   * set once by Deps.start before the port opens; unset when the probe is off
+   * or failed.
+   */
+  semanticScale?: SemanticScale;
 }
 
 /** What MemRecallService and its tools are built from: the memory verbs' dependencies and the recall agent's bounds. */

@@ -12,6 +12,7 @@ import type { MemoriesDeps } from "./memories-deps";
 import type { Hit, IndexQuery } from "./memory-index";
 import { cached, digest, maySeeSensitive, ownerOf, versionOf } from "./owner";
 import { expandQuery } from "./query-expansion";
+import { FIXED_WEIGHT, hybridRelevance, keywordRelevance, type SemanticScale, semanticRelevance } from "./relevance";
 import { type KeywordQuery, keywordQueryOf, keywordShare, lookupTokens, searchTokens } from "./search-text";
 
 /** Spec §6.1: a search's answer is cached for a minute. */
@@ -23,10 +24,6 @@ const CANDIDATES = 50;
 /** Matches read from the store's full-text index while a user's in-process index loads. */
 const MAX_COLD_MATCHES = 200_000;
 const PREVIEW_CHARS = 200;
-/** Semantic relevance at the ceiling cosine: what only a near-identical text exceeds. */
-const AT_CEILING = 0.9;
-/** How much hybrid search adds when the words and the meaning agree (see `hybridRelevance`). */
-const AGREEMENT = 0.5;
 
 export interface SearchResultItem {
   memory_key: string;
@@ -297,12 +294,12 @@ async function rank(
   const keyword = { query: keywordQuery, lookup: lookupTokens(keywordQuery) };
   if (input.search_mode === "keyword") return keywordRanking(deps, ctx, owner, version, keyword, filters);
   const [vector] = await deps.embedder.embed(ctx, [[input.query, ...input.keywords, ...llmTerms].join(" ")]);
-  const semantic = (cosine: number) => semanticRelevance(cosine, deps.semanticFloor, deps.semanticCeiling);
+  const scale = semanticScaleOf(deps);
   const query: IndexQuery = input.search_mode === "semantic" ? { vector: vector! } : { keyword, vector: vector! };
   const scoring =
     input.search_mode === "semantic"
-      ? (_: number, cosine: number) => round3(semantic(cosine))
-      : (share: number, cosine: number) => round3(hybridRelevance(keywordRelevance(share), semantic(cosine)));
+      ? (_: number, cosine: number) => round3(semanticRelevance(cosine, scale))
+      : (share: number, cosine: number) => round3(hybridRelevance(share, cosine, scale));
   return deps.index.rank(owner, version, query, filters, CANDIDATES, scoring);
 }
 
@@ -351,42 +348,6 @@ async function keywordRanking(
 /** Code-unit order of memory keys, as the index breaks its last ties. */
 const byKey = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
-/**
- * Keyword relevance, 0..1: the square of the share of the query's word
- * weight a memory holds. The share alone overstates: half a query's weight
- * is often its common words, which many memories hold (measured: of memories
- * holding 50 to 70 % of it, a third were relevant, against two thirds of
- * those with a semantic relevance of 0.5 to 0.7). Squared, a keyword score
- * is relevant about as often as a semantic score of the same value. 1 for an
- * exact hit; a memory holding the query only in another language, 0.64.
- */
-export function keywordRelevance(share: number): number {
-  return share * share;
-}
-
-/**
- * Semantic relevance, 0..1: 0 up to the floor (what unrelated texts share),
- * rising linearly to 0.9 at the ceiling (a paraphrase), then to 1 at a cosine
- * of 1 (the same text): so 1.0 means an exact hit here as in keyword search.
- */
-export function semanticRelevance(cosine: number, floor: number, ceiling: number): number {
-  if (cosine <= floor) return 0;
-  if (cosine < ceiling) return (AT_CEILING * (cosine - floor)) / (ceiling - floor);
-  return Math.min(1, AT_CEILING + ((1 - AT_CEILING) * (cosine - ceiling)) / (1 - ceiling));
-}
-
-/**
- * Hybrid relevance: the better of the keyword and the semantic relevance,
- * raised towards 1 by half the weaker one's share of what is left, so two
- * agreeing signals count more than either (0.6 and 0.6 give 0.72) and a memory
- * one side misses keeps what the other gives (a rare exact word: 1.0). 1 only
- * when one of them is 1.
- */
-export function hybridRelevance(keyword: number, semantic: number): number {
-  const better = Math.max(keyword, semantic);
-  return better + AGREEMENT * Math.min(keyword, semantic) * (1 - better);
-}
-
 function resultItem({ record: m, relevance, supersedes, superseded_by }: Shown): SearchResultItem {
   return {
     memory_key: m.memory_key,
@@ -403,4 +364,9 @@ function resultItem({ record: m, relevance, supersedes, superseded_by }: Shown):
     stated_at: m.stated_at.toISOString(),
     valid_until: m.valid_until?.toISOString() ?? "",
   };
+}
+
+/** The scale the search uses: the model's, learned at start-up, else the fixed range. */
+function semanticScaleOf(deps: MemoriesDeps): SemanticScale {
+  return deps.semanticScale ?? { floor: deps.semanticFloor, ceiling: deps.semanticCeiling, weight: FIXED_WEIGHT };
 }

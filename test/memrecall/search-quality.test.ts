@@ -286,7 +286,13 @@ describe("semantic search with an embeddings endpoint (EMBEDDINGS_BASE_URL)", ()
       ],
       lexicalWeight: 0.3,
     });
-    withEndpoint = await startServer({ EMBEDDINGS_BASE_URL: embeddings.baseUrl, EMBEDDINGS_MODEL: "scripted-embed" });
+    // The fixed range, not the probe's: this model knows two concepts and is the local lexical embedder
+    // for everything else, so the probe (which names neither) rightly finds its cosines weak.
+    withEndpoint = await startServer({
+      EMBEDDINGS_BASE_URL: embeddings.baseUrl,
+      EMBEDDINGS_MODEL: "scripted-embed",
+      MEMRECALL_CALIBRATION_TIMEOUT_MS: "0",
+    });
     local = await startServer();
   });
   afterAll(async () => {

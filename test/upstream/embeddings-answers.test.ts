@@ -76,7 +76,12 @@ describe("an embeddings endpoint whose answers cannot be used", () => {
   const account = `u-${randomUUID().slice(0, 8)}`;
   beforeAll(async () => {
     embeddings = await startEmbeddings();
-    server = await startServer({ EMBEDDINGS_BASE_URL: embeddings.baseUrl, EMBEDDINGS_MODEL: "scripted-embed" });
+    // No start-up probe: its requests would come before the ones this file counts and checks.
+    server = await startServer({
+      EMBEDDINGS_BASE_URL: embeddings.baseUrl,
+      EMBEDDINGS_MODEL: "scripted-embed",
+      MEMRECALL_CALIBRATION_TIMEOUT_MS: "0",
+    });
     // A first usable answer: the model's vectors have DIMENSIONS components from now on.
     await memrecall(server, account).storeMemory({
       memoryKey: "db",
@@ -194,7 +199,12 @@ describe("an embeddings endpoint answering several inputs at once", () => {
   let server: TestServer;
   beforeAll(async () => {
     embeddings = await startEmbeddings();
-    server = await startServer({ EMBEDDINGS_BASE_URL: embeddings.baseUrl, EMBEDDINGS_MODEL: "scripted-embed" });
+    // No start-up probe: its requests would come before the ones this file counts and checks.
+    server = await startServer({
+      EMBEDDINGS_BASE_URL: embeddings.baseUrl,
+      EMBEDDINGS_MODEL: "scripted-embed",
+      MEMRECALL_CALIBRATION_TIMEOUT_MS: "0",
+    });
   });
   afterAll(async () => {
     await server.close();

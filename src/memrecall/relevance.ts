@@ -1,0 +1,112 @@
+/**
+ * Relevance, in every search mode: the chance that a memory is relevant, on
+ * one scale, so that min_relevance_score cuts the same way in each and a
+ * relevance of 0.5 means about half of such results are relevant, whatever
+ * the embeddings model. The keyword side is measured once (search-text.ts);
+ * the semantic side is the model's own (calibration.ts). Fusion is in
+ * log-odds: see `hybridRelevance`.
+ */
+
+/** A model's semantic scale: what its cosines mean (calibration.ts learns it from the probe set). */
+export interface SemanticScale {
+  /** The cosine that says nothing: as likely between a memory and a query about something else as between paraphrases. */
+  floor: number;
+  /** The cosine of semantic relevance 0.9: a paraphrase this model recognises. */
+  ceiling: number;
+  /** How much of the semantic evidence hybrid search adds to the keyword evidence, 0..1. */
+  weight: number;
+}
+
+/**
+ * The relevance of a memory nothing is known about: about one memory in a
+ * hundred answers a query (the labelled sets: 0.8 to 1.6 %). A semantic
+ * result's relevance starts from it: on the development sets, semantic
+ * results scoring 0.5 to 0.7 were relevant 42 % (the stand-in model at noise
+ * 2) to 62 % (the local embedder) of the time; 0.02 made it 34 %.
+ */
+export const PRIOR = 0.01;
+/**
+ * The keyword side of a memory holding none of the query's words, as a
+ * relevance: sharing no word speaks against a memory (on the labelled sets,
+ * 2 to 4 log-odds), so meaning alone must be strong to lift it.
+ */
+const NO_WORD = 0.001;
+/**
+ * The weight of the semantic evidence when no probe measured the model: what
+ * the probe learns for MemRecall's local embedder (test/memrecall/calibration.test.ts
+ * holds them equal); a model nobody measured is trusted no more.
+ */
+export const FIXED_WEIGHT = 0.26;
+/** Relevance at the ceiling. */
+const AT_CEILING = 0.9;
+/** The highest relevance of anything but an exact hit (which alone is 1). */
+const AT_MOST = 0.999;
+
+const logit = (p: number) => Math.log(p / (1 - p));
+const sigmoid = (x: number) => 1 / (1 + Math.exp(-x));
+
+/**
+ * Keyword relevance, 0..1: the square of the share of the query's word
+ * weight a memory holds. The share alone overstates: half a query's weight
+ * is often its common words, which many memories hold (measured: of memories
+ * holding 50 to 70 % of it, a third were relevant, against two thirds of
+ * those with a semantic relevance of 0.5 to 0.7). Squared, a keyword score
+ * is relevant about as often as a semantic score of the same value. 1 for an
+ * exact hit; a memory holding the query only in another language, 0.64.
+ */
+export function keywordRelevance(share: number): number {
+  return share * share;
+}
+
+/** The log-odds from PRIOR at the floor to AT_CEILING at the ceiling. */
+const SPAN = logit(AT_CEILING) - logit(PRIOR);
+/**
+ * The most a cosine can speak against a memory, in log-odds: about what 150
+ * pairs of a kind can show (no paraphrase of the probe that low: at most 1 in
+ * 150). Beyond it a sharp model's straight line would wipe out a memory that
+ * holds every word of the query because of one low cosine.
+ */
+const MOST_AGAINST = -5;
+
+/** The scale whose log-odds rise by `slope` per unit of cosine from 0 at `floor`. */
+export function scaleFromSlope(floor: number, slope: number, weight: number): SemanticScale {
+  return { floor, ceiling: slope > 0 ? floor + SPAN / slope : Number.POSITIVE_INFINITY, weight };
+}
+
+/** The semantic evidence of a cosine: the log-odds it adds to the prior (0 at the floor). */
+export function semanticEvidence(cosine: number, scale: SemanticScale): number {
+  return Math.max(MOST_AGAINST, (SPAN * (cosine - scale.floor)) / (scale.ceiling - scale.floor));
+}
+
+/**
+ * Semantic relevance, 0..1: 0 at or below the floor (no semantic match: a
+ * search does not return it), then PRIOR, 0.9 at the ceiling, 1 only for the
+ * same text.
+ */
+export function semanticRelevance(cosine: number, scale: SemanticScale): number {
+  if (cosine >= 1 - 1e-6) return 1;
+  if (cosine <= scale.floor) return 0;
+  return Math.min(AT_MOST, sigmoid(logit(PRIOR) + semanticEvidence(cosine, scale)));
+}
+
+/**
+ * Hybrid relevance: the keyword relevance as odds, times the cosine's
+ * likelihood ratio raised to the scale's weight (log-odds added). A fixed
+ * formula cannot know whether the model is any good; this one does not need
+ * to: the probe turned the model's cosines into evidence, so a noisy model's
+ * cosines sit near the floor, add almost nothing and leave keyword's order
+ * (measured: hybrid within 0.02 of keyword where the model finds little), a
+ * sharp model's decide, and two signals that agree count more than either
+ * (0.64 and a cosine at a model's ceiling: 0.999). The weight keeps the same
+ * words from counting twice: the local embedder's cosine is mostly the
+ * words again (0.26 of its evidence is new), a model of meaning's is not (1).
+ * An exact hit (every word) stays 1; a memory with neither a word nor a
+ * cosine above the floor is no match (0).
+ */
+export function hybridRelevance(share: number, cosine: number, scale: SemanticScale): number {
+  const keyword = keywordRelevance(share);
+  if (keyword >= 1 || cosine >= 1 - 1e-6) return 1;
+  // Neither a word nor a cosine above the floor: no match at all.
+  if (keyword === 0 && cosine <= scale.floor) return 0;
+  return Math.min(AT_MOST, sigmoid(logit(Math.max(NO_WORD, keyword)) + scale.weight * semanticEvidence(cosine, scale)));
+}
