@@ -14,7 +14,10 @@
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { MEMRECALL_PROBE } from "../src/config-fields";
+import { loadProbe } from "../src/memrecall/calibration";
 import { startStandinEmbeddings } from "../test/helpers/standin-embeddings";
+import { probeMeaningOf } from "../test/helpers/standin-labels";
 import { labelledSetOf, STANDIN_SETS } from "./standin-sets";
 
 function numberOf(option: string, value: string | undefined, fallback: number): number {
@@ -44,7 +47,17 @@ async function main(): Promise<void> {
   const dim = numberOf("dim", values.dim, 256);
   if (!Number.isInteger(dim) || dim < 2) throw new Error(`--dim must be a whole number of at least 2, not ${dim}`);
   const seed = numberOf("seed", values.seed, 1);
-  const standin = await startStandinEmbeddings({ set, noise, base, dim, seed, model: values.model ?? "standin" });
+  // The calibration probe's pairs too: the service embeds them at start-up to learn the model's scale.
+  const meaningOf = probeMeaningOf(loadProbe(MEMRECALL_PROBE));
+  const standin = await startStandinEmbeddings({
+    set,
+    noise,
+    base,
+    dim,
+    seed,
+    model: values.model ?? "standin",
+    meaningOf,
+  });
   process.stdout.write(`${standin.baseUrl}\n`);
   process.stderr.write(
     `stand-in embeddings: noise ${noise}, base ${base}, dim ${dim}, seed ${seed}; ${set.memories.length} memories ` +

@@ -2,8 +2,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig } from "../src/config";
+import { MEMRECALL_PROBE } from "../src/config-fields";
+import { loadProbe } from "../src/memrecall/calibration";
 import { searchMemoriesInput } from "../src/memrecall/inputs";
 import { STANDIN_GRID, startStandinEmbeddings } from "../test/helpers/standin-embeddings";
+import { probeMeaningOf } from "../test/helpers/standin-labels";
 import { type EvalSet, readSet, storeSet } from "./memrecall";
 import { type BenchSetup, benchSetup } from "./memrecall-deps";
 import { point } from "./record";
@@ -16,6 +19,8 @@ const SETS = [
 ] as const;
 /** The tests' grid (test/memrecall/standin-model.test.ts), so the figures can be compared. */
 const { noise: NOISE, bases: BASES, dim: DIM, seed: SEED } = STANDIN_GRID;
+/** The calibration probe's texts: the service embeds them at start-up to learn the stand-in's scale. */
+const meaningOf = probeMeaningOf(loadProbe(MEMRECALL_PROBE));
 /** Issue 34: hybrid at least the better of its parts, within this. */
 const FUSION_MARGIN = 0.02;
 /** The min_relevance_score a caller who sets none gets, read from the service's input schema. */
@@ -68,7 +73,7 @@ export async function benchStandin(): Promise<void> {
       }
       for (const base of BASES) {
         for (const noise of NOISE) {
-          const standin = await startStandinEmbeddings({ set: data, noise, base, dim: DIM, seed: SEED });
+          const standin = await startStandinEmbeddings({ set: data, noise, base, dim: DIM, seed: SEED, meaningOf });
           const setup = await benchSetup(
             loadConfig({ EMBEDDINGS_BASE_URL: standin.baseUrl, EMBEDDINGS_MODEL: "standin" }),
           );

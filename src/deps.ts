@@ -16,7 +16,7 @@ import { type Glossary, loadGlossary } from "./memrecall/glossary";
 import { memoryEmbedder } from "./memrecall/lexical-embedder";
 import type { MemRecallDeps } from "./memrecall/memories-deps";
 import { MemoryIndex } from "./memrecall/memory-index";
-import { FIXED_WEIGHT, type SemanticScale } from "./memrecall/relevance";
+import type { SemanticScale } from "./memrecall/relevance";
 import { idfOf } from "./memrecall/search-text";
 import { ObjectTypeCache } from "./resolver/object-types";
 import type { ResolverDeps } from "./resolver/resolve";
@@ -216,9 +216,9 @@ export function buildDeps(config: Config, log: Logger, overrides: { backend?: Cl
  * MemRecall's semantic scale: what the probe learns of the embeddings
  * endpoint (within MEMRECALL_CALIBRATION_TIMEOUT_MS, before the port opens),
  * its range replaced by MEMRECALL_SEMANTIC_FLOOR/CEILING when either is set.
- * Undefined (the fixed range, see memories-deps.ts) for the local embedder,
- * whose range is measured ahead (config.ts), and when the probe is off or
- * failed: the service starts all the same.
+ * Undefined (the fixed range and its fusion, relevance.ts) for the local
+ * embedder, whose range is measured ahead (config.ts), and when the probe is
+ * off or failed: the service starts all the same.
  */
 async function semanticScaleAtStart(
   config: Config,
@@ -239,8 +239,8 @@ async function semanticScaleAtStart(
           probePath: settings.probePath,
           timeoutMs: settings.calibrationTimeoutMs,
         });
-  if (!settings.semanticRangeSet) return learned;
-  return { floor: settings.semanticFloor, ceiling: settings.semanticCeiling, weight: learned?.weight ?? FIXED_WEIGHT };
+  if (learned === undefined || !settings.semanticRangeSet) return learned;
+  return { floor: settings.semanticFloor, ceiling: settings.semanticCeiling, weight: learned.weight };
 }
 
 /**

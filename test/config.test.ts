@@ -272,8 +272,8 @@ describe("loadConfig", () => {
 
   it("picks the semantic range of the embedder when MEMRECALL_SEMANTIC_FLOOR and CEILING are not set", () => {
     expect(loadConfig({}).memrecall).toMatchObject({
-      semanticFloor: 0.0856,
-      semanticCeiling: 0.4336,
+      semanticFloor: 0.1,
+      semanticCeiling: 0.5,
       semanticRangeSet: false,
       calibrationTimeoutMs: 15_000,
     });
@@ -282,7 +282,7 @@ describe("loadConfig", () => {
       semanticCeiling: 0.7,
     });
     expect(loadConfig({ MEMRECALL_SEMANTIC_CEILING: "0.8" }).memrecall).toMatchObject({
-      semanticFloor: 0.0856,
+      semanticFloor: 0.1,
       semanticCeiling: 0.8,
       semanticRangeSet: true,
     });

@@ -28,9 +28,9 @@ export interface MemoriesDeps {
   /** Searches allowed per recall session (spec §6.2: 3). */
   maxSearchesPerSession: number;
   /**
-   * The fixed semantic range of the configured embedder (relevance about 0 at
-   * the floor, 0.9 at the ceiling; relevance.ts), with FIXED_WEIGHT: what
-   * search uses while `semanticScale` is unset.
+   * The fixed semantic range of the configured embedder (relevance 0 at the
+   * floor, 0.9 at the ceiling, linear; relevance.ts): what search uses while
+   * `semanticScale` is unset.
    */
   semanticFloor: number;
   semanticCeiling: number;

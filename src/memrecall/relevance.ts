@@ -1,10 +1,20 @@
 /**
  * Relevance, in every search mode: the chance that a memory is relevant, on
  * one scale, so that min_relevance_score cuts the same way in each and a
- * relevance of 0.5 means about half of such results are relevant, whatever
- * the embeddings model. The keyword side is measured once (search-text.ts);
- * the semantic side is the model's own (calibration.ts). Fusion is in
- * log-odds: see `hybridRelevance`.
+ * relevance of 0.5 means about half of such results are relevant. The keyword
+ * side is measured once (search-text.ts). The semantic side comes two ways:
+ *
+ * - a model the start-up probe measured (calibration.ts): its cosines as
+ *   evidence on the model's own scale, fused with the keyword side in
+ *   log-odds (`semanticRelevance`, `hybridRelevance`), so the same for every
+ *   model, and a noisy model adds little;
+ * - no measurement (MemRecall's local embedder, measured ahead on the
+ *   labelled sets; an endpoint whose probe failed or is off): the fixed
+ *   range, linear, and hybrid the better of the two raised when both agree
+ *   (`fixedSemanticRelevance`, `fixedHybridRelevance`), as before the probe.
+ *   The log-odds fusion with the local embedder's weight lowered Recall's
+ *   figures (its thresholds were set on this scale), so it stays until they
+ *   are set again.
  */
 
 /** A model's semantic scale: what its cosines mean (calibration.ts learns it from the probe set). */
@@ -31,12 +41,6 @@ export const PRIOR = 0.01;
  * 2 to 4 log-odds), so meaning alone must be strong to lift it.
  */
 const NO_WORD = 0.001;
-/**
- * The weight of the semantic evidence when no probe measured the model: what
- * the probe learns for MemRecall's local embedder (test/memrecall/calibration.test.ts
- * holds them equal); a model nobody measured is trusted no more.
- */
-export const FIXED_WEIGHT = 0.26;
 /** Relevance at the ceiling. */
 const AT_CEILING = 0.9;
 /** The highest relevance of anything but an exact hit (which alone is 1). */
@@ -109,4 +113,32 @@ export function hybridRelevance(share: number, cosine: number, scale: SemanticSc
   // Neither a word nor a cosine above the floor: no match at all.
   if (keyword === 0 && cosine <= scale.floor) return 0;
   return Math.min(AT_MOST, sigmoid(logit(Math.max(NO_WORD, keyword)) + scale.weight * semanticEvidence(cosine, scale)));
+}
+
+/** Semantic relevance at the ceiling cosine of the fixed range: what only a near-identical text exceeds. */
+const FIXED_AT_CEILING = 0.9;
+/** How much fixed-range hybrid search adds when the words and the meaning agree. */
+const AGREEMENT = 0.5;
+
+/**
+ * Semantic relevance on the fixed range, 0..1: 0 up to the floor (what
+ * unrelated texts share), rising linearly to 0.9 at the ceiling (a
+ * paraphrase), then to 1 at a cosine of 1 (the same text).
+ */
+export function fixedSemanticRelevance(cosine: number, floor: number, ceiling: number): number {
+  if (cosine <= floor) return 0;
+  if (cosine < ceiling) return (FIXED_AT_CEILING * (cosine - floor)) / (ceiling - floor);
+  return Math.min(1, FIXED_AT_CEILING + ((1 - FIXED_AT_CEILING) * (cosine - ceiling)) / (1 - ceiling));
+}
+
+/**
+ * Hybrid relevance on the fixed range: the better of the keyword and the
+ * semantic relevance, raised towards 1 by half the weaker one's share of what
+ * is left, so two agreeing signals count more than either (0.6 and 0.6 give
+ * 0.72) and a memory one side misses keeps what the other gives. 1 only when
+ * one of them is 1.
+ */
+export function fixedHybridRelevance(keyword: number, semantic: number): number {
+  const better = Math.max(keyword, semantic);
+  return better + AGREEMENT * Math.min(keyword, semantic) * (1 - better);
 }

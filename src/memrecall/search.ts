@@ -12,7 +12,13 @@ import type { MemoriesDeps } from "./memories-deps";
 import type { Hit, IndexQuery } from "./memory-index";
 import { cached, digest, maySeeSensitive, ownerOf, versionOf } from "./owner";
 import { expandQuery } from "./query-expansion";
-import { FIXED_WEIGHT, hybridRelevance, keywordRelevance, type SemanticScale, semanticRelevance } from "./relevance";
+import {
+  fixedHybridRelevance,
+  fixedSemanticRelevance,
+  hybridRelevance,
+  keywordRelevance,
+  semanticRelevance,
+} from "./relevance";
 import { type KeywordQuery, keywordQueryOf, keywordShare, lookupTokens, searchTokens } from "./search-text";
 
 /** Spec §6.1: a search's answer is cached for a minute. */
@@ -294,13 +300,21 @@ async function rank(
   const keyword = { query: keywordQuery, lookup: lookupTokens(keywordQuery) };
   if (input.search_mode === "keyword") return keywordRanking(deps, ctx, owner, version, keyword, filters);
   const [vector] = await deps.embedder.embed(ctx, [[input.query, ...input.keywords, ...llmTerms].join(" ")]);
-  const scale = semanticScaleOf(deps);
   const query: IndexQuery = input.search_mode === "semantic" ? { vector: vector! } : { keyword, vector: vector! };
-  const scoring =
-    input.search_mode === "semantic"
-      ? (_: number, cosine: number) => round3(semanticRelevance(cosine, scale))
-      : (share: number, cosine: number) => round3(hybridRelevance(share, cosine, scale));
-  return deps.index.rank(owner, version, query, filters, CANDIDATES, scoring);
+  return deps.index.rank(owner, version, query, filters, CANDIDATES, scoringOf(deps, input.search_mode));
+}
+
+/** How a semantic or hybrid search scores a memory: on the measured model's scale, else on the fixed range (relevance.ts). */
+function scoringOf(deps: MemoriesDeps, mode: "semantic" | "hybrid"): (share: number, cosine: number) => number {
+  const scale = deps.semanticScale;
+  if (scale !== undefined)
+    return mode === "semantic"
+      ? (_, cosine) => round3(semanticRelevance(cosine, scale))
+      : (share, cosine) => round3(hybridRelevance(share, cosine, scale));
+  const semantic = (cosine: number) => fixedSemanticRelevance(cosine, deps.semanticFloor, deps.semanticCeiling);
+  return mode === "semantic"
+    ? (_, cosine) => round3(semantic(cosine))
+    : (share, cosine) => round3(fixedHybridRelevance(keywordRelevance(share), semantic(cosine)));
 }
 
 /**
@@ -364,9 +378,4 @@ function resultItem({ record: m, relevance, supersedes, superseded_by }: Shown):
     stated_at: m.stated_at.toISOString(),
     valid_until: m.valid_until?.toISOString() ?? "",
   };
-}
-
-/** The scale the search uses: the model's, learned at start-up, else the fixed range. */
-function semanticScaleOf(deps: MemoriesDeps): SemanticScale {
-  return deps.semanticScale ?? { floor: deps.semanticFloor, ceiling: deps.semanticCeiling, weight: FIXED_WEIGHT };
 }

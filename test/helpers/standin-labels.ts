@@ -1,3 +1,4 @@
+import type { ProbeSet } from "../../src/memrecall/calibration";
 import type { LabelledSet } from "./standin-embeddings";
 
 /**
@@ -19,8 +20,13 @@ export class ConversationMeanings {
   readonly given = new Map<string, { name: string; keys: readonly string[] }>();
   private current: { name: string; labels: (text: string) => readonly string[] } | undefined;
 
+  /** `always`: meanings that hold whatever conversation runs (the calibration probe's texts, embedded at start-up). */
+  constructor(private readonly always: (text: string) => readonly string[] | undefined = () => undefined) {}
+
   /** For StandinOptions.meaningOf. */
   readonly meaningOf = (text: string): readonly string[] | undefined => {
+    const fixed = this.always(text);
+    if (fixed) return fixed;
     const before = this.given.get(text);
     if (before) return before.keys;
     if (!this.current) return undefined;
@@ -61,5 +67,26 @@ export function scoreOf(keys: readonly string[], needed: readonly string[], k: n
   return {
     recall: needed.filter((n) => top.includes(n)).length / needed.length,
     rr: first === -1 ? 0 : 1 / (first + 1),
+  };
+}
+
+/**
+ * The meanings of the calibration probe's texts (data/memrecall/probe.json),
+ * for the stand-in's `meaningOf`: a paraphrase pair's two texts one meaning,
+ * an unrelated pair's memory and query one each, so that the start-up probe
+ * measures the stand-in as it would a model.
+ */
+export function probeMeaningOf(probe: ProbeSet): (text: string) => readonly string[] | undefined {
+  const meanings = new Map<string, string>();
+  for (const [i, p] of probe.pairs.entries()) {
+    if (p.kind === "paraphrase") for (const t of [p.memory, p.query]) meanings.set(t, `probe-${i}`);
+    else {
+      meanings.set(p.memory, `probe-${i}-memory`);
+      meanings.set(p.query, `probe-${i}-query`);
+    }
+  }
+  return (text) => {
+    const meaning = meanings.get(text);
+    return meaning === undefined ? undefined : [meaning];
   };
 }

@@ -4,16 +4,13 @@ import * as http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MemRecallService } from "../../gen/contextloader/memrecall/v1/memrecall_pb";
-import { loadConfig } from "../../src/config";
 import { MEMRECALL_PROBE } from "../../src/config-fields";
-import { learnScale, loadProbe, measureProbe, type ProbeMeasure } from "../../src/memrecall/calibration";
-import { loadGlossary } from "../../src/memrecall/glossary";
-import { embedMemoryText, memoryEmbedder } from "../../src/memrecall/lexical-embedder";
-import { FIXED_WEIGHT, PRIOR, semanticRelevance } from "../../src/memrecall/relevance";
-import { testContext } from "../helpers/call-context";
+import { learnScale, loadProbe, type ProbeMeasure } from "../../src/memrecall/calibration";
+import { fixedSemanticRelevance, PRIOR, semanticRelevance } from "../../src/memrecall/relevance";
 import { clientWith } from "../helpers/rpc";
 import { type LogLine, startServer } from "../helpers/server";
 import { cosineOf, type LabelledSet, startStandinEmbeddings } from "../helpers/standin-embeddings";
+import { probeMeaningOf } from "../helpers/standin-labels";
 
 /**
  * Issue 34 item 1: memory search learns what a model's cosines mean from a
@@ -22,8 +19,6 @@ import { cosineOf, type LabelledSet, startStandinEmbeddings } from "../helpers/s
  */
 
 const probe = loadProbe(MEMRECALL_PROBE);
-const shipped = loadConfig({}).memrecall;
-const glossary = loadGlossary(shipped.glossaryPaths);
 const CALIBRATED = "memory search calibrated for the model";
 const NOT_CALIBRATED = "memory search not calibrated: the probe failed, semantic relevance uses the fixed range";
 
@@ -98,62 +93,11 @@ describe("learnScale: a model's scale from the probe's cosines", () => {
   });
 });
 
-describe("the local embedder's fixed scale", () => {
-  it("counts its cosines in hybrid search as the probe measures them: FIXED_WEIGHT is the probe's weight for it", async () => {
-    const learned = learnScale(await measureProbe(testContext(), memoryEmbedder(glossary), glossary, probe));
-    expect(learned.scale.weight).toBeCloseTo(FIXED_WEIGHT, 2);
-  });
-
-  it("is the logistic fit of relevance on its cosine over every query and memory of the development sets", () => {
-    const pairs: { cosine: number; relevant: boolean }[] = [];
-    for (const file of ["memrecall-eval.json", "memrecall-work-eval.json", "memrecall-dev-22.json"]) {
-      const set = JSON.parse(readFileSync(new URL(`../../bench/${file}`, import.meta.url), "utf8")) as LabelledSet;
-      const memories = set.memories.map((m) => ({
-        key: m.memory_key,
-        vector: embedMemoryText(`${m.summary}\n${m.content}`, glossary),
-      }));
-      for (const q of set.queries.filter((x) => x.relevant.length > 0)) {
-        const v = embedMemoryText(q.query, glossary);
-        for (const m of memories) pairs.push({ cosine: cosineOf(v, m.vector), relevant: q.relevant.includes(m.key) });
-      }
-    }
-    // Newton's method on the two parameters of P(relevant) = σ(a + b·cosine).
-    let [a, b] = [0, 0];
-    for (let step = 0; step < 30; step++) {
-      let [ga, gb, haa, hab, hbb] = [0, 0, 0, 0, 0];
-      for (const { cosine, relevant } of pairs) {
-        const p = 1 / (1 + Math.exp(-(a + b * cosine)));
-        const w = p * (1 - p);
-        ga += (relevant ? 1 : 0) - p;
-        gb += ((relevant ? 1 : 0) - p) * cosine;
-        haa += w;
-        hab += w * cosine;
-        hbb += w * cosine * cosine;
-      }
-      const det = haa * hbb - hab * hab;
-      a += (hbb * ga - hab * gb) / det;
-      b += (haa * gb - hab * ga) / det;
-    }
-    const logit = (p: number) => Math.log(p / (1 - p));
-    const floor = (logit(PRIOR) - a) / b;
-    expect(shipped.semanticFloor).toBeCloseTo(floor, 3);
-    expect(shipped.semanticCeiling).toBeCloseTo(floor + (logit(0.9) - logit(PRIOR)) / b, 3);
-  });
-});
-
 /** The dev set whose meanings the stand-in's vectors come from, and what it labels the probe's texts. */
 const SET = JSON.parse(
   readFileSync(new URL("../../bench/memrecall-dev-22.json", import.meta.url), "utf8"),
 ) as LabelledSet;
-const probeMeanings = new Map<string, string>();
-for (const [i, p] of probe.pairs.entries()) {
-  if (p.kind === "paraphrase") for (const t of [p.memory, p.query]) probeMeanings.set(t, `probe-${i}`);
-  else probeMeanings.set(p.memory, `probe-${i}-memory`);
-}
-const meaningOf = (t: string) => {
-  const m = probeMeanings.get(t);
-  return m === undefined ? undefined : [m];
-};
+const meaningOf = probeMeaningOf(probe);
 
 /** An embeddings endpoint in front of `target` that answers 503 while `failing`, or never while `hanging`. */
 async function startGate(target: string) {
@@ -249,8 +193,7 @@ describe("calibration at start-up against an embeddings endpoint (the stand-in m
       expect(lines(server.logs, CALIBRATED)).toEqual([]);
       expect((await fetch(`${server.baseUrl}/readyz`)).status).toBe(200);
       const { relevance, cosine } = await search(server.baseUrl);
-      const fixed = { floor: 0.25, ceiling: 0.7, weight: FIXED_WEIGHT };
-      expect(relevance).toBeCloseTo(semanticRelevance(cosine, fixed), 2);
+      expect(relevance).toBeCloseTo(fixedSemanticRelevance(cosine, 0.25, 0.7), 2);
     } finally {
       await server.close();
     }

@@ -61,11 +61,8 @@ async function recall(id: string): Promise<{ handoff: RecallHandoff; needed: str
 }
 
 describe("Recall, deterministic, on issue 22's development set", () => {
-  // p04 (时区按我要的: the preference, not the alerts the task is about) left this list with issue 34's calibrated
-  // hybrid relevance: the preference shares one word with the task and scores 0.31 for "告警 时间" (the local embedder's
-  // cosine no longer lifts it to 0.68), so it is not among the results the preference cue picks from. Recall's bars
-  // were tuned on the old scale; retuning them is issue 34's follow-up.
   it.each([
+    ["p04", "时区按我要的: the preference, not the alerts the task is about"],
     ["m01", "他们老大是谁: the widened search names what clears the bar, not only the best's neighbours"],
     ["o02", "mqtt 3.1.1: a version number is searched"],
     ["w05", "32960？: a long digit run is searched"],

@@ -9,7 +9,7 @@ import {
   semanticRelevance,
 } from "../../src/memrecall/relevance";
 
-/** The local embedder's scale (config.ts LOCAL_SEMANTIC_RANGE, FIXED_WEIGHT). */
+/** A measured scale of the local embedder's kind (cosines of shared characters: low, the words again). */
 const LOCAL: SemanticScale = { floor: 0.0856, ceiling: 0.4336, weight: 0.26 };
 
 describe("semanticRelevance: a cosine as the chance a memory is relevant, the prior at the floor, 0.9 at the ceiling", () => {

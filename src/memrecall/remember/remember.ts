@@ -16,13 +16,8 @@ import { hasSecret, redactForSensitive, redactSecrets } from "./secrets";
 
 /** The most similar memories a candidate is compared with. */
 const SIMILAR = 5;
-/**
- * Similar memories below this relevance are not compared with. Relevance is a
- * chance (relevance.ts): a changed preference worded otherwise scores 0.05 to
- * 0.1 against what it replaces with the local embedder (0.1 lost three of six
- * on the development set, 0.05 none).
- */
-const SIMILAR_FLOOR = 0.05;
+/** Similar memories below this relevance are not compared with. */
+const SIMILAR_FLOOR = 0.1;
 /** The longest the LLM may take over one conversation, both requests and their repairs. */
 export const REMEMBER_LLM_BUDGET_MS = 60_000;
 
