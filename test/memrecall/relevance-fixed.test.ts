@@ -2,11 +2,10 @@ import { describe, expect, it } from "vitest";
 import { round3 } from "../../src/core/scores";
 import {
   fixedHybridRelevance as hybridRelevance,
-  keywordRelevance,
   fixedSemanticRelevance as semanticRelevance,
 } from "../../src/memrecall/relevance";
 
-describe("semanticRelevance: a cosine as relevance, 0 at the floor, 0.9 at the ceiling, 1 only for the same text", () => {
+describe("the fixed range's semanticRelevance: a cosine as relevance, 0 at the floor, 0.9 at the ceiling, 1 only for the same text", () => {
   it.each([
     { cosine: 0.05, floor: 0.1, ceiling: 0.5, expected: 0, why: "below the floor: what unrelated texts share" },
     { cosine: 0.1, floor: 0.1, ceiling: 0.5, expected: 0, why: "the floor is 0" },
@@ -27,19 +26,7 @@ describe("semanticRelevance: a cosine as relevance, 0 at the floor, 0.9 at the c
   });
 });
 
-describe("keywordRelevance: the square of the share of the query's word weight a memory holds", () => {
-  it.each([
-    { share: 1, expected: 1, why: "every word held: the only 1" },
-    { share: 0.8, expected: 0.64, why: "every word held as its equivalent in another language" },
-    { share: 0.7, expected: 0.49, why: "just under the default threshold" },
-    { share: 0.5, expected: 0.25, why: "half the weight: often the query's common words" },
-    { share: 0, expected: 0, why: "nothing held" },
-  ])("share $share → $expected ($why)", ({ share, expected }) => {
-    expect(round3(keywordRelevance(share))).toBe(expected);
-  });
-});
-
-describe("hybridRelevance: the better of the two, raised by half the weaker one's share of what is left", () => {
+describe("the fixed range's hybridRelevance: the better of the two, raised by half the weaker one's share of what is left", () => {
   it.each([
     { keyword: 1, semantic: 0.2, expected: 1, why: "an exact hit stays 1" },
     { keyword: 0, semantic: 0.7, expected: 0.7, why: "found by meaning only: what semantic search gives" },
