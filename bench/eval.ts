@@ -23,6 +23,7 @@ import { parseArgs } from "node:util";
 import { type Config, loadConfig } from "../src/config";
 import { ToolError } from "../src/errors/tool-error";
 import { EmbeddedBackend } from "../src/kn/embedded/engine";
+import type { SemanticScale } from "../src/memrecall/relevance";
 import { type Figures, takeFigures } from "./figures";
 import { memrecallQuality } from "./memrecall";
 import { type BenchSetup, benchSetup } from "./memrecall-deps";
@@ -72,15 +73,16 @@ async function main(): Promise<number> {
   const chosen = positionals.length > 0 ? positionals : Object.keys(EVALS);
   const config = loadConfig(process.env);
   const stamp = stampNow();
-  const configuration = describe(config, process.env);
   process.stdout.write(`eval: ${stamp.date}, commit ${stamp.commit}, Node ${stamp.node}, ${stamp.machine}\n`);
-  for (const [what, value] of Object.entries(configuration)) line(`eval: ${what}`, value);
 
   // The mention sets name kn_medical's instances: that bundle, whatever network the service is set to read.
   const engine = EmbeddedBackend.fromFiles([join(root, "data", "kn_medical.bundle.json")], {
     timeZone: "Asia/Shanghai",
   });
+  // Started as the service starts: with an embeddings endpoint, the probe learns the model's scale here.
   const setup = await benchSetup(config, engine);
+  const configuration = describe(config, process.env, setup.memrecall.semanticScale);
+  for (const [what, value] of Object.entries(configuration)) line(`eval: ${what}`, value);
   const outcomes: Record<string, BenchOutcome> = {};
   try {
     for (const name of chosen) {
@@ -161,7 +163,11 @@ function hostOf(url: string): string {
 }
 
 /** What the benches ran with, in words: endpoints by host and model, never an API key. */
-function describe(config: Config, env: Record<string, string | undefined>): Record<string, string> {
+function describe(
+  config: Config,
+  env: Record<string, string | undefined>,
+  learned: SemanticScale | undefined,
+): Record<string, string> {
   const { embeddings, llm } = config.clients;
   const given = Object.keys(env)
     .filter((k) => k.startsWith("MEMRECALL_"))
@@ -174,7 +180,9 @@ function describe(config: Config, env: Record<string, string | undefined>): Reco
     llm: llm
       ? `model ${llm.model} at ${hostOf(llm.baseUrl)} (API key ${llm.apiKey ? "set" : "not set"}; timeout ${llm.timeoutMs} ms)`
       : "none (LLM_BASE_URL not set): no query expansion, Recall's deterministic strategy, RememberConversation's rules",
-    "semantic range": `cosine ${config.memrecall.semanticFloor} → relevance 0, ${config.memrecall.semanticCeiling} → 1 (as configured)`,
+    "semantic range": learned
+      ? `learned by the start-up probe: cosine ${learned.floor.toFixed(3)} → relevance 0.01, ${learned.ceiling.toFixed(3)} → 0.9, hybrid weight ${learned.weight.toFixed(3)}`
+      : `the fixed range: cosine ${config.memrecall.semanticFloor} → relevance 0, ${config.memrecall.semanticCeiling} → 0.9 (${config.clients.embeddings ? "the probe failed or is off" : "the local embedder"})`,
     "MEMRECALL_* settings": given.length > 0 ? given.join(", ") : "none given (the defaults)",
     memories: "each set stored afresh in a temporary SQLite file (MEMORY_STORE is not used); sessions in process",
   };

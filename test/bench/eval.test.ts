@@ -131,6 +131,10 @@ describe("npm run eval", () => {
     const port = new URL(baseUrl).port;
     expect(json.configuration.embeddings).toContain(`model standin at http://127.0.0.1:${port}`);
     expect(md).toContain(`model standin at http://127.0.0.1:${port}`);
+    // The scale the start-up probe learned from the stand-in (which labels the probe's pairs), not the fixed range.
+    expect(json.configuration["semantic range"]).toMatch(
+      /^learned by the start-up probe: cosine 0\.\d{3} → relevance 0\.01/,
+    );
     expect(json.commit).toMatch(/^[0-9a-f]{7,}/);
     expect(json.benches.remember.status).toBe("ok");
     expect(json.benches.remember.figures["held-out set"]["rules mode"].recall).toBeGreaterThan(0);
