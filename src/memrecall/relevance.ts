@@ -41,7 +41,7 @@ export const PRIOR = 0.01;
  * 2 to 4 log-odds), so meaning alone must be strong to lift it.
  */
 const NO_WORD = 0.001;
-/** Relevance at the ceiling. */
+/** Relevance at the ceiling, on either scale: a paraphrase, not the same text. */
 const AT_CEILING = 0.9;
 /** The highest relevance of anything but an exact hit (which alone is 1). */
 const AT_MOST = 0.999;
@@ -115,8 +115,6 @@ export function hybridRelevance(share: number, cosine: number, scale: SemanticSc
   return Math.min(AT_MOST, sigmoid(logit(Math.max(NO_WORD, keyword)) + scale.weight * semanticEvidence(cosine, scale)));
 }
 
-/** Semantic relevance at the ceiling cosine of the fixed range: what only a near-identical text exceeds. */
-const FIXED_AT_CEILING = 0.9;
 /** How much fixed-range hybrid search adds when the words and the meaning agree. */
 const AGREEMENT = 0.5;
 
@@ -127,8 +125,8 @@ const AGREEMENT = 0.5;
  */
 export function fixedSemanticRelevance(cosine: number, floor: number, ceiling: number): number {
   if (cosine <= floor) return 0;
-  if (cosine < ceiling) return (FIXED_AT_CEILING * (cosine - floor)) / (ceiling - floor);
-  return Math.min(1, FIXED_AT_CEILING + ((1 - FIXED_AT_CEILING) * (cosine - ceiling)) / (1 - ceiling));
+  if (cosine < ceiling) return (AT_CEILING * (cosine - floor)) / (ceiling - floor);
+  return Math.min(1, AT_CEILING + ((1 - AT_CEILING) * (cosine - ceiling)) / (1 - ceiling));
 }
 
 /**
