@@ -1,5 +1,9 @@
+import { timestampFromMs } from "@bufbuild/protobuf/wkt";
+import type { Client } from "@connectrpc/connect";
+import type { MemRecallService } from "../../gen/contextloader/memrecall/v1/memrecall_pb";
 import type { ProbeSet } from "../../src/memrecall/calibration";
-import type { LabelledSet } from "./standin-embeddings";
+import { startServer, type TestServer } from "./server";
+import { type LabelledSet, STANDIN_GRID, type StandinEmbeddings, startStandinEmbeddings } from "./standin-embeddings";
 
 /**
  * Meanings for the stand-in embeddings model (standin-embeddings.ts,
@@ -53,6 +57,80 @@ export interface SetMemory {
   memory_type: string;
   summary: string;
   content: string;
+}
+
+/** A memory as the labelled sets date it: stated `created_days_ago` before now. */
+export interface DatedMemory extends SetMemory {
+  keywords?: string[];
+  created_days_ago: number;
+  supersedes?: string;
+}
+
+const DAY_MS = 86_400_000;
+
+/** The memories through StoreMemory, oldest first, each stated `created_days_ago` before now (a second apart among equals, in the set's order). */
+export async function storeDated(c: Client<typeof MemRecallService>, memories: readonly DatedMemory[]): Promise<void> {
+  const now = Date.now();
+  const oldestFirst = [...memories].sort((a, b) => b.created_days_ago - a.created_days_ago);
+  for (const [order, m] of oldestFirst.entries()) {
+    await c.storeMemory({
+      memoryKey: m.memory_key,
+      memoryType: m.memory_type,
+      summary: m.summary,
+      content: m.content,
+      keywords: (m.keywords ?? []).map((keyword) => ({ keyword, weight: 1 })),
+      supersedes: m.supersedes ?? "",
+      statedAt: timestampFromMs(now - m.created_days_ago * DAY_MS - (oldestFirst.length - order) * 1000),
+    });
+  }
+}
+
+/**
+ * A fresh service (quiet logs) on a stand-in holding `memories` and giving
+ * every other text the meaning `meanings` names (STANDIN_GRID's size and
+ * seed), or on the lexical default when `standin` is undefined.
+ */
+export async function serviceOnStandin(
+  memories: readonly SetMemory[],
+  standin: { base: number; noise: number } | undefined,
+  meanings: ConversationMeanings,
+): Promise<{ server: TestServer; unrecognised(): string[]; close(): Promise<void> }> {
+  const model: StandinEmbeddings | undefined = standin
+    ? await startStandinEmbeddings({
+        set: memoriesOnly(memories),
+        ...standin,
+        dim: STANDIN_GRID.dim,
+        seed: STANDIN_GRID.seed,
+        meaningOf: meanings.meaningOf,
+      })
+    : undefined;
+  let server: TestServer;
+  try {
+    server = await startServer({
+      ...(model ? { EMBEDDINGS_BASE_URL: model.baseUrl, EMBEDDINGS_MODEL: "standin" } : {}),
+      LOG_LEVEL: "warn",
+    });
+  } catch (err) {
+    await model?.close();
+    throw err;
+  }
+  return {
+    server,
+    /** The texts the stand-in took for nothing its labels name, and the memories it never saw stored. */
+    unrecognised() {
+      if (!model) return [];
+      const seen = [...model.model.seen];
+      const stored = new Set(seen.flatMap(([, l]) => (l?.kind === "memory" ? [l.key] : [])));
+      return [
+        ...seen.flatMap(([text, label]) => (label === undefined ? [text] : [])),
+        ...memories.flatMap((m) => (stored.has(m.memory_key) ? [] : [m.memory_key])),
+      ];
+    },
+    async close() {
+      await server.close();
+      await model?.close();
+    },
+  };
 }
 
 /** A stand-in's set of memories only: what else it embeds gets its meaning from `meaningOf`. */

@@ -1,6 +1,5 @@
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import type { Client } from "@connectrpc/connect";
 import { beforeAll, describe, expect, it } from "vitest";
 import { MemRecallService } from "../../gen/contextloader/memrecall/v1/memrecall_pb";
@@ -16,7 +15,7 @@ import {
   type StandinOptions,
   startStandinEmbeddings,
 } from "../helpers/standin-embeddings";
-import { probeMeaningOf } from "../helpers/standin-labels";
+import { type DatedMemory, probeMeaningOf, storeDated } from "../helpers/standin-labels";
 
 /**
  * Issue 34, memory search with a model: the stand-in embeddings model
@@ -47,21 +46,12 @@ import { probeMeaningOf } from "../helpers/standin-labels";
  *   results are worth (printed, with the share kept, for every level).
  */
 
-interface SetMemory {
-  memory_key: string;
-  memory_type: string;
-  summary: string;
-  content: string;
-  keywords?: string[];
-  created_days_ago: number;
-  supersedes?: string;
-}
 interface SetQuery {
   query: string;
   kind: string;
   relevant: string[];
 }
-type LabelledMemories = { memories: SetMemory[]; queries: SetQuery[] } & LabelledSet;
+type LabelledMemories = { memories: DatedMemory[]; queries: SetQuery[] } & LabelledSet;
 const read = (file: string) =>
   JSON.parse(readFileSync(new URL(`../../bench/${file}`, import.meta.url), "utf8")) as LabelledMemories;
 
@@ -86,7 +76,6 @@ const ALL: LabelledSet = {
 const meaningOf = probeMeaningOf(loadProbe(MEMRECALL_PROBE));
 
 const { noise: NOISE, bases: BASES, dim: DIM, seed: SEED } = STANDIN_GRID;
-const DAY_MS = 86_400_000;
 const MODES = ["keyword", "semantic", "hybrid"] as const;
 /** Fusion never below its parts, within this. */
 const FUSION_SLACK = 0.02;
@@ -123,29 +112,12 @@ async function measure(c: MemClient, set: LabelledMemories, mode: Mode, minRelev
   return { recall: recall / answered.length, mrr: rr / answered.length };
 }
 
-/** The set's memories stored through StoreMemory, oldest first, each stated `created_days_ago` before now. */
-async function storeSet(c: MemClient, set: LabelledMemories): Promise<void> {
-  const now = Date.now();
-  const oldestFirst = [...set.memories].sort((a, b) => b.created_days_ago - a.created_days_ago);
-  for (const [order, m] of oldestFirst.entries()) {
-    await c.storeMemory({
-      memoryKey: m.memory_key,
-      memoryType: m.memory_type,
-      summary: m.summary,
-      content: m.content,
-      keywords: (m.keywords ?? []).map((keyword) => ({ keyword, weight: 1 })),
-      supersedes: m.supersedes ?? "",
-      statedAt: timestampFromMs(now - m.created_days_ago * DAY_MS - (oldestFirst.length - order) * 1000),
-    });
-  }
-}
-
 /** Every set stored in an account of its own on `server` and searched in every mode. */
 async function measureSets(server: TestServer): Promise<Map<SetName, SetFigures>> {
   const out = new Map<SetName, SetFigures>();
   for (const { name, set } of SETS) {
     const c = clientWith(MemRecallService, server.baseUrl, { "x-account-id": `u-${name}-${randomUUID().slice(0, 8)}` });
-    await storeSet(c, set);
+    await storeDated(c, set.memories);
     out.set(name, {
       keyword: await measure(c, set, "keyword", 0),
       semantic: await measure(c, set, "semantic", 0),

@@ -1,15 +1,20 @@
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import type { Client } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MemRecallService } from "../../gen/contextloader/memrecall/v1/memrecall_pb";
 import { MEMRECALL_PROBE } from "../../src/config-fields";
 import { loadProbe } from "../../src/memrecall/calibration";
 import { clientWith } from "../helpers/rpc";
-import { startServer } from "../helpers/server";
-import { STANDIN_GRID, startStandinEmbeddings } from "../helpers/standin-embeddings";
-import { ConversationMeanings, memoriesOnly, probeMeaningOf, type SetMemory, scoreOf } from "../helpers/standin-labels";
+import { STANDIN_GRID } from "../helpers/standin-embeddings";
+import {
+  ConversationMeanings,
+  type DatedMemory,
+  probeMeaningOf,
+  scoreOf,
+  serviceOnStandin,
+  storeDated,
+} from "../helpers/standin-labels";
 
 /**
  * Issue 34 item 3 for Recall: the deterministic strategy through the Recall
@@ -40,7 +45,7 @@ import { ConversationMeanings, memoriesOnly, probeMeaningOf, type SetMemory, sco
 const PROBE_MEANINGS = probeMeaningOf(loadProbe(MEMRECALL_PROBE));
 
 interface RecallSet {
-  memories: (SetMemory & { keywords?: string[]; created_days_ago: number; supersedes?: string })[];
+  memories: DatedMemory[];
   conversations: { id: string; class: string; messages: { role: string; content: string }[]; needed: string[] }[];
 }
 type Conversation = RecallSet["conversations"][number];
@@ -53,8 +58,7 @@ type SetName = keyof typeof SETS;
 const SET_NAMES = Object.keys(SETS) as SetName[];
 const load = (name: SetName) => JSON.parse(readFileSync(new URL(SETS[name], import.meta.url), "utf8")) as RecallSet;
 
-const { noise: NOISE, bases: BASES, dim: DIM, seed: SEED } = STANDIN_GRID;
-const DAY_MS = 86_400_000;
+const { noise: NOISE, bases: BASES } = STANDIN_GRID;
 /** The default min_relevance_score, and Recall's own first bar. */
 const DEFAULT_MIN_SCORE = 0.5;
 
@@ -72,25 +76,6 @@ interface Figures {
   /** Recall's searches searched again: recall@5 and MRR per mode, hybrid's at the default bar. */
   searches: Record<Mode | "hybridDefault", { recall: number; mrr: number }>;
   queries: number;
-}
-
-/** The set's memories through StoreMemory, oldest first, each stated `created_days_ago` before now. */
-async function storeSet(c: MemClient, set: RecallSet): Promise<void> {
-  const now = Date.now();
-  const oldestFirst = set.memories
-    .map((m, i) => ({ m, i }))
-    .sort((a, b) => b.m.created_days_ago - a.m.created_days_ago || a.i - b.i);
-  for (const [order, { m }] of oldestFirst.entries()) {
-    await c.storeMemory({
-      memoryKey: m.memory_key,
-      memoryType: m.memory_type,
-      summary: m.summary,
-      content: m.content,
-      keywords: (m.keywords ?? []).map((keyword) => ({ keyword, weight: 1 })),
-      supersedes: m.supersedes ?? "",
-      statedAt: timestampFromMs(now - m.created_days_ago * DAY_MS - (oldestFirst.length - order) * 1000),
-    });
-  }
 }
 
 /** What the set says a conversation's searches mean: the memories it needs, or a meaning of its own when none. */
@@ -205,31 +190,13 @@ describe("Recall with the stand-in model (EMBEDDINGS_BASE_URL), on the developme
   /** A fresh server (with the stand-in when `standin` is given), the set stored, its figures measured and printed. */
   async function run(name: SetName, set: RecallSet, standin?: { base: number; noise: number }): Promise<Figures> {
     const meanings = new ConversationMeanings(PROBE_MEANINGS);
-    const model = standin
-      ? await startStandinEmbeddings({
-          set: memoriesOnly(set.memories),
-          ...standin,
-          dim: DIM,
-          seed: SEED,
-          meaningOf: meanings.meaningOf,
-        })
-      : undefined;
-    if (model) open.push(model);
-    const server = await startServer({
-      ...(model ? { EMBEDDINGS_BASE_URL: model.baseUrl, EMBEDDINGS_MODEL: "standin" } : {}),
-      LOG_LEVEL: "warn",
-    });
-    open.push(server);
-    const c = clientWith(MemRecallService, server.baseUrl, { "x-account-id": `u-${randomUUID().slice(0, 8)}` });
-    await storeSet(c, set);
+    const service = await serviceOnStandin(set.memories, standin, meanings);
+    open.push(service);
+    const c = clientWith(MemRecallService, service.server.baseUrl, { "x-account-id": `u-${randomUUID().slice(0, 8)}` });
+    await storeDated(c, set.memories);
     const f = await measure(c, name, set, meanings);
-    if (model) {
-      for (const [text, label] of model.model.seen) if (label === undefined) unrecognised.push(text);
-      const stored = new Set([...model.model.seen.values()].flatMap((l) => (l?.kind === "memory" ? [l.key] : [])));
-      for (const m of set.memories) if (!stored.has(m.memory_key)) unrecognised.push(m.memory_key);
-    }
-    await server.close();
-    await model?.close();
+    unrecognised.push(...service.unrecognised());
+    await service.close();
     return f;
   }
 

@@ -9,7 +9,14 @@ import { loadProbe } from "../../src/memrecall/calibration";
 import { clientWith } from "../helpers/rpc";
 import { startServer } from "../helpers/server";
 import { STANDIN_GRID, startStandinEmbeddings } from "../helpers/standin-embeddings";
-import { ConversationMeanings, memoriesOnly, probeMeaningOf, type SetMemory, scoreOf } from "../helpers/standin-labels";
+import {
+  ConversationMeanings,
+  memoriesOnly,
+  probeMeaningOf,
+  type SetMemory,
+  scoreOf,
+  serviceOnStandin,
+} from "../helpers/standin-labels";
 
 /**
  * Issue 34 item 3 for RememberConversation: rules mode through the RPC
@@ -278,29 +285,11 @@ describe("RememberConversation with the stand-in model (EMBEDDINGS_BASE_URL), on
   /** A fresh server (with the stand-in when `standin` is given), the set's conversations remembered, measured. */
   async function run(standin?: { base: number; noise: number }, candidates?: Figures["changing"]): Promise<Figures> {
     const meanings = new ConversationMeanings(PROBE_MEANINGS);
-    const model = standin
-      ? await startStandinEmbeddings({
-          set: memoriesOnly(PRIORS),
-          ...standin,
-          dim: DIM,
-          seed: SEED,
-          meaningOf: meanings.meaningOf,
-        })
-      : undefined;
-    if (model) open.push(model);
-    const server = await startServer({
-      ...(model ? { EMBEDDINGS_BASE_URL: model.baseUrl, EMBEDDINGS_MODEL: "standin" } : {}),
-      LOG_LEVEL: "warn",
-    });
-    open.push(server);
-    const f = await measure(server.baseUrl, meanings, candidates);
-    if (model) {
-      for (const [text, label] of model.model.seen) if (label === undefined) unrecognised.push(text);
-      const stored = new Set([...model.model.seen.values()].flatMap((l) => (l?.kind === "memory" ? [l.key] : [])));
-      for (const p of PRIORS) if (!stored.has(p.memory_key)) unrecognised.push(p.memory_key);
-    }
-    await server.close();
-    await model?.close();
+    const service = await serviceOnStandin(PRIORS, standin, meanings);
+    open.push(service);
+    const f = await measure(service.server.baseUrl, meanings, candidates);
+    unrecognised.push(...service.unrecognised());
+    await service.close();
     return f;
   }
 
