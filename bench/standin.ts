@@ -7,7 +7,7 @@ import { loadProbe } from "../src/memrecall/calibration";
 import { searchMemoriesInput } from "../src/memrecall/inputs";
 import { STANDIN_GRID, startStandinEmbeddings } from "../test/helpers/standin-embeddings";
 import { probeMeaningOf } from "../test/helpers/standin-labels";
-import { type EvalSet, readSet, storeSet } from "./memrecall";
+import { type EvalSet, FUSION_MARGIN, fusionShortfalls, type RankFigures, readSet, storeSet } from "./memrecall";
 import { type BenchSetup, benchSetup } from "./memrecall-deps";
 import { point } from "./record";
 import { line } from "./stats";
@@ -21,15 +21,10 @@ const SETS = [
 const { noise: NOISE, bases: BASES, dim: DIM, seed: SEED } = STANDIN_GRID;
 /** The calibration probe's texts: the service embeds them at start-up to learn the stand-in's scale. */
 const meaningOf = probeMeaningOf(loadProbe(MEMRECALL_PROBE));
-/** Issue 34: hybrid at least the better of its parts, within this. */
-const FUSION_MARGIN = 0.02;
 /** The min_relevance_score a caller who sets none gets, read from the service's input schema. */
 const DEFAULT_MIN_RELEVANCE = searchMemoriesInput.parse({ query: "q" }).min_relevance_score;
 
-interface Figures {
-  recall: number;
-  mrr: number;
-}
+type Figures = RankFigures;
 interface Row {
   keyword: Figures;
   semantic: Figures;
@@ -130,9 +125,7 @@ async function measure(setup: BenchSetup, data: EvalSet, path: string): Promise<
 const f = (x: Figures) => `${x.recall.toFixed(3)}/${x.mrr.toFixed(3)}`;
 
 function print(label: string, row: Row, checks: { held: number; rows: number }): void {
-  const short = (["recall", "mrr"] as const).filter(
-    (m) => row.hybrid[m] < Math.max(row.keyword[m], row.semantic[m]) - FUSION_MARGIN,
-  );
+  const short = fusionShortfalls(row.hybrid, row.keyword, row.semantic);
   checks.rows++;
   if (short.length === 0) checks.held++;
   const kept = row.hybrid.recall === 0 ? 0 : row.hybridDefault.recall / row.hybrid.recall;
@@ -140,7 +133,7 @@ function print(label: string, row: Row, checks: { held: number; rows: number }):
     `standin: ${label}`,
     `keyword ${f(row.keyword)} | semantic ${f(row.semantic)} | hybrid ${f(row.hybrid)} | ` +
       `hybrid at ${DEFAULT_MIN_RELEVANCE} ${f(row.hybridDefault)} (keeps ${(100 * kept).toFixed(0)}%) | ` +
-      `hybrid ≥ best part − ${FUSION_MARGIN}: ${short.length === 0 ? "yes" : `NO (${short.map((m) => (m === "recall" ? "recall@5" : "MRR")).join(", ")})`}`,
+      `hybrid ≥ best part − ${FUSION_MARGIN}: ${short.length === 0 ? "yes" : `NO (${short.join(", ")})`}`,
   );
 }
 

@@ -13,7 +13,7 @@ import { DescriptionCache } from "./knowledge/relevance/descriptions";
 import { KnowledgeSessions } from "./knowledge/session";
 import { calibrate } from "./memrecall/calibration";
 import { type Glossary, loadGlossary } from "./memrecall/glossary";
-import { memoryEmbedder } from "./memrecall/lexical-embedder";
+import { LEXICAL_FUSION_WEIGHT, memoryEmbedder } from "./memrecall/lexical-embedder";
 import type { MemRecallDeps } from "./memrecall/memories-deps";
 import { MemoryIndex } from "./memrecall/memory-index";
 import type { SemanticScale } from "./memrecall/relevance";
@@ -30,7 +30,7 @@ import type { SessionStore } from "./store/session-store";
 import { MEMORY_STORE_OPERATIONS, SESSION_STORE_OPERATIONS, traced } from "./store/traced";
 import { startTracing } from "./telemetry";
 import { createDataRetrievalClient } from "./upstream/data-retrieval";
-import { localEmbedder, openAiEmbedder } from "./upstream/embeddings";
+import { type Embedder, localEmbedder, openAiEmbedder } from "./upstream/embeddings";
 import { LlmClient } from "./upstream/llm-client";
 import { httpReranker } from "./upstream/reranker";
 
@@ -200,7 +200,7 @@ export function buildDeps(config: Config, log: Logger, overrides: { backend?: Cl
       tokenize("预热");
       soundDistance("预热", "预备");
       await lexicon().catch(() => undefined);
-      memrecall.semanticScale = await semanticScaleAtStart(config, log, glossary);
+      memrecall.semanticScale = await semanticScaleAtStart(config, log, glossary, memoryEmbeddings);
     },
     async close() {
       backend.close?.();
@@ -213,31 +213,34 @@ export function buildDeps(config: Config, log: Logger, overrides: { backend?: Cl
 }
 
 /**
- * MemRecall's semantic scale: what the probe learns of the embeddings
- * endpoint (within MEMRECALL_CALIBRATION_TIMEOUT_MS, before the port opens),
- * its range replaced by MEMRECALL_SEMANTIC_FLOOR/CEILING when either is set.
- * Undefined (the fixed range and its fusion, relevance.ts) for the local
- * embedder, whose range is measured ahead (config.ts), and when the probe is
- * off or failed: the service starts all the same.
+ * MemRecall's semantic scale: what the probe learns of the embedder (within
+ * MEMRECALL_CALIBRATION_TIMEOUT_MS, before the port opens), its range
+ * replaced by MEMRECALL_SEMANTIC_FLOOR/CEILING when either is set. The local
+ * lexical embedder is probed as a model is (a few milliseconds, in process);
+ * its fusion weight is the one fitted ahead on the development sets' rankings
+ * (lexical-embedder.ts). Undefined (the fixed range and its fusion,
+ * relevance.ts) when the probe is off or failed: the service starts all the same.
  */
 async function semanticScaleAtStart(
   config: Config,
   log: Logger,
   glossary: Glossary,
+  embedder: Embedder,
 ): Promise<SemanticScale | undefined> {
   const settings = config.memrecall;
   const endpoint = config.clients.embeddings;
   const learned =
-    endpoint === undefined || settings.calibrationTimeoutMs === 0
+    settings.calibrationTimeoutMs === 0
       ? undefined
       : await calibrate(log, {
-          // A client of its own: what the probe's answers teach it (their vectors' size) is not the service's.
-          embedder: openAiEmbedder(endpoint),
-          source: endpoint.baseUrl,
+          // An endpoint gets a client of its own: what the probe's answers teach it (their vectors' size) is not the service's.
+          embedder: endpoint === undefined ? embedder : openAiEmbedder(endpoint),
+          source: endpoint === undefined ? "local" : endpoint.baseUrl,
           glossary,
           glossaryPaths: settings.glossaryPaths,
           probePath: settings.probePath,
           timeoutMs: settings.calibrationTimeoutMs,
+          ...(endpoint === undefined ? { fusionWeight: LEXICAL_FUSION_WEIGHT } : {}),
         });
   if (learned === undefined || !settings.semanticRangeSet) return learned;
   return { floor: settings.semanticFloor, ceiling: settings.semanticCeiling, weight: learned.weight };

@@ -188,6 +188,11 @@ export interface CalibrationTarget {
   glossaryPaths: readonly string[];
   probePath: string;
   timeoutMs: number;
+  /**
+   * A fusion weight fitted ahead, in place of the probe's: the local
+   * embedder's, fitted on the development sets' rankings (lexical-embedder.ts).
+   */
+  fusionWeight?: number;
 }
 
 /**
@@ -209,14 +214,16 @@ export async function calibrate(log: Logger, target: CalibrationTarget): Promise
     const learned = learnScale(
       await measureProbe(probeContext(log, target.timeoutMs), target.embedder, target.glossary, probe),
     );
-    learnedInProcess.set(key, learned.scale);
+    const scale = { ...learned.scale, weight: target.fusionWeight ?? learned.scale.weight };
+    learnedInProcess.set(key, scale);
     const round = (x: number) => Math.round(x * 1000) / 1000;
     log.info(
       {
         ...about,
         semantic_floor: round(learned.scale.floor),
         semantic_ceiling: round(learned.scale.ceiling),
-        semantic_weight: round(learned.scale.weight),
+        semantic_weight: round(scale.weight),
+        ...(target.fusionWeight === undefined ? {} : { probe_weight: round(learned.scale.weight) }),
         paraphrase_median: round(learned.paraphraseMedian),
         unrelated_median: round(learned.unrelatedMedian),
         unrelated_p95: round(learned.unrelatedP95),
@@ -225,7 +232,7 @@ export async function calibrate(log: Logger, target: CalibrationTarget): Promise
       },
       "memory search calibrated for the model",
     );
-    return learned.scale;
+    return scale;
   } catch (err) {
     log.warn(
       { ...about, err, ms: Math.round(performance.now() - started) },

@@ -14,6 +14,19 @@ const HAN_CHAR_WEIGHT = 0.5;
 const LATIN_GRAM_WEIGHT = 0.5;
 
 /**
+ * How much of this embedder's semantic evidence hybrid search adds to the
+ * keyword evidence (relevance.ts `hybridRelevance`): fitted on the
+ * development sets' rankings (a conditional logit over each query's
+ * candidates, 220 queries; `npm run bench -- memrecall` fits it again and
+ * prints it). Not the probe's measure (0.26), which counts how much of the
+ * cosine is not the query's words on the probe's pairs: with it, hybrid
+ * ranked the first relevant memory lower than keyword alone on the held-out
+ * set (MRR 0.533 against 0.555); with this weight, 0.558. The embedder's
+ * cosine is mostly the words again, and its noise at low cosines is not.
+ */
+export const LEXICAL_FUSION_WEIGHT = 0.146;
+
+/**
  * MemRecall's embedder when no endpoint is configured: not a neural model but
  * hashed lexical features, as the shared local embedder, with two changes
  * that make a cosine mean the same in both languages and let meaning cross

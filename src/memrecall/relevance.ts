@@ -112,7 +112,12 @@ export function hybridRelevance(share: number, cosine: number, scale: SemanticSc
   if (keyword >= 1 || cosine >= 1 - 1e-6) return 1;
   // Neither a word nor a cosine above the floor: no match at all.
   if (keyword === 0 && cosine <= scale.floor) return 0;
-  return Math.min(AT_MOST, sigmoid(logit(Math.max(NO_WORD, keyword)) + scale.weight * semanticEvidence(cosine, scale)));
+  return Math.min(AT_MOST, sigmoid(keywordEvidence(share) + scale.weight * semanticEvidence(cosine, scale)));
+}
+
+/** The keyword side of hybrid relevance, in log-odds: a memory holding no word of the query at NO_WORD. */
+export function keywordEvidence(share: number): number {
+  return logit(Math.max(NO_WORD, Math.min(AT_MOST, keywordRelevance(share))));
 }
 
 /** How much fixed-range hybrid search adds when the words and the meaning agree. */

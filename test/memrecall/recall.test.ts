@@ -87,7 +87,8 @@ describe("Recall, deterministic strategy", () => {
     expect(results.map((r) => r.callId)).toEqual(calls.map((c) => c.callId));
     expect(new Set(calls.map((c) => c.callId)).size).toBe(calls.length);
     const search = calls.find((c) => c.name === "search_memories")!;
-    expect(search.arguments).toMatchObject({ search_mode: "hybrid", min_relevance_score: 0.5 });
+    // The recall's own bar (0.3), not SearchMemories' default: it searches by a conversation's words.
+    expect(search.arguments).toMatchObject({ search_mode: "hybrid", min_relevance_score: 0.3 });
     expect(String(search.arguments?.["query"])).toContain("数据库");
     const hits = results.find((r) => r.name === "search_memories")!.hits;
     expect(hits[0]).toMatchObject({ memoryKey: "db_config_prod" });

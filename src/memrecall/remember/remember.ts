@@ -89,7 +89,7 @@ export async function rememberConversation(
       ),
     );
   const similar: MemoryRecord[][] = [];
-  for (const c of candidates) similar.push(await similarTo(deps, ctx, owner, c, mode));
+  for (const c of candidates) similar.push(await similarTo(deps, ctx, owner, c));
   // Rules decide each; the LLM is asked only where a similar memory exists and none says the same:
   // the same statement again is known whoever decides, so a second run changes nothing.
   const decisions: ({ decision: Decision; content?: string } | undefined)[] = candidates.map((c, i) => {
@@ -214,19 +214,16 @@ function latestOfConversation(candidates: readonly Candidate[]): { kept: Candida
 /**
  * The user's memories most like the candidate: a hybrid search of its text
  * (secrets out), without the LLM's query rewrite (the candidate is already
- * the user's words), read whole from the store. In rules mode, also those
- * sharing its words (a keyword search): the rules decide by the words two
- * statements share, and a model of meaning may score a changed preference
- * and the one it changes below the floor (its cosines are its own), so the
- * hybrid search alone would hide the pair from them.
+ * the user's words), read whole from the store; and those sharing its words
+ * (a keyword search). A changed preference and the one it changes share the
+ * subject's words but few others, so hybrid relevance can put the pair below
+ * the floor (a model's cosines are its own; the local embedder's evidence
+ * counts little beside the words): the rules, which decide by the words two
+ * statements share, and the LLM, which judges only what it is shown, would
+ * not see the pair (with the LLM, measured: 1 of 6 changed preferences
+ * superseded right without the keyword search, 6 of 6 with it).
  */
-async function similarTo(
-  deps: MemoriesDeps,
-  ctx: CallContext,
-  owner: string,
-  c: Candidate,
-  mode: "llm" | "rules",
-): Promise<MemoryRecord[]> {
+async function similarTo(deps: MemoriesDeps, ctx: CallContext, owner: string, c: Candidate): Promise<MemoryRecord[]> {
   const query = [...redactSecrets(`${c.summary}\n${c.content}`)].slice(0, 2000).join("").trim();
   const search = async (search_mode: "hybrid" | "keyword", min_relevance_score: number) =>
     (
@@ -246,7 +243,7 @@ async function similarTo(
         { cache: false },
       )
     ).results;
-  const found = [...(await search("hybrid", SIMILAR_FLOOR)), ...(mode === "rules" ? await search("keyword", 0) : [])];
+  const found = [...(await search("hybrid", SIMILAR_FLOOR)), ...(await search("keyword", 0))];
   const keys = [...new Set(found.map((r) => r.memory_key))];
   const own = keyOf(c);
   const records = await deps.store.getMany(owner, [...new Set([own, ...keys])]);
