@@ -192,6 +192,17 @@ describe("Recall, deterministic strategy", () => {
     );
   });
 
+  it("searches the preferences alone when the message points at a habit and the first search finds none", async () => {
+    const stream = await events(client(), {
+      messages: [{ role: "user", content: "把近三个月运单量的走势画出来，按我的习惯来" }],
+    });
+    const searches = ofKind(stream, "toolCall").filter((c) => c.name === "search_memories");
+    expect(searches[0]!.arguments).not.toHaveProperty("memory_types");
+    expect(searches[1]!.arguments).toMatchObject({ memory_types: ["user_preference"] });
+    // Found below the bar: named as a guess for the user to confirm.
+    expect(handoffOf(stream)).toMatchObject({ relevantMemoryKeys: ["chart_pref_new"], needsMoreInfo: true });
+  });
+
   it("hands off the newer of two preferences (latest wins)", async () => {
     const stream = await events(client(), {
       messages: [{ role: "user", content: "帮我画一下近三个月的趋势图，按我的图表偏好来" }],
