@@ -216,7 +216,7 @@ export function buildDeps(config: Config, log: Logger, overrides: { backend?: Cl
  * MemRecall's semantic scale: what the probe learns of the embedder (within
  * MEMRECALL_CALIBRATION_TIMEOUT_MS, before the port opens), its range
  * replaced by MEMRECALL_SEMANTIC_FLOOR/CEILING when either is set. The local
- * lexical embedder is probed as a model is (a few milliseconds, in process);
+ * lexical embedder is probed as a model is (in process, about 0.2 s);
  * its fusion weight is the one fitted ahead on the development sets' rankings
  * (lexical-embedder.ts). Undefined (the fixed range and its fusion,
  * relevance.ts) when the probe is off or failed: the service starts all the same.
