@@ -9,6 +9,8 @@ import type { Glossary } from "./glossary";
 import { type SemanticScale, scaleFromSlope } from "./relevance";
 import { keywordQueryOf, keywordShare, searchTextOf } from "./search-text";
 
+/** The log line of a start-up whose embedder has a learned scale. */
+const CALIBRATED = "memory search calibrated for the model";
 /** Pairs of each kind below which the figures would not be stable. */
 const MIN_PAIRS = 20;
 
@@ -173,11 +175,12 @@ function dot(a: Float32Array, b: Float32Array): number {
 
 /**
  * Scales learned in this process, by model (its endpoint and name), glossary
- * and probe digest. A model answers the same texts the same way, so a service
- * built again in one process (tests build hundreds) measures it once; a
+ * and probe digest, with what their log line says. A model answers the same
+ * texts the same way, so a service built again in one process (tests build
+ * hundreds) measures it once, and each start still logs the scale it uses; a
  * failed probe is not kept, the next start tries again.
  */
-const learnedInProcess = new Map<string, SemanticScale>();
+const learnedInProcess = new Map<string, { scale: SemanticScale; logged: Record<string, unknown> }>();
 
 export interface CalibrationTarget {
   embedder: Embedder;
@@ -197,7 +200,7 @@ export interface CalibrationTarget {
 
 /**
  * The embedder's semantic scale learned from the probe within `timeoutMs`
- * (once per model in the process), logged once; or, when the probe fails
+ * (once per model in the process), logged at each start; or, when the probe fails
  * (the endpoint down or refusing, an unusable answer, the time up, the probe
  * file unreadable), one warning and undefined: the caller keeps the fixed
  * range and the service stays up.
@@ -210,28 +213,28 @@ export async function calibrate(log: Logger, target: CalibrationTarget): Promise
     Object.assign(about, { probe_version: probe.version, probe_digest: probe.digest });
     const key = [target.source, target.embedder.name, target.glossaryPaths.join(","), probe.digest].join("\u0000");
     const known = learnedInProcess.get(key);
-    if (known) return known;
+    if (known) {
+      log.info({ ...known.logged, measured_earlier: true, ms: Math.round(performance.now() - started) }, CALIBRATED);
+      return known.scale;
+    }
     const learned = learnScale(
       await measureProbe(probeContext(log, target.timeoutMs), target.embedder, target.glossary, probe),
     );
     const scale = { ...learned.scale, weight: target.fusionWeight ?? learned.scale.weight };
-    learnedInProcess.set(key, scale);
     const round = (x: number) => Math.round(x * 1000) / 1000;
-    log.info(
-      {
-        ...about,
-        semantic_floor: round(learned.scale.floor),
-        semantic_ceiling: round(learned.scale.ceiling),
-        semantic_weight: round(scale.weight),
-        ...(target.fusionWeight === undefined ? {} : { probe_weight: round(learned.scale.weight) }),
-        paraphrase_median: round(learned.paraphraseMedian),
-        unrelated_median: round(learned.unrelatedMedian),
-        unrelated_p95: round(learned.unrelatedP95),
-        separation: round(learned.separation),
-        ms: Math.round(performance.now() - started),
-      },
-      "memory search calibrated for the model",
-    );
+    const logged = {
+      ...about,
+      semantic_floor: round(learned.scale.floor),
+      semantic_ceiling: round(learned.scale.ceiling),
+      semantic_weight: round(scale.weight),
+      ...(target.fusionWeight === undefined ? {} : { probe_weight: round(learned.scale.weight) }),
+      paraphrase_median: round(learned.paraphraseMedian),
+      unrelated_median: round(learned.unrelatedMedian),
+      unrelated_p95: round(learned.unrelatedP95),
+      separation: round(learned.separation),
+    };
+    learnedInProcess.set(key, { scale, logged });
+    log.info({ ...logged, ms: Math.round(performance.now() - started) }, CALIBRATED);
     return scale;
   } catch (err) {
     log.warn(

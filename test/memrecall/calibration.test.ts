@@ -252,11 +252,14 @@ describe("calibration at start-up of MemRecall's local embedder (no endpoint)", 
     return results.find((r) => r.memoryKey === "db_001")?.relevanceScore;
   }
 
-  it("is probed like a model, its fusion weight the one fitted on the development sets' rankings", async () => {
+  it("is probed like a model, its fusion weight the one fitted on the development sets' rankings, and each start logs it", async () => {
+    // A service built earlier in this process has measured it: this start logs the scale all the same.
+    await (await startServer({ LOG_LEVEL: "silent" })).close();
     const server = await startServer({ LOG_LEVEL: "info" });
     try {
       const [learned, ...more] = lines(server.logs, CALIBRATED);
       expect(more).toEqual([]);
+      expect(learned).toMatchObject({ measured_earlier: true });
       expect(learned).toMatchObject({ model: "local-lexical+glossary", semantic_weight: LEXICAL_FUSION_WEIGHT });
       // The probe's own measure of it, logged beside: more than the rankings ask for.
       expect(learned!["probe_weight"]).toBeGreaterThan(LEXICAL_FUSION_WEIGHT);
