@@ -85,7 +85,8 @@ export interface Learned {
  * within each kind, what the keyword share predicts of the cosine (its
  * regression on the share) is taken out, the slope is measured again on what
  * is left, and the weight is that slope over the first one, at most 1 (the
- * local lexical embedder's cosine is mostly the words again: 0.26; the
+ * local lexical embedder's cosine is mostly the words again: 0.26, and its
+ * fusion uses a weight fitted on rankings instead, LEXICAL_FUSION_WEIGHT; the
  * stand-in model's, whose noise has nothing to do with words, 0.95 to 0.99).
  * Hybrid search adds the weighted evidence to the keyword evidence, so the
  * same words are not counted twice.

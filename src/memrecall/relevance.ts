@@ -4,17 +4,14 @@
  * relevance of 0.5 means about half of such results are relevant. The keyword
  * side is measured once (search-text.ts). The semantic side comes two ways:
  *
- * - a model the start-up probe measured (calibration.ts): its cosines as
- *   evidence on the model's own scale, fused with the keyword side in
- *   log-odds (`semanticRelevance`, `hybridRelevance`), so the same for every
- *   model, and a noisy model adds little;
- * - no measurement (MemRecall's local embedder, measured ahead on the
- *   labelled sets; an endpoint whose probe failed or is off): the fixed
- *   range, linear, and hybrid the better of the two raised when both agree
+ * - an embedder the start-up probe measured (calibration.ts: an endpoint's
+ *   model, or MemRecall's local embedder): its cosines as evidence on its own
+ *   scale, fused with the keyword side in log-odds (`semanticRelevance`,
+ *   `hybridRelevance`), so the same for every model, and a noisy model adds
+ *   little;
+ * - no measurement (the probe failed or is off): the fixed range, linear,
+ *   and hybrid the better of the two raised when both agree
  *   (`fixedSemanticRelevance`, `fixedHybridRelevance`), as before the probe.
- *   The log-odds fusion with the local embedder's weight lowered Recall's
- *   figures (its thresholds were set on this scale), so it stays until they
- *   are set again.
  */
 
 /** A model's semantic scale: what its cosines mean (calibration.ts learns it from the probe set). */
@@ -103,7 +100,8 @@ export function semanticRelevance(cosine: number, scale: SemanticScale): number 
  * sharp model's decide, and two signals that agree count more than either
  * (0.64 and a cosine at a model's ceiling: 0.999). The weight keeps the same
  * words from counting twice: the local embedder's cosine is mostly the
- * words again (0.26 of its evidence is new), a model of meaning's is not (1).
+ * words again (its weight 0.146, fitted on rankings), a model of meaning's
+ * is not (near 1).
  * An exact hit (every word) stays 1; a memory with neither a word nor a
  * cosine above the floor is no match (0).
  */

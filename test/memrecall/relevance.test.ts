@@ -9,7 +9,7 @@ import {
   semanticRelevance,
 } from "../../src/memrecall/relevance";
 
-/** A measured scale of the local embedder's kind (cosines of shared characters: low, the words again). */
+/** A scale of the local embedder's kind (cosines of shared characters: low, the words again), as a logistic fit on the development sets put it. */
 const LOCAL: SemanticScale = { floor: 0.0856, ceiling: 0.4336, weight: 0.26 };
 
 describe("semanticRelevance: a cosine as the chance a memory is relevant, the prior at the floor, 0.9 at the ceiling", () => {
@@ -64,7 +64,13 @@ describe("hybridRelevance: keyword relevance as odds, times the cosine's likelih
       expected: 0.25,
       why: "weight 0 (the cosine only repeats the words): keyword's",
     },
-    { share: 0.8, cosine: 0.4336, weight: 0.26, expected: 0.912, why: "the local embedder agreeing adds a little" },
+    {
+      share: 0.8,
+      cosine: 0.4336,
+      weight: 0.26,
+      expected: 0.912,
+      why: "a cosine that mostly repeats the words, agreeing, adds a little",
+    },
     { share: 0.8, cosine: 0.4336, weight: 1, expected: 0.999, why: "a model of meaning agreeing adds it all" },
     { share: 0.5, cosine: 0.35, weight: 1, expected: 0.983, why: "two signals of 0.25 and 0.64 together" },
     { share: 0.8, cosine: 0, weight: 1, expected: 0.251, why: "a cosine under the floor speaks against" },
