@@ -13,6 +13,8 @@ import { RedisSentinelError } from "./store/redis-connection";
 const LOG_BUFFER_BYTES = 8192;
 /** ...or at least this often. */
 const LOG_FLUSH_MS = 1000;
+/** The longest an exit waits for the buffered lines to be written (a reader that stopped reading). */
+const LOG_EXIT_WAIT_MS = 500;
 
 function main(): void {
   let config: Config;
@@ -31,9 +33,10 @@ function main(): void {
   const destination = pino.destination({ dest: 1, sync: false, minLength: LOG_BUFFER_BYTES });
   setInterval(() => destination.flush(), LOG_FLUSH_MS).unref();
   const log = pino({ level: config.logLevel, base: { service: "context-loader" } }, destination);
+  const exit = (code: number) => exitAfterLogs(destination, code);
   process.on("unhandledRejection", (reason) => {
     log.fatal({ err: reason }, "unhandled promise rejection");
-    process.exit(1);
+    exit(1);
   });
 
   let app: App;
@@ -51,7 +54,7 @@ function main(): void {
     }
     throw err;
   }
-  stopOnSignals(log, () => app.shutdown());
+  stopOnSignals(log, () => app.shutdown(), exit);
 
   app.listen().then(
     // Whoever waits for the "listening" line need not wait for the next flush.
@@ -75,6 +78,23 @@ function main(): void {
       process.exit(1);
     },
   );
+}
+
+/**
+ * Exits with `code` once the buffered log lines are written, their write
+ * failed, or LOG_EXIT_WAIT_MS passed. Exiting at once would leave them to
+ * pino's exit hook, a synchronous write that sonic-boom retries for ever when
+ * it fails with EPIPE: a service whose log reader closed the pipe (a shipper
+ * that died, `| head`) would never stop on SIGTERM. Written asynchronously, a
+ * broken pipe is an error on which pino stops logging, and the hook has
+ * nothing left to do.
+ */
+function exitAfterLogs(destination: ReturnType<typeof pino.destination>, code: number): void {
+  const timer = setTimeout(() => process.exit(code), LOG_EXIT_WAIT_MS);
+  destination.flush(() => {
+    clearTimeout(timer);
+    process.exit(code);
+  });
 }
 
 /** What to change when the port cannot be bound. */

@@ -20,6 +20,8 @@ export interface ServiceProcess {
   exited: Promise<number | null>;
   /** Sends a signal to its pid. */
   signal(signal: NodeJS.Signals): void;
+  /** Closes the read end of its stdout, as a log shipper that died: its next write to stdout fails (EPIPE). */
+  closeOutput(): void;
   /** SIGKILL if still running, and removes its temporary directory. */
   destroy(): Promise<void>;
 }
@@ -68,6 +70,7 @@ export async function startServiceProcess(env: Record<string, string>, builtMain
     lines,
     exited,
     signal: (signal) => child.kill(signal),
+    closeOutput: () => child.stdout!.destroy(),
     async destroy() {
       if (child.exitCode === null && child.signalCode === null) {
         child.kill("SIGKILL");
