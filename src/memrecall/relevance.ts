@@ -102,15 +102,21 @@ export function semanticRelevance(cosine: number, scale: SemanticScale): number 
  * words from counting twice: the local embedder's cosine is mostly the
  * words again (its weight 0.146, fitted on rankings), a model of meaning's
  * is not (near 1).
- * An exact hit (every word) stays 1; a memory with neither a word nor a
- * cosine above the floor is no match (0).
+ * An exact hit (every word) stays 1 unless its cosine is below the floor,
+ * where the model speaks against it and it is fused like any other match (a
+ * sharp model's unrelated memory: about 0.87); a memory with neither a word
+ * nor a cosine above the floor is no match (0).
  */
 export function hybridRelevance(share: number, cosine: number, scale: SemanticScale): number {
   const keyword = keywordRelevance(share);
-  if (keyword >= 1 || cosine >= 1 - 1e-6) return 1;
+  if (cosine >= 1 - 1e-6) return 1;
+  const semantic = scale.weight * semanticEvidence(cosine, scale);
+  // Every word held, and the model does not speak against it. Below the floor it does: a short query's words
+  // ("数据") are all in many memories, and 1 would put each above the one a sharp model knows is meant.
+  if (keyword >= 1 && semantic >= 0) return 1;
   // Neither a word nor a cosine above the floor: no match at all.
   if (keyword === 0 && cosine <= scale.floor) return 0;
-  return Math.min(AT_MOST, sigmoid(keywordEvidence(share) + scale.weight * semanticEvidence(cosine, scale)));
+  return Math.min(AT_MOST, sigmoid(keywordEvidence(share) + semantic));
 }
 
 /** The keyword side of hybrid relevance, in log-odds: a memory holding no word of the query at NO_WORD. */

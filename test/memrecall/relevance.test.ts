@@ -55,7 +55,22 @@ describe("keywordRelevance: the square of the share of the query's word weight a
 
 describe("hybridRelevance: keyword relevance as odds, times the cosine's likelihood ratio to the weight the probe gave it", () => {
   it.each([
-    { share: 1, cosine: 0, weight: 0.26, expected: 1, why: "an exact hit stays 1" },
+    { share: 1, cosine: 0.2, weight: 0.26, expected: 1, why: "an exact hit the model does not speak against stays 1" },
+    {
+      share: 1,
+      cosine: 0.0856,
+      weight: 1,
+      expected: 1,
+      why: "an exact hit at the floor stays 1: the cosine says nothing",
+    },
+    {
+      share: 1,
+      cosine: 0,
+      weight: 1,
+      expected: 0.995,
+      why: "an exact hit a model of meaning speaks against: below 1, so what the model knows is meant can rank above it",
+    },
+    { share: 1, cosine: 0, weight: 0.26, expected: 0.998, why: "the same with a cosine that mostly repeats the words" },
     { share: 0.8, cosine: 0.0856, weight: 0.26, expected: 0.64, why: "a cosine at the floor says nothing: keyword's" },
     {
       share: 0.5,

@@ -32,13 +32,15 @@ import {
  * default) for reference: Recall's recall@3 per class (as bench/recall.ts
  * measures it), and its searches — every query Recall sent, searched again
  * through SearchMemories in each mode — recall@5 and MRR per mode, and
- * hybrid's at the default min_relevance_score. Asserted is what holds today of
- * what issue 34 asks of any model: Recall finds no less as the noise falls
- * (near 0.15), its searches neither (both ranges), and the default threshold
- * keeps what they ranked (near 0.7). The rest of the issue's claims — Recall
- * rising near 0.7 as well, hybrid at least its parts, the two ranges within
- * 0.03 of each other, the threshold near 0.15 — are printed here and wait for
- * calibration and fusion (issue 34 items 1 and 2).
+ * hybrid's at the default min_relevance_score. Asserted: Recall finds no
+ * less as the noise falls (near 0.15), its searches neither (both ranges);
+ * its searches' hybrid is at least the better of keyword and semantic, less
+ * 0.02, in recall@5 and MRR, at every level and range and without a model;
+ * the two ranges give Recall and its searches figures within 0.03; and the
+ * default threshold keeps 90 % of what its searches ranked with a sharp
+ * model (noise 1; with a noisier one it keeps less, and should: printed).
+ * Recall itself rising near 0.7 as well is printed, not asserted: it
+ * searches differently at each level.
  */
 
 /** The calibration probe's texts, which the service embeds at start-up to learn the stand-in's scale. */
@@ -59,7 +61,9 @@ const SET_NAMES = Object.keys(SETS) as SetName[];
 const load = (name: SetName) => JSON.parse(readFileSync(new URL(SETS[name], import.meta.url), "utf8")) as RecallSet;
 
 const { noise: NOISE, bases: BASES } = STANDIN_GRID;
-/** The default min_relevance_score, and Recall's own first bar. */
+/** Fusion never below its parts, within this (issue 34). */
+const FUSION_SLACK = 0.02;
+/** The default min_relevance_score. */
 const DEFAULT_MIN_SCORE = 0.5;
 
 type MemClient = Client<typeof MemRecallService>;
@@ -244,6 +248,17 @@ describe("Recall with the stand-in model (EMBEDDINGS_BASE_URL), on the developme
       for (const base of BASES) {
         const s = at(name, base, 1).searches;
         expect(s.hybridDefault.recall).toBeGreaterThanOrEqual(0.9 * s.hybrid.recall);
+      }
+    });
+
+    it(`${name}: its searches' hybrid is at least the better of keyword and semantic (within 0.02), at every level and without a model`, () => {
+      const rows = [
+        figures.get(`${name}/lexical`)!,
+        ...BASES.flatMap((base) => NOISE.map((noise) => at(name, base, noise))),
+      ];
+      for (const { searches: s } of rows) {
+        expect(s.hybrid.recall).toBeGreaterThanOrEqual(Math.max(s.keyword.recall, s.semantic.recall) - FUSION_SLACK);
+        expect(s.hybrid.mrr).toBeGreaterThanOrEqual(Math.max(s.keyword.mrr, s.semantic.mrr) - FUSION_SLACK);
       }
     });
 
