@@ -51,8 +51,9 @@ interface Judged {
  * model), and without an endpoint (the lexical default). Per row: recall@5
  * and MRR of keyword, semantic and hybrid search (min_relevance_score 0), of
  * hybrid at the default min_relevance_score with the share of ranking's
- * recall it keeps and the most a calibrated score could keep, and whether hybrid is at least the better of keyword and
- * semantic less 0.02 on both figures (issue 34's check, computed, not assumed).
+ * recall it keeps and the most a calibrated score could keep, and whether
+ * hybrid is at least the better of keyword and semantic less 0.02 on both
+ * figures (issue 34's check, computed, not assumed).
  */
 export async function benchStandin(): Promise<void> {
   line(

@@ -75,7 +75,9 @@ export interface SearchOutput {
  *   when it holds every word;
  * - semantic: the cosine of embeddings, 0 at the floor, 0.9 at the ceiling,
  *   1 only for the same text;
- * - hybrid: the better of the two, raised when both agree.
+ * - hybrid: the keyword relevance's log-odds plus the cosine's evidence
+ *   times the embedder's fusion weight (relevance.ts); without a measured
+ *   scale, the better of the two raised when both agree.
  *
  * The filters apply before ranking. Equal scores: the most recently written
  * first. Then latest wins (latest-wins.ts): a memory replaced by a newer one
