@@ -13,8 +13,8 @@ import { RedisSentinelError } from "./store/redis-connection";
 const LOG_BUFFER_BYTES = 8192;
 /** ...or at least this often. */
 const LOG_FLUSH_MS = 1000;
-/** The longest an exit waits for the buffered lines to be written (a reader that stopped reading). */
-const LOG_EXIT_WAIT_MS = 500;
+/** The longest an exit waits for the buffered lines to be written (a stalled reader, a starved machine). */
+const LOG_EXIT_WAIT_MS = 2000;
 
 function main(): void {
   let config: Config;
@@ -81,16 +81,21 @@ function main(): void {
 }
 
 /**
- * Exits with `code` once the buffered log lines are written, their write
- * failed, or LOG_EXIT_WAIT_MS passed. Exiting at once would leave them to
- * pino's exit hook, a synchronous write that sonic-boom retries for ever when
- * it fails with EPIPE: a service whose log reader closed the pipe (a shipper
- * that died, `| head`) would never stop on SIGTERM. Written asynchronously, a
- * broken pipe is an error on which pino stops logging, and the hook has
- * nothing left to do.
+ * Exits with `code` once the buffered log lines are written or their write
+ * failed; after LOG_EXIT_WAIT_MS, without them. Exiting at once would leave
+ * them to pino's exit hook, a synchronous write that sonic-boom retries for
+ * ever when it fails with EPIPE: a service whose log reader closed the pipe
+ * (a shipper that died, `| head`) would never stop on SIGTERM. Written
+ * asynchronously, a broken pipe is an error on which pino stops logging, and
+ * the hook has nothing left to do. A write still pending at the deadline may
+ * be to a broken pipe too, so the lines are dropped (the destination
+ * destroyed, which the hook skips) rather than left to the hook.
  */
 function exitAfterLogs(destination: ReturnType<typeof pino.destination>, code: number): void {
-  const timer = setTimeout(() => process.exit(code), LOG_EXIT_WAIT_MS);
+  const timer = setTimeout(() => {
+    destination.destroy();
+    process.exit(code);
+  }, LOG_EXIT_WAIT_MS);
   destination.flush(() => {
     clearTimeout(timer);
     process.exit(code);

@@ -22,6 +22,8 @@ export interface ServiceProcess {
   signal(signal: NodeJS.Signals): void;
   /** Closes the read end of its stdout, as a log shipper that died: its next write to stdout fails (EPIPE). */
   closeOutput(): void;
+  /** Stops reading its stdout, as a log shipper that hangs: once the pipe is full, its writes wait (EAGAIN). */
+  pauseOutput(): void;
   /** SIGKILL if still running, and removes its temporary directory. */
   destroy(): Promise<void>;
 }
@@ -71,6 +73,7 @@ export async function startServiceProcess(env: Record<string, string>, builtMain
     exited,
     signal: (signal) => child.kill(signal),
     closeOutput: () => child.stdout!.destroy(),
+    pauseOutput: () => child.stdout!.pause(),
     async destroy() {
       if (child.exitCode === null && child.signalCode === null) {
         child.kill("SIGKILL");

@@ -4,14 +4,18 @@ import { type ServiceProcess, startServiceProcess } from "../helpers/service-pro
 
 /**
  * The service's log lines go to stdout, buffered (src/main.ts). When whatever
- * reads them goes away (a log shipper that died, `| head`), the pipe breaks:
- * the service must still stop on SIGTERM, within its shutdown grace, and not
- * hang in a write retried for ever (sonic-boom retries a synchronous write
- * that fails with EPIPE; pino's exit hook makes one).
+ * reads them goes away (a log shipper that died, `| head`), the pipe breaks;
+ * when it stops reading (a shipper that hangs), the pipe fills. Either way the
+ * service must still stop on SIGTERM, within its shutdown grace and its wait
+ * for the log lines, and not hang in a write retried for ever (sonic-boom
+ * retries a synchronous write that fails with EPIPE or EAGAIN; pino's exit
+ * hook makes one).
  */
 const GRACE_MS = 1000;
-/** Grace, the log flush's bound and a start-up's worth of slack on a busy two-core machine. */
-const EXIT_WITHIN_MS = 8000;
+/** Grace, the log flush's bound (2 s) and a start-up's worth of slack on a busy two-core machine. */
+const EXIT_WITHIN_MS = 10_000;
+/** Log output well beyond what a pipe (64 KiB) and the reader's buffer hold. */
+const CALLS = 1500;
 
 let service: ServiceProcess | undefined;
 afterEach(async () => {
@@ -39,5 +43,27 @@ describe("a service whose log reader closed the pipe", () => {
     service.signal("SIGTERM");
     service.signal("SIGTERM");
     expect([0, 1]).toContain(await exitWithin(service, EXIT_WITHIN_MS));
+  });
+
+  it("stops on SIGTERM when the reader stopped reading and the pipe is full, dropping what it cannot write", async () => {
+    service = await startServiceProcess({ SHUTDOWN_GRACE_MS: String(GRACE_MS) });
+    service.pauseOutput();
+    const before = service.lines.length;
+    // Each call logs a line ("rpc"): far more than the pipe holds, so the service's writes wait.
+    const queue = Array.from({ length: CALLS }, (_, i) => i);
+    const worker = async () => {
+      for (let i = queue.shift(); i !== undefined; i = queue.shift()) {
+        const res = await fetch(`${service!.baseUrl}/contextloader.memrecall.v1.MemRecallService/SearchMemories`, {
+          method: "POST",
+          headers: { "content-type": "application/json", "x-account-id": "u-stalled-reader" },
+          body: JSON.stringify({ query: `stalled ${i}`, searchMode: "keyword" }),
+        });
+        expect(res.status).toBe(200);
+      }
+    };
+    await Promise.all(Array.from({ length: 8 }, worker));
+    expect(service.lines.length - before).toBeLessThan(CALLS);
+    service.signal("SIGTERM");
+    expect(await exitWithin(service, EXIT_WITHIN_MS)).toBe(0);
   });
 });
