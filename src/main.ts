@@ -28,8 +28,8 @@ function main(): void {
     throw err;
   }
   // Lines go out in writes of LOG_BUFFER_BYTES from a background thread of libuv: a write per line took
-  // a sixth of a small call's time. A quiet service still shows its lines within LOG_FLUSH_MS, and pino
-  // writes what is left when the process exits (only a crash that kills it at once loses the last lines).
+  // a sixth of a small call's time. A quiet service still shows its lines within LOG_FLUSH_MS, and each
+  // exit writes what is left first (exitAfterLogs; a crash that kills the process at once loses them).
   const destination = pino.destination({ dest: 1, sync: false, minLength: LOG_BUFFER_BYTES });
   setInterval(() => destination.flush(), LOG_FLUSH_MS).unref();
   const log = pino({ level: config.logLevel, base: { service: "context-loader" } }, destination);
@@ -63,19 +63,19 @@ function main(): void {
       // The SQLite file opened but refused the schema or the start-up write (read-only, immutable, disk full),
       // or no sentinel of REDIS_SENTINELS could say where the master is.
       if (err instanceof MemoryFileError || err instanceof RedisSentinelError) {
-        destination.flushSync();
         process.stderr.write(`context-loader cannot start: ${err.message}\n`);
-        process.exit(2);
+        exit(2);
+        return;
       }
       const code = (err as NodeJS.ErrnoException).code;
       if (code === "EADDRINUSE" || code === "EACCES" || code === "EADDRNOTAVAIL") {
         // A setting to change, not a crash: one line saying which, as for a bad setting.
-        destination.flushSync();
         process.stderr.write(`context-loader cannot start: ${listenProblem(code, config.server)}\n`);
-        process.exit(2);
+        exit(2);
+        return;
       }
       log.fatal({ err }, "cannot listen");
-      process.exit(1);
+      exit(1);
     },
   );
 }
