@@ -2,6 +2,7 @@ import { pino } from "pino";
 import { type App, createApp } from "./app";
 import { type Config, loadConfig } from "./config";
 import { ConfigError } from "./config-fields";
+import { exitAfterLogs } from "./exit-after-logs";
 import { BundleError } from "./kn/embedded/bundle";
 import { VocabularyError } from "./knowledge/matching/vocabulary";
 import { GlossaryError } from "./memrecall/glossary";
@@ -33,7 +34,7 @@ function main(): void {
   const destination = pino.destination({ dest: 1, sync: false, minLength: LOG_BUFFER_BYTES });
   setInterval(() => destination.flush(), LOG_FLUSH_MS).unref();
   const log = pino({ level: config.logLevel, base: { service: "context-loader" } }, destination);
-  const exit = (code: number) => exitAfterLogs(destination, code);
+  const exit = exitAfterLogs(destination, LOG_EXIT_WAIT_MS);
   process.on("unhandledRejection", (reason) => {
     log.fatal({ err: reason }, "unhandled promise rejection");
     exit(1);
@@ -78,28 +79,6 @@ function main(): void {
       exit(1);
     },
   );
-}
-
-/**
- * Exits with `code` once the buffered log lines are written or their write
- * failed; after LOG_EXIT_WAIT_MS, without them. Exiting at once would leave
- * them to pino's exit hook, a synchronous write that sonic-boom retries for
- * ever when it fails with EPIPE: a service whose log reader closed the pipe
- * (a shipper that died, `| head`) would never stop on SIGTERM. Written
- * asynchronously, a broken pipe is an error on which pino stops logging, and
- * the hook has nothing left to do. A write still pending at the deadline may
- * be to a broken pipe too, so the lines are dropped (the destination
- * destroyed, which the hook skips) rather than left to the hook.
- */
-function exitAfterLogs(destination: ReturnType<typeof pino.destination>, code: number): void {
-  const timer = setTimeout(() => {
-    destination.destroy();
-    process.exit(code);
-  }, LOG_EXIT_WAIT_MS);
-  destination.flush(() => {
-    clearTimeout(timer);
-    process.exit(code);
-  });
 }
 
 /** What to change when the port cannot be bound. */

@@ -5,7 +5,8 @@ import type { Logger } from "pino";
  * graceful shutdown), then exits 0, or 1 when `stop` fails. A second signal
  * exits 1 at once without waiting for `stop`: an operator who presses Ctrl-C
  * twice, or an orchestrator that escalates, means it. `exit` ends the
- * process (main.ts's writes the buffered log lines first).
+ * process; the service's (exit-after-logs.ts) writes the buffered log
+ * lines first and counts only its first call.
  */
 export function stopOnSignals(
   log: Logger,
