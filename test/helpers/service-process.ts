@@ -24,6 +24,8 @@ export interface ServiceProcess {
   closeOutput(): void;
   /** Stops reading its stdout, as a log shipper that hangs: once the pipe is full, its writes wait (EAGAIN). */
   pauseOutput(): void;
+  /** Reads its stdout again, to the end: resolves once every line it wrote is in `lines` (after its exit). */
+  readOutputToEnd(): Promise<void>;
   /** SIGKILL if still running, and removes its temporary directory. */
   destroy(): Promise<void>;
 }
@@ -53,9 +55,11 @@ export async function startServiceProcess(env: Record<string, string>, builtMain
   });
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
   const lines: Record<string, unknown>[] = [];
+  const output = createInterface({ input: child.stdout! });
+  const outputEnded = new Promise<void>((resolve) => output.once("close", resolve));
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error("the service did not log 'listening' within 30 s")), 30_000);
-    createInterface({ input: child.stdout! }).on("line", (text) => {
+    output.on("line", (text) => {
       const line = JSON.parse(text) as Record<string, unknown>;
       lines.push(line);
       if (String(line["msg"]).startsWith("listening")) {
@@ -74,6 +78,10 @@ export async function startServiceProcess(env: Record<string, string>, builtMain
     signal: (signal) => child.kill(signal),
     closeOutput: () => child.stdout!.destroy(),
     pauseOutput: () => child.stdout!.pause(),
+    readOutputToEnd() {
+      child.stdout!.resume();
+      return outputEnded;
+    },
     async destroy() {
       if (child.exitCode === null && child.signalCode === null) {
         child.kill("SIGKILL");

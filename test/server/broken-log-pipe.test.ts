@@ -45,7 +45,10 @@ describe("a service whose log reader closed the pipe", () => {
     expect([0, 1]).toContain(await exitWithin(service, EXIT_WITHIN_MS));
   });
 
-  it("stops on SIGTERM when the reader stopped reading and the pipe is full, dropping what it cannot write", async () => {
+  // Some 1,500 calls through a starved service: slow on a loaded machine, so a longer time than the default 30 s.
+  it("stops on SIGTERM when the reader stopped reading and the pipe is full, dropping what it cannot write", {
+    timeout: 120_000,
+  }, async () => {
     service = await startServiceProcess({ SHUTDOWN_GRACE_MS: String(GRACE_MS) });
     service.pauseOutput();
     const before = service.lines.length;
@@ -62,8 +65,12 @@ describe("a service whose log reader closed the pipe", () => {
       }
     };
     await Promise.all(Array.from({ length: 8 }, worker));
-    expect(service.lines.length - before).toBeLessThan(CALLS);
     service.signal("SIGTERM");
     expect(await exitWithin(service, EXIT_WITHIN_MS)).toBe(0);
+    // What the pipe held is still there to read; what it could not take was dropped at the exit's deadline.
+    await service.readOutputToEnd();
+    const rpcLines = service.lines.slice(before).filter((line) => line["msg"] === "rpc");
+    expect(rpcLines.length).toBeGreaterThan(0);
+    expect(rpcLines.length).toBeLessThan(CALLS);
   });
 });
