@@ -33,10 +33,23 @@ function main(): void {
   // exit writes what is left first (exitAfterLogs; a crash that kills the process at once loses them).
   const destination = pino.destination({ dest: 1, sync: false, minLength: LOG_BUFFER_BYTES });
   setInterval(() => destination.flush(), LOG_FLUSH_MS).unref();
-  const log = pino({ level: config.logLevel, base: { service: "context-loader" } }, destination);
+  // pino writes a destination's buffer synchronously after each fatal line (flushSync), a write retried for
+  // ever when the log reader stopped reading or went away (exit-after-logs.ts). Given only `write`, it
+  // leaves fatal lines to the exit's flush, as every other line.
+  const log = pino(
+    { level: config.logLevel, base: { service: "context-loader" } },
+    { write: (line: string) => destination.write(line) },
+  );
   const exit = exitAfterLogs(destination, LOG_EXIT_WAIT_MS);
   process.on("unhandledRejection", (reason) => {
     log.fatal({ err: reason }, "unhandled promise rejection");
+    exit(1);
+  });
+  // Node's own exit on an uncaught exception would leave the buffered lines to pino's exit hook, which
+  // hangs the process when the log reader stopped reading or went away (exit-after-logs.ts): a crash
+  // must end the process, so the orchestrator restarts it.
+  process.on("uncaughtException", (err) => {
+    log.fatal({ err }, "uncaught exception");
     exit(1);
   });
 

@@ -1,3 +1,4 @@
+import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { sleep } from "../helpers/load";
 import { type ServiceProcess, startServiceProcess } from "../helpers/service-process";
@@ -9,7 +10,7 @@ import { type ServiceProcess, startServiceProcess } from "../helpers/service-pro
  * service must still stop on SIGTERM, within its shutdown grace and its wait
  * for the log lines, and not hang in a write retried for ever (sonic-boom
  * retries a synchronous write that fails with EPIPE or EAGAIN; pino's exit
- * hook makes one).
+ * hook makes one). The same holds when it ends on an uncaught exception.
  */
 const GRACE_MS = 1000;
 /** Grace, the log flush's bound (2 s) and a start-up's worth of slack on a busy two-core machine. */
@@ -50,21 +51,8 @@ describe("a service whose log reader closed the pipe", () => {
     timeout: 120_000,
   }, async () => {
     service = await startServiceProcess({ SHUTDOWN_GRACE_MS: String(GRACE_MS) });
-    service.pauseOutput();
     const before = service.lines.length;
-    // Each call logs a line ("rpc"): far more than the pipe holds, so the service's writes wait.
-    const queue = Array.from({ length: CALLS }, (_, i) => i);
-    const worker = async () => {
-      for (let i = queue.shift(); i !== undefined; i = queue.shift()) {
-        const res = await fetch(`${service!.baseUrl}/contextloader.memrecall.v1.MemRecallService/SearchMemories`, {
-          method: "POST",
-          headers: { "content-type": "application/json", "x-account-id": "u-stalled-reader" },
-          body: JSON.stringify({ query: `stalled ${i}`, searchMode: "keyword" }),
-        });
-        expect(res.status).toBe(200);
-      }
-    };
-    await Promise.all(Array.from({ length: 8 }, worker));
+    await fillThePipe(service);
     service.signal("SIGTERM");
     expect(await exitWithin(service, EXIT_WITHIN_MS)).toBe(0);
     // What the pipe held is still there to read; what it could not take was dropped at the exit's deadline.
@@ -74,3 +62,44 @@ describe("a service whose log reader closed the pipe", () => {
     expect(rpcLines.length).toBeLessThan(CALLS);
   });
 });
+
+describe("a service that meets an uncaught exception (a bug)", () => {
+  const bug = { NODE_OPTIONS: `--import ${fileURLToPath(new URL("../fixtures/bug-on-sigusr2.mjs", import.meta.url))}` };
+
+  it("exits 1 and logs it, as fatal with the error", async () => {
+    service = await startServiceProcess(bug);
+    service.signal("SIGUSR2");
+    expect(await exitWithin(service, EXIT_WITHIN_MS)).toBe(1);
+    await service.readOutputToEnd();
+    const fatal = service.lines.find((line) => line["msg"] === "uncaught exception");
+    expect(fatal?.["level"]).toBe(60);
+    expect(JSON.stringify(fatal?.["err"])).toContain("a bug, thrown on SIGUSR2 by the test");
+  });
+
+  it("exits 1 when the reader stopped reading and the pipe is full", { timeout: 120_000 }, async () => {
+    service = await startServiceProcess(bug);
+    await fillThePipe(service);
+    service.signal("SIGUSR2");
+    expect(await exitWithin(service, EXIT_WITHIN_MS)).toBe(1);
+  });
+});
+
+/**
+ * Stops reading the service's output and makes calls until far more log
+ * lines ("rpc", one a call) were written than the pipe holds, so its writes wait.
+ */
+async function fillThePipe(s: ServiceProcess): Promise<void> {
+  s.pauseOutput();
+  const queue = Array.from({ length: CALLS }, (_, i) => i);
+  const worker = async () => {
+    for (let i = queue.shift(); i !== undefined; i = queue.shift()) {
+      const res = await fetch(`${s.baseUrl}/contextloader.memrecall.v1.MemRecallService/SearchMemories`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-account-id": "u-stalled-reader" },
+        body: JSON.stringify({ query: `stalled ${i}`, searchMode: "keyword" }),
+      });
+      expect(res.status).toBe(200);
+    }
+  };
+  await Promise.all(Array.from({ length: 8 }, worker));
+}
