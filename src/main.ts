@@ -64,7 +64,9 @@ function main(): void {
       err instanceof MemoryFileError
     ) {
       process.stderr.write(`context-loader cannot start: ${err.message}\n`);
-      process.exit(2);
+      // What createApp logged before it failed is still buffered: written by the exit, within its bound.
+      exit(2);
+      return;
     }
     throw err;
   }
